@@ -1,0 +1,30 @@
+/*
+ * cli.h - the command table.  Each command lives in cli/cmd_NAME.c and has
+ * the signature below: argv[0] is the command name; it returns a
+ * non-negative exit code, or a negative RL_E* code with err filled, which
+ * main() prints once and maps to an exit code.
+ */
+#ifndef RELISH_CLI_H
+#define RELISH_CLI_H
+
+#include "common/err.h"
+
+#define RELISH_VERSION "0.1.0"
+
+typedef int (*cli_fn)(int argc, char **argv, rl_err *err);
+
+struct cli_command {
+	const char *name;
+	cli_fn fn;
+	const char *help;
+};
+
+/* X(name, function, one-line help).  Add a row and a cmd_*.c file. */
+#define CLI_COMMANDS(X)                                                        \
+	X("version", cmd_version, "print the version")
+
+#define CLI_DECL_(name, fn, help) int fn(int argc, char **argv, rl_err *err);
+CLI_COMMANDS(CLI_DECL_)
+#undef CLI_DECL_
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * spec.h - the experiment spec: what a user writes (YAML or JSON, one
+ * schema, documented in docs/spec.md) turned into a plain C structure.
+ *
+ * spec_load() is the only entry point that reads a file; spec_parse_text()
+ * takes the text and a name for messages.  Errors name the file, line and
+ * column, the key path (search.space.lr.low) and what was expected, e.g.
+ *   exp.yaml:12:9: search.space.lr.low: expected a number, got "abc"
+ * Unknown keys are errors with a did-you-mean suggestion.  Defaults are
+ * filled in by the parser so that every consumer sees a complete spec.
+ */
+#ifndef RELISH_SPEC_H
+#define RELISH_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "search/space.h"
+
+typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
+typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL } search_algo;
+typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
+typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH } sharing_policy;
+typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER, EXEC_SLURM } executor_kind;
+typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
+
+typedef struct env_var {
+	char *name;   /* owned */
+	char *value;  /* owned */
+} env_var;
+
+typedef struct spec_resources {
+	uint64_t memory_mib;     /* host RAM per segment, 0 = estimate */
+	uint64_t gpu_memory_mib; /* GPU memory per segment, 0 = estimate */
+	double cpus;             /* CPU share, default 1 */
+	double gpus;             /* whole GPUs (>= 1) or a fraction hint; 0 = CPU only */
+} spec_resources;
+
+typedef struct spec {
+	char *name;                 /* required; [A-Za-z0-9_.-]{1,64} */
+	char *source;               /* file name the spec came from, owned */
+
+	struct {
+		char *metric;           /* required */
+		objective_mode mode;    /* required */
+	} objective;
+
+	struct {
+		search_algo algorithm;  /* default tpe */
+		uint64_t seed;          /* default 0 */
+		int max_trials;         /* default 20 (grid: size of the grid) */
+		int max_concurrent;     /* default 0 = as many as fit */
+		int n_startup;          /* tpe: random start-up trials, default 10 */
+		space space;            /* required, at least one parameter */
+	} search;
+
+	struct {
+		schedule_algo algorithm; /* default none */
+		char *resource;          /* name of the resource metric, default "epoch" */
+		double min;              /* default 1 */
+		double max;              /* required when algorithm != none; default 1 */
+		double reduction_factor; /* default 3 */
+		double segment;          /* resource per segment for none/median; 0 = whole */
+		int grace;               /* median: trials needed before stopping, default 5 */
+	} schedule;
+
+	struct {
+		size_t argc;
+		char **argv;            /* required, owned, NULL-terminated; may hold {param} */
+		size_t n_env;
+		env_var *env;           /* owned */
+		char *workdir;          /* default: the spec's folder */
+		executor_kind executor; /* default process */
+		char *image;            /* required for podman/docker */
+		char *network;          /* containers: default "none" */
+		trial_mode mode;        /* oneshot (default), warm, worker */
+		spec_resources resources;
+		double timeout_s;       /* per segment, 0 = none */
+		int retries;            /* failed segments re-run, default 0 */
+		size_t n_shape_params;
+		char **shape_params;    /* params that change memory; NULL = all */
+	} trial;
+
+	struct {
+		sharing_policy policy;  /* default relish */
+		double memory_margin;   /* relative headroom on measured peaks, default 0.2 */
+	} sharing;
+} spec;
+
+/* Load and validate a spec file; format chosen by extension (.json is JSON,
+ * anything else YAML).  On success *out is a new spec owned by the caller
+ * (free with spec_free).  On failure *out is untouched and err says why. */
+int spec_load(const char *path, spec **out, rl_err *err);
+
+/* Same from text; name is used in messages; json selects the JSON parser. */
+int spec_parse_text(const char *text, size_t len, const char *name, int json,
+		    spec **out, rl_err *err);
+
+void spec_free(spec *s);
+
+/* Names for enums (for messages, the store and --json output). */
+const char *spec_mode_name(objective_mode m);
+const char *spec_search_name(search_algo a);
+const char *spec_schedule_name(schedule_algo a);
+const char *spec_policy_name(sharing_policy p);
+const char *spec_executor_name(executor_kind k);
+int spec_policy_from_name(const char *s, sharing_policy *out);
+
+#endif
