@@ -1,0 +1,87 @@
+/*
+ * sampler.h - search algorithms behind one ops struct.
+ *
+ * A sampler proposes configurations (ask) and learns from observations
+ * (tell).  Every sampler minimises: the engine negates objectives whose mode
+ * is max.  Samplers are deterministic for (space, seed, sequence of calls).
+ *
+ * Observations are keyed by trial index: telling the same trial again
+ * replaces its earlier observation (a trial reports at every segment
+ * boundary; the latest report, at the largest resource, counts).  `resource`
+ * lets samplers rank trials stopped early below trials that trained further,
+ * as Optuna's TPE does for pruned trials.
+ */
+#ifndef RELISH_SAMPLER_H
+#define RELISH_SAMPLER_H
+
+#include <stdint.h>
+
+#include "common/err.h"
+#include "search/space.h"
+#include "spec/spec.h"
+
+typedef struct sampler sampler;
+
+typedef enum obs_state {
+	OBS_RUNNING,   /* intermediate value of a trial still training */
+	OBS_COMPLETE,  /* trained to the maximum resource */
+	OBS_STOPPED,   /* stopped early by the scheduler (pruned) */
+	OBS_FAILED,    /* failed: no usable value */
+} obs_state;
+
+typedef struct sampler_ops {
+	const char *name;
+	/* Propose the configuration of trial `index` (0, 1, 2, ... in order).
+	 * Writes a new config into *out (owned by the caller).  Returns 0, or
+	 * RL_ENOTFOUND when the space is exhausted (grid), or another error. */
+	int (*ask)(sampler *s, uint64_t index, config *out, rl_err *err);
+	/* Record an observation; loss is minimised; ignored for OBS_FAILED
+	 * except that the trial counts as tried. */
+	int (*tell)(sampler *s, uint64_t index, const config *c, double loss,
+		    double resource, obs_state state, rl_err *err);
+	void (*destroy)(sampler *s);
+} sampler_ops;
+
+/* Base fields; implementations embed this first. */
+struct sampler {
+	const sampler_ops *ops;
+	const space *space; /* borrowed: must outlive the sampler */
+	uint64_t seed;
+};
+
+typedef struct sampler_options {
+	int n_startup;      /* TPE: random trials before modelling (default 10) */
+	int n_candidates;   /* TPE: candidates scored per ask (default 24) */
+} sampler_options;
+
+/* Create a sampler for algorithm.  *out owned by caller (sampler_free). */
+int sampler_new(search_algo algo, const space *sp, uint64_t seed,
+		const sampler_options *opt, sampler **out, rl_err *err);
+void sampler_free(sampler *s);
+
+static inline int sampler_ask(sampler *s, uint64_t index, config *out, rl_err *err)
+{
+	return s->ops->ask(s, index, out, err);
+}
+
+static inline int sampler_tell(sampler *s, uint64_t index, const config *c, double loss,
+			       double resource, obs_state state, rl_err *err)
+{
+	return s->ops->tell(s, index, c, loss, resource, state, err);
+}
+
+/* Number of points of the full grid (choices x ints x grid_points), or 0 if
+ * it overflows.  Used for grid's default max_trials. */
+uint64_t sampler_grid_size(const space *sp);
+
+/* Implementations (one file each). */
+int sampler_random_new(const space *sp, uint64_t seed, const sampler_options *opt,
+		       sampler **out, rl_err *err);
+int sampler_grid_new(const space *sp, uint64_t seed, const sampler_options *opt,
+		     sampler **out, rl_err *err);
+int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt,
+		    sampler **out, rl_err *err);
+int sampler_sobol_new(const space *sp, uint64_t seed, const sampler_options *opt,
+		      sampler **out, rl_err *err);
+
+#endif
