@@ -1,0 +1,241 @@
+/*
+ * cmd_devices.c - relish devices [--json] [--devices FILE] [--db FILE]
+ *
+ * Shows what relish would place segments on: each device's name, UUID and
+ * memory (total / used / free as measured, or as declared in a devices
+ * file), whether an MPS daemon is running, and with --db the memory relish
+ * has reserved on each device and which running segments share it.
+ */
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "telemetry/devices.h"
+#include "telemetry/gpu_env.h"
+#include "telemetry/nvml.h"
+
+/* One running segment found in the store. */
+struct seg_use {
+	int dev;                 /* index in the device list */
+	long long segment, trial;
+	long long mem_mib;
+};
+
+struct store_use {
+	size_t n;
+	struct seg_use *seg;
+};
+
+/*
+ * ---- store access (isolated: switch to the store API when it lands) ----
+ * Reads the running segments straight from the SQLite file:
+ *   segments(device TEXT, mem_reserved_mib INTEGER, status TEXT, trial_id ...)
+ * device holds a UUID ("host" for the host) or a device index.
+ */
+static int store_running_segments(const char *path, const device_list *l, struct store_use *u,
+				  rl_err *err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	if (rc != SQLITE_OK) {
+		rl_err_set(err, RL_ESTORE, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
+		sqlite3_close(db);
+		return RL_ESTORE;
+	}
+	sqlite3_busy_timeout(db, 2000);
+	rc = sqlite3_prepare_v2(db,
+				"SELECT device, COALESCE(mem_reserved_mib, 0), rowid, trial_id "
+				"FROM segments WHERE status = 'running' ORDER BY rowid",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		rl_err_set(err, RL_ESTORE, "%s: reading running segments: %s", path,
+			   sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return RL_ESTORE;
+	}
+	int out = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *dev = (const char *)sqlite3_column_text(st, 0);
+		int idx = device_list_find(l, dev);
+		if (idx < 0 && dev && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+			long long k = sqlite3_column_int64(st, 0);
+			idx = k >= 0 && (size_t)k < l->n ? (int)k : -1;
+		}
+		if (idx < 0)
+			continue; /* placed on a device this view does not show */
+		struct seg_use *p = realloc(u->seg, (u->n + 1) * sizeof *p);
+		if (!p) {
+			out = rl_err_set(err, RL_ENOMEM, "out of memory");
+			break;
+		}
+		u->seg = p;
+		u->seg[u->n++] = (struct seg_use){idx, sqlite3_column_int64(st, 2),
+						  sqlite3_column_int64(st, 3),
+						  sqlite3_column_int64(st, 1)};
+	}
+	if (!out && rc != SQLITE_DONE)
+		out = rl_err_set(err, RL_ESTORE, "%s: reading running segments: %s", path,
+				 sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return out;
+}
+/* ---- end of store access ---- */
+
+static long long reserved_on(const struct store_use *u, int dev)
+{
+	long long sum = 0;
+	for (size_t i = 0; i < u->n; i++)
+		if (u->seg[i].dev == dev)
+			sum += u->seg[i].mem_mib;
+	return sum;
+}
+
+static int print_json(const device_list *l, const char *driver, int mps, const char *mps_dir,
+		      const struct store_use *u, int have_db, rl_err *err)
+{
+	json_t *root = json_object();
+	json_t *devs = json_array();
+	json_object_set_new(root, "source", json_string(l->source));
+	json_object_set_new(root, "driver", driver && *driver ? json_string(driver) : json_null());
+	json_object_set_new(root, "notice", l->notice[0] ? json_string(l->notice) : json_null());
+	json_t *jm = json_object();
+	json_object_set_new(jm, "running", json_boolean(mps));
+	json_object_set_new(jm, "pipe_directory", mps ? json_string(mps_dir) : json_null());
+	json_object_set_new(root, "mps", jm);
+	for (size_t i = 0; i < l->n; i++) {
+		const device_entry *e = &l->dev[i];
+		json_t *d = json_object();
+		json_object_set_new(d, "index", json_integer((json_int_t)i));
+		json_object_set_new(d, "name", json_string(e->info.name));
+		json_object_set_new(d, "uuid", json_string(e->info.uuid));
+		json_object_set_new(d, "is_gpu", json_boolean(e->info.is_gpu));
+		json_object_set_new(d, "memory_total_mib", json_integer((json_int_t)e->info.mem_total_mib));
+		json_object_set_new(d, "memory_used_mib",
+				    e->has_usage ? json_integer((json_int_t)e->mem_used_mib) : json_null());
+		json_object_set_new(d, "memory_free_mib",
+				    e->has_usage ? json_integer((json_int_t)e->mem_free_mib) : json_null());
+		json_object_set_new(d, "compute_total", json_real(e->info.compute_total));
+		json_object_set_new(d, "memory_reserved_mib",
+				    have_db ? json_integer(reserved_on(u, (int)i)) : json_null());
+		json_t *segs = json_array();
+		for (size_t k = 0; k < u->n; k++) {
+			if (u->seg[k].dev != (int)i)
+				continue;
+			json_t *s = json_object();
+			json_object_set_new(s, "segment", json_integer(u->seg[k].segment));
+			json_object_set_new(s, "trial", json_integer(u->seg[k].trial));
+			json_object_set_new(s, "memory_reserved_mib", json_integer(u->seg[k].mem_mib));
+			json_array_append_new(segs, s);
+		}
+		json_object_set_new(d, "segments", segs);
+		json_array_append_new(devs, d);
+	}
+	json_object_set_new(root, "devices", devs);
+	int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (rc)
+		return rl_err_set(err, RL_EIO, "writing JSON to standard output");
+	putchar('\n');
+	return 0;
+}
+
+static void mib_cell(char *buf, size_t n, int known, unsigned long long v)
+{
+	if (known)
+		snprintf(buf, n, "%llu", v);
+	else
+		snprintf(buf, n, "-");
+}
+
+static void print_table(const device_list *l, const char *driver, int mps, const char *mps_dir,
+			const struct store_use *u, int have_db)
+{
+	printf("source: %s%s%s\n", l->source, driver && *driver ? ", NVIDIA driver " : "",
+	       driver ? driver : "");
+	printf("MPS: %s%s\n", mps ? "running, pipe directory " : "not running", mps ? mps_dir : "");
+	printf("%-5s %-28s %-40s %9s %9s %9s %9s  %s\n", "DEV", "NAME", "UUID", "TOTAL_MiB",
+	       "USED_MiB", "FREE_MiB", "RESERVED", "SEGMENTS");
+	for (size_t i = 0; i < l->n; i++) {
+		const device_entry *e = &l->dev[i];
+		char used[32], freec[32], res[32], segs[256] = "";
+		mib_cell(used, sizeof used, e->has_usage, e->mem_used_mib);
+		mib_cell(freec, sizeof freec, e->has_usage, e->mem_free_mib);
+		mib_cell(res, sizeof res, have_db, (unsigned long long)reserved_on(u, (int)i));
+		for (size_t k = 0; k < u->n; k++)
+			if (u->seg[k].dev == (int)i)
+				snprintf(segs + strlen(segs), sizeof segs - strlen(segs), "%s%lld(t%lld)",
+					 segs[0] ? "," : "", u->seg[k].segment, u->seg[k].trial);
+		printf("%-5zu %-28s %-40s %9llu %9s %9s %9s  %s\n", i, e->info.name, e->info.uuid,
+		       (unsigned long long)e->info.mem_total_mib, used, freec, res,
+		       segs[0] ? segs : "-");
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: relish devices [--json] [--devices FILE] [--db FILE]\n"
+		   "  --json          machine-readable output\n"
+		   "  --devices FILE  declared devices (YAML/JSON) instead of discovery\n"
+		   "                  (also env RELISH_DEVICES)\n"
+		   "  --db FILE       state database: show reservations and running segments\n");
+}
+
+int cmd_devices(int argc, char **argv, rl_err *err)
+{
+	int json = 0;
+	const char *devices_file = NULL, *db = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--devices") && i + 1 < argc) {
+			devices_file = argv[++i];
+		} else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
+			db = argv[++i];
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return rl_err_set(err, RL_EUSAGE, "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (!devices_file)
+		devices_file = getenv("RELISH_DEVICES");
+
+	device_list *l = NULL;
+	telemetry *t = NULL;
+	int rc;
+	if (devices_file && *devices_file) {
+		rc = devices_config_load(devices_file, NULL, &l, err);
+	} else {
+		rc = telemetry_open(&t, err);
+		if (rc >= 0)
+			rc = devices_from_telemetry(t, NULL, &l, err);
+	}
+	if (rc < 0) {
+		telemetry_close(t);
+		return rc;
+	}
+	if (l->notice[0])
+		fprintf(stderr, "relish: %s\n", l->notice);
+	char mps_dir[4096] = "";
+	int mps = gpu_mps_detect(mps_dir, sizeof mps_dir);
+	struct store_use u = {0};
+	if (db && (rc = store_running_segments(db, l, &u, err)) < 0)
+		goto out;
+	const char *driver = t ? telemetry_driver_version(t) : "";
+	if (json)
+		rc = print_json(l, driver, mps, mps_dir, &u, db != NULL, err);
+	else
+		print_table(l, driver, mps, mps_dir, &u, db != NULL);
+out:
+	free(u.seg);
+	device_list_free(l);
+	telemetry_close(t);
+	return rc < 0 ? rc : 0;
+}
