@@ -134,7 +134,8 @@ static int check_schedule(const spec *sp, unsigned needs, rl_err *err)
 	if (!isfinite(min) || min < 0 || ((needs & NEED_MIN) && min <= 0))
 		return rl_err_set(err, RL_ESPEC, "%s: schedule.min: expected a number %s 0, got %g",
 				  src, (needs & NEED_MIN) ? ">" : ">=", min);
-	if (min > max)
+	/* none and median may leave min at its default above a small max. */
+	if ((needs & NEED_MIN) && min > max)
 		return rl_err_set(err, RL_ESPEC,
 				  "%s: schedule.min: expected at most schedule.max (%g), got %g", src,
 				  max, min);
