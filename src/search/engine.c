@@ -1,0 +1,608 @@
+/*
+ * engine.c - the experiment engine (see engine.h): trial slots indexed by
+ * trial index, the work order, boundary decisions and restoring after a
+ * restart.
+ *
+ * Queued work is not kept in a FIFO: engine_next scans the slots for the
+ * best queued segment by a fixed key (class, resource, index).  A FIFO
+ * would make the order depend on when decisions arrived, which a restarted
+ * engine cannot know; the scan is O(trials) per call, negligible next to a
+ * segment that trains for minutes.
+ */
+#include "search/engine.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum queue_class { Q_NONE, Q_RETRY, Q_CONT };
+
+typedef struct trial_slot {
+	trial_state state;
+	config cfg;                /* owned */
+	int queued;                /* queue_class of the queued segment */
+	double from, to;           /* the running or queued segment */
+	double resource;           /* last boundary reached */
+	double value;              /* objective there (NaN: none) */
+	int seg_reported;          /* a value arrived during the running segment */
+	double seg_value;          /* the last such value */
+	size_t n_reports, cap_reports;
+	engine_point *reports;     /* owned */
+	size_t n_bounds, cap_bounds;
+	engine_point *bounds;      /* owned */
+	char reason[256];
+} trial_slot;
+
+struct engine {
+	const spec *sp;            /* borrowed */
+	sampler *smp;              /* owned */
+	stopper *stp;              /* owned */
+	uint64_t n_slots, cap_slots;
+	trial_slot **slots;        /* owned, indexed by trial index, NULL = none;
+				    * one allocation per trial so that the config
+				    * pointers handed out stay put as the table grows */
+	uint64_t n_created;        /* trials that exist */
+	uint64_t next_index;       /* index of the next new trial */
+	size_t running;
+	int exhausted;             /* the sampler has no more points */
+	int started;               /* engine_next has been called */
+};
+
+static const char *const state_names[TRIAL_N_STATES] = {
+	[TRIAL_PENDING] = "pending",     [TRIAL_RUNNING] = "running",
+	[TRIAL_PAUSED] = "paused",       [TRIAL_COMPLETED] = "completed",
+	[TRIAL_STOPPED] = "stopped",     [TRIAL_FAILED] = "failed",
+};
+
+const char *engine_state_name(trial_state s)
+{
+	return (unsigned)s < TRIAL_N_STATES ? state_names[s] : "?";
+}
+
+int engine_state_from_name(const char *name, trial_state *out, rl_err *err)
+{
+	for (int i = 0; i < TRIAL_N_STATES; i++) {
+		if (strcmp(name, state_names[i]) == 0) {
+			*out = (trial_state)i;
+			return 0;
+		}
+	}
+	return rl_err_set(err, RL_EINVAL,
+			  "unknown trial state \"%s\" (expected pending, running, paused, "
+			  "completed, stopped or failed)", name);
+}
+
+static int is_final(trial_state s)
+{
+	return s == TRIAL_COMPLETED || s == TRIAL_STOPPED || s == TRIAL_FAILED;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+int engine_new(const spec *sp, engine **out, rl_err *err)
+{
+	const char *src = sp->source ? sp->source : "spec";
+	if (sp->search.max_trials <= 0)
+		return rl_err_set(err, RL_ESPEC,
+				  "%s: search.max_trials: expected a positive integer, got %d", src,
+				  sp->search.max_trials);
+	if (sp->search.max_concurrent < 0)
+		return rl_err_set(err, RL_ESPEC,
+				  "%s: search.max_concurrent: expected an integer >= 0, got %d", src,
+				  sp->search.max_concurrent);
+	engine *e = calloc(1, sizeof *e);
+	if (!e)
+		return rl_err_set(err, RL_ENOMEM, "creating the experiment engine");
+	e->sp = sp;
+	sampler_options opt = {.n_startup = sp->search.n_startup > 0 ? sp->search.n_startup : 10,
+			       .n_candidates = 24};
+	int rc = sampler_new(sp->search.algorithm, &sp->search.space, sp->search.seed, &opt,
+			     &e->smp, err);
+	if (rc == 0)
+		rc = stopper_new(sp, &e->stp, err);
+	if (rc < 0) {
+		engine_free(e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+static void slot_free(trial_slot *t)
+{
+	if (!t)
+		return;
+	config_fini(&t->cfg);
+	free(t->reports);
+	free(t->bounds);
+	free(t);
+}
+
+void engine_free(engine *e)
+{
+	if (!e)
+		return;
+	for (uint64_t i = 0; i < e->n_slots; i++)
+		slot_free(e->slots[i]);
+	free(e->slots);
+	sampler_free(e->smp);
+	stopper_free(e->stp);
+	free(e);
+}
+
+/* Allocate the (empty) slot of trial `index`; it must not exist yet.  The
+ * table grows to index + 1 entries. */
+static trial_slot *slot_add(engine *e, uint64_t index, rl_err *err)
+{
+	if (index >= e->cap_slots) {
+		uint64_t cap = e->cap_slots ? e->cap_slots : 32;
+		while (cap <= index)
+			cap *= 2;
+		trial_slot **s = realloc(e->slots, cap * sizeof *s);
+		if (!s) {
+			rl_err_set(err, RL_ENOMEM, "growing the trial table");
+			return NULL;
+		}
+		e->slots = s;
+		e->cap_slots = cap;
+	}
+	trial_slot *t = calloc(1, sizeof *t);
+	if (!t) {
+		rl_err_set(err, RL_ENOMEM, "creating trial %llu", (unsigned long long)index);
+		return NULL;
+	}
+	if (index >= e->n_slots) {
+		memset(&e->slots[e->n_slots], 0, (index + 1 - e->n_slots) * sizeof *e->slots);
+		e->n_slots = index + 1;
+	}
+	e->slots[index] = t;
+	return t;
+}
+
+/* Undo slot_add (the table keeps its length). */
+static void slot_remove(engine *e, uint64_t index)
+{
+	slot_free(e->slots[index]);
+	e->slots[index] = NULL;
+}
+
+static trial_slot *slot_get(const engine *e, uint64_t index)
+{
+	return index < e->n_slots ? e->slots[index] : NULL;
+}
+
+static int points_push(engine_point **p, size_t *n, size_t *cap, engine_point v, rl_err *err)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		engine_point *q = realloc(*p, c * sizeof *q);
+		if (!q)
+			return rl_err_set(err, RL_ENOMEM, "recording a trial value");
+		*p = q;
+		*cap = c;
+	}
+	(*p)[(*n)++] = v;
+	return 0;
+}
+
+/* Objective units to the loss that samplers and stoppers minimise. */
+static double to_loss(const engine *e, double value)
+{
+	return e->sp->objective.mode == MODE_MAX ? -value : value;
+}
+
+static int tell(engine *e, uint64_t index, const trial_slot *t, obs_state st, rl_err *err)
+{
+	/* A NaN objective is no usable observation for a model. */
+	if (isnan(t->value) && st != OBS_FAILED)
+		st = OBS_FAILED;
+	int rc = sampler_tell(e->smp, index, &t->cfg, to_loss(e, t->value), t->resource, st, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "trial %llu: telling the sampler",
+				     (unsigned long long)index);
+	return 0;
+}
+
+/* ---- handing out work ------------------------------------------------------ */
+
+/* Is queued slot a better pick than b (both queued)? */
+static int queue_before(const trial_slot *a, uint64_t ia, const trial_slot *b, uint64_t ib)
+{
+	if (a->queued != b->queued)
+		return a->queued == Q_RETRY;
+	if (a->queued == Q_CONT && a->from != b->from)
+		return a->from > b->from;
+	return ia < ib;
+}
+
+static int can_create(const engine *e)
+{
+	return !e->exhausted && e->n_created < (uint64_t)e->sp->search.max_trials;
+}
+
+static void start_segment(engine *e, uint64_t index, trial_slot *t, engine_work *out,
+			  int is_new, int is_retry)
+{
+	t->queued = Q_NONE;
+	t->state = TRIAL_RUNNING;
+	t->seg_reported = 0;
+	t->seg_value = NAN;
+	e->running++;
+	*out = (engine_work){.trial = index, .cfg = &t->cfg, .from = t->from, .to = t->to,
+			     .is_new_trial = is_new, .is_retry = is_retry};
+}
+
+int engine_next(engine *e, engine_work *out, rl_err *err)
+{
+	e->started = 1;
+	int limit = e->sp->search.max_concurrent;
+	if (limit > 0 && e->running >= (size_t)limit)
+		return 0;
+	trial_slot *pick = NULL;
+	uint64_t pick_i = 0;
+	for (uint64_t i = 0; i < e->n_slots; i++) {
+		trial_slot *t = e->slots[i];
+		if (t && t->queued != Q_NONE &&
+		    (!pick || queue_before(t, i, pick, pick_i))) {
+			pick = t;
+			pick_i = i;
+		}
+	}
+	if (pick) {
+		start_segment(e, pick_i, pick, out, 0, pick->queued == Q_RETRY);
+		return 1;
+	}
+	if (!can_create(e))
+		return 0;
+
+	uint64_t index = e->next_index;
+	config c;
+	int rc = sampler_ask(e->smp, index, &c, err);
+	if (rc == RL_ENOTFOUND) {
+		e->exhausted = 1; /* a finite space (grid) has no more points */
+		return 0;
+	}
+	if (rc < 0)
+		return rl_err_prefix(err, "proposing trial %llu", (unsigned long long)index);
+	trial_slot *t = slot_add(e, index, err);
+	if (!t) {
+		config_fini(&c);
+		return RL_ENOMEM;
+	}
+	t->cfg = c;
+	t->resource = 0;
+	t->value = NAN;
+	t->from = 0;
+	t->to = stopper_first_target(e->stp, index);
+	e->next_index++;
+	e->n_created++;
+	start_segment(e, index, t, out, 1, 0);
+	return 1;
+}
+
+/* ---- results ----------------------------------------------------------------- */
+
+static trial_slot *running_slot(engine *e, uint64_t trial, const char *what, rl_err *err,
+				int *rc)
+{
+	trial_slot *t = slot_get(e, trial);
+	if (!t) {
+		*rc = rl_err_set(err, RL_ENOTFOUND, "%s: no trial %llu", what,
+				 (unsigned long long)trial);
+		return NULL;
+	}
+	if (t->state != TRIAL_RUNNING) {
+		*rc = rl_err_set(err, RL_EINVAL, "%s: trial %llu is %s, not running", what,
+				 (unsigned long long)trial, engine_state_name(t->state));
+		return NULL;
+	}
+	return t;
+}
+
+int engine_report(engine *e, uint64_t trial, double resource, double value, rl_err *err)
+{
+	int rc = 0;
+	trial_slot *t = running_slot(e, trial, "report", err, &rc);
+	if (!t)
+		return rc;
+	rc = points_push(&t->reports, &t->n_reports, &t->cap_reports,
+			 (engine_point){resource, value}, err);
+	if (rc < 0)
+		return rc;
+	t->seg_reported = 1;
+	t->seg_value = value;
+	return 0;
+}
+
+static void segment_failed(trial_slot *t, engine_decision *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void segment_failed(trial_slot *t, engine_decision *out, const char *fmt, ...)
+{
+	t->state = TRIAL_PENDING; /* waits for engine_requeue or engine_trial_failed */
+	t->queued = Q_NONE;
+	*out = (engine_decision){.outcome = ENG_FAILED, .resource = t->resource,
+				 .value = NAN, .next_to = t->to};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof out->reason, fmt, ap);
+	va_end(ap);
+	snprintf(t->reason, sizeof t->reason, "%s", out->reason);
+}
+
+int engine_segment_done(engine *e, uint64_t trial, int segment_ok, double reached_resource,
+			engine_decision *out, rl_err *err)
+{
+	int rc = 0;
+	trial_slot *t = running_slot(e, trial, "segment done", err, &rc);
+	if (!t)
+		return rc;
+	e->running--;
+	if (!segment_ok) {
+		segment_failed(t, out, "segment %g-%g failed", t->from, t->to);
+		return 0;
+	}
+	if (reached_resource >= 0 && reached_resource < t->to &&
+	    !stopper_same_resource(reached_resource, t->to)) {
+		segment_failed(t, out, "segment %g-%g ended at resource %g, before its end",
+			       t->from, t->to, reached_resource);
+		return 0;
+	}
+	if (!t->seg_reported) {
+		segment_failed(t, out,
+			       "segment %g-%g ended without reporting the objective \"%s\"",
+			       t->from, t->to,
+			       e->sp->objective.metric ? e->sp->objective.metric : "?");
+		return 0;
+	}
+
+	double boundary = t->to, value = t->seg_value;
+	stop_decision d;
+	double next;
+	rc = stopper_decide(e->stp, trial, boundary, to_loss(e, value), &d, &next, err);
+	if (rc < 0) {
+		e->running++; /* nothing changed: the trial is still running */
+		return rl_err_prefix(err, "trial %llu", (unsigned long long)trial);
+	}
+	rc = points_push(&t->bounds, &t->n_bounds, &t->cap_bounds,
+			 (engine_point){boundary, value}, err);
+	if (rc < 0) {
+		e->running++;
+		return rc;
+	}
+	t->resource = boundary;
+	t->value = value;
+	t->from = boundary;
+	t->to = next;
+	obs_state obs = OBS_RUNNING;
+	engine_outcome oc;
+	switch (d) {
+	case DECIDE_CONTINUE:
+	case DECIDE_PROMOTE:
+		oc = d == DECIDE_CONTINUE ? ENG_CONTINUE : ENG_PROMOTE;
+		t->state = TRIAL_PAUSED;
+		t->queued = Q_CONT;
+		break;
+	case DECIDE_STOP:
+		oc = ENG_STOP;
+		t->state = TRIAL_STOPPED;
+		obs = OBS_STOPPED;
+		break;
+	default:
+		oc = ENG_COMPLETE;
+		t->state = TRIAL_COMPLETED;
+		obs = OBS_COMPLETE;
+		break;
+	}
+	*out = (engine_decision){.outcome = oc, .resource = boundary, .value = value,
+				 .next_to = next};
+	return tell(e, trial, t, obs, err);
+}
+
+int engine_requeue(engine *e, uint64_t trial, double from, double to, rl_err *err)
+{
+	trial_slot *t = slot_get(e, trial);
+	if (!t)
+		return rl_err_set(err, RL_ENOTFOUND, "requeue: no trial %llu",
+				  (unsigned long long)trial);
+	if (is_final(t->state))
+		return rl_err_set(err, RL_EINVAL, "requeue: trial %llu is %s",
+				  (unsigned long long)trial, engine_state_name(t->state));
+	if (!stopper_same_resource(from, t->resource) || !(to > from))
+		return rl_err_set(err, RL_EINVAL,
+				  "requeue: trial %llu: segment %g-%g must start at its last "
+				  "boundary %g and end after it",
+				  (unsigned long long)trial, from, to, t->resource);
+	if (t->state == TRIAL_RUNNING)
+		e->running--;
+	t->state = TRIAL_PENDING;
+	t->queued = Q_RETRY;
+	t->from = t->resource; /* exactly, not the caller's rounding */
+	t->to = to;
+	return 0;
+}
+
+int engine_trial_failed(engine *e, uint64_t trial, const char *reason, rl_err *err)
+{
+	trial_slot *t = slot_get(e, trial);
+	if (!t)
+		return rl_err_set(err, RL_ENOTFOUND, "trial failed: no trial %llu",
+				  (unsigned long long)trial);
+	if (t->state == TRIAL_RUNNING || is_final(t->state))
+		return rl_err_set(err, RL_EINVAL, "trial failed: trial %llu is %s",
+				  (unsigned long long)trial, engine_state_name(t->state));
+	t->state = TRIAL_FAILED;
+	t->queued = Q_NONE;
+	if (reason)
+		snprintf(t->reason, sizeof t->reason, "%s", reason);
+	return tell(e, trial, t, OBS_FAILED, err);
+}
+
+/* ---- restore ------------------------------------------------------------------- */
+
+static int copy_points(engine_point **dst, size_t *n, size_t *cap, const engine_point *src,
+		       size_t count, rl_err *err)
+{
+	for (size_t i = 0; i < count; i++) {
+		int rc = points_push(dst, n, cap, src[i], err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int engine_restore_trial(engine *e, const engine_trial_record *rec, rl_err *err)
+{
+	unsigned long long idx = (unsigned long long)rec->index;
+	if (e->started)
+		return rl_err_set(err, RL_EINVAL,
+				  "restoring trial %llu: the engine has already handed out work", idx);
+	if ((unsigned)rec->state >= TRIAL_N_STATES)
+		return rl_err_set(err, RL_EINVAL, "restoring trial %llu: bad state %d", idx,
+				  (int)rec->state);
+	if (slot_get(e, rec->index))
+		return rl_err_set(err, RL_EEXISTS, "restoring trial %llu twice", idx);
+	for (size_t i = 0; i < rec->n_boundaries; i++)
+		if (!(rec->boundaries[i].resource > 0) ||
+		    (i > 0 && rec->boundaries[i].resource <= rec->boundaries[i - 1].resource))
+			return rl_err_set(err, RL_EINVAL,
+					  "restoring trial %llu: boundary %zu at resource %g is "
+					  "not positive and increasing", idx, i,
+					  rec->boundaries[i].resource);
+	trial_slot *t = slot_add(e, rec->index, err);
+	if (!t)
+		return RL_ENOMEM;
+	int rc = config_copy(&t->cfg, rec->cfg, err);
+	if (rc == 0)
+		rc = copy_points(&t->reports, &t->n_reports, &t->cap_reports, rec->reports,
+			 rec->n_reports, err);
+	if (rc == 0)
+		rc = copy_points(&t->bounds, &t->n_bounds, &t->cap_bounds, rec->boundaries,
+				 rec->n_boundaries, err);
+	for (size_t i = 0; rc == 0 && i < rec->n_boundaries; i++)
+		rc = stopper_record(e->stp, rec->index, rec->boundaries[i].resource,
+				    to_loss(e, rec->boundaries[i].value), err);
+	if (rc < 0) {
+		slot_remove(e, rec->index);
+		return rl_err_prefix(err, "restoring trial %llu", idx);
+	}
+	t->resource = rec->n_boundaries ? rec->boundaries[rec->n_boundaries - 1].resource : 0;
+	t->value = rec->n_boundaries ? rec->boundaries[rec->n_boundaries - 1].value : NAN;
+	if (rec->reason)
+		snprintf(t->reason, sizeof t->reason, "%s", rec->reason);
+	t->state = rec->state;
+	if (!is_final(t->state) && t->resource > 0 &&
+	    stopper_next_target(e->stp, rec->index, t->resource) <= t->resource)
+		t->state = TRIAL_COMPLETED; /* reached max; the final state was not stored */
+	if (!is_final(t->state)) {
+		t->from = t->resource;
+		t->to = t->resource > 0 ? stopper_next_target(e->stp, rec->index, t->resource)
+					: stopper_first_target(e->stp, rec->index);
+		if (t->state == TRIAL_PAUSED && rec->n_boundaries > 0) {
+			t->queued = Q_CONT;
+		} else {
+			t->state = TRIAL_PENDING; /* running at the crash: re-run */
+			t->queued = Q_RETRY;
+		}
+	}
+	e->n_created++;
+	if (rec->index >= e->next_index)
+		e->next_index = rec->index + 1;
+
+	obs_state obs = t->state == TRIAL_COMPLETED ? OBS_COMPLETE
+			: t->state == TRIAL_STOPPED ? OBS_STOPPED
+			: t->state == TRIAL_FAILED  ? OBS_FAILED
+						    : OBS_RUNNING;
+	if (rec->n_boundaries > 0 || obs == OBS_FAILED)
+		return tell(e, rec->index, t, obs, err);
+	return 0;
+}
+
+/* ---- queries ------------------------------------------------------------------- */
+
+int engine_done(const engine *e)
+{
+	if (can_create(e))
+		return 0;
+	for (uint64_t i = 0; i < e->n_slots; i++)
+		if (e->slots[i] && !is_final(e->slots[i]->state))
+			return 0;
+	return 1;
+}
+
+size_t engine_running(const engine *e)
+{
+	return e->running;
+}
+
+uint64_t engine_n_trials(const engine *e)
+{
+	return e->n_slots;
+}
+
+void engine_counts(const engine *e, size_t counts[TRIAL_N_STATES])
+{
+	for (int s = 0; s < TRIAL_N_STATES; s++)
+		counts[s] = 0;
+	for (uint64_t i = 0; i < e->n_slots; i++)
+		if (e->slots[i])
+			counts[e->slots[i]->state]++;
+}
+
+static void view_of(uint64_t index, const trial_slot *t, engine_trial_view *out)
+{
+	*out = (engine_trial_view){
+		.index = index, .state = t->state, .cfg = &t->cfg,
+		.resource = t->resource, .value = t->value,
+		.n_reports = t->n_reports, .reports = t->reports,
+		.n_boundaries = t->n_bounds, .boundaries = t->bounds,
+		.reason = t->reason,
+	};
+}
+
+int engine_trial(const engine *e, uint64_t index, engine_trial_view *out, rl_err *err)
+{
+	const trial_slot *t = slot_get(e, index);
+	if (!t)
+		return rl_err_set(err, RL_ENOTFOUND, "no trial %llu", (unsigned long long)index);
+	view_of(index, t, out);
+	return 0;
+}
+
+/* Is a better than b (trial slots with values), by the rule in engine.h? */
+static int best_before(const engine *e, const trial_slot *a, const trial_slot *b)
+{
+	int ac = a->state == TRIAL_COMPLETED, bc = b->state == TRIAL_COMPLETED;
+	if (ac != bc)
+		return ac;
+	if (!stopper_same_resource(a->resource, b->resource))
+		return a->resource > b->resource;
+	return to_loss(e, a->value) < to_loss(e, b->value);
+}
+
+int engine_best(const engine *e, engine_trial_view *out, rl_err *err)
+{
+	const trial_slot *best = NULL;
+	uint64_t best_i = 0;
+	for (uint64_t i = 0; i < e->n_slots; i++) {
+		const trial_slot *t = e->slots[i];
+		if (!t || t->n_bounds == 0 || isnan(t->value))
+			continue;
+		/* Strict order: on a tie the lower index, seen first, stays. */
+		if (!best || best_before(e, t, best)) {
+			best = t;
+			best_i = i;
+		}
+	}
+	if (!best)
+		return rl_err_set(err, RL_ENOTFOUND, "no trial has reported the objective yet");
+	view_of(best_i, best, out);
+	return 0;
+}
+
+const stopper *engine_stopper(const engine *e)
+{
+	return e->stp;
+}
