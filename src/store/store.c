@@ -185,7 +185,7 @@ int seg_status_from_name(const char *name, seg_status *out, rl_err *err)
 
 int st_fail(store *s, rl_err *err, const char *what)
 {
-	return rl_err_set(err, RL_ESTORE, "%s: %s", what, sqlite3_errmsg(s->db));
+	return rl_err_set(err, RL_ESTORE, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
 int st_exec(store *s, const char *sql, rl_err *err)
