@@ -58,12 +58,12 @@ static json_t *status_json(const store_experiment *e, const struct exp_summary *
 		best = json_pack("{s:I, s:o, s:o}", "trial_id", (json_int_t)sum->best.id,
 				 "value", cli_json_real(sum->best.objective), "resource",
 				 cli_json_real(sum->best.objective_resource));
-	return json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:f, s:o}",
+	return json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "id", (json_int_t)e->id, "experiment", e->name, "status",
 			 exp_status_name(e->status), "objective", "metric", e->objective_metric,
 			 "mode", e->mode, "trials", trials, "best", best, "created_at",
 			 cli_json_real(e->created_at), "finished_at", cli_json_real(e->finished_at),
-			 "elapsed_s", elapsed(e, now), "spec_path", cli_json_str(e->spec_path));
+			 "elapsed_s", cli_json_real(elapsed(e, now)), "spec_path", cli_json_str(e->spec_path));
 }
 
 static void status_line(const store_experiment *e, const struct exp_summary *sum, double now,
