@@ -10,7 +10,8 @@
  * (SIGKILL, crash, OOM killer) - the failure relish must recover from.  What
  * NORMAL gives up is durability of the last transactions across a power loss
  * or kernel panic (the database stays consistent, it only loses its tail);
- * STORE_SYNC_FULL (relish --sync full) fsyncs on every commit instead, at the
+ * STORE_SYNC_FULL (for the commands that write state to offer as an option)
+ * fsyncs on every commit instead, at the
  * cost of a few milliseconds per transition.  The rejected alternative,
  * rollback journal + FULL, fsyncs twice per commit and blocks readers (relish
  * status) while the driver writes.
