@@ -525,6 +525,103 @@ static void test_pid_identity(void **state)
 	assert_int_equal(store_pid_start_time(0, &t, &e), RL_EINVAL);
 }
 
+/*
+ * The recovery flow end to end: a "driver" process finishes segment 0 of a
+ * trial, places segment 1, starts a worker and records its pid + start time,
+ * then is SIGKILLed.  The restarted side finds the running segment, proves
+ * the worker is the one recorded (so it may kill it: no orphan), marks the
+ * segment lost and plans a new one from the trial's last checkpoint.
+ */
+static void test_recover_after_driver_kill(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "rec", "max");
+	store_close(s);
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	pid_t driver = fork();
+	assert_true(driver >= 0);
+	if (driver == 0) {
+		close(fd[0]);
+		store *c = NULL;
+		int64_t t, g0, g1;
+		store_segment_end ok = {.status = SEG_COMPLETED, .exit_code = 0,
+					.peak_mem_mib = 100, .ended_at = 20};
+		store_placement pl = {.device = "host", .mem_reserved_mib = 200,
+				      .compute_share = 1, .basis = "hint"};
+		if (store_open(f->path, 0, &c, NULL) < 0 ||
+		    store_trial_insert(c, exp, 0, "{}", 1, &t, NULL) < 0 ||
+		    store_segment_insert(c, t, 0, 0, 3, -1, &g0, NULL) < 0 ||
+		    store_segment_place(c, g0, &pl, 10, NULL) < 0 ||
+		    store_segment_finish(c, g0, &ok, NULL) < 0 ||
+		    store_trial_set_progress(c, t, 3, 0.7, 3, 20, NULL) < 0 ||
+		    store_segment_insert(c, t, 1, 3, 6, -1, &g1, NULL) < 0 ||
+		    store_segment_place(c, g1, &pl, 21, NULL) < 0)
+			_exit(1);
+		pid_t worker = fork();
+		if (worker == 0) {
+			for (;;)
+				pause();
+		}
+		uint64_t st;
+		if (worker < 0 || store_pid_start_time(worker, &st, NULL) < 0 ||
+		    store_segment_set_pid(c, g1, worker, st, NULL, NULL) < 0)
+			_exit(2);
+		if (write(fd[1], &worker, sizeof worker) != sizeof worker)
+			_exit(3);
+		for (;;)
+			pause(); /* killed here, mid-segment */
+	}
+	close(fd[1]);
+	pid_t worker = 0;
+	assert_int_equal(read(fd[0], &worker, sizeof worker), sizeof worker);
+	close(fd[0]);
+	kill(driver, SIGKILL);
+	waitpid(driver, NULL, 0);
+
+	s = open_ok(f->path, STORE_MUST_EXIST);
+	store_segment *run;
+	size_t nrun;
+	OK(store_segment_list_running(s, exp, &run, &nrun, err));
+	assert_int_equal(nrun, 1);
+	assert_int_equal(run[0].seq, 1);
+	assert_int_equal(run[0].pid, worker);
+	/* The recorded identity names the live orphan; kill it. */
+	assert_int_equal(store_pid_is_ours(run[0].pid, run[0].pid_start_time), 1);
+	assert_int_equal(kill(run[0].pid, SIGKILL), 0);
+	for (int i = 0; i < 500 && store_pid_is_ours(run[0].pid, run[0].pid_start_time); i++)
+		usleep(10000); /* reparented to init, which reaps it */
+	store_segment_end lost = {.status = SEG_LOST, .exit_code = -1, .signal = SIGKILL,
+				  .peak_mem_mib = -1, .ended_at = 30,
+				  .message = "relish restarted; worker killed"};
+	int64_t tid = run[0].trial_id;
+	OK(store_begin(s, err));
+	OK(store_segment_finish(s, run[0].id, &lost, err));
+	store_trial tr;
+	OK(store_trial_get(s, tid, &tr, err));
+	assert_float_equal(tr.resource_done, 3, 0); /* the finished segment is kept */
+	assert_float_equal(tr.objective, 0.7, 0);
+	int64_t g2;
+	OK(store_segment_insert(s, tid, 2, tr.resource_done, 6, -1, &g2, err));
+	OK(store_commit(s, err));
+	store_trial_fini(&tr);
+	store_segments_free(run, nrun);
+	OK(store_segment_list_running(s, exp, &run, &nrun, err));
+	assert_int_equal(nrun, 0);
+	store_segments_free(run, nrun);
+	store_segment *all;
+	size_t nall;
+	OK(store_segment_list(s, tid, &all, &nall, err));
+	assert_int_equal(nall, 3);
+	assert_int_equal(all[0].status, SEG_COMPLETED);
+	assert_int_equal(all[1].status, SEG_LOST);
+	assert_int_equal(all[2].status, SEG_PLANNED);
+	assert_float_equal(all[2].resource_from, 3, 0);
+	store_segments_free(all, nall);
+	store_close(s);
+}
+
 static void test_profiles_devices(void **state)
 {
 	struct fixture *f = *state;
@@ -587,6 +684,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
