@@ -1,0 +1,212 @@
+/*
+ * cli_common.c - shared option handling and output helpers of the read
+ * commands (see cli_common.h).
+ */
+#include "cli/cli_common.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void cli_getopt_reset(void)
+{
+	/* 0 (not 1) makes glibc re-initialise fully, so a command run after
+	 * another in one process (tests) parses from scratch. */
+	optind = 0;
+	opterr = 0;
+}
+
+int cli_usage_error(rl_err *err, const char *usage, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return rl_err_set(err, RL_EUSAGE, "%s\nusage: %s", msg, usage);
+}
+
+int cli_read_opt(int c, char **argv, const char *usage, cli_read_opts *o, rl_err *err)
+{
+	switch (c) {
+	case CLI_OPT_DB:
+		o->db = optarg;
+		return 1;
+	case CLI_OPT_JSON:
+		o->json = 1;
+		return 1;
+	case CLI_OPT_EXPERIMENT:
+		o->experiment = optarg;
+		return 1;
+	case CLI_OPT_HELP:
+		o->help = 1;
+		return 1;
+	case ':':
+		return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);
+	case '?':
+		if (optopt)
+			return cli_usage_error(err, usage, "unknown option '-%c'", optopt);
+		return cli_usage_error(err, usage, "unknown option '%s'", argv[optind - 1]);
+	default:
+		return 0;
+	}
+}
+
+int cli_open_read(const cli_read_opts *o, store **out, rl_err *err)
+{
+	return store_open(o->db ? o->db : STORE_DEFAULT_PATH, STORE_MUST_EXIST, out, err);
+}
+
+int cli_pick_experiment(store *s, const char *name, store_experiment *out, rl_err *err)
+{
+	if (name)
+		return store_experiment_find(s, name, out, err);
+	store_experiment *v;
+	size_t n;
+	int rc = store_experiment_list(s, &v, &n, err);
+	if (rc < 0)
+		return rc;
+	if (n == 0) {
+		store_experiments_free(v, n);
+		return rl_err_set(err, RL_ENOTFOUND, "%s holds no experiment yet", store_path(s));
+	}
+	/* Oldest first: the last one is the most recent. */
+	*out = v[n - 1];
+	memset(&v[n - 1], 0, sizeof v[n - 1]);
+	store_experiments_free(v, n);
+	return 0;
+}
+
+/* The trial's own error if it has one, else the last failed segment's. */
+const char *cli_trial_error(const store_trial *t)
+{
+	return t->error ? t->error : t->last_error;
+}
+
+json_t *cli_trial_json(const store_experiment *e, const store_trial *t)
+{
+	return json_pack("{s:I, s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:i, s:i, s:o, s:f, s:f}",
+			 "id", (json_int_t)t->id, "experiment", e->name, "index", t->idx,
+			 "status", trial_status_name(t->status), "resource",
+			 cli_json_real(t->resource_done), "objective", cli_json_real(t->objective),
+			 "objective_resource", cli_json_real(t->objective_resource), "params",
+			 cli_json_params(t->params_json), "segments", t->n_segments, "oom",
+			 t->n_oom, "error", cli_json_str(cli_trial_error(t)), "created_at",
+			 t->created_at, "updated_at", t->updated_at);
+}
+
+json_t *cli_json_real(double v)
+{
+	if (isnan(v) || isinf(v))
+		return json_null();
+	/* Whole numbers (resources, times, MiB) print as integers: "27", not "27.0". */
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+json_t *cli_json_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *cli_json_params(const char *params_json)
+{
+	if (!params_json)
+		return json_object();
+	json_error_t je;
+	json_t *j = json_loads(params_json, JSON_DECODE_ANY, &je);
+	return j ? j : json_string(params_json);
+}
+
+int cli_json_print(json_t *j, rl_err *err)
+{
+	if (!j)
+		return rl_err_set(err, RL_ENOMEM, "building JSON output");
+	/* 16 significant digits: 0.1 prints as 0.1 (17 would print
+	 * 0.10000000000000001) and values that came from decimal text read back
+	 * exactly; only results of arithmetic may lose their last bit. */
+	int r = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(16));
+	json_decref(j);
+	if (r != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+		return rl_err_set(err, RL_EIO, "writing to standard output");
+	return 0;
+}
+
+void cli_csv_field(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+void cli_format_real(double v, char *buf, size_t len)
+{
+	if (isnan(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	/* Shortest of %.15g..%.17g that reads back exactly: 0.1 prints as 0.1. */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+void cli_csv_real(FILE *f, double v)
+{
+	if (isnan(v))
+		return;
+	char buf[40];
+	cli_format_real(v, buf, sizeof buf);
+	fputs(buf, f);
+}
+
+void cli_format_time(double t, char *buf, size_t len)
+{
+	if (isnan(t)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%.0f", t);
+}
+
+void cli_format_duration(double s, char *buf, size_t len)
+{
+	if (isnan(s) || s < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	long long v = (long long)(s + 0.5);
+	if (v >= 86400)
+		snprintf(buf, len, "%lldd%02lldh", v / 86400, v % 86400 / 3600);
+	else if (v >= 3600)
+		snprintf(buf, len, "%lldh%02lldm", v / 3600, v % 3600 / 60);
+	else if (v >= 60)
+		snprintf(buf, len, "%lldm%02llds", v / 60, v % 60);
+	else
+		snprintf(buf, len, "%llds", v);
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}

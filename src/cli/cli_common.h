@@ -1,0 +1,97 @@
+/*
+ * cli_common.h - what the read commands (status, trials, best, logs,
+ * export) share: the common options (--db, --json, --experiment, --help),
+ * opening the state database without creating it, choosing an experiment,
+ * and output helpers (JSON through jansson, RFC 4180 CSV, times).
+ *
+ * Every helper follows the error convention: it returns 0 or a negative
+ * RL_E* code with err filled; the command passes that up to main, which
+ * prints it and exits with the code's exit status (docs/cli.md).
+ */
+#ifndef RELISH_CLI_COMMON_H
+#define RELISH_CLI_COMMON_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "store/store.h"
+
+/* Options every read command understands; commands add their own. */
+typedef struct cli_read_opts {
+	const char *db;         /* --db FILE; default STORE_DEFAULT_PATH */
+	int json;               /* --json */
+	const char *experiment; /* --experiment NAME (or a positional name) */
+	int help;               /* --help was given */
+} cli_read_opts;
+
+/* Long options shared by the read commands, for getopt_long tables. */
+#define CLI_OPT_DB 'd'
+#define CLI_OPT_JSON 'j'
+#define CLI_OPT_EXPERIMENT 'e'
+#define CLI_OPT_HELP 'h'
+#define CLI_READ_LONGOPTS                                            \
+	{"db", required_argument, NULL, CLI_OPT_DB},                 \
+	{"json", no_argument, NULL, CLI_OPT_JSON},                   \
+	{"experiment", required_argument, NULL, CLI_OPT_EXPERIMENT}, \
+	{"help", no_argument, NULL, CLI_OPT_HELP}
+
+/*
+ * Prepare getopt_long for a command's argv (resets its state, silences its
+ * own messages).  Call before the loop.
+ */
+void cli_getopt_reset(void);
+
+/*
+ * Handle one option character returned by getopt_long if it is a common
+ * one: returns 1 when handled, 0 when it is the command's own, and RL_EUSAGE
+ * (err names the bad option; usage is the command's one-line synopsis) for
+ * '?' and ':'.
+ */
+int cli_read_opt(int c, char **argv, const char *usage, cli_read_opts *o, rl_err *err);
+
+/* A usage error: "MESSAGE\nusage: USAGE" with RL_EUSAGE. */
+int cli_usage_error(rl_err *err, const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Open the database for reading: a missing file is RL_ENOTFOUND and no file
+ * is created.  *out is closed with store_close. */
+int cli_open_read(const cli_read_opts *o, store **out, rl_err *err);
+
+/*
+ * The experiment called name, or when name is NULL the most recently created
+ * one; RL_ENOTFOUND when there is none.  *out is the caller's
+ * (store_experiment_fini).
+ */
+int cli_pick_experiment(store *s, const char *name, store_experiment *out, rl_err *err);
+
+/* JSON helpers.  cli_json_real: NAN -> null, whole numbers as integers.  cli_json_str: NULL -> null.
+ * cli_json_params parses a params text into an object (a string on error). */
+json_t *cli_json_real(double v);
+json_t *cli_json_str(const char *s);
+json_t *cli_json_params(const char *params_json);
+/* A trial's error for display: its own, else its last failed segment's. */
+const char *cli_trial_error(const store_trial *t);
+/* One trial as the JSON object of `relish trials --json` and export. */
+json_t *cli_trial_json(const store_experiment *e, const store_trial *t);
+/* Print j (indented, one trailing newline) to stdout and release it.
+ * Returns 0 or RL_EIO / RL_ENOMEM. */
+int cli_json_print(json_t *j, rl_err *err);
+
+/* Write s as one RFC 4180 CSV field (quoted when it holds , " CR or LF;
+ * quotes doubled).  NULL writes an empty field. */
+void cli_csv_field(FILE *f, const char *s);
+/* A number field: shortest round-trip text, empty for NAN. */
+void cli_csv_real(FILE *f, double v);
+
+/* "2024-05-01 12:00:00" (local time), "-" for NAN. */
+void cli_format_time(double t, char *buf, size_t len);
+/* "3h02m", "4m05s", "12s"; "-" for NAN or negative. */
+void cli_format_duration(double seconds, char *buf, size_t len);
+/* Shortest text that reads back as v ("0.98", "27"); "-" for NAN. */
+void cli_format_real(double v, char *buf, size_t len);
+/* Seconds since the epoch now (wall clock; display only). */
+double cli_now(void);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * cmd_best.c - relish best [--db F] [--json] [--experiment NAME]: the best
+ * trial of an experiment (the latest one by default): its id, parameters
+ * and objective value.  "Best" is store_trial_best's rule: the best value
+ * for the experiment's mode among completed trials, or among all trials with
+ * a value while none has completed.
+ */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+
+static const char usage[] = "relish best [--db FILE] [--json] [--experiment NAME]";
+
+static int best_print(const store_experiment *e, const store_trial *t, int json, rl_err *err)
+{
+	if (json) {
+		json_t *j = json_pack("{s:s, s:I, s:i, s:s, s:o, s:{s:s, s:s, s:o}, s:o}",
+				      "experiment", e->name, "trial_id", (json_int_t)t->id,
+				      "index", t->idx, "status", trial_status_name(t->status),
+				      "params", cli_json_params(t->params_json), "objective",
+				      "metric", e->objective_metric, "mode", e->mode, "value",
+				      cli_json_real(t->objective), "resource",
+				      cli_json_real(t->objective_resource));
+		return cli_json_print(j, err);
+	}
+	char v[40], r[40];
+	cli_format_real(t->objective, v, sizeof v);
+	cli_format_real(t->objective_resource, r, sizeof r);
+	printf("%s: trial %lld (index %d, %s): %s = %s (%s) at resource %s, params %s\n",
+	       e->name, (long long)t->id, t->idx, trial_status_name(t->status),
+	       e->objective_metric, v, e->mode, r, t->params_json ? t->params_json : "{}");
+	return 0;
+}
+
+int cmd_best(int argc, char **argv, rl_err *err)
+{
+	static const struct option opts[] = {CLI_READ_LONGOPTS, {NULL, 0, NULL, 0}};
+	cli_read_opts o = {0};
+	int c, rc;
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
+			return rc;
+	}
+	if (o.help) {
+		printf("usage: %s\n\nThe best trial: completed trials first, then the best "
+		       "objective for the experiment's mode.\n", usage);
+		return 0;
+	}
+	if (optind < argc)
+		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
+	store *s;
+	if ((rc = cli_open_read(&o, &s, err)) < 0)
+		return rc;
+	store_experiment e;
+	if ((rc = cli_pick_experiment(s, o.experiment, &e, err)) == 0) {
+		store_trial t;
+		if ((rc = store_trial_best(s, e.id, &t, err)) == 0) {
+			rc = best_print(&e, &t, o.json, err);
+			store_trial_fini(&t);
+		} else if (rc == RL_ENOTFOUND) {
+			rl_err_set(err, rc, "experiment '%s' has no trial with a value of %s yet",
+				   e.name, e.objective_metric);
+		}
+		store_experiment_fini(&e);
+	}
+	store_close(s);
+	return rc;
+}

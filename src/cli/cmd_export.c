@@ -1,0 +1,291 @@
+/*
+ * cmd_export.c - relish export --format csv|json [--db F]
+ * [--experiment NAME] [--what trials|metrics|segments]: a table of the state
+ * database on standard output, for spreadsheets, pandas or jq.  CSV has a
+ * header row and RFC 4180 quoting; JSON is one array of objects.  Without
+ * --experiment every experiment is exported (an "experiment" column says
+ * which).  Each kind is one row of the table `exports` below.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+
+static const char usage[] = "relish export --format csv|json [--db FILE] "
+			    "[--experiment NAME] [--what trials|metrics|segments]";
+
+struct export_ctx {
+	store *s;
+	int json;
+	json_t *arr;            /* JSON: the output array */
+};
+
+static void csv_int(FILE *f, long long v, int known)
+{
+	if (known)
+		fprintf(f, "%lld", v);
+}
+
+/* ---- trials ---- */
+
+static int export_trials(struct export_ctx *x, const store_experiment *e, rl_err *err)
+{
+	store_trial *tv;
+	size_t nt;
+	int rc = store_trial_list(x->s, e->id, 0, &tv, &nt, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < nt; i++) {
+		const store_trial *t = &tv[i];
+		if (x->json) {
+			json_array_append_new(x->arr, cli_trial_json(e, t));
+			continue;
+		}
+		cli_csv_field(stdout, e->name);
+		printf(",%lld,%d,%s,", (long long)t->id, t->idx, trial_status_name(t->status));
+		cli_csv_real(stdout, t->resource_done);
+		putchar(',');
+		cli_csv_real(stdout, t->objective);
+		putchar(',');
+		cli_csv_real(stdout, t->objective_resource);
+		printf(",%d,%d,", t->n_segments, t->n_oom);
+		cli_csv_field(stdout, cli_trial_error(t));
+		putchar(',');
+		cli_csv_real(stdout, t->created_at);
+		putchar(',');
+		cli_csv_real(stdout, t->updated_at);
+		putchar(',');
+		cli_csv_field(stdout, t->params_json);
+		putchar('\n');
+	}
+	store_trials_free(tv, nt);
+	return 0;
+}
+
+/* ---- metrics ---- */
+
+static int export_metrics(struct export_ctx *x, const store_experiment *e, rl_err *err)
+{
+	store_metric *mv;
+	size_t nm;
+	int rc = store_metric_list(x->s, e->id, 0, &mv, &nm, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < nm; i++) {
+		const store_metric *m = &mv[i];
+		if (x->json) {
+			json_array_append_new(
+				x->arr,
+				json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "experiment",
+					  e->name, "trial_id", (json_int_t)m->trial_id,
+					  "segment_id",
+					  m->segment_id ? json_integer(m->segment_id) : json_null(),
+					  "resource", cli_json_real(m->resource), "name", m->name,
+					  "value", cli_json_real(m->value), "at",
+					  cli_json_real(m->at)));
+			continue;
+		}
+		cli_csv_field(stdout, e->name);
+		printf(",%lld,", (long long)m->trial_id);
+		csv_int(stdout, m->segment_id, m->segment_id > 0);
+		putchar(',');
+		cli_csv_real(stdout, m->resource);
+		putchar(',');
+		cli_csv_field(stdout, m->name);
+		putchar(',');
+		cli_csv_real(stdout, m->value);
+		putchar(',');
+		cli_csv_real(stdout, m->at);
+		putchar('\n');
+	}
+	store_metrics_free(mv, nm);
+	return 0;
+}
+
+/* ---- segments ---- */
+
+static json_t *json_int_or_null(long long v, int known)
+{
+	return known ? json_integer(v) : json_null();
+}
+
+static json_t *segment_json(const store_experiment *e, const store_segment *g)
+{
+	json_t *j = json_pack(
+		"{s:s, s:I, s:I, s:i, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment",
+		e->name, "segment_id", (json_int_t)g->id, "trial_id", (json_int_t)g->trial_id,
+		"seq", g->seq, "resource_from", cli_json_real(g->resource_from), "resource_to",
+		cli_json_real(g->resource_to), "status", seg_status_name(g->status), "exit_code",
+		json_int_or_null(g->exit_code, g->exit_code >= 0), "signal",
+		json_int_or_null(g->signal, g->signal > 0), "device", cli_json_str(g->device),
+		"mem_reserved_mib", json_int_or_null(g->mem_reserved_mib, g->mem_reserved_mib >= 0),
+		"compute_share", cli_json_real(g->compute_share), "basis", cli_json_str(g->basis));
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "est_mem_mib", json_int_or_null(g->est_mem_mib, g->est_mem_mib >= 0));
+	json_object_set_new(j, "peak_mem_mib",
+			    json_int_or_null(g->peak_mem_mib, g->peak_mem_mib >= 0));
+	json_object_set_new(j, "pid", json_int_or_null(g->pid, g->pid > 0));
+	json_object_set_new(j, "container", cli_json_str(g->container));
+	json_object_set_new(j, "started_at", cli_json_real(g->started_at));
+	json_object_set_new(j, "ended_at", cli_json_real(g->ended_at));
+	json_object_set_new(j, "log_path", cli_json_str(g->log_path));
+	json_object_set_new(j, "message", cli_json_str(g->message));
+	return j;
+}
+
+static int export_segments(struct export_ctx *x, const store_experiment *e, rl_err *err)
+{
+	store_segment *gv;
+	size_t ng;
+	int rc = store_segment_list_experiment(x->s, e->id, &gv, &ng, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < ng; i++) {
+		const store_segment *g = &gv[i];
+		if (x->json) {
+			json_array_append_new(x->arr, segment_json(e, g));
+			continue;
+		}
+		cli_csv_field(stdout, e->name);
+		printf(",%lld,%lld,%d,", (long long)g->id, (long long)g->trial_id, g->seq);
+		cli_csv_real(stdout, g->resource_from);
+		putchar(',');
+		cli_csv_real(stdout, g->resource_to);
+		printf(",%s,", seg_status_name(g->status));
+		csv_int(stdout, g->exit_code, g->exit_code >= 0);
+		putchar(',');
+		csv_int(stdout, g->signal, g->signal > 0);
+		putchar(',');
+		cli_csv_field(stdout, g->device);
+		putchar(',');
+		csv_int(stdout, g->mem_reserved_mib, g->mem_reserved_mib >= 0);
+		putchar(',');
+		cli_csv_real(stdout, g->compute_share);
+		putchar(',');
+		cli_csv_field(stdout, g->basis);
+		putchar(',');
+		csv_int(stdout, g->est_mem_mib, g->est_mem_mib >= 0);
+		putchar(',');
+		csv_int(stdout, g->peak_mem_mib, g->peak_mem_mib >= 0);
+		putchar(',');
+		csv_int(stdout, g->pid, g->pid > 0);
+		putchar(',');
+		cli_csv_field(stdout, g->container);
+		putchar(',');
+		cli_csv_real(stdout, g->started_at);
+		putchar(',');
+		cli_csv_real(stdout, g->ended_at);
+		putchar(',');
+		cli_csv_field(stdout, g->log_path);
+		putchar(',');
+		cli_csv_field(stdout, g->message);
+		putchar('\n');
+	}
+	store_segments_free(gv, ng);
+	return 0;
+}
+
+static const struct export_kind {
+	const char *what;
+	const char *csv_header;
+	int (*fn)(struct export_ctx *x, const store_experiment *e, rl_err *err);
+} exports[] = {
+	{"trials", "experiment,trial_id,index,status,resource,objective,objective_resource,"
+		   "segments,oom,error,created_at,updated_at,params", export_trials},
+	{"metrics", "experiment,trial_id,segment_id,resource,name,value,at", export_metrics},
+	{"segments", "experiment,segment_id,trial_id,seq,resource_from,resource_to,status,"
+		     "exit_code,signal,device,mem_reserved_mib,compute_share,basis,est_mem_mib,"
+		     "peak_mem_mib,pid,container,started_at,ended_at,log_path,message",
+	 export_segments},
+};
+
+static int export_run(store *s, const struct export_kind *k, const cli_read_opts *o,
+		      rl_err *err)
+{
+	store_experiment *v = NULL;
+	size_t n = 0;
+	int rc;
+	if (o->experiment) {
+		v = calloc(1, sizeof *v);
+		if (!v)
+			return rl_err_set(err, RL_ENOMEM, "export");
+		if ((rc = store_experiment_find(s, o->experiment, v, err)) < 0) {
+			free(v);
+			return rc;
+		}
+		n = 1;
+	} else if ((rc = store_experiment_list(s, &v, &n, err)) < 0) {
+		return rc;
+	}
+	struct export_ctx x = {.s = s, .json = o->json, .arr = o->json ? json_array() : NULL};
+	if (!o->json)
+		printf("%s\n", k->csv_header);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = k->fn(&x, &v[i], err);
+	store_experiments_free(v, n);
+	if (rc < 0) {
+		json_decref(x.arr);
+		return rc;
+	}
+	if (o->json)
+		return cli_json_print(x.arr, err);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return rl_err_set(err, RL_EIO, "writing to standard output");
+	return 0;
+}
+
+int cmd_export(int argc, char **argv, rl_err *err)
+{
+	static const struct option opts[] = {
+		CLI_READ_LONGOPTS,
+		{"format", required_argument, NULL, 'f'},
+		{"what", required_argument, NULL, 'w'},
+		{NULL, 0, NULL, 0}};
+	cli_read_opts o = {0};
+	const char *format = NULL, *what = "trials";
+	int c, rc;
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (c == 'f')
+			format = optarg;
+		else if (c == 'w')
+			what = optarg;
+		else if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
+			return rc;
+	}
+	if (o.help) {
+		printf("usage: %s\n\nWrites trials (default), metrics or segments of one or all "
+		       "experiments to standard output.\n", usage);
+		return 0;
+	}
+	if (optind < argc)
+		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
+	if (!format && o.json)
+		format = "json";
+	if (!format)
+		return cli_usage_error(err, usage, "--format csv|json is required");
+	if (!strcmp(format, "json"))
+		o.json = 1;
+	else if (strcmp(format, "csv"))
+		return cli_usage_error(err, usage, "--format: expected csv or json, got '%s'",
+				       format);
+	else if (o.json)
+		return cli_usage_error(err, usage, "--json conflicts with --format csv");
+	const struct export_kind *k = NULL;
+	for (size_t i = 0; i < sizeof exports / sizeof exports[0]; i++)
+		if (!strcmp(exports[i].what, what))
+			k = &exports[i];
+	if (!k)
+		return cli_usage_error(err, usage,
+				       "--what: expected trials, metrics or segments, got '%s'",
+				       what);
+	store *s;
+	if ((rc = cli_open_read(&o, &s, err)) < 0)
+		return rc;
+	rc = export_run(s, k, &o, err);
+	store_close(s);
+	return rc;
+}

@@ -1,0 +1,132 @@
+/*
+ * cmd_logs.c - relish logs TRIAL [--db F] [--segment N]: the output of a
+ * trial's segments, in order, each under a header line naming the segment,
+ * its range, outcome, device and log file.  The files are the ones the
+ * driver recorded in segments.log_path; a missing file is reported in the
+ * header, not an error (logs may have been cleaned up).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+
+static const char usage[] = "relish logs TRIAL [--db FILE] [--segment N]";
+
+/* Copy a file to stdout.  A file that cannot be opened is reported inline. */
+static int copy_file(const char *path, rl_err *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		printf("(log file %s cannot be read: %s)\n", path, strerror(errno));
+		return 0;
+	}
+	char buf[65536];
+	size_t n, last = 0;
+	char tail = '\n';
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+		if (fwrite(buf, 1, n, stdout) != n) {
+			fclose(f);
+			return rl_err_set(err, RL_EIO, "writing to standard output");
+		}
+		last = n;
+		tail = buf[n - 1];
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad)
+		return rl_err_set(err, RL_EIO, "reading %s", path);
+	if (last && tail != '\n')
+		putchar('\n');
+	return 0;
+}
+
+static void segment_header(const store_trial *t, const store_segment *g)
+{
+	char from[40], to[40];
+	cli_format_real(g->resource_from, from, sizeof from);
+	cli_format_real(g->resource_to, to, sizeof to);
+	printf("==> trial %lld segment %d [%s, %s] %s on %s", (long long)t->id, g->seq, from, to,
+	       seg_status_name(g->status), g->device ? g->device : "-");
+	if (g->exit_code >= 0)
+		printf(" exit %d", g->exit_code);
+	if (g->signal > 0)
+		printf(" signal %d", g->signal);
+	printf(" log %s <==\n", g->log_path ? g->log_path : "(none)");
+}
+
+static int parse_int(const char *s, const char *what, long *out, rl_err *err)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0)
+		return cli_usage_error(err, usage, "%s: expected a non-negative integer, got '%s'",
+				       what, s);
+	*out = v;
+	return 0;
+}
+
+int cmd_logs(int argc, char **argv, rl_err *err)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, CLI_OPT_DB},
+		{"segment", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, CLI_OPT_HELP},
+		{NULL, 0, NULL, 0}};
+	cli_read_opts o = {0};
+	long seg = -1, trial_id;
+	int c, rc;
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (c == 's') {
+			if ((rc = parse_int(optarg, "--segment", &seg, err)) < 0)
+				return rc;
+		} else if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0) {
+			return rc;
+		}
+	}
+	if (o.help) {
+		printf("usage: %s\n\nPrints the log of each segment of trial TRIAL (its id, "
+		       "as in `relish trials`), in order.\n", usage);
+		return 0;
+	}
+	if (optind >= argc)
+		return cli_usage_error(err, usage, "which trial? give its id");
+	if ((rc = parse_int(argv[optind], "TRIAL", &trial_id, err)) < 0)
+		return rc;
+	if (optind + 1 < argc)
+		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind + 1]);
+	store *s;
+	if ((rc = cli_open_read(&o, &s, err)) < 0)
+		return rc;
+	store_trial t;
+	store_segment *gv = NULL;
+	size_t ng = 0;
+	if ((rc = store_trial_get(s, trial_id, &t, err)) < 0) {
+		store_close(s);
+		return rc;
+	}
+	rc = store_segment_list(s, t.id, &gv, &ng, err);
+	int shown = 0;
+	for (size_t i = 0; rc == 0 && i < ng; i++) {
+		if (seg >= 0 && gv[i].seq != seg)
+			continue;
+		segment_header(&t, &gv[i]);
+		if (gv[i].log_path)
+			rc = copy_file(gv[i].log_path, err);
+		shown++;
+	}
+	if (rc == 0 && seg < 0 && !ng)
+		printf("(trial %lld has no segments yet)\n", (long long)t.id);
+	if (rc == 0 && seg >= 0 && !shown)
+		rc = rl_err_set(err, RL_ENOTFOUND, "trial %lld has no segment %ld", (long long)t.id,
+				seg);
+	fflush(stdout);
+	store_segments_free(gv, ng);
+	store_trial_fini(&t);
+	store_close(s);
+	return rc;
+}

@@ -1,0 +1,532 @@
+/*
+ * store.c - opening the state database, its schema migrations, the
+ * prepared-statement cache and transactions.  The per-table functions live in
+ * store_experiment.c, store_trial.c, store_segment.c, store_metric.c and
+ * store_profile.c; docs/state.md documents the schema.
+ *
+ * Durability: the database runs in WAL mode with synchronous=NORMAL.  A
+ * commit is then written to the WAL file (in the OS page cache) before
+ * sqlite3_step returns, so it survives the death of the relish process
+ * (SIGKILL, crash, OOM killer) - the failure relish must recover from.  What
+ * NORMAL gives up is durability of the last transactions across a power loss
+ * or kernel panic (the database stays consistent, it only loses its tail);
+ * STORE_SYNC_FULL (for the commands that write state to offer as an option)
+ * fsyncs on every commit instead, at the
+ * cost of a few milliseconds per transition.  The rejected alternative,
+ * rollback journal + FULL, fsyncs twice per commit and blocks readers (relish
+ * status) while the driver writes.
+ */
+#include "store/store_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- schema migrations: migrations[v - 1] takes version v-1 to v ---- */
+
+static const char *const migrations[] = {
+	/* 1: the initial schema. */
+	"CREATE TABLE experiments("
+	" id INTEGER PRIMARY KEY,"
+	" name TEXT NOT NULL UNIQUE,"
+	" spec_text TEXT,"
+	" spec_path TEXT,"
+	" status TEXT NOT NULL CHECK(status IN ('running','done','cancelled','failed')),"
+	" created_at REAL NOT NULL,"
+	" finished_at REAL,"
+	" objective_metric TEXT NOT NULL,"
+	" mode TEXT NOT NULL CHECK(mode IN ('max','min')));"
+	"CREATE TABLE trials("
+	" id INTEGER PRIMARY KEY,"
+	" experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,"
+	" idx INTEGER NOT NULL CHECK(idx >= 0),"
+	" params_json TEXT NOT NULL,"
+	" status TEXT NOT NULL CHECK(status IN"
+	"  ('pending','running','paused','completed','stopped','failed')),"
+	" resource_done REAL NOT NULL DEFAULT 0,"
+	" objective REAL,"
+	" objective_resource REAL,"
+	" error TEXT,"
+	" created_at REAL NOT NULL,"
+	" updated_at REAL NOT NULL,"
+	" UNIQUE(experiment_id, idx));"
+	"CREATE TABLE segments("
+	" id INTEGER PRIMARY KEY,"
+	" trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+	" seq INTEGER NOT NULL CHECK(seq >= 0),"
+	" resource_from REAL NOT NULL,"
+	" resource_to REAL NOT NULL CHECK(resource_to >= resource_from),"
+	" status TEXT NOT NULL CHECK(status IN ('planned','running','completed','failed',"
+	"  'signaled','oom','timeout','cancelled','lost')),"
+	" exit_code INTEGER,"
+	" signal INTEGER,"
+	" device TEXT,"
+	" mem_reserved_mib INTEGER,"
+	" compute_share REAL,"
+	" basis TEXT,"
+	" pid INTEGER,"
+	" pid_start_time INTEGER,"
+	" container TEXT,"
+	" started_at REAL,"
+	" ended_at REAL,"
+	" peak_mem_mib INTEGER,"
+	" est_mem_mib INTEGER,"
+	" log_path TEXT,"
+	" message TEXT,"
+	" UNIQUE(trial_id, seq));"
+	"CREATE INDEX segments_status ON segments(status);"
+	"CREATE TABLE metrics("
+	" id INTEGER PRIMARY KEY,"
+	" trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+	" segment_id INTEGER REFERENCES segments(id) ON DELETE SET NULL,"
+	" resource REAL,"
+	" name TEXT NOT NULL,"
+	" value REAL,"
+	" at REAL NOT NULL);"
+	"CREATE INDEX metrics_trial ON metrics(trial_id, id);"
+	"CREATE TABLE events("
+	" id INTEGER PRIMARY KEY,"
+	" at REAL NOT NULL,"
+	" experiment_id INTEGER REFERENCES experiments(id) ON DELETE CASCADE,"
+	" trial_id INTEGER REFERENCES trials(id) ON DELETE CASCADE,"
+	" segment_id INTEGER REFERENCES segments(id) ON DELETE CASCADE,"
+	" kind TEXT NOT NULL,"
+	" message TEXT);"
+	"CREATE INDEX events_experiment ON events(experiment_id, id);"
+	"CREATE TABLE profiles("
+	" shape TEXT PRIMARY KEY,"
+	" family TEXT,"
+	" n INTEGER NOT NULL DEFAULT 0,"
+	" peak_mem_mib INTEGER,"
+	" mean_util REAL,"
+	" est_mem_mib INTEGER,"
+	" est_error REAL,"
+	" throughput REAL,"
+	" updated_at REAL NOT NULL);"
+	"CREATE INDEX profiles_family ON profiles(family);"
+	"CREATE TABLE devices("
+	" id INTEGER PRIMARY KEY,"
+	" name TEXT NOT NULL,"
+	" uuid TEXT NOT NULL UNIQUE,"
+	" is_gpu INTEGER NOT NULL,"
+	" mem_total_mib INTEGER NOT NULL,"
+	" compute_total REAL NOT NULL);",
+};
+
+_Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
+	       "one migration per schema version");
+
+/* ---- enum names ---- */
+
+static const char *const exp_names[EXP__COUNT] = {"running", "done", "cancelled", "failed"};
+static const char *const trial_names[TRIAL__COUNT] = {
+	"pending", "running", "paused", "completed", "stopped", "failed"};
+static const char *const seg_names[SEG__COUNT] = {
+	"planned", "running", "completed", "failed", "signaled",
+	"oom", "timeout", "cancelled", "lost"};
+
+const char *exp_status_name(exp_status s)
+{
+	return (unsigned)s < EXP__COUNT ? exp_names[s] : "?";
+}
+
+const char *trial_status_name(trial_status s)
+{
+	return (unsigned)s < TRIAL__COUNT ? trial_names[s] : "?";
+}
+
+const char *seg_status_name(seg_status s)
+{
+	return (unsigned)s < SEG__COUNT ? seg_names[s] : "?";
+}
+
+static int name_lookup(const char *const *names, int n, const char *name, const char *what,
+		       int *out, rl_err *err)
+{
+	for (int i = 0; name && i < n; i++) {
+		if (!strcmp(names[i], name)) {
+			*out = i;
+			return 0;
+		}
+	}
+	return rl_err_set(err, RL_EINVAL, "unknown %s status '%s'", what, name ? name : "(null)");
+}
+
+int exp_status_from_name(const char *name, exp_status *out, rl_err *err)
+{
+	int v;
+	int rc = name_lookup(exp_names, EXP__COUNT, name, "experiment", &v, err);
+	if (rc == 0)
+		*out = (exp_status)v;
+	return rc;
+}
+
+int trial_status_from_name(const char *name, trial_status *out, rl_err *err)
+{
+	int v;
+	int rc = name_lookup(trial_names, TRIAL__COUNT, name, "trial", &v, err);
+	if (rc == 0)
+		*out = (trial_status)v;
+	return rc;
+}
+
+int seg_status_from_name(const char *name, seg_status *out, rl_err *err)
+{
+	int v;
+	int rc = name_lookup(seg_names, SEG__COUNT, name, "segment", &v, err);
+	if (rc == 0)
+		*out = (seg_status)v;
+	return rc;
+}
+
+/* ---- helpers shared with the table files ---- */
+
+int st_fail(store *s, rl_err *err, const char *what)
+{
+	return rl_err_set(err, RL_ESTORE, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+int st_exec(store *s, const char *sql, rl_err *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = rl_err_set(err, RL_ESTORE, "%s: %s", s->path,
+				    msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
+int st_prepare(store *s, const char *sql, sqlite3_stmt **out, rl_err *err)
+{
+	for (size_t i = 0; i < s->n_stmt; i++) {
+		if (s->stmt[i].sql == sql || !strcmp(s->stmt[i].sql, sql)) {
+			sqlite3_reset(s->stmt[i].stmt);
+			sqlite3_clear_bindings(s->stmt[i].stmt);
+			*out = s->stmt[i].stmt;
+			return 0;
+		}
+	}
+	sqlite3_stmt *st = NULL;
+	unsigned pflags = s->n_stmt < STORE_STMT_CACHE ? SQLITE_PREPARE_PERSISTENT : 0;
+	if (sqlite3_prepare_v3(s->db, sql, -1, pflags, &st, NULL) != SQLITE_OK)
+		return st_fail(s, err, "preparing a statement");
+	if (s->n_stmt == STORE_STMT_CACHE) {
+		/* Cache full (a bug: raise STORE_STMT_CACHE): refuse rather than leak. */
+		sqlite3_finalize(st);
+		return rl_err_set(err, RL_EINTERNAL, "statement cache full");
+	}
+	s->stmt[s->n_stmt].sql = sql;
+	s->stmt[s->n_stmt].stmt = st;
+	s->n_stmt++;
+	*out = st;
+	return 0;
+}
+
+int st_exec_stmt(store *s, sqlite3_stmt *st, rl_err *err, const char *what)
+{
+	int r = sqlite3_step(st);
+	int rc = 0;
+	if (r != SQLITE_DONE && r != SQLITE_ROW) {
+		int ext = sqlite3_extended_errcode(s->db);
+		if (ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY)
+			rc = rl_err_set(err, RL_EEXISTS, "%s: %s", what, sqlite3_errmsg(s->db));
+		else
+			rc = st_fail(s, err, what);
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
+static int tx_begin(store *s, const char *outer, rl_err *err)
+{
+	int rc = st_exec(s, s->depth == 0 ? outer : "SAVEPOINT relish_w", err);
+	if (rc == 0)
+		s->depth++;
+	return rc;
+}
+
+int st_tx_write(store *s, rl_err *err)
+{
+	/* IMMEDIATE takes the write lock up front: a deferred transaction that
+	 * reads first and then writes can fail with SQLITE_BUSY without waiting
+	 * (the busy handler cannot help a snapshot upgrade). */
+	return tx_begin(s, "BEGIN IMMEDIATE", err);
+}
+
+int st_tx_read(store *s, rl_err *err)
+{
+	return tx_begin(s, "BEGIN", err);
+}
+
+int st_tx_end(store *s, int rc, rl_err *err)
+{
+	s->depth--;
+	if (s->depth == 0) {
+		if (rc >= 0) {
+			int c = st_exec(s, "COMMIT", err);
+			if (c < 0) {
+				sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+				return c;
+			}
+		} else {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		}
+		return rc;
+	}
+	if (rc < 0)
+		sqlite3_exec(s->db, "ROLLBACK TO relish_w", NULL, NULL, NULL);
+	int c = st_exec(s, "RELEASE relish_w", rc < 0 ? NULL : err);
+	return rc < 0 ? rc : c;
+}
+
+int st_bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+int st_bind_real(sqlite3_stmt *st, int i, double v)
+{
+	return isnan(v) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
+}
+
+int st_bind_id(sqlite3_stmt *st, int i, int64_t v)
+{
+	return v > 0 ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+int st_bind_int(sqlite3_stmt *st, int i, int64_t v)
+{
+	return v >= 0 ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+char *st_col_text(sqlite3_stmt *st, int i, int *oom)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	if (!t)
+		return NULL;
+	char *c = strdup((const char *)t);
+	if (!c)
+		*oom = 1;
+	return c;
+}
+
+double st_col_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+int64_t st_col_int(sqlite3_stmt *st, int i, int64_t dflt)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
+}
+
+void *st_grow(void **arr, size_t *n, size_t *cap, size_t elem)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		void *p = realloc(*arr, nc * elem);
+		if (!p)
+			return NULL;
+		*arr = p;
+		*cap = nc;
+	}
+	char *slot = (char *)*arr + *n * elem;
+	memset(slot, 0, elem);
+	(*n)++;
+	return slot;
+}
+
+/* ---- open, migrate, close ---- */
+
+static int read_user_version(store *s, int *out, rl_err *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return st_fail(s, err, "reading the schema version");
+	int r = sqlite3_step(st);
+	int v = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (v < 0)
+		return st_fail(s, err, "reading the schema version");
+	*out = v;
+	return 0;
+}
+
+static int too_new(store *s, int v, rl_err *err)
+{
+	return rl_err_set(err, RL_ESTORE,
+			  "%s: schema version %d was written by a newer relish (this one knows "
+			  "up to %d); upgrade relish or use another --db",
+			  s->path, v, STORE_SCHEMA_VERSION);
+}
+
+/* Apply each pending migration in its own transaction; the version is
+ * re-read under the write lock so two processes opening a fresh file at
+ * once do not both apply it. */
+static int migrate(store *s, rl_err *err)
+{
+	int v;
+	int rc = read_user_version(s, &v, err);
+	if (rc < 0)
+		return rc;
+	if (v > STORE_SCHEMA_VERSION)
+		return too_new(s, v, err);
+	while (v < STORE_SCHEMA_VERSION) {
+		if ((rc = st_exec(s, "BEGIN IMMEDIATE", err)) < 0)
+			return rc;
+		rc = read_user_version(s, &v, err);
+		if (rc == 0 && v > STORE_SCHEMA_VERSION)
+			rc = too_new(s, v, err);
+		if (rc == 0 && v < STORE_SCHEMA_VERSION) {
+			rc = st_exec(s, migrations[v], err);
+			if (rc == 0) {
+				char sql[64];
+				snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
+				rc = st_exec(s, sql, err);
+			}
+			if (rc < 0)
+				rl_err_prefix(err, "migrating to schema version %d", v + 1);
+		}
+		if (rc == 0)
+			rc = st_exec(s, "COMMIT", err);
+		if (rc < 0) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+		if ((rc = read_user_version(s, &v, err)) < 0)
+			return rc;
+	}
+	s->version = v;
+	return 0;
+}
+
+static int set_pragmas(store *s, unsigned flags, rl_err *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK)
+		return st_fail(s, err, "setting WAL mode");
+	int r = sqlite3_step(st);
+	const char *mode = r == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	int wal = mode && !strcmp(mode, "wal");
+	int mem = mode && !strcmp(mode, "memory");
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW)
+		return st_fail(s, err, "setting WAL mode");
+	if (!wal && !mem)
+		return rl_err_set(err, RL_ESTORE,
+				  "%s: the file system does not support WAL mode (needed so "
+				  "readers do not block relish)", s->path);
+	int rc = st_exec(s, (flags & STORE_SYNC_FULL) ? "PRAGMA synchronous=FULL"
+						      : "PRAGMA synchronous=NORMAL", err);
+	if (rc == 0)
+		rc = st_exec(s, "PRAGMA foreign_keys=ON", err);
+	return rc;
+}
+
+int store_open(const char *path, unsigned flags, store **out, rl_err *err)
+{
+	if (!path || !*path)
+		path = STORE_DEFAULT_PATH;
+	struct stat sb;
+	if ((flags & STORE_MUST_EXIST) && stat(path, &sb) != 0) {
+		if (errno == ENOENT)
+			return rl_err_set(err, RL_ENOTFOUND, "no state database at %s "
+					  "(pass --db FILE, or start an experiment first)", path);
+		return rl_err_sys(err, RL_ESTORE, errno, "%s", path);
+	}
+	store *s = calloc(1, sizeof *s);
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return rl_err_set(err, RL_ENOMEM, "opening %s", path);
+	}
+	int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	if (!(flags & STORE_MUST_EXIST))
+		oflags |= SQLITE_OPEN_CREATE;
+	int rc = 0;
+	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
+		rc = rl_err_set(err, RL_ESTORE, "opening %s: %s", path,
+				s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, 5000);
+	if ((rc = set_pragmas(s, flags, err)) < 0 || (rc = migrate(s, err)) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	/* "file is not a database" and friends surface here with the path. */
+	store_close(s);
+	return rc;
+}
+
+void store_close(store *s)
+{
+	if (!s)
+		return;
+	if (s->db && s->depth > 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	for (size_t i = 0; i < s->n_stmt; i++)
+		sqlite3_finalize(s->stmt[i].stmt);
+	sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+int store_schema_version(store *s)
+{
+	int v;
+	return read_user_version(s, &v, NULL) == 0 ? v : -1;
+}
+
+const char *store_path(const store *s)
+{
+	return s->path;
+}
+
+int store_begin(store *s, rl_err *err)
+{
+	if (s->depth > 0)
+		return rl_err_set(err, RL_EINVAL, "store_begin: a transaction is already open");
+	int rc = st_tx_write(s, err);
+	if (rc == 0)
+		s->group = 1;
+	return rc;
+}
+
+int store_commit(store *s, rl_err *err)
+{
+	if (!s->group || s->depth != 1)
+		return rl_err_set(err, RL_EINVAL, "store_commit: no open group");
+	s->group = 0;
+	return st_tx_end(s, 0, err);
+}
+
+void store_rollback(store *s)
+{
+	if (!s || !s->group)
+		return;
+	s->group = 0;
+	st_tx_end(s, -1, NULL);
+}
+
+int store_check(store *s, rl_err *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+		return st_fail(s, err, "integrity check");
+	int rc = 0;
+	int r = sqlite3_step(st);
+	if (r != SQLITE_ROW)
+		rc = st_fail(s, err, "integrity check");
+	else if (strcmp((const char *)sqlite3_column_text(st, 0), "ok"))
+		rc = rl_err_set(err, RL_ESTORE, "%s: integrity check: %s", s->path,
+				(const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return rc;
+}

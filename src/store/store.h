@@ -1,0 +1,339 @@
+/*
+ * store.h - relish's state: one SQLite database (WAL) holding experiments,
+ * trials, segments and their placements, metrics, events, memory profiles
+ * and devices.  docs/state.md describes the schema and the recovery model.
+ *
+ * The live driver writes every state transition through these functions
+ * *before* acting on it (record "segment 7 runs on gpu0 with 6 GiB", then
+ * fork), so a relish killed at any instant restarts from the database: rows
+ * of finished work are there, and segments left in state "running" carry the
+ * pid and the kernel start time of their process, which is how recovery tells
+ * its own child from an unrelated process that reused the pid.  The read
+ * commands (relish status/trials/best/logs/export) use the query functions.
+ *
+ * Conventions:
+ *  - every function returns 0 (or a count) on success, a negative RL_E* code
+ *    on failure with err filled (RL_ESTORE for SQLite errors, RL_ENOTFOUND
+ *    for a missing row, RL_EEXISTS for a duplicate name);
+ *  - each write is one transaction; store_begin/store_commit group several
+ *    writes into one (writes inside a group nest as savepoints, so a failing
+ *    call undoes only its own part; the caller then decides to commit or
+ *    store_rollback the whole group);
+ *  - ids are SQLite rowids (int64 > 0); times are unix seconds as double;
+ *    a double that is NAN stands for SQL NULL (unknown), both ways;
+ *  - strings passed in are copied (by SQLite); strings in returned structs
+ *    are malloc'd, owned by the caller and freed by the matching *_fini or
+ *    *_free function.  Out-parameters are written only on success.
+ *
+ * One store object belongs to one thread (the driver's event loop); several
+ * processes may open the same file (WAL lets readers run beside the writer).
+ */
+#ifndef RELISH_STORE_H
+#define RELISH_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+typedef struct store store;
+
+/* The schema version this build writes (PRAGMA user_version). */
+#define STORE_SCHEMA_VERSION 1
+#define STORE_DEFAULT_PATH "relish.db"
+
+enum store_flags {
+	/* The file must exist already (read commands): a missing file is
+	 * RL_ENOTFOUND and nothing is created. */
+	STORE_MUST_EXIST = 1u << 0,
+	/* synchronous=FULL instead of NORMAL: survive power loss too, at the
+	 * cost of an fsync per commit.  See docs/state.md. */
+	STORE_SYNC_FULL = 1u << 1,
+};
+
+/* ---- enums, stored as their names (TEXT) so sqlite3 users can read them ---- */
+
+typedef enum exp_status {
+	EXP_RUNNING, EXP_DONE, EXP_CANCELLED, EXP_FAILED, EXP__COUNT
+} exp_status;
+
+typedef enum trial_status {
+	TRIAL_PENDING,   /* created, no segment run yet */
+	TRIAL_RUNNING,   /* a segment is planned or running */
+	TRIAL_PAUSED,    /* between segments, waiting for a decision or a device */
+	TRIAL_COMPLETED, /* reached the maximum resource */
+	TRIAL_STOPPED,   /* stopped early by the schedule (ASHA, median, ...) */
+	TRIAL_FAILED,    /* gave up after errors */
+	TRIAL__COUNT
+} trial_status;
+
+/* Segment state.  The first two are the lifecycle; the rest are outcomes of
+ * a finished segment and use the same names as sched_outcome. */
+typedef enum seg_status {
+	SEG_PLANNED, SEG_RUNNING,
+	SEG_COMPLETED, SEG_FAILED, SEG_SIGNALED, SEG_OOM, SEG_TIMEOUT,
+	SEG_CANCELLED, SEG_LOST,
+	SEG__COUNT
+} seg_status;
+
+const char *exp_status_name(exp_status s);
+const char *trial_status_name(trial_status s);
+const char *seg_status_name(seg_status s);
+/* Name -> enum; 0 on success, RL_EINVAL (err filled) for an unknown name. */
+int exp_status_from_name(const char *name, exp_status *out, rl_err *err);
+int trial_status_from_name(const char *name, trial_status *out, rl_err *err);
+int seg_status_from_name(const char *name, seg_status *out, rl_err *err);
+
+/* ---- rows ---- */
+
+typedef struct store_experiment {
+	int64_t id;
+	char *name;             /* unique */
+	char *spec_text;        /* the spec as given (or normalised), may be NULL */
+	char *spec_path;        /* may be NULL */
+	exp_status status;
+	double created_at;
+	double finished_at;     /* NAN while running */
+	char *objective_metric; /* "accuracy" */
+	char *mode;             /* "max" or "min" */
+} store_experiment;
+
+typedef struct store_metric {
+	int64_t trial_id;
+	int64_t segment_id;     /* 0 = none */
+	double resource;        /* the resource count the value was reported at */
+	char *name;             /* owned in results; only read on insert */
+	double value;
+	double at;
+} store_metric;
+
+typedef struct store_trial {
+	int64_t id;
+	int64_t experiment_id;
+	int idx;                /* 0, 1, 2 ... within its experiment */
+	char *params_json;      /* {"lr":0.01,...} */
+	trial_status status;
+	double resource_done;   /* highest resource finished (checkpointed) */
+	double objective;       /* latest objective value, NAN if none yet */
+	double objective_resource; /* resource it was reported at, NAN if none */
+	char *error;            /* last error, may be NULL */
+	double created_at, updated_at;
+	/* Filled by store_trial_list (summaries over segments): */
+	int n_segments;
+	int n_oom;
+	char *last_error;       /* latest segment message that was not a success, or NULL */
+	/* Filled only with STORE_LIST_METRICS: the metric history in report order. */
+	store_metric *metrics;
+	size_t n_metrics;
+} store_trial;
+
+/* Where a segment runs: written when it is placed, before it is started. */
+typedef struct store_placement {
+	const char *device;     /* device name or uuid, e.g. "gpu0", "host" */
+	int64_t mem_reserved_mib;
+	double compute_share;   /* GPU percent or CPUs */
+	const char *basis;      /* "profile", "hint", ... (sched_basis_name) */
+	const char *log_path;   /* where the segment's output goes, may be NULL */
+} store_placement;
+
+/* How a segment ended. */
+typedef struct store_segment_end {
+	seg_status status;      /* SEG_COMPLETED ... SEG_LOST */
+	int exit_code;          /* -1 unknown / killed by a signal */
+	int signal;             /* 0 none */
+	int64_t peak_mem_mib;   /* measured peak, -1 unknown */
+	double ended_at;
+	const char *message;    /* may be NULL: "CUDA out of memory ..." */
+} store_segment_end;
+
+typedef struct store_segment {
+	int64_t id;
+	int64_t trial_id;
+	int seq;                /* 0, 1, 2 ... within the trial */
+	double resource_from, resource_to;
+	seg_status status;
+	int exit_code;          /* -1 unknown */
+	int signal;
+	char *device;           /* NULL until placed */
+	int64_t mem_reserved_mib; /* -1 until placed */
+	double compute_share;   /* NAN until placed */
+	char *basis;
+	pid_t pid;              /* 0 until started */
+	uint64_t pid_start_time; /* /proc/PID/stat field 22 (clock ticks since boot) */
+	char *container;        /* container name/id, NULL for plain processes */
+	double started_at, ended_at; /* NAN when unknown */
+	int64_t peak_mem_mib;   /* -1 unknown */
+	int64_t est_mem_mib;    /* the estimate at planning time, -1 unknown */
+	char *log_path;
+	char *message;
+} store_segment;
+
+typedef struct store_event {
+	int64_t id;
+	double at;
+	int64_t experiment_id, trial_id, segment_id; /* 0 = none */
+	char *kind;             /* "trial.started", "segment.oom", ... */
+	char *message;
+} store_event;
+
+/* What was measured about a trial shape (same command and memory params). */
+typedef struct store_profile {
+	char *shape;            /* key: shape hash as text */
+	char *family;           /* command hash as text, may be NULL */
+	int n;                  /* samples behind the figures */
+	int64_t peak_mem_mib;
+	double mean_util;       /* percent of one device, NAN unknown */
+	int64_t est_mem_mib;    /* what was reserved/estimated before measuring, -1 none */
+	double est_error;       /* (estimate - peak) / peak, NAN unknown */
+	double throughput;      /* resource units per second alone, NAN unknown */
+	double updated_at;
+} store_profile;
+
+typedef struct store_device {
+	int64_t id;
+	char *name;
+	char *uuid;             /* unique key */
+	int is_gpu;
+	int64_t mem_total_mib;
+	double compute_total;   /* 100 for a GPU, CPUs for the host */
+} store_device;
+
+/* ---- open, close, transactions ---- */
+
+/*
+ * Open (creating unless STORE_MUST_EXIST) the database at path, set WAL,
+ * synchronous, busy_timeout (5 s) and foreign keys, and apply pending
+ * migrations, each in its own transaction.  A database written by a newer
+ * relish (user_version > STORE_SCHEMA_VERSION) is refused with RL_ESTORE.
+ * *out is a new store, closed with store_close.
+ */
+int store_open(const char *path, unsigned flags, store **out, rl_err *err);
+void store_close(store *s);          /* accepts NULL; rolls back an open group */
+int store_schema_version(store *s);  /* user_version as read, or -1 */
+const char *store_path(const store *s);
+
+/* Group writes into one transaction (BEGIN IMMEDIATE).  Groups do not nest:
+ * a second store_begin is RL_EINVAL.  store_rollback accepts "no group". */
+int store_begin(store *s, rl_err *err);
+int store_commit(store *s, rl_err *err);
+void store_rollback(store *s);
+
+/* Run PRAGMA integrity_check; 0 when "ok", RL_ESTORE with the report else. */
+int store_check(store *s, rl_err *err);
+
+/* ---- experiments (store_experiment.c) ---- */
+
+/* Insert an experiment in state running; reads name, spec_text, spec_path,
+ * created_at, objective_metric, mode from e.  RL_EEXISTS for a taken name. */
+int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl_err *err);
+int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err);
+int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err);
+/* All experiments, oldest first.  Free with store_experiments_free. */
+int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err);
+/* finished_at: NAN keeps it NULL (e.g. back to running on resume). */
+int store_experiment_set_status(store *s, int64_t id, exp_status st, double finished_at,
+				rl_err *err);
+void store_experiment_fini(store_experiment *e);
+void store_experiments_free(store_experiment *v, size_t n);
+
+/* ---- trials (store_trial.c) ---- */
+
+int store_trial_insert(store *s, int64_t experiment_id, int idx, const char *params_json,
+		       double now, int64_t *id, rl_err *err);
+/* Set the status and the last error (NULL clears it). */
+int store_trial_set_status(store *s, int64_t id, trial_status st, const char *error,
+			   double now, rl_err *err);
+/* Record progress: resource finished and latest objective (NAN = unchanged). */
+int store_trial_set_progress(store *s, int64_t id, double resource_done, double objective,
+			     double objective_resource, double now, rl_err *err);
+int store_trial_get(store *s, int64_t id, store_trial *out, rl_err *err);
+
+enum { STORE_LIST_METRICS = 1 };
+/* Trials of an experiment by idx, with segment summaries; with
+ * STORE_LIST_METRICS also each trial's metric history (engine restore).
+ * Free with store_trials_free. */
+int store_trial_list(store *s, int64_t experiment_id, unsigned flags, store_trial **out,
+		     size_t *n, rl_err *err);
+/*
+ * The best trial of an experiment: the best objective (by the experiment's
+ * mode) among completed trials, or among all trials with an objective when
+ * none has completed.  RL_ENOTFOUND when no trial has an objective.
+ */
+int store_trial_best(store *s, int64_t experiment_id, store_trial *out, rl_err *err);
+void store_trial_fini(store_trial *t);
+void store_trials_free(store_trial *v, size_t n);
+
+/* ---- segments (store_segment.c) ---- */
+
+/* A planned segment [from, to] of a trial; est_mem_mib -1 = unknown. */
+int store_segment_insert(store *s, int64_t trial_id, int seq, double from, double to,
+			 int64_t est_mem_mib, int64_t *id, rl_err *err);
+/* planned -> running: its placement, committed before the process starts. */
+int store_segment_place(store *s, int64_t id, const store_placement *pl, double now,
+			rl_err *err);
+/* The process started: pid, its start time, container name (may be NULL). */
+int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_time,
+			  const char *container, rl_err *err);
+/* running -> an outcome.  Finishing a segment that is not running (twice,
+ * or never placed) is RL_EINVAL: the driver's state machine is wrong. */
+int store_segment_finish(store *s, int64_t id, const store_segment_end *end, rl_err *err);
+int store_segment_get(store *s, int64_t id, store_segment *out, rl_err *err);
+/* Segments of a trial by seq. */
+int store_segment_list(store *s, int64_t trial_id, store_segment **out, size_t *n,
+		       rl_err *err);
+/* Recovery: segments in state running (experiment_id 0 = all experiments). */
+int store_segment_list_running(store *s, int64_t experiment_id, store_segment **out,
+			       size_t *n, rl_err *err);
+/* All segments of an experiment by trial idx then seq (export). */
+int store_segment_list_experiment(store *s, int64_t experiment_id, store_segment **out,
+				  size_t *n, rl_err *err);
+void store_segment_fini(store_segment *g);
+void store_segments_free(store_segment *v, size_t n);
+
+/* ---- metrics and events (store_metric.c) ---- */
+
+/* Insert n metrics in one transaction (all or none). */
+int store_metrics_insert(store *s, const store_metric *m, size_t n, rl_err *err);
+/* A trial's metrics in report order (experiment_id, trial_id 0 = all trials of
+ * the experiment).  Free with store_metrics_free. */
+int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_metric **out,
+		      size_t *n, rl_err *err);
+void store_metrics_free(store_metric *v, size_t n);
+
+/* Ids 0 mean none.  Returns 0; *id (may be NULL) gets the event id. */
+int store_event_append(store *s, double at, int64_t experiment_id, int64_t trial_id,
+		       int64_t segment_id, const char *kind, const char *message,
+		       int64_t *id, rl_err *err);
+/* Events with id > after_id (0 = from the start) of an experiment (0 = all),
+ * oldest first, at most limit (0 = no limit). */
+int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t limit,
+		     store_event **out, size_t *n, rl_err *err);
+void store_events_free(store_event *v, size_t n);
+
+/* ---- profiles and devices (store_profile.c) ---- */
+
+/* Insert or replace the profile of p->shape. */
+int store_profile_put(store *s, const store_profile *p, rl_err *err);
+int store_profile_get(store *s, const char *shape, store_profile *out, rl_err *err);
+int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err);
+void store_profiles_free(store_profile *v, size_t n);
+
+/* Insert or update the device with d->uuid; *id (may be NULL) gets its id. */
+int store_device_put(store *s, const store_device *d, int64_t *id, rl_err *err);
+int store_device_list(store *s, store_device **out, size_t *n, rl_err *err);
+void store_devices_free(store_device *v, size_t n);
+
+/* ---- recovery helpers (store_recover.c) ---- */
+
+/*
+ * The start time of process pid (field 22 of /proc/PID/stat, clock ticks
+ * since boot).  RL_ENOTFOUND when no such process.  Together with the pid it
+ * names one process for the life of the machine.
+ */
+int store_pid_start_time(pid_t pid, uint64_t *out, rl_err *err);
+/* 1 when pid is alive and started at start_time (the process relish
+ * recorded), 0 otherwise (gone, or the pid was reused). */
+int store_pid_is_ours(pid_t pid, uint64_t start_time);
+
+#endif

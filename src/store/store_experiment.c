@@ -1,0 +1,176 @@
+/*
+ * store_experiment.c - the experiments table: create, look up, list and
+ * change status.  One experiment is one HPO job (its spec, objective and
+ * life state); trials hang off it (store_trial.c).
+ */
+#include "store/store_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP_COLS "id, name, spec_text, spec_path, status, created_at, finished_at, " \
+		 "objective_metric, mode"
+
+static const char SQL_EXP_INSERT[] =
+	"INSERT INTO experiments(name, spec_text, spec_path, status, created_at, "
+	"objective_metric, mode) VALUES(?1, ?2, ?3, 'running', ?4, ?5, ?6)";
+static const char SQL_EXP_BY_ID[] = "SELECT " EXP_COLS " FROM experiments WHERE id = ?1";
+static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS " FROM experiments WHERE name = ?1";
+static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS " FROM experiments ORDER BY id";
+static const char SQL_EXP_STATUS[] =
+	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
+
+void store_experiment_fini(store_experiment *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	free(e->spec_text);
+	free(e->spec_path);
+	free(e->objective_metric);
+	free(e->mode);
+	memset(e, 0, sizeof *e);
+}
+
+void store_experiments_free(store_experiment *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		store_experiment_fini(&v[i]);
+	free(v);
+}
+
+/* Read the current row of st (EXP_COLS order) into e. */
+static int exp_row(sqlite3_stmt *st, store_experiment *e, rl_err *err)
+{
+	int oom = 0;
+	store_experiment x = {0};
+	x.id = sqlite3_column_int64(st, 0);
+	x.name = st_col_text(st, 1, &oom);
+	x.spec_text = st_col_text(st, 2, &oom);
+	x.spec_path = st_col_text(st, 3, &oom);
+	const char *status = (const char *)sqlite3_column_text(st, 4);
+	x.created_at = st_col_real(st, 5);
+	x.finished_at = st_col_real(st, 6);
+	x.objective_metric = st_col_text(st, 7, &oom);
+	x.mode = st_col_text(st, 8, &oom);
+	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading an experiment")
+		     : exp_status_from_name(status, &x.status, err);
+	if (rc < 0) {
+		store_experiment_fini(&x);
+		return rc;
+	}
+	*e = x;
+	return 0;
+}
+
+int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl_err *err)
+{
+	if (!e->name || !e->objective_metric || !e->mode)
+		return rl_err_set(err, RL_EINVAL, "an experiment needs a name, a metric and a mode");
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_EXP_INSERT, &st, err)) == 0) {
+		st_bind_text(st, 1, e->name);
+		st_bind_text(st, 2, e->spec_text);
+		st_bind_text(st, 3, e->spec_path);
+		sqlite3_bind_double(st, 4, e->created_at);
+		st_bind_text(st, 5, e->objective_metric);
+		st_bind_text(st, 6, e->mode);
+		rc = st_exec_stmt(s, st, err, "creating an experiment");
+		if (rc == RL_EEXISTS)
+			rl_err_set(err, RL_EEXISTS, "an experiment named '%s' already exists in %s",
+				   e->name, s->path);
+	}
+	int64_t new_id = sqlite3_last_insert_rowid(s->db);
+	rc = st_tx_end(s, rc, err);
+	if (rc == 0 && id)
+		*id = new_id;
+	return rc;
+}
+
+static int exp_get_one(store *s, const char *sql, int64_t id, const char *name,
+		       store_experiment *out, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, sql, &st, err);
+	if (rc < 0)
+		return rc;
+	if (name)
+		st_bind_text(st, 1, name);
+	else
+		sqlite3_bind_int64(st, 1, id);
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		rc = exp_row(st, out, err);
+	else if (r == SQLITE_DONE)
+		rc = name ? rl_err_set(err, RL_ENOTFOUND, "no experiment named '%s' in %s", name,
+				       s->path)
+			  : rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld in %s",
+				       (long long)id, s->path);
+	else
+		rc = st_fail(s, err, "reading an experiment");
+	sqlite3_reset(st);
+	return rc;
+}
+
+int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err)
+{
+	return exp_get_one(s, SQL_EXP_BY_ID, id, NULL, out, err);
+}
+
+int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err)
+{
+	return exp_get_one(s, SQL_EXP_BY_NAME, 0, name, out, err);
+}
+
+int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_EXP_ALL, &st, err);
+	if (rc < 0)
+		return rc;
+	store_experiment *v = NULL;
+	size_t nv = 0, cap = 0;
+	int r = SQLITE_DONE;
+	while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_experiment *e = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		if (!e) {
+			rc = rl_err_set(err, RL_ENOMEM, "listing experiments");
+			break;
+		}
+		if ((rc = exp_row(st, e, err)) < 0)
+			nv--;
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "listing experiments");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		store_experiments_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int store_experiment_set_status(store *s, int64_t id, exp_status status, double finished_at,
+				rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_EXP_STATUS, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_text(st, 2, exp_status_name(status));
+		st_bind_real(st, 3, finished_at);
+		rc = st_exec_stmt(s, st, err, "setting an experiment's status");
+		if (rc == 0 && sqlite3_changes(s->db) == 0)
+			rc = rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld",
+					(long long)id);
+	}
+	return st_tx_end(s, rc, err);
+}

@@ -1,0 +1,174 @@
+/*
+ * store_metric.c - the metrics and events tables.  Metrics are the values a
+ * trial reports (name=value at a resource count), appended in batches as the
+ * driver parses a segment's output; the search engine rebuilds its state
+ * from them after a restart.  Events are the experiment's journal (trial
+ * started, segment out of memory, decision taken), read by `relish logs` and
+ * the dashboard.
+ */
+#include "store/store_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char SQL_METRIC_INSERT[] =
+	"INSERT INTO metrics(trial_id, segment_id, resource, name, value, at)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_METRIC_LIST[] =
+	"SELECT m.trial_id, m.segment_id, m.resource, m.name, m.value, m.at"
+	" FROM metrics m JOIN trials t ON t.id = m.trial_id"
+	" WHERE t.experiment_id = ?1 AND (?2 = 0 OR m.trial_id = ?2)"
+	" ORDER BY t.idx, m.id";
+static const char SQL_EVENT_INSERT[] =
+	"INSERT INTO events(at, experiment_id, trial_id, segment_id, kind, message)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_EVENT_LIST[] =
+	"SELECT id, at, experiment_id, trial_id, segment_id, kind, message FROM events"
+	" WHERE id > ?2 AND (?1 = 0 OR experiment_id = ?1) ORDER BY id LIMIT ?3";
+
+void store_metrics_free(store_metric *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+int store_metrics_insert(store *s, const store_metric *m, size_t n, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	rc = st_prepare(s, SQL_METRIC_INSERT, &st, err);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (!m[i].name) {
+			rc = rl_err_set(err, RL_EINVAL, "metric %zu of %zu has no name", i + 1, n);
+			break;
+		}
+		sqlite3_clear_bindings(st);
+		sqlite3_bind_int64(st, 1, m[i].trial_id);
+		st_bind_id(st, 2, m[i].segment_id);
+		st_bind_real(st, 3, m[i].resource);
+		st_bind_text(st, 4, m[i].name);
+		st_bind_real(st, 5, m[i].value);
+		sqlite3_bind_double(st, 6, m[i].at);
+		rc = st_exec_stmt(s, st, err, "inserting a metric");
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_metric **out,
+		      size_t *n, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_METRIC_LIST, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 2, trial_id);
+	store_metric *v = NULL;
+	size_t nv = 0, cap = 0;
+	int r = SQLITE_DONE;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_metric *x = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		int oom = !x;
+		if (x) {
+			x->trial_id = sqlite3_column_int64(st, 0);
+			x->segment_id = st_col_int(st, 1, 0);
+			x->resource = st_col_real(st, 2);
+			x->name = st_col_text(st, 3, &oom);
+			x->value = st_col_real(st, 4);
+			x->at = st_col_real(st, 5);
+		}
+		if (oom) {
+			rc = rl_err_set(err, RL_ENOMEM, "listing metrics");
+			break;
+		}
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "listing metrics");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		store_metrics_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int store_event_append(store *s, double at, int64_t experiment_id, int64_t trial_id,
+		       int64_t segment_id, const char *kind, const char *message,
+		       int64_t *id, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_EVENT_INSERT, &st, err)) == 0) {
+		sqlite3_bind_double(st, 1, at);
+		st_bind_id(st, 2, experiment_id);
+		st_bind_id(st, 3, trial_id);
+		st_bind_id(st, 4, segment_id);
+		st_bind_text(st, 5, kind ? kind : "note");
+		st_bind_text(st, 6, message);
+		rc = st_exec_stmt(s, st, err, "appending an event");
+	}
+	int64_t new_id = sqlite3_last_insert_rowid(s->db);
+	rc = st_tx_end(s, rc, err);
+	if (rc == 0 && id)
+		*id = new_id;
+	return rc;
+}
+
+void store_events_free(store_event *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].kind);
+		free(v[i].message);
+	}
+	free(v);
+}
+
+int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t limit,
+		     store_event **out, size_t *n, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_EVENT_LIST, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 2, after_id);
+	sqlite3_bind_int64(st, 3, limit ? (int64_t)limit : -1); /* LIMIT -1: no limit */
+	store_event *v = NULL;
+	size_t nv = 0, cap = 0;
+	int r = SQLITE_DONE;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_event *x = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		int oom = !x;
+		if (x) {
+			x->id = sqlite3_column_int64(st, 0);
+			x->at = st_col_real(st, 1);
+			x->experiment_id = st_col_int(st, 2, 0);
+			x->trial_id = st_col_int(st, 3, 0);
+			x->segment_id = st_col_int(st, 4, 0);
+			x->kind = st_col_text(st, 5, &oom);
+			x->message = st_col_text(st, 6, &oom);
+		}
+		if (oom) {
+			rc = rl_err_set(err, RL_ENOMEM, "listing events");
+			break;
+		}
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "listing events");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		store_events_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}

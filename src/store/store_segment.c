@@ -1,0 +1,276 @@
+/*
+ * store_segment.c - the segments table: one row per range [from, to] of a
+ * trial's training, with its placement (device, memory reservation, compute
+ * share and the basis of the reservation), its process (pid + kernel start
+ * time, container) and its outcome (status, exit code, signal, peak memory).
+ *
+ * Life: insert (planned) -> place (running, committed before the process is
+ * started) -> set_pid (after fork) -> finish (an outcome).  Each step checks
+ * the state it expects in its WHERE clause, so a driver bug that finishes a
+ * segment twice is an error rather than a silently rewritten history.
+ */
+#include "store/store_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEG_COLS "g.id, g.trial_id, g.seq, g.resource_from, g.resource_to, g.status," \
+	" g.exit_code, g.signal, g.device, g.mem_reserved_mib, g.compute_share, g.basis,"  \
+	" g.pid, g.pid_start_time, g.container, g.started_at, g.ended_at, g.peak_mem_mib,"  \
+	" g.est_mem_mib, g.log_path, g.message"
+
+static const char SQL_SEG_INSERT[] =
+	"INSERT INTO segments(trial_id, seq, resource_from, resource_to, status, est_mem_mib)"
+	" VALUES(?1, ?2, ?3, ?4, 'planned', ?5)";
+static const char SQL_SEG_PLACE[] =
+	"UPDATE segments SET status = 'running', device = ?2, mem_reserved_mib = ?3,"
+	" compute_share = ?4, basis = ?5, log_path = ?6, started_at = ?7"
+	" WHERE id = ?1 AND status = 'planned'";
+static const char SQL_SEG_PID[] =
+	"UPDATE segments SET pid = ?2, pid_start_time = ?3, container = ?4"
+	" WHERE id = ?1 AND status = 'running'";
+static const char SQL_SEG_FINISH[] =
+	"UPDATE segments SET status = ?2, exit_code = ?3, signal = ?4, peak_mem_mib = ?5,"
+	" ended_at = ?6, message = ?7 WHERE id = ?1 AND status IN ('planned', 'running')";
+static const char SQL_SEG_BY_ID[] = "SELECT " SEG_COLS " FROM segments g WHERE g.id = ?1";
+static const char SQL_SEG_OF_TRIAL[] =
+	"SELECT " SEG_COLS " FROM segments g WHERE g.trial_id = ?1 ORDER BY g.seq, g.id";
+static const char SQL_SEG_RUNNING[] =
+	"SELECT " SEG_COLS " FROM segments g JOIN trials t ON t.id = g.trial_id"
+	" WHERE g.status = 'running' AND (?1 = 0 OR t.experiment_id = ?1) ORDER BY g.id";
+static const char SQL_SEG_OF_EXP[] =
+	"SELECT " SEG_COLS " FROM segments g JOIN trials t ON t.id = g.trial_id"
+	" WHERE t.experiment_id = ?1 ORDER BY t.idx, g.seq, g.id";
+
+void store_segment_fini(store_segment *g)
+{
+	if (!g)
+		return;
+	free(g->device);
+	free(g->basis);
+	free(g->container);
+	free(g->log_path);
+	free(g->message);
+	memset(g, 0, sizeof *g);
+}
+
+void store_segments_free(store_segment *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		store_segment_fini(&v[i]);
+	free(v);
+}
+
+static int seg_row(sqlite3_stmt *st, store_segment *g, rl_err *err)
+{
+	int oom = 0;
+	store_segment x = {0};
+	x.id = sqlite3_column_int64(st, 0);
+	x.trial_id = sqlite3_column_int64(st, 1);
+	x.seq = sqlite3_column_int(st, 2);
+	x.resource_from = st_col_real(st, 3);
+	x.resource_to = st_col_real(st, 4);
+	const char *status = (const char *)sqlite3_column_text(st, 5);
+	x.exit_code = (int)st_col_int(st, 6, -1);
+	x.signal = (int)st_col_int(st, 7, 0);
+	x.device = st_col_text(st, 8, &oom);
+	x.mem_reserved_mib = st_col_int(st, 9, -1);
+	x.compute_share = st_col_real(st, 10);
+	x.basis = st_col_text(st, 11, &oom);
+	x.pid = (pid_t)st_col_int(st, 12, 0);
+	x.pid_start_time = (uint64_t)st_col_int(st, 13, 0);
+	x.container = st_col_text(st, 14, &oom);
+	x.started_at = st_col_real(st, 15);
+	x.ended_at = st_col_real(st, 16);
+	x.peak_mem_mib = st_col_int(st, 17, -1);
+	x.est_mem_mib = st_col_int(st, 18, -1);
+	x.log_path = st_col_text(st, 19, &oom);
+	x.message = st_col_text(st, 20, &oom);
+	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading a segment")
+		     : seg_status_from_name(status, &x.status, err);
+	if (rc < 0) {
+		store_segment_fini(&x);
+		return rc;
+	}
+	*g = x;
+	return 0;
+}
+
+int store_segment_insert(store *s, int64_t trial_id, int seq, double from, double to,
+			 int64_t est_mem_mib, int64_t *id, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_SEG_INSERT, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, trial_id);
+		sqlite3_bind_int(st, 2, seq);
+		sqlite3_bind_double(st, 3, from);
+		sqlite3_bind_double(st, 4, to);
+		st_bind_int(st, 5, est_mem_mib);
+		rc = st_exec_stmt(s, st, err, "inserting a segment");
+		if (rc == RL_EEXISTS)
+			rl_err_set(err, RL_EEXISTS, "trial %lld already has a segment %d",
+				   (long long)trial_id, seq);
+	}
+	int64_t new_id = sqlite3_last_insert_rowid(s->db);
+	rc = st_tx_end(s, rc, err);
+	if (rc == 0 && id)
+		*id = new_id;
+	return rc;
+}
+
+/* After an UPDATE guarded by a state check changed nothing: say whether the
+ * segment is missing or in the wrong state. */
+static int seg_not_changed(store *s, int64_t id, const char *want, rl_err *err)
+{
+	store_segment g;
+	rl_err e2;
+	if (store_segment_get(s, id, &g, &e2) < 0)
+		return rl_err_set(err, RL_ENOTFOUND, "no segment with id %lld", (long long)id);
+	int rc = rl_err_set(err, RL_EINVAL, "segment %lld is %s, expected %s", (long long)id,
+			    seg_status_name(g.status), want);
+	store_segment_fini(&g);
+	return rc;
+}
+
+static int seg_update(store *s, sqlite3_stmt *st, int64_t id, const char *want, rl_err *err)
+{
+	int rc = st_exec_stmt(s, st, err, "updating a segment");
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = seg_not_changed(s, id, want, err);
+	return rc;
+}
+
+int store_segment_place(store *s, int64_t id, const store_placement *pl, double now,
+			rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_SEG_PLACE, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_text(st, 2, pl->device);
+		st_bind_int(st, 3, pl->mem_reserved_mib);
+		st_bind_real(st, 4, pl->compute_share);
+		st_bind_text(st, 5, pl->basis);
+		st_bind_text(st, 6, pl->log_path);
+		sqlite3_bind_double(st, 7, now);
+		rc = seg_update(s, st, id, "planned", err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_time,
+			  const char *container, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_SEG_PID, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, pid);
+		sqlite3_bind_int64(st, 3, (int64_t)pid_start_time);
+		st_bind_text(st, 4, container);
+		rc = seg_update(s, st, id, "running", err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_segment_finish(store *s, int64_t id, const store_segment_end *end, rl_err *err)
+{
+	if (end->status < SEG_COMPLETED || end->status >= SEG__COUNT)
+		return rl_err_set(err, RL_EINVAL, "segment %lld: '%s' is not an outcome",
+				  (long long)id, seg_status_name(end->status));
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_SEG_FINISH, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_text(st, 2, seg_status_name(end->status));
+		if (end->exit_code >= 0)
+			sqlite3_bind_int(st, 3, end->exit_code);
+		if (end->signal > 0)
+			sqlite3_bind_int(st, 4, end->signal);
+		st_bind_int(st, 5, end->peak_mem_mib);
+		st_bind_real(st, 6, end->ended_at);
+		st_bind_text(st, 7, end->message);
+		rc = seg_update(s, st, id, "planned or running", err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_segment_get(store *s, int64_t id, store_segment *out, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_SEG_BY_ID, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		rc = seg_row(st, out, err);
+	else if (r == SQLITE_DONE)
+		rc = rl_err_set(err, RL_ENOTFOUND, "no segment with id %lld", (long long)id);
+	else
+		rc = st_fail(s, err, "reading a segment");
+	sqlite3_reset(st);
+	return rc;
+}
+
+static int seg_list(store *s, const char *sql, int64_t key, store_segment **out, size_t *n,
+		    rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, sql, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, key);
+	store_segment *v = NULL;
+	size_t nv = 0, cap = 0;
+	int r = SQLITE_DONE;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_segment *g = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		if (!g) {
+			rc = rl_err_set(err, RL_ENOMEM, "listing segments");
+			break;
+		}
+		if ((rc = seg_row(st, g, err)) < 0) {
+			nv--;
+			break;
+		}
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "listing segments");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		store_segments_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int store_segment_list(store *s, int64_t trial_id, store_segment **out, size_t *n,
+		       rl_err *err)
+{
+	return seg_list(s, SQL_SEG_OF_TRIAL, trial_id, out, n, err);
+}
+
+int store_segment_list_running(store *s, int64_t experiment_id, store_segment **out,
+			       size_t *n, rl_err *err)
+{
+	return seg_list(s, SQL_SEG_RUNNING, experiment_id, out, n, err);
+}
+
+int store_segment_list_experiment(store *s, int64_t experiment_id, store_segment **out,
+				  size_t *n, rl_err *err)
+{
+	return seg_list(s, SQL_SEG_OF_EXP, experiment_id, out, n, err);
+}

@@ -1,0 +1,248 @@
+/*
+ * store_trial.c - the trials table: one row per hyperparameter configuration
+ * of an experiment, with its life state, progress and latest objective.
+ * Reads also summarise the trial's segments (count, out-of-memory count, last
+ * error) so `relish trials` needs one query, and can attach the metric
+ * history the search engine needs to rebuild its state after a restart.
+ */
+#include "store/store_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Trial columns plus segment summaries; the last error is the message of the
+ * latest segment that ended in anything but success. */
+#define TRIAL_SELECT                                                                  \
+	"SELECT t.id, t.experiment_id, t.idx, t.params_json, t.status, t.resource_done," \
+	" t.objective, t.objective_resource, t.error, t.created_at, t.updated_at,"       \
+	" (SELECT count(*) FROM segments g WHERE g.trial_id = t.id),"                    \
+	" (SELECT count(*) FROM segments g WHERE g.trial_id = t.id AND g.status = 'oom'),"\
+	" (SELECT COALESCE(g.message, g.status) FROM segments g WHERE g.trial_id = t.id" \
+	"   AND g.status NOT IN ('planned', 'running', 'completed')"                     \
+	"   ORDER BY g.seq DESC, g.id DESC LIMIT 1)"                                      \
+	" FROM trials t "
+
+static const char SQL_TRIAL_INSERT[] =
+	"INSERT INTO trials(experiment_id, idx, params_json, status, created_at, updated_at)"
+	" VALUES(?1, ?2, ?3, 'pending', ?4, ?4)";
+static const char SQL_TRIAL_STATUS[] =
+	"UPDATE trials SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1";
+static const char SQL_TRIAL_PROGRESS[] =
+	"UPDATE trials SET resource_done = COALESCE(?2, resource_done),"
+	" objective = COALESCE(?3, objective),"
+	" objective_resource = COALESCE(?4, objective_resource), updated_at = ?5 WHERE id = ?1";
+static const char SQL_TRIAL_BY_ID[] = TRIAL_SELECT "WHERE t.id = ?1";
+static const char SQL_TRIAL_LIST[] = TRIAL_SELECT "WHERE t.experiment_id = ?1 ORDER BY t.idx";
+/* Completed trials first, then the best value for the experiment's mode,
+ * then the earliest trial on ties. */
+static const char SQL_TRIAL_BEST[] =
+	TRIAL_SELECT "WHERE t.experiment_id = ?1 AND t.objective IS NOT NULL"
+	" ORDER BY (t.status = 'completed') DESC,"
+	" CASE WHEN (SELECT mode FROM experiments WHERE id = ?1) = 'min'"
+	"  THEN t.objective ELSE -t.objective END ASC, t.idx ASC LIMIT 1";
+
+void store_trial_fini(store_trial *t)
+{
+	if (!t)
+		return;
+	free(t->params_json);
+	free(t->error);
+	free(t->last_error);
+	store_metrics_free(t->metrics, t->n_metrics);
+	memset(t, 0, sizeof *t);
+}
+
+void store_trials_free(store_trial *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		store_trial_fini(&v[i]);
+	free(v);
+}
+
+static int trial_row(sqlite3_stmt *st, store_trial *t, rl_err *err)
+{
+	int oom = 0;
+	store_trial x = {0};
+	x.id = sqlite3_column_int64(st, 0);
+	x.experiment_id = sqlite3_column_int64(st, 1);
+	x.idx = sqlite3_column_int(st, 2);
+	x.params_json = st_col_text(st, 3, &oom);
+	const char *status = (const char *)sqlite3_column_text(st, 4);
+	x.resource_done = st_col_real(st, 5);
+	x.objective = st_col_real(st, 6);
+	x.objective_resource = st_col_real(st, 7);
+	x.error = st_col_text(st, 8, &oom);
+	x.created_at = st_col_real(st, 9);
+	x.updated_at = st_col_real(st, 10);
+	x.n_segments = sqlite3_column_int(st, 11);
+	x.n_oom = sqlite3_column_int(st, 12);
+	x.last_error = st_col_text(st, 13, &oom);
+	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading a trial")
+		     : trial_status_from_name(status, &x.status, err);
+	if (rc < 0) {
+		store_trial_fini(&x);
+		return rc;
+	}
+	*t = x;
+	return 0;
+}
+
+int store_trial_insert(store *s, int64_t experiment_id, int idx, const char *params_json,
+		       double now, int64_t *id, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_TRIAL_INSERT, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, experiment_id);
+		sqlite3_bind_int(st, 2, idx);
+		st_bind_text(st, 3, params_json ? params_json : "{}");
+		sqlite3_bind_double(st, 4, now);
+		rc = st_exec_stmt(s, st, err, "inserting a trial");
+		if (rc == RL_EEXISTS)
+			rl_err_set(err, RL_EEXISTS, "experiment %lld already has a trial %d",
+				   (long long)experiment_id, idx);
+	}
+	int64_t new_id = sqlite3_last_insert_rowid(s->db);
+	rc = st_tx_end(s, rc, err);
+	if (rc == 0 && id)
+		*id = new_id;
+	return rc;
+}
+
+/* Run an UPDATE of one trial; no row changed means no such trial. */
+static int trial_update(store *s, sqlite3_stmt *st, int64_t id, rl_err *err)
+{
+	int rc = st_exec_stmt(s, st, err, "updating a trial");
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = rl_err_set(err, RL_ENOTFOUND, "no trial with id %lld", (long long)id);
+	return rc;
+}
+
+int store_trial_set_status(store *s, int64_t id, trial_status status, const char *error,
+			   double now, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_TRIAL_STATUS, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_text(st, 2, trial_status_name(status));
+		st_bind_text(st, 3, error);
+		sqlite3_bind_double(st, 4, now);
+		rc = trial_update(s, st, id, err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_trial_set_progress(store *s, int64_t id, double resource_done, double objective,
+			     double objective_resource, double now, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_TRIAL_PROGRESS, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_real(st, 2, resource_done);
+		st_bind_real(st, 3, objective);
+		st_bind_real(st, 4, objective_resource);
+		sqlite3_bind_double(st, 5, now);
+		rc = trial_update(s, st, id, err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+static int trial_get_one(store *s, const char *sql, int64_t id, store_trial *out, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, sql, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		rc = trial_row(st, out, err);
+	else if (r == SQLITE_DONE)
+		rc = sql == SQL_TRIAL_BEST
+			? rl_err_set(err, RL_ENOTFOUND, "experiment %lld has no trial with an "
+				     "objective value yet", (long long)id)
+			: rl_err_set(err, RL_ENOTFOUND, "no trial with id %lld", (long long)id);
+	else
+		rc = st_fail(s, err, "reading a trial");
+	sqlite3_reset(st);
+	return rc;
+}
+
+int store_trial_get(store *s, int64_t id, store_trial *out, rl_err *err)
+{
+	return trial_get_one(s, SQL_TRIAL_BY_ID, id, out, err);
+}
+
+int store_trial_best(store *s, int64_t experiment_id, store_trial *out, rl_err *err)
+{
+	return trial_get_one(s, SQL_TRIAL_BEST, experiment_id, out, err);
+}
+
+static int trial_list_rows(store *s, int64_t experiment_id, unsigned flags, store_trial **out,
+			   size_t *n, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_TRIAL_LIST, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	store_trial *v = NULL;
+	size_t nv = 0, cap = 0;
+	int r = SQLITE_DONE;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_trial *t = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		if (!t) {
+			rc = rl_err_set(err, RL_ENOMEM, "listing trials");
+			break;
+		}
+		if ((rc = trial_row(st, t, err)) < 0) {
+			nv--;
+			break;
+		}
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "listing trials");
+	sqlite3_reset(st);
+	/* Metric histories after the trial statement is reset (one statement
+	 * at a time keeps the cache simple). */
+	for (size_t i = 0; rc == 0 && (flags & STORE_LIST_METRICS) && i < nv; i++)
+		rc = store_metric_list(s, experiment_id, v[i].id, &v[i].metrics, &v[i].n_metrics,
+				       err);
+	if (rc < 0) {
+		store_trials_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int store_trial_list(store *s, int64_t experiment_id, unsigned flags, store_trial **out,
+		     size_t *n, rl_err *err)
+{
+	/* One read transaction: trials and their metrics from one snapshot. */
+	int rc = st_tx_read(s, err);
+	if (rc < 0)
+		return rc;
+	store_trial *v = NULL;
+	size_t nv = 0;
+	rc = trial_list_rows(s, experiment_id, flags, &v, &nv, err);
+	rc = st_tx_end(s, rc, err);
+	if (rc < 0) {
+		if (v)
+			store_trials_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}

@@ -1,0 +1,691 @@
+/*
+ * test_store.c - the state database: migrations, the experiment lifecycle
+ * through the typed API, atomic groups, crash safety under SIGKILL, and the
+ * pid + start-time identity used by recovery.  Every test works on a real
+ * SQLite file in a fresh temporary folder.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+struct fixture {
+	char dir[64];
+	char path[96];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	snprintf(f->dir, sizeof f->dir, "/tmp/relish-store-XXXXXX");
+	if (!f || !mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof f->path, "%s/state.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+	int rc = system(cmd);
+	free(f);
+	return rc == 0 ? 0 : -1;
+}
+
+/* Open and fail the test with the error message when it does not work. */
+static store *open_ok(const char *path, unsigned flags)
+{
+	store *s = NULL;
+	rl_err e;
+	rl_err_clear(&e);
+	int rc = store_open(path, flags, &s, &e);
+	if (rc < 0)
+		fail_msg("store_open %s: %s", path, e.msg);
+	return s;
+}
+
+#define OK(call)                                                                     \
+	do {                                                                         \
+		rl_err e_;                                                           \
+		rl_err_clear(&e_);                                                   \
+		rl_err *err = &e_;                                                   \
+		int rc_ = (call);                                                    \
+		if (rc_ < 0)                                                         \
+			fail_msg("%s -> %s: %s", #call, rl_err_name(rc_), e_.msg);  \
+	} while (0)
+
+/* A raw query returning one integer, through sqlite3 directly (not the API
+ * under test). */
+static long long raw_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	long long v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static int64_t new_experiment(store *s, const char *name, const char *mode)
+{
+	store_experiment e = {.name = (char *)name, .spec_text = (char *)"name: x\n",
+			      .spec_path = (char *)"x.yaml", .created_at = 1000.0,
+			      .objective_metric = (char *)"accuracy", .mode = (char *)mode};
+	int64_t id = 0;
+	OK(store_experiment_create(s, &e, &id, err));
+	assert_true(id > 0);
+	return id;
+}
+
+static void test_migrate_fresh_and_reopen(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+	assert_string_equal(store_path(s), f->path);
+	new_experiment(s, "a", "max");
+	store_close(s);
+	/* Seven tables, WAL on disk, version recorded. */
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type='table'"),
+			 7);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	/* Re-opening applies nothing and keeps the data. */
+	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+	store_experiment x;
+	OK(store_experiment_find(s, "a", &x, err));
+	assert_string_equal(x.objective_metric, "accuracy");
+	assert_int_equal(x.status, EXP_RUNNING);
+	assert_true(isnan(x.finished_at));
+	store_experiment_fini(&x);
+	OK(store_check(s, err));
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM experiments"), 1);
+	sqlite3 *db;
+	sqlite3_open(f->path, &db);
+	sqlite3_stmt *st;
+	sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+static void test_refuse_newer_and_missing(void **state)
+{
+	struct fixture *f = *state;
+	rl_err e;
+	store *s = NULL;
+	/* Missing file with MUST_EXIST: not found, and no file appears. */
+	assert_int_equal(store_open(f->path, STORE_MUST_EXIST, &s, &e), RL_ENOTFOUND);
+	assert_null(s);
+	assert_non_null(strstr(e.msg, f->path));
+	struct stat sb;
+	assert_int_not_equal(stat(f->path, &sb), 0);
+
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_open(f->path, 0, &s, &e), RL_ESTORE);
+	assert_null(s);
+	assert_non_null(strstr(e.msg, "schema version 99 was written by a newer relish"));
+	/* Refused without touching it. */
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
+
+	/* Not a database at all. */
+	FILE *g = fopen(f->path, "w");
+	fputs("this is not sqlite, just text long enough to fill a header ......"
+	      "...........................................................\n", g);
+	fclose(g);
+	assert_int_equal(store_open(f->path, STORE_MUST_EXIST, &s, &e), RL_ESTORE);
+	assert_non_null(strstr(e.msg, f->path));
+}
+
+static void test_lifecycle(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	rl_err e;
+	int64_t exp = new_experiment(s, "digits", "max");
+	store_experiment dup = {.name = (char *)"digits", .objective_metric = (char *)"a",
+				.mode = (char *)"max"};
+	assert_int_equal(store_experiment_create(s, &dup, NULL, &e), RL_EEXISTS);
+	assert_non_null(strstr(e.msg, "'digits' already exists"));
+
+	/* Three trials: t0 completes at 9 with 0.90, t1 is stopped at 3 with
+	 * 0.95 (higher, but not completed), t2 runs out of memory once and is
+	 * running again. */
+	int64_t t[3];
+	OK(store_trial_insert(s, exp, 0, "{\"lr\":0.1}", 1001, &t[0], err));
+	OK(store_trial_insert(s, exp, 1, "{\"lr\":0.01}", 1002, &t[1], err));
+	OK(store_trial_insert(s, exp, 2, "{\"lr\":0.001}", 1003, &t[2], err));
+	assert_int_equal(store_trial_insert(s, exp, 2, "{}", 1, NULL, &e), RL_EEXISTS);
+
+	store_trial best;
+	assert_int_equal(store_trial_best(s, exp, &best, &e), RL_ENOTFOUND);
+
+	int64_t g00, g01, g10, g20, g21;
+	OK(store_segment_insert(s, t[0], 0, 0, 3, 512, &g00, err));
+	OK(store_segment_insert(s, t[0], 1, 3, 9, -1, &g01, err));
+	OK(store_segment_insert(s, t[1], 0, 0, 3, 512, &g10, err));
+	OK(store_segment_insert(s, t[2], 0, 0, 3, 512, &g20, err));
+	assert_int_equal(store_segment_insert(s, t[2], 1, 5, 4, -1, NULL, &e), RL_ESTORE);
+
+	store_placement pl = {.device = "gpu0", .mem_reserved_mib = 614, .compute_share = 50,
+			      .basis = "hint", .log_path = "/tmp/x.log"};
+	store_segment_end ok = {.status = SEG_COMPLETED, .exit_code = 0, .peak_mem_mib = 480,
+				.ended_at = 1100};
+	OK(store_segment_place(s, g00, &pl, 1010, err));
+	OK(store_segment_set_pid(s, g00, 4242, 987654321ULL, NULL, err));
+	OK(store_segment_finish(s, g00, &ok, err));
+	assert_int_equal(store_segment_finish(s, g00, &ok, &e), RL_EINVAL);
+	assert_non_null(strstr(e.msg, "is completed, expected planned or running"));
+	assert_int_equal(store_segment_set_pid(s, g01, 1, 1, NULL, &e), RL_EINVAL);
+	assert_int_equal(store_segment_place(s, 9999, &pl, 1, &e), RL_ENOTFOUND);
+
+	store_metric m[] = {
+		{.trial_id = t[0], .segment_id = g00, .resource = 1, .name = (char *)"accuracy",
+		 .value = 0.5, .at = 1020},
+		{.trial_id = t[0], .segment_id = g00, .resource = 3, .name = (char *)"accuracy",
+		 .value = 0.8, .at = 1090},
+		{.trial_id = t[0], .segment_id = g00, .resource = 3, .name = (char *)"loss",
+		 .value = 0.4, .at = 1090},
+	};
+	OK(store_metrics_insert(s, m, 3, err));
+	OK(store_trial_set_progress(s, t[0], 3, 0.8, 3, 1100, err));
+	OK(store_segment_place(s, g01, &pl, 1101, err));
+	OK(store_segment_finish(s, g01, &ok, err));
+	store_metric m2 = {.trial_id = t[0], .segment_id = g01, .resource = 9,
+			   .name = (char *)"accuracy", .value = 0.9, .at = 1200};
+	OK(store_metrics_insert(s, &m2, 1, err));
+	OK(store_trial_set_progress(s, t[0], 9, 0.9, 9, 1200, err));
+	OK(store_trial_set_status(s, t[0], TRIAL_COMPLETED, NULL, 1200, err));
+
+	OK(store_segment_place(s, g10, &pl, 1010, err));
+	OK(store_segment_finish(s, g10, &ok, err));
+	OK(store_trial_set_progress(s, t[1], 3, 0.95, 3, 1100, err));
+	OK(store_trial_set_status(s, t[1], TRIAL_STOPPED, NULL, 1100, err));
+
+	store_segment_end oom = {.status = SEG_OOM, .exit_code = 1, .peak_mem_mib = 620,
+				 .ended_at = 1050, .message = "CUDA out of memory"};
+	OK(store_segment_place(s, g20, &pl, 1010, err));
+	OK(store_segment_set_pid(s, g20, 777, 123, "relish-seg-4", err));
+	OK(store_segment_finish(s, g20, &oom, err));
+	OK(store_segment_insert(s, t[2], 1, 0, 3, 1024, &g21, err));
+	store_placement pl2 = {.device = "gpu1", .mem_reserved_mib = 1024, .compute_share = NAN,
+			       .basis = "oom"};
+	OK(store_segment_place(s, g21, &pl2, 1060, err));
+	OK(store_segment_set_pid(s, g21, 778, 456, NULL, err));
+	OK(store_trial_set_status(s, t[2], TRIAL_RUNNING, NULL, 1060, err));
+	OK(store_event_append(s, 1050, exp, t[2], g20, "segment.oom", "raised to 1024 MiB", NULL,
+			      err));
+
+	/* Best: the completed trial wins over the stopped one with 0.95. */
+	OK(store_trial_best(s, exp, &best, err));
+	assert_int_equal(best.id, t[0]);
+	assert_float_equal(best.objective, 0.9, 0);
+	assert_float_equal(best.objective_resource, 9, 0);
+	assert_string_equal(best.params_json, "{\"lr\":0.1}");
+	store_trial_fini(&best);
+
+	/* Trial list with summaries and metric histories. */
+	store_trial *tv;
+	size_t nt;
+	OK(store_trial_list(s, exp, STORE_LIST_METRICS, &tv, &nt, err));
+	assert_int_equal(nt, 3);
+	assert_int_equal(tv[0].status, TRIAL_COMPLETED);
+	assert_int_equal(tv[0].n_segments, 2);
+	assert_int_equal(tv[0].n_oom, 0);
+	assert_null(tv[0].last_error);
+	assert_int_equal(tv[0].n_metrics, 4);
+	assert_string_equal(tv[0].metrics[2].name, "loss");
+	assert_float_equal(tv[0].metrics[3].value, 0.9, 0);
+	assert_int_equal(tv[0].metrics[3].segment_id, g01);
+	assert_int_equal(tv[1].status, TRIAL_STOPPED);
+	assert_int_equal(tv[1].n_metrics, 0);
+	assert_int_equal(tv[2].n_segments, 2);
+	assert_int_equal(tv[2].n_oom, 1);
+	assert_string_equal(tv[2].last_error, "CUDA out of memory");
+	assert_true(isnan(tv[2].objective));
+	store_trials_free(tv, nt);
+
+	/* Recovery query: only g21 is running, with its pid and start time. */
+	store_segment *gv;
+	size_t ng;
+	OK(store_segment_list_running(s, exp, &gv, &ng, err));
+	assert_int_equal(ng, 1);
+	assert_int_equal(gv[0].id, g21);
+	assert_int_equal(gv[0].pid, 778);
+	assert_int_equal(gv[0].pid_start_time, 456);
+	assert_string_equal(gv[0].device, "gpu1");
+	assert_int_equal(gv[0].mem_reserved_mib, 1024);
+	assert_true(isnan(gv[0].compute_share));
+	assert_string_equal(gv[0].basis, "oom");
+	store_segments_free(gv, ng);
+	OK(store_segment_list_running(s, 0, &gv, &ng, err));
+	assert_int_equal(ng, 1);
+	store_segments_free(gv, ng);
+
+	store_segment g;
+	OK(store_segment_get(s, g20, &g, err));
+	assert_int_equal(g.status, SEG_OOM);
+	assert_int_equal(g.exit_code, 1);
+	assert_int_equal(g.signal, 0);
+	assert_int_equal(g.peak_mem_mib, 620);
+	assert_int_equal(g.est_mem_mib, 512);
+	assert_string_equal(g.container, "relish-seg-4");
+	assert_float_equal(g.started_at, 1010, 0);
+	assert_float_equal(g.ended_at, 1050, 0);
+	store_segment_fini(&g);
+	OK(store_segment_list_experiment(s, exp, &gv, &ng, err));
+	assert_int_equal(ng, 5);
+	assert_int_equal(gv[0].id, g00);
+	assert_int_equal(gv[4].id, g21);
+	store_segments_free(gv, ng);
+
+	store_event *ev;
+	size_t ne;
+	OK(store_event_list(s, exp, 0, 0, &ev, &ne, err));
+	assert_int_equal(ne, 1);
+	assert_string_equal(ev[0].kind, "segment.oom");
+	assert_int_equal(ev[0].segment_id, g20);
+	store_events_free(ev, ne);
+
+	OK(store_experiment_set_status(s, exp, EXP_DONE, 1300, err));
+	store_experiment x;
+	OK(store_experiment_get(s, exp, &x, err));
+	assert_int_equal(x.status, EXP_DONE);
+	assert_float_equal(x.finished_at, 1300, 0);
+	store_experiment_fini(&x);
+	assert_int_equal(store_experiment_find(s, "nope", &x, &e), RL_ENOTFOUND);
+	store_close(s);
+}
+
+/* Every enum name passes the schema's CHECK constraints and reads back. */
+static void test_all_statuses_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "e", "min");
+	int64_t t;
+	OK(store_trial_insert(s, exp, 0, NULL, 1, &t, err));
+	for (int i = 0; i < TRIAL__COUNT; i++) {
+		OK(store_trial_set_status(s, t, (trial_status)i, "x", 2, err));
+		store_trial tr;
+		OK(store_trial_get(s, t, &tr, err));
+		assert_int_equal(tr.status, i);
+		assert_string_equal(tr.params_json, "{}");
+		store_trial_fini(&tr);
+	}
+	for (int i = SEG_COMPLETED; i < SEG__COUNT; i++) {
+		int64_t g;
+		OK(store_segment_insert(s, t, i, 0, 1, -1, &g, err));
+		store_segment_end end = {.status = (seg_status)i, .exit_code = -1, .signal = 9,
+					 .peak_mem_mib = -1, .ended_at = 3};
+		OK(store_segment_finish(s, g, &end, err));
+		store_segment gs;
+		OK(store_segment_get(s, g, &gs, err));
+		assert_int_equal(gs.status, i);
+		assert_int_equal(gs.signal, 9);
+		assert_int_equal(gs.exit_code, -1);
+		assert_int_equal(gs.peak_mem_mib, -1);
+		store_segment_fini(&gs);
+	}
+	for (int i = 0; i < EXP__COUNT; i++) {
+		OK(store_experiment_set_status(s, exp, (exp_status)i, NAN, err));
+		exp_status back;
+		OK(exp_status_from_name(exp_status_name((exp_status)i), &back, err));
+		assert_int_equal(back, i);
+	}
+	rl_err e;
+	seg_status ss;
+	assert_int_equal(seg_status_from_name("exploded", &ss, &e), RL_EINVAL);
+	store_segment_end bad = {.status = SEG_RUNNING};
+	assert_int_equal(store_segment_finish(s, 1, &bad, &e), RL_EINVAL);
+	/* Min mode: the lowest objective is best. */
+	int64_t t2;
+	OK(store_trial_insert(s, exp, 1, NULL, 1, &t2, err));
+	OK(store_trial_set_progress(s, t, 1, 0.30, 1, 2, err));
+	OK(store_trial_set_progress(s, t2, 1, 0.25, 1, 2, err));
+	store_trial b;
+	OK(store_trial_best(s, exp, &b, err));
+	assert_int_equal(b.id, t2);
+	store_trial_fini(&b);
+	/* NAN leaves progress fields unchanged. */
+	OK(store_trial_set_progress(s, t2, 2, NAN, NAN, 3, err));
+	OK(store_trial_get(s, t2, &b, err));
+	assert_float_equal(b.resource_done, 2, 0);
+	assert_float_equal(b.objective, 0.25, 0);
+	store_trial_fini(&b);
+	store_close(s);
+}
+
+static void test_groups_are_atomic(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	rl_err e;
+	int64_t exp = new_experiment(s, "g", "max");
+
+	/* A group whose second write violates UNIQUE(experiment_id, idx). */
+	OK(store_begin(s, err));
+	assert_int_equal(store_begin(s, &e), RL_EINVAL);
+	OK(store_trial_insert(s, exp, 0, NULL, 1, NULL, err));
+	OK(store_event_append(s, 1, exp, 0, 0, "trial.created", NULL, NULL, err));
+	assert_int_equal(store_trial_insert(s, exp, 0, NULL, 1, NULL, &e), RL_EEXISTS);
+	/* The failed call undid only itself: the group can still see its rows. */
+	store_trial *tv;
+	size_t nt;
+	OK(store_trial_list(s, exp, 0, &tv, &nt, err));
+	assert_int_equal(nt, 1);
+	store_trials_free(tv, nt);
+	store_rollback(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trials"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM events"), 0);
+
+	/* A committed group: both rows, visible to another connection. */
+	OK(store_begin(s, err));
+	OK(store_trial_insert(s, exp, 0, NULL, 1, NULL, err));
+	OK(store_trial_insert(s, exp, 1, NULL, 1, NULL, err));
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trials"), 0); /* not yet */
+	OK(store_commit(s, err));
+	assert_int_equal(store_commit(s, &e), RL_EINVAL);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trials"), 2);
+
+	/* A metric batch with a dangling trial id (foreign key) is all or none. */
+	store_metric m[] = {
+		{.trial_id = 1, .resource = 1, .name = (char *)"a", .value = 1, .at = 1},
+		{.trial_id = 1, .resource = 2, .name = (char *)"a", .value = 2, .at = 2},
+		{.trial_id = 999, .resource = 3, .name = (char *)"a", .value = 3, .at = 3},
+	};
+	assert_int_equal(store_metrics_insert(s, m, 3, &e), RL_ESTORE);
+	assert_non_null(strstr(e.msg, "FOREIGN KEY"));
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 0);
+	OK(store_metrics_insert(s, m, 2, err));
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 2);
+	store_close(s);
+}
+
+/*
+ * Crash safety: a child commits trials one by one and tells the parent each
+ * index after its commit returned; the parent SIGKILLs it mid-stream.  Every
+ * acknowledged row must be in the reopened database, the rows must be a
+ * gapless prefix 0..k-1, and the file must pass integrity_check.
+ */
+static void test_sigkill_keeps_committed(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "crash", "max");
+	store_close(s);
+
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fd[0]);
+		store *c = NULL;
+		if (store_open(f->path, 0, &c, NULL) < 0)
+			_exit(1);
+		for (int i = 0; i < 100000; i++) {
+			char params[64];
+			snprintf(params, sizeof params, "{\"i\":%d}", i);
+			int64_t tid;
+			if (store_trial_insert(c, exp, i, params, i, &tid, NULL) < 0)
+				_exit(2);
+			store_metric m = {.trial_id = tid, .resource = 1, .name = (char *)"acc",
+					  .value = i, .at = i};
+			if (store_metrics_insert(c, &m, 1, NULL) < 0)
+				_exit(3);
+			if (write(fd[1], &i, sizeof i) != sizeof i)
+				_exit(4);
+		}
+		_exit(5);
+	}
+	close(fd[1]);
+	int acked = -1, v;
+	while (acked < 200 && read(fd[0], &v, sizeof v) == sizeof v)
+		acked = v;
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	/* Drain acknowledgements written before the kill. */
+	while (read(fd[0], &v, sizeof v) == sizeof v)
+		acked = v;
+	close(fd[0]);
+	assert_true(acked >= 200);
+
+	s = open_ok(f->path, STORE_MUST_EXIST);
+	OK(store_check(s, err));
+	store_trial *tv;
+	size_t nt;
+	OK(store_trial_list(s, exp, STORE_LIST_METRICS, &tv, &nt, err));
+	assert_true(nt >= (size_t)acked + 1);
+	assert_true(nt <= (size_t)acked + 2); /* at most one committed, not yet acked */
+	for (size_t i = 0; i < nt; i++) {
+		assert_int_equal(tv[i].idx, (int)i);
+		char params[64];
+		snprintf(params, sizeof params, "{\"i\":%zu}", i);
+		assert_string_equal(tv[i].params_json, params);
+		if (i <= (size_t)acked) {
+			assert_int_equal(tv[i].n_metrics, 1);
+			assert_float_equal(tv[i].metrics[0].value, (double)i, 0);
+		}
+	}
+	store_trials_free(tv, nt);
+	/* The recovered store takes new writes. */
+	OK(store_trial_insert(s, exp, (int)nt, NULL, 1, NULL, err));
+	store_close(s);
+}
+
+static void test_pid_identity(void **state)
+{
+	(void)state;
+	uint64_t mine;
+	OK(store_pid_start_time(getpid(), &mine, err));
+	assert_true(mine > 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	uint64_t t;
+	OK(store_pid_start_time(pid, &t, err));
+	assert_true(t >= mine);
+	assert_int_equal(store_pid_is_ours(pid, t), 1);
+	assert_int_equal(store_pid_is_ours(pid, t + 1), 0); /* pid reused by another */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(store_pid_is_ours(pid, t), 0);
+	rl_err e;
+	assert_int_equal(store_pid_start_time(pid, &t, &e), RL_ENOTFOUND);
+	assert_int_equal(store_pid_start_time(0, &t, &e), RL_EINVAL);
+}
+
+/*
+ * The recovery flow end to end: a "driver" process finishes segment 0 of a
+ * trial, places segment 1, starts a worker and records its pid + start time,
+ * then is SIGKILLed.  The restarted side finds the running segment, proves
+ * the worker is the one recorded (so it may kill it: no orphan), marks the
+ * segment lost and plans a new one from the trial's last checkpoint.
+ */
+static void test_recover_after_driver_kill(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "rec", "max");
+	store_close(s);
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	pid_t driver = fork();
+	assert_true(driver >= 0);
+	if (driver == 0) {
+		close(fd[0]);
+		store *c = NULL;
+		int64_t t, g0, g1;
+		store_segment_end ok = {.status = SEG_COMPLETED, .exit_code = 0,
+					.peak_mem_mib = 100, .ended_at = 20};
+		store_placement pl = {.device = "host", .mem_reserved_mib = 200,
+				      .compute_share = 1, .basis = "hint"};
+		if (store_open(f->path, 0, &c, NULL) < 0 ||
+		    store_trial_insert(c, exp, 0, "{}", 1, &t, NULL) < 0 ||
+		    store_segment_insert(c, t, 0, 0, 3, -1, &g0, NULL) < 0 ||
+		    store_segment_place(c, g0, &pl, 10, NULL) < 0 ||
+		    store_segment_finish(c, g0, &ok, NULL) < 0 ||
+		    store_trial_set_progress(c, t, 3, 0.7, 3, 20, NULL) < 0 ||
+		    store_segment_insert(c, t, 1, 3, 6, -1, &g1, NULL) < 0 ||
+		    store_segment_place(c, g1, &pl, 21, NULL) < 0)
+			_exit(1);
+		pid_t worker = fork();
+		if (worker == 0) {
+			for (;;)
+				pause();
+		}
+		uint64_t st;
+		if (worker < 0 || store_pid_start_time(worker, &st, NULL) < 0 ||
+		    store_segment_set_pid(c, g1, worker, st, NULL, NULL) < 0)
+			_exit(2);
+		if (write(fd[1], &worker, sizeof worker) != sizeof worker)
+			_exit(3);
+		for (;;)
+			pause(); /* killed here, mid-segment */
+	}
+	close(fd[1]);
+	pid_t worker = 0;
+	assert_int_equal(read(fd[0], &worker, sizeof worker), sizeof worker);
+	close(fd[0]);
+	kill(driver, SIGKILL);
+	waitpid(driver, NULL, 0);
+
+	s = open_ok(f->path, STORE_MUST_EXIST);
+	store_segment *run;
+	size_t nrun;
+	OK(store_segment_list_running(s, exp, &run, &nrun, err));
+	assert_int_equal(nrun, 1);
+	assert_int_equal(run[0].seq, 1);
+	assert_int_equal(run[0].pid, worker);
+	/* The recorded identity names the live orphan; kill it. */
+	assert_int_equal(store_pid_is_ours(run[0].pid, run[0].pid_start_time), 1);
+	assert_int_equal(kill(run[0].pid, SIGKILL), 0);
+	for (int i = 0; i < 500 && store_pid_is_ours(run[0].pid, run[0].pid_start_time); i++)
+		usleep(10000); /* reparented to init, which reaps it */
+	store_segment_end lost = {.status = SEG_LOST, .exit_code = -1, .signal = SIGKILL,
+				  .peak_mem_mib = -1, .ended_at = 30,
+				  .message = "relish restarted; worker killed"};
+	int64_t tid = run[0].trial_id;
+	OK(store_begin(s, err));
+	OK(store_segment_finish(s, run[0].id, &lost, err));
+	store_trial tr;
+	OK(store_trial_get(s, tid, &tr, err));
+	assert_float_equal(tr.resource_done, 3, 0); /* the finished segment is kept */
+	assert_float_equal(tr.objective, 0.7, 0);
+	int64_t g2;
+	OK(store_segment_insert(s, tid, 2, tr.resource_done, 6, -1, &g2, err));
+	OK(store_commit(s, err));
+	store_trial_fini(&tr);
+	store_segments_free(run, nrun);
+	OK(store_segment_list_running(s, exp, &run, &nrun, err));
+	assert_int_equal(nrun, 0);
+	store_segments_free(run, nrun);
+	store_segment *all;
+	size_t nall;
+	OK(store_segment_list(s, tid, &all, &nall, err));
+	assert_int_equal(nall, 3);
+	assert_int_equal(all[0].status, SEG_COMPLETED);
+	assert_int_equal(all[1].status, SEG_LOST);
+	assert_int_equal(all[2].status, SEG_PLANNED);
+	assert_float_equal(all[2].resource_from, 3, 0);
+	store_segments_free(all, nall);
+	store_close(s);
+}
+
+static void test_profiles_devices(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	store_profile p = {.shape = (char *)"a1b2", .family = (char *)"f9", .n = 2,
+			   .peak_mem_mib = 900, .mean_util = 35.5, .est_mem_mib = 1000,
+			   .est_error = (1000.0 - 900.0) / 900.0, .throughput = NAN,
+			   .updated_at = 5};
+	OK(store_profile_put(s, &p, err));
+	p.n = 3;
+	p.peak_mem_mib = 950;
+	OK(store_profile_put(s, &p, err));
+	store_profile q;
+	OK(store_profile_get(s, "a1b2", &q, err));
+	assert_int_equal(q.n, 3);
+	assert_int_equal(q.peak_mem_mib, 950);
+	assert_float_equal(q.mean_util, 35.5, 0);
+	assert_true(isnan(q.throughput));
+	assert_string_equal(q.family, "f9");
+	free(q.shape);
+	free(q.family);
+	store_profile *pv;
+	size_t np;
+	OK(store_profile_list(s, &pv, &np, err));
+	assert_int_equal(np, 1);
+	store_profiles_free(pv, np);
+	rl_err e;
+	assert_int_equal(store_profile_get(s, "zz", &q, &e), RL_ENOTFOUND);
+
+	store_device d = {.name = (char *)"NVIDIA H200", .uuid = (char *)"GPU-1", .is_gpu = 1,
+			  .mem_total_mib = 143771, .compute_total = 100};
+	int64_t id1, id2, id3;
+	OK(store_device_put(s, &d, &id1, err));
+	d.mem_total_mib = 140000;
+	OK(store_device_put(s, &d, &id2, err));
+	assert_int_equal(id1, id2);
+	store_device h = {.name = (char *)"host", .uuid = (char *)"host", .mem_total_mib = 64000,
+			  .compute_total = 16};
+	OK(store_device_put(s, &h, &id3, err));
+	assert_int_not_equal(id3, id1);
+	store_device *dv;
+	size_t nd;
+	OK(store_device_list(s, &dv, &nd, err));
+	assert_int_equal(nd, 2);
+	assert_int_equal(dv[0].mem_total_mib, 140000);
+	assert_int_equal(dv[0].is_gpu, 1);
+	assert_string_equal(dv[1].uuid, "host");
+	assert_float_equal(dv[1].compute_total, 16, 0);
+	store_devices_free(dv, nd);
+	store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_migrate_fresh_and_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_newer_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_statuses_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
