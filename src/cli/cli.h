@@ -21,6 +21,7 @@ struct cli_command {
 
 /* X(name, function, one-line help).  Add a row and a cmd_*.c file. */
 #define CLI_COMMANDS(X)                                                        \
+	X("validate", cmd_validate, "check an experiment spec (YAML or JSON)")   \
 	X("version", cmd_version, "print the version")
 
 #define CLI_DECL_(name, fn, help) int fn(int argc, char **argv, rl_err *err);
