@@ -155,6 +155,25 @@ static node *node_copy(builder *b, const node *src, int line, int col, int depth
 	return n;
 }
 
+/* Dotted path of key `last` in the innermost open map, for messages: every
+ * open container is already the last entry of its parent. */
+static void key_path(const builder *b, const char *last, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 1; i < b->depth && used < len; i++) {
+		const node *parent = b->stack[i - 1].n;
+		int w = parent->kind == NODE_MAP
+				? snprintf(buf + used, len - used, "%s%s", used ? "." : "", parent->keys[parent->n - 1]->text)
+				: snprintf(buf + used, len - used, "[%zu]", parent->n - 1);
+		if (w < 0)
+			return;
+		used += (size_t)w;
+	}
+	if (used < len)
+		snprintf(buf + used, len - used, "%s%s", used ? "." : "", last);
+}
+
 /*
  * Place a finished (or just opened) node in its parent.  Takes ownership of
  * n in every case (freed on error).
@@ -186,8 +205,10 @@ static int attach(builder *b, node *n)
 			if (f->n->keys[i]->len == n->len && !memcmp(f->n->keys[i]->text, n->text, n->len))
 				prev = f->n->keys[i];
 		if (prev) {
-			int rc = rl_err_set(b->err, RL_EPARSE, "%s:%d:%d: duplicate key \"%s\" (first at %d:%d)",
-					    b->name, n->line, n->col, n->text, prev->line, prev->col);
+			char path[256];
+			key_path(b, n->text, path, sizeof path);
+			int rc = rl_err_set(b->err, RL_EPARSE, "%s:%d:%d: %s: duplicate key (first at %d:%d)",
+					    b->name, n->line, n->col, path, prev->line, prev->col);
 			node_free(n);
 			return rc;
 		}

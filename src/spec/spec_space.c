@@ -96,7 +96,7 @@ static int check_range(sx *x, param_def *p, const node *lo_at)
 	size_t saved = sx_push(x, "low");
 	int rc = 0;
 	if (!(p->low < p->high))
-		rc = sx_fail(x, lo_at, "expected %s < high (%.17g), got %s", is_int ? "an integer" : "a number",
+		rc = sx_fail(x, lo_at, "expected %s < high (%.15g), got %s", is_int ? "an integer" : "a number",
 			     p->high, sx_got(lo_at, got, sizeof got));
 	else if (p->kind == PARAM_LOGUNIFORM && !(p->low > 0))
 		rc = sx_fail(x, lo_at, "expected a number > 0 (loguniform samples on a log scale), got %s",
@@ -215,7 +215,7 @@ static int parse_full(sx *x, const node *m, param_def *p)
 			char got[96];
 			saved = sx_push(x, "step");
 			if (!(p->step > 0) || p->step > p->high - p->low)
-				rc = sx_fail(x, at, "expected %s > 0 and <= high - low (%.17g), got %s",
+				rc = sx_fail(x, at, "expected %s > 0 and <= high - low (%.15g), got %s",
 					     is_int ? "an integer" : "a number", p->high - p->low,
 					     sx_got(at, got, sizeof got));
 			sx_pop(x, saved);

@@ -224,8 +224,7 @@ int sx_check_keys(sx *x, const node *map, const char *const *allowed, size_t n)
 			j++;
 		if (j < n)
 			continue;
-		char got[96];
-		size_t saved = sx_push(x, sx_got(k, got, sizeof got));
+		size_t saved = sx_push(x, k->text);
 		const char *s = sx_suggest(k->text, allowed, n);
 		int rc;
 		if (s) {
