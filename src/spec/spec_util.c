@@ -411,7 +411,7 @@ int sx_duration(sx *x, const node *n, double *seconds)
 	if (!s || !*s)
 		return expect_fail(x, n, expect);
 	double total = 0, v;
-	if (!n->quoted && sx_is_number_text(s)) {
+	if (sx_is_number_text(s)) {
 		v = strtod(s, NULL);
 		if (!(v >= 0) || !isfinite(v))
 			return expect_fail(x, n, expect);
