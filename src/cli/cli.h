@@ -21,12 +21,13 @@ struct cli_command {
 
 /* X(name, function, one-line help).  Add a row and a cmd_*.c file. */
 #define CLI_COMMANDS(X)                                                        \
-	X("version", cmd_version, "print the version")                         \
-	X("status", cmd_status, "experiments: state, trial counts, best so far") \
-	X("trials", cmd_trials, "one row per trial of an experiment")          \
-	X("best", cmd_best, "the best trial: id, params, objective")            \
-	X("logs", cmd_logs, "print the segment logs of a trial")                \
-	X("export", cmd_export, "trials, metrics or segments as CSV or JSON")    \
+	X("version", cmd_version, "print the version")                                 \
+	X("validate", cmd_validate, "check an experiment spec (YAML or JSON)")         \
+	X("status", cmd_status, "experiments: state, trial counts, best so far")       \
+	X("trials", cmd_trials, "one row per trial of an experiment")                  \
+	X("best", cmd_best, "the best trial: id, params, objective")                   \
+	X("logs", cmd_logs, "print the segment logs of a trial")                       \
+	X("export", cmd_export, "trials, metrics or segments as CSV or JSON")          \
 	X("devices", cmd_devices, "list the devices relish sees and what shares them")
 
 #define CLI_DECL_(name, fn, help) int fn(int argc, char **argv, rl_err *err);

@@ -105,6 +105,53 @@ const char *spec_search_name(search_algo a);
 const char *spec_schedule_name(schedule_algo a);
 const char *spec_policy_name(sharing_policy p);
 const char *spec_executor_name(executor_kind k);
+const char *spec_trial_mode_name(trial_mode m);
 int spec_policy_from_name(const char *s, sharing_policy *out);
+
+/*
+ * Command templates.  Arguments of trial.command (and values of trial.env)
+ * may hold {name} placeholders naming a search parameter or a built-in
+ * ({trial_id}, {checkpoint_dir}, {resource_from}, {resource_to}); "{{" and
+ * "}}" stand for literal braces; a lone "}" is literal.  The parser checks
+ * every placeholder, so executors only expand.
+ */
+int spec_is_builtin(const char *name);
+
+/* Writes the text of placeholder `name` into buf (len bytes) and returns
+ * its length like snprintf (>= len means "call me again with more room"),
+ * or -1 when the name is unknown. */
+typedef int (*spec_lookup_fn)(const char *name, char *buf, size_t len, void *ctx);
+
+/* Expand tmpl into *out (malloc'd, owned by the caller).  RL_ESPEC for an
+ * unknown placeholder or a malformed brace; the message names it. */
+int spec_expand(const char *tmpl, spec_lookup_fn lookup, void *ctx, char **out, rl_err *err);
+
+/* Expand with a configuration of s's space and the built-ins (NULL for a
+ * built-in that is not known yet expands to an empty string). */
+typedef struct spec_builtins {
+	const char *trial_id;
+	const char *checkpoint_dir;
+	const char *resource_from;
+	const char *resource_to;
+} spec_builtins;
+int spec_expand_config(const char *tmpl, const space *sp, const config *c,
+		       const spec_builtins *b, char **out, rl_err *err);
+
+/*
+ * Number of configurations grid search visits: the product of every
+ * parameter's grid_points, which the parser fills for every kind (choice:
+ * its count; fixed: 1; int: the whole range when it holds at most 100
+ * values and grid_points is not given; uniform with step: the steps;
+ * otherwise grid_points, default 5).  Saturates at UINT64_MAX.
+ */
+uint64_t spec_grid_size(const space *sp);
+
+/* The normalised spec (every default filled) as JSON text; malloc'd, owned
+ * by the caller; NULL when out of memory. */
+char *spec_to_json(const spec *s);
+
+/* Every key path the schema knows ("search.space.<name>.low" for
+ * parameter keys), with its one-line help; for docs and their tests. */
+void spec_schema_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx);
 
 #endif

@@ -1,0 +1,77 @@
+/*
+ * spec_internal.h - what the files of src/spec share and nobody else needs:
+ * the parse context that builds "FILE:LINE:COL: key.path: ..." messages and
+ * the scalar readers (numbers, sizes, durations, enums) the schema tables
+ * use.  spec_util.c implements the context and readers, spec_space.c the
+ * search space, spec_schema.c the tables and cross-field checks.
+ */
+#ifndef RELISH_SPEC_INTERNAL_H
+#define RELISH_SPEC_INTERNAL_H
+
+#include <stdint.h>
+
+#include "spec/node.h"
+#include "spec/spec.h"
+
+#define SX_PATH_MAX 512
+
+/* Parse context: the file name for messages and the key path being read. */
+typedef struct sx {
+	const char *file;
+	rl_err *err;
+	char path[SX_PATH_MAX];
+	size_t plen;
+} sx;
+
+/*
+ * Record a schema error at node `at` (NULL: no position) under the current
+ * path: "FILE:LINE:COL: path: message".  Returns RL_ESPEC.
+ */
+int sx_fail(sx *x, const node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Path handling: push returns the previous length, to give to sx_pop. */
+size_t sx_push(sx *x, const char *key);
+size_t sx_push_index(sx *x, size_t i);
+void sx_pop(sx *x, size_t saved);
+
+/* What a node holds, for "got ...": 12, "abc", a map, a list, null. */
+const char *sx_got(const node *n, char *buf, size_t len);
+
+/* Closest candidate to word within a small edit distance, or NULL. */
+const char *sx_suggest(const char *word, const char *const *cands, size_t n);
+
+/* Scalar readers.  Each reports "expected <expect>, got ..." on failure
+ * (expect NULL: a generic description) and writes *out only on success. */
+int sx_string(sx *x, const node *n, char **out);
+int sx_int(sx *x, const node *n, int64_t lo, int64_t hi, const char *expect, int64_t *out);
+int sx_number(sx *x, const node *n, const char *expect, double *out);
+int sx_bool(sx *x, const node *n, int *out);
+int sx_enum(sx *x, const node *n, const char *const *names, size_t count, int *out);
+int sx_memory(sx *x, const node *n, uint64_t *mib);
+int sx_duration(sx *x, const node *n, double *seconds);
+/* A choice or fixed value: plain integers, numbers and booleans keep their
+ * type, anything else is a string. */
+int sx_value(sx *x, const node *n, rl_value *out);
+
+/* Unknown-key check of a map against allowed keys (did-you-mean). */
+int sx_check_keys(sx *x, const node *map, const char *const *allowed, size_t n);
+
+/* Lexical classes of plain scalars. */
+int sx_is_int_text(const char *s);
+int sx_is_number_text(const char *s);
+int sx_is_identifier(const char *s);
+
+/* The search space under search.space (spec_space.c).  Fills out. */
+int spec_parse_space(sx *x, const node *n, space *out);
+
+/* Paths and help of the parameter keys, for spec_schema_foreach. */
+void spec_space_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx);
+
+/* Tree to spec (spec_schema.c).  dir is the absolute folder relative
+ * workdirs are resolved against.  *out owned by the caller. */
+int spec_from_tree(const node *root, const char *file, const char *dir, spec **out, rl_err *err);
+
+/* Names of param kinds, indexed by param_kind. */
+extern const char *const spec_param_kind_names[5];
+
+#endif

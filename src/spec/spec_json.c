@@ -1,0 +1,119 @@
+/*
+ * spec_json.c - the normalised spec as JSON: every key of docs/spec.md with
+ * its default filled in, sizes in MiB and durations in seconds.  Used by
+ * `relish validate --json`, by tests, and by whoever stores an experiment's
+ * spec next to its results.
+ */
+#include "spec/spec.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+static json_t *value_json(const rl_value *v)
+{
+	switch (v->type) {
+	case VAL_FLOAT:
+		return json_real(v->f);
+	case VAL_INT:
+		return json_integer((json_int_t)v->i);
+	case VAL_BOOL:
+		return json_boolean(v->i);
+	case VAL_STR:
+		return json_string(v->str ? v->str : "");
+	default:
+		return json_null();
+	}
+}
+
+static const char *const kind_names[] = {"uniform", "loguniform", "int", "choice", "fixed"};
+
+static json_t *param_json(const param_def *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "type", json_string(kind_names[p->kind]));
+	switch (p->kind) {
+	case PARAM_INT:
+		json_object_set_new(o, "low", json_integer((json_int_t)p->low));
+		json_object_set_new(o, "high", json_integer((json_int_t)p->high));
+		json_object_set_new(o, "log", json_boolean(p->log));
+		if (p->step > 0)
+			json_object_set_new(o, "step", json_integer((json_int_t)p->step));
+		break;
+	case PARAM_UNIFORM:
+	case PARAM_LOGUNIFORM:
+		json_object_set_new(o, "low", json_real(p->low));
+		json_object_set_new(o, "high", json_real(p->high));
+		if (p->step > 0)
+			json_object_set_new(o, "step", json_real(p->step));
+		break;
+	case PARAM_CHOICE: {
+		json_t *a = json_array();
+		for (size_t i = 0; i < p->n_choices; i++)
+			json_array_append_new(a, value_json(&p->choices[i]));
+		json_object_set_new(o, "values", a);
+		break;
+	}
+	case PARAM_FIXED:
+		json_object_set_new(o, "value", value_json(&p->fixed));
+		break;
+	}
+	json_object_set_new(o, "grid_points", json_integer(p->grid_points));
+	return o;
+}
+
+static json_t *string_list(size_t n, char **list)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; list && i < n; i++)
+		json_array_append_new(a, json_string(list[i]));
+	return a;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+char *spec_to_json(const spec *s)
+{
+	json_t *params = json_object();
+	for (size_t i = 0; i < s->search.space.n; i++)
+		json_object_set_new(params, s->search.space.params[i].name, param_json(&s->search.space.params[i]));
+	json_t *env = json_object();
+	for (size_t i = 0; i < s->trial.n_env; i++)
+		json_object_set_new(env, s->trial.env[i].name, json_string(s->trial.env[i].value));
+	json_t *shape = s->trial.shape_params ? string_list(s->trial.n_shape_params, s->trial.shape_params)
+					      : json_null();
+	json_t *root = json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:I, s:i, s:i, s:i, s:I, s:o},"
+		" s:{s:s, s:s, s:f, s:f, s:f, s:f, s:i},"
+		" s:{s:o, s:o, s:s, s:s, s:o, s:o, s:s, s:{s:I, s:I, s:f, s:f}, s:f, s:i, s:o},"
+		" s:{s:s, s:f}}",
+		"name", s->name, "source", s->source ? s->source : "",
+		"objective", "metric", s->objective.metric, "mode", spec_mode_name(s->objective.mode),
+		"search", "algorithm", spec_search_name(s->search.algorithm), "seed", (json_int_t)s->search.seed,
+		"max_trials", s->search.max_trials, "max_concurrent", s->search.max_concurrent, "n_startup",
+		s->search.n_startup, "grid_size", (json_int_t)(spec_grid_size(&s->search.space) > INT64_MAX
+								      ? INT64_MAX
+								      : spec_grid_size(&s->search.space)),
+		"space", params,
+		"schedule", "algorithm", spec_schedule_name(s->schedule.algorithm), "resource", s->schedule.resource,
+		"min", s->schedule.min, "max", s->schedule.max, "reduction_factor", s->schedule.reduction_factor,
+		"segment", s->schedule.segment, "grace", s->schedule.grace,
+		"trial", "command", string_list(s->trial.argc, s->trial.argv), "env", env,
+		"workdir", s->trial.workdir ? s->trial.workdir : "", "executor", spec_executor_name(s->trial.executor),
+		"image", str_or_null(s->trial.image), "network", str_or_null(s->trial.network),
+		"mode", spec_trial_mode_name(s->trial.mode),
+		"resources", "memory_mib", (json_int_t)s->trial.resources.memory_mib,
+		"gpu_memory_mib", (json_int_t)s->trial.resources.gpu_memory_mib,
+		"cpus", s->trial.resources.cpus, "gpus", s->trial.resources.gpus,
+		"timeout_s", s->trial.timeout_s, "retries", s->trial.retries, "shape_params", shape,
+		"sharing", "policy", spec_policy_name(s->sharing.policy), "memory_margin", s->sharing.memory_margin);
+	if (!root)
+		return NULL;
+	/* 15 significant digits: values people write (0.1, 1e-4) come back as
+	 * written, where 17 would print 0.10000000000000001. */
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	json_decref(root);
+	return text;
+}

@@ -1,0 +1,714 @@
+/*
+ * spec_schema.c - the schema of the experiment spec as tables, and the walk
+ * that turns a document tree (node.h) into a `struct spec`.
+ *
+ * One row per key: its name, how to read it, where it goes, whether it is
+ * required, its bounds and a line of help.  The same rows give the
+ * unknown-key did-you-mean, the "missing required key" errors and the key
+ * list that tests hold docs/spec.md against (spec_schema_foreach), so the
+ * three cannot drift apart.  Checks that span several keys (min <= max,
+ * executor needs image, placeholders name parameters) run after the walk,
+ * in spec_check(), with the tree at hand for positions.
+ */
+#include "spec/spec_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum ftype { F_STR, F_INT, F_U64, F_NUM, F_ENUM, F_MEM, F_DUR, F_SUB, F_FN } ftype;
+
+typedef struct section section;
+typedef int (*field_fn)(sx *x, const node *v, spec *s);
+
+typedef struct field {
+	const char *key;
+	ftype type;
+	size_t off;          /* where the value goes in struct spec */
+	int required;
+	double lo, hi;       /* F_INT, F_NUM: inclusive bounds (lo excluded if lo_open) */
+	int lo_open;
+	const char *const *names; /* F_ENUM, indexed by the enum's value */
+	size_t n_names;
+	const section *sub;  /* F_SUB */
+	field_fn fn;         /* F_FN */
+	const char *help;
+} field;
+
+struct section {
+	const field *fields;
+	size_t n;
+};
+
+#define OFF(member) offsetof(spec, member)
+#define NAMES(a) .names = a, .n_names = sizeof a / sizeof a[0]
+#define SECTION(rows) {rows, sizeof rows / sizeof rows[0]}
+
+_Static_assert(sizeof(objective_mode) == sizeof(int) && sizeof(search_algo) == sizeof(int) &&
+		       sizeof(schedule_algo) == sizeof(int) && sizeof(sharing_policy) == sizeof(int) &&
+		       sizeof(executor_kind) == sizeof(int) && sizeof(trial_mode) == sizeof(int),
+	       "enums are stored through int pointers");
+
+static const char *const mode_names[] = {"max", "min"};
+static const char *const search_names[] = {"random", "grid", "tpe", "sobol"};
+static const char *const schedule_names[] = {"none", "asha", "hyperband", "median"};
+static const char *const policy_names[] = {"exclusive", "pack", "relish"};
+static const char *const executor_names[] = {"process", "podman", "docker", "slurm"};
+static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
+
+static int read_name(sx *x, const node *v, spec *s);
+static int read_space(sx *x, const node *v, spec *s);
+static int read_command(sx *x, const node *v, spec *s);
+static int read_env(sx *x, const node *v, spec *s);
+static int read_shape_params(sx *x, const node *v, spec *s);
+static int read_gpus(sx *x, const node *v, spec *s);
+
+static const field objective_rows[] = {
+	{.key = "metric", .type = F_STR, .off = OFF(objective.metric), .required = 1,
+	 .help = "name of the metric the trial reports, e.g. val_acc"},
+	{.key = "mode", .type = F_ENUM, .off = OFF(objective.mode), .required = 1, NAMES(mode_names),
+	 .help = "max | min: whether larger or smaller is better"},
+};
+
+static const field search_rows[] = {
+	{.key = "algorithm", .type = F_ENUM, .off = OFF(search.algorithm), NAMES(search_names),
+	 .help = "random | grid | tpe | sobol (default tpe)"},
+	{.key = "seed", .type = F_U64, .off = OFF(search.seed), .help = "sampler seed, integer >= 0 (default 0)"},
+	{.key = "max_trials", .type = F_INT, .off = OFF(search.max_trials), .lo = 1, .hi = INT_MAX,
+	 .help = "trials to run, >= 1 (default 20; grid: the grid size)"},
+	{.key = "max_concurrent", .type = F_INT, .off = OFF(search.max_concurrent), .lo = 0, .hi = INT_MAX,
+	 .help = "trials running at once, 0 = as many as fit (default 0)"},
+	{.key = "n_startup", .type = F_INT, .off = OFF(search.n_startup), .lo = 0, .hi = INT_MAX,
+	 .help = "tpe: random trials before the model is used (default 10)"},
+	{.key = "space", .type = F_FN, .required = 1, .fn = read_space,
+	 .help = "map of parameter name to parameter (at least one)"},
+};
+
+static const field schedule_rows[] = {
+	{.key = "algorithm", .type = F_ENUM, .off = OFF(schedule.algorithm), NAMES(schedule_names),
+	 .help = "none | asha | hyperband | median (default none)"},
+	{.key = "resource", .type = F_STR, .off = OFF(schedule.resource),
+	 .help = "name of the resource metric the trial reports (default epoch)"},
+	{.key = "min", .type = F_NUM, .off = OFF(schedule.min), .lo = 0, .hi = INFINITY, .lo_open = 1,
+	 .help = "smallest resource a trial gets, > 0 (default 1)"},
+	{.key = "max", .type = F_NUM, .off = OFF(schedule.max), .lo = 0, .hi = INFINITY, .lo_open = 1,
+	 .help = "largest resource a trial gets, >= min (required unless algorithm is none; default 1)"},
+	{.key = "reduction_factor", .type = F_NUM, .off = OFF(schedule.reduction_factor), .lo = 1,
+	 .hi = INFINITY, .lo_open = 1, .help = "asha/hyperband: keep 1 in eta per rung, > 1 (default 3)"},
+	{.key = "segment", .type = F_NUM, .off = OFF(schedule.segment), .lo = 0, .hi = INFINITY,
+	 .help = "none/median: resource per segment, 0 = the whole range at once (default 0)"},
+	{.key = "grace", .type = F_INT, .off = OFF(schedule.grace), .lo = 0, .hi = INT_MAX,
+	 .help = "median: finished trials needed before any is stopped (default 5)"},
+};
+
+static const field resources_rows[] = {
+	{.key = "memory", .type = F_MEM, .off = OFF(trial.resources.memory_mib),
+	 .help = "host memory per segment, e.g. 512MiB, 4GiB; plain number = MiB; 0 = measure (default 0)"},
+	{.key = "gpu_memory", .type = F_MEM, .off = OFF(trial.resources.gpu_memory_mib),
+	 .help = "GPU memory per segment, same units; 0 = measure (default 0)"},
+	{.key = "cpus", .type = F_NUM, .off = OFF(trial.resources.cpus), .lo = 0, .hi = 4096, .lo_open = 1,
+	 .help = "CPU cores per segment, > 0 (default 1)"},
+	{.key = "gpus", .type = F_FN, .fn = read_gpus,
+	 .help = "0 = CPU only, a fraction < 1 as a hint, or whole GPUs (default 0)"},
+};
+static const section resources_section = SECTION(resources_rows);
+
+static const field trial_rows[] = {
+	{.key = "command", .type = F_FN, .required = 1, .fn = read_command,
+	 .help = "argv list, no shell; {param} and built-in placeholders substituted"},
+	{.key = "env", .type = F_FN, .fn = read_env,
+	 .help = "map of extra environment variables (values may hold placeholders)"},
+	{.key = "workdir", .type = F_STR, .off = OFF(trial.workdir),
+	 .help = "working folder; relative to the spec's folder (default: the spec's folder)"},
+	{.key = "executor", .type = F_ENUM, .off = OFF(trial.executor), NAMES(executor_names),
+	 .help = "process | podman | docker | slurm (default process)"},
+	{.key = "image", .type = F_STR, .off = OFF(trial.image), .help = "container image (podman, docker)"},
+	{.key = "network", .type = F_STR, .off = OFF(trial.network),
+	 .help = "container network (default none)"},
+	{.key = "mode", .type = F_ENUM, .off = OFF(trial.mode), NAMES(trial_mode_names),
+	 .help = "oneshot | warm | worker (default oneshot)"},
+	{.key = "resources", .type = F_SUB, .sub = &resources_section, .help = "what one segment needs"},
+	{.key = "timeout", .type = F_DUR, .off = OFF(trial.timeout_s),
+	 .help = "per segment: seconds or 30s, 5m, 2h, 1h30m; 0 = none (default 0)"},
+	{.key = "retries", .type = F_INT, .off = OFF(trial.retries), .lo = 0, .hi = 100,
+	 .help = "times a failed segment is run again, 0-100 (default 0)"},
+	{.key = "shape_params", .type = F_FN, .fn = read_shape_params,
+	 .help = "parameters that change memory use (default: all)"},
+};
+
+static const field sharing_rows[] = {
+	{.key = "policy", .type = F_ENUM, .off = OFF(sharing.policy), NAMES(policy_names),
+	 .help = "exclusive | pack | relish (default relish)"},
+	{.key = "memory_margin", .type = F_NUM, .off = OFF(sharing.memory_margin), .lo = 0, .hi = 10,
+	 .help = "headroom over measured memory peaks, 0-10 (default 0.2 = 20 %)"},
+};
+
+static const section objective_section = SECTION(objective_rows);
+static const section search_section = SECTION(search_rows);
+static const section schedule_section = SECTION(schedule_rows);
+static const section trial_section = SECTION(trial_rows);
+static const section sharing_section = SECTION(sharing_rows);
+
+static const field top_rows[] = {
+	{.key = "name", .type = F_FN, .required = 1, .fn = read_name,
+	 .help = "experiment name: 1-64 of A-Z a-z 0-9 _ . -"},
+	{.key = "objective", .type = F_SUB, .required = 1, .sub = &objective_section, .help = "what to optimise"},
+	{.key = "search", .type = F_SUB, .required = 1, .sub = &search_section, .help = "how to pick trials"},
+	{.key = "schedule", .type = F_SUB, .sub = &schedule_section, .help = "early stopping and segments"},
+	{.key = "trial", .type = F_SUB, .required = 1, .sub = &trial_section, .help = "how to run one trial"},
+	{.key = "sharing", .type = F_SUB, .sub = &sharing_section, .help = "how segments share devices"},
+};
+static const section top_section = SECTION(top_rows);
+
+/* ---- readers for F_FN rows --------------------------------------------- */
+
+static int nomem(sx *x)
+{
+	return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+}
+
+static int read_name(sx *x, const node *v, spec *s)
+{
+	char *name;
+	int rc = sx_string(x, v, &name);
+	if (rc < 0)
+		return rc;
+	size_t len = strlen(name);
+	int ok = len >= 1 && len <= 64;
+	for (size_t i = 0; ok && i < len; i++)
+		ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		     (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]);
+	if (!ok) {
+		free(name);
+		char got[96];
+		return sx_fail(x, v, "expected 1-64 characters of A-Z a-z 0-9 _ . -, got %s", sx_got(v, got, sizeof got));
+	}
+	free(s->name);
+	s->name = name;
+	return 0;
+}
+
+static int read_space(sx *x, const node *v, spec *s)
+{
+	space sp;
+	int rc = spec_parse_space(x, v, &sp);
+	if (rc < 0)
+		return rc;
+	space_fini(&s->search.space);
+	s->search.space = sp;
+	return 0;
+}
+
+/* A list of scalars as strings (numbers keep their text: ["--epochs", 10]). */
+static int read_string_list(sx *x, const node *v, int allow_empty, size_t *n_out, char ***out)
+{
+	char got[96];
+	if (v->kind != NODE_SEQ || (!allow_empty && v->n == 0))
+		return sx_fail(x, v, "expected a non-empty list of strings, got %s",
+			       v->kind == NODE_SEQ ? "an empty list" : sx_got(v, got, sizeof got));
+	char **list = calloc(v->n + 1, sizeof *list);
+	if (!list)
+		return nomem(x);
+	for (size_t i = 0; i < v->n; i++) {
+		size_t saved = sx_push_index(x, i);
+		int rc = sx_string(x, v->items[i], &list[i]);
+		sx_pop(x, saved);
+		if (rc < 0) {
+			for (size_t j = 0; j < i; j++)
+				free(list[j]);
+			free(list);
+			return rc;
+		}
+	}
+	*n_out = v->n;
+	*out = list;
+	return 0;
+}
+
+static void free_list(size_t n, char **list)
+{
+	for (size_t i = 0; list && i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+static int read_command(sx *x, const node *v, spec *s)
+{
+	size_t n;
+	char **argv;
+	int rc = read_string_list(x, v, 0, &n, &argv);
+	if (rc < 0)
+		return rc;
+	if (!argv[0][0]) {
+		free_list(n, argv);
+		size_t saved = sx_push_index(x, 0);
+		rc = sx_fail(x, v->items[0], "expected a program name, got an empty string");
+		sx_pop(x, saved);
+		return rc;
+	}
+	free_list(s->trial.argc, s->trial.argv);
+	s->trial.argc = n;
+	s->trial.argv = argv;
+	return 0;
+}
+
+static int read_shape_params(sx *x, const node *v, spec *s)
+{
+	size_t n;
+	char **list;
+	int rc = read_string_list(x, v, 1, &n, &list);
+	if (rc < 0)
+		return rc;
+	free_list(s->trial.n_shape_params, s->trial.shape_params);
+	s->trial.n_shape_params = n;
+	s->trial.shape_params = list;
+	return 0;
+}
+
+static int read_env(sx *x, const node *v, spec *s)
+{
+	char got[96];
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a map of variable names to values, got %s", sx_got(v, got, sizeof got));
+	env_var *env = calloc(v->n ? v->n : 1, sizeof *env);
+	if (!env)
+		return nomem(x);
+	int rc = 0;
+	size_t i;
+	for (i = 0; i < v->n && rc == 0; i++) {
+		const node *k = v->keys[i];
+		size_t saved = sx_push(x, k->text);
+		if (!sx_is_identifier(k->text))
+			rc = sx_fail(x, k, "expected a variable name of letters, digits and '_'");
+		else if (!strncmp(k->text, "RELISH_", 7))
+			rc = sx_fail(x, k, "names starting with RELISH_ are set by relish itself");
+		if (rc == 0 && !(env[i].name = strdup(k->text)))
+			rc = nomem(x);
+		if (rc == 0)
+			rc = sx_string(x, v->items[i], &env[i].value);
+		sx_pop(x, saved);
+	}
+	if (rc < 0) {
+		for (size_t j = 0; j < i; j++) {
+			free(env[j].name);
+			free(env[j].value);
+		}
+		free(env);
+		return rc;
+	}
+	for (size_t j = 0; j < s->trial.n_env; j++) {
+		free(s->trial.env[j].name);
+		free(s->trial.env[j].value);
+	}
+	free(s->trial.env);
+	s->trial.env = env;
+	s->trial.n_env = v->n;
+	return 0;
+}
+
+static int read_gpus(sx *x, const node *v, spec *s)
+{
+	double g;
+	const char *expect = "0, a fraction below 1 or a whole number of GPUs";
+	int rc = sx_number(x, v, expect, &g);
+	if (rc < 0)
+		return rc;
+	if (g < 0 || g > 1024 || (g > 1 && g != floor(g))) {
+		char got[96];
+		return sx_fail(x, v, "expected %s, got %s", expect, sx_got(v, got, sizeof got));
+	}
+	s->trial.resources.gpus = g;
+	return 0;
+}
+
+/* ---- the generic walk -------------------------------------------------- */
+
+static int read_field(sx *x, const field *f, const node *v, spec *s);
+
+static int parse_section(sx *x, const node *m, const section *sec, spec *s)
+{
+	char got[96];
+	if (m->kind != NODE_MAP)
+		return sx_fail(x, m, "expected a map, got %s", sx_got(m, got, sizeof got));
+	const char *keys[16];
+	for (size_t i = 0; i < sec->n; i++)
+		keys[i] = sec->fields[i].key;
+	int rc = sx_check_keys(x, m, keys, sec->n);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < m->n; i++) {
+		const field *f = NULL;
+		for (size_t j = 0; j < sec->n && !f; j++)
+			if (!strcmp(sec->fields[j].key, m->keys[i]->text))
+				f = &sec->fields[j];
+		size_t saved = sx_push(x, f->key);
+		rc = read_field(x, f, m->items[i], s);
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t j = 0; j < sec->n; j++)
+		if (sec->fields[j].required && !node_get(m, sec->fields[j].key))
+			return sx_fail(x, m, "missing required key \"%s\"", sec->fields[j].key);
+	return 0;
+}
+
+static int read_field(sx *x, const field *f, const node *v, spec *s)
+{
+	char *base = (char *)s;
+	char expect[96];
+	int rc, iv;
+	int64_t i64;
+	double d;
+	switch (f->type) {
+	case F_STR: {
+		char *str;
+		if ((rc = sx_string(x, v, &str)) < 0)
+			return rc;
+		char **dst = (char **)(base + f->off);
+		free(*dst);
+		*dst = str;
+		return 0;
+	}
+	case F_INT:
+		if ((rc = sx_int(x, v, (int64_t)f->lo, (int64_t)f->hi == INT_MAX ? INT64_MAX : (int64_t)f->hi,
+				 NULL, &i64)) < 0)
+			return rc;
+		if (i64 > INT_MAX) {
+			char got[96];
+			return sx_fail(x, v, "expected an integer <= %d, got %s", INT_MAX, sx_got(v, got, sizeof got));
+		}
+		*(int *)(base + f->off) = (int)i64;
+		return 0;
+	case F_U64:
+		if ((rc = sx_int(x, v, 0, INT64_MAX, NULL, &i64)) < 0)
+			return rc;
+		*(uint64_t *)(base + f->off) = (uint64_t)i64;
+		return 0;
+	case F_NUM:
+		if (isinf(f->hi))
+			snprintf(expect, sizeof expect, "a number %s %g", f->lo_open ? ">" : ">=", f->lo);
+		else
+			snprintf(expect, sizeof expect, "a number %s %g and <= %g", f->lo_open ? ">" : ">=", f->lo, f->hi);
+		if ((rc = sx_number(x, v, expect, &d)) < 0)
+			return rc;
+		if (d < f->lo || (f->lo_open && d == f->lo) || d > f->hi) {
+			char got[96];
+			return sx_fail(x, v, "expected %s, got %s", expect, sx_got(v, got, sizeof got));
+		}
+		*(double *)(base + f->off) = d;
+		return 0;
+	case F_ENUM:
+		if ((rc = sx_enum(x, v, f->names, f->n_names, &iv)) < 0)
+			return rc;
+		*(int *)(base + f->off) = iv;
+		return 0;
+	case F_MEM:
+		return sx_memory(x, v, (uint64_t *)(base + f->off));
+	case F_DUR:
+		return sx_duration(x, v, (double *)(base + f->off));
+	case F_SUB:
+		return parse_section(x, v, f->sub, s);
+	case F_FN:
+		return f->fn(x, v, s);
+	}
+	return rl_err_set(x->err, RL_EINTERNAL, "unknown field type");
+}
+
+/* ---- checks across keys ------------------------------------------------ */
+
+/* Node at a dotted path below root, or NULL. */
+static const node *at_path(const node *root, const char *a, const char *b)
+{
+	const node *n = node_get(root, a);
+	return b ? node_get(n, b) : n;
+}
+
+struct ph_check {
+	const space *sp;
+	char unknown[65];
+};
+
+static int ph_lookup(const char *name, char *buf, size_t len, void *ctx)
+{
+	struct ph_check *c = ctx;
+	if (spec_is_builtin(name) || space_find(c->sp, name) >= 0) {
+		if (len)
+			buf[0] = '\0';
+		return 0;
+	}
+	snprintf(c->unknown, sizeof c->unknown, "%s", name);
+	return -1;
+}
+
+static const char *const builtin_names[] = {"trial_id", "checkpoint_dir", "resource_from", "resource_to"};
+
+static int check_template(sx *x, const spec *s, const node *at, const char *tmpl)
+{
+	struct ph_check c = {.sp = &s->search.space};
+	rl_err e;
+	rl_err_clear(&e);
+	char *out = NULL;
+	if (spec_expand(tmpl, ph_lookup, &c, &out, &e) == 0) {
+		free(out);
+		return 0;
+	}
+	if (!c.unknown[0])
+		return sx_fail(x, at, "%s", e.msg);
+	/* Did you mean: over the parameters and the built-ins. */
+	size_t n = s->search.space.n + 4;
+	const char **cands = calloc(n, sizeof *cands);
+	if (!cands)
+		return nomem(x);
+	for (size_t i = 0; i < s->search.space.n; i++)
+		cands[i] = s->search.space.params[i].name;
+	for (size_t i = 0; i < 4; i++)
+		cands[s->search.space.n + i] = builtin_names[i];
+	const char *sugg = sx_suggest(c.unknown, cands, n);
+	int rc;
+	if (sugg) {
+		rc = sx_fail(x, at, "unknown placeholder {%s} (did you mean {%s}?)", c.unknown, sugg);
+	} else {
+		char list[400] = "";
+		for (size_t i = 0; i < n; i++)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s{%s}", i ? ", " : "", cands[i]);
+		rc = sx_fail(x, at, "unknown placeholder {%s} (expected a parameter or built-in: %s)", c.unknown, list);
+	}
+	free(cands);
+	return rc;
+}
+
+static char *path_join(const char *dir, const char *rel)
+{
+	if (rel[0] == '/')
+		return strdup(rel);
+	size_t n = strlen(dir) + strlen(rel) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", rel);
+	return p;
+}
+
+static int spec_check(sx *x, const node *root, const char *dir, spec *s)
+{
+	char got[96];
+	size_t saved;
+	int rc = 0;
+
+	/* schedule */
+	const node *sched = node_get(root, "schedule");
+	if (s->schedule.algorithm != SCHED_NONE && !at_path(root, "schedule", "max")) {
+		saved = sx_push(x, "schedule");
+		rc = sx_fail(x, sched, "missing required key \"max\" (algorithm %s needs the largest resource)",
+			     spec_schedule_name(s->schedule.algorithm));
+		sx_pop(x, saved);
+		return rc;
+	}
+	if (s->schedule.min > s->schedule.max) {
+		const node *at = at_path(root, "schedule", "min");
+		saved = sx_push(x, at ? "schedule.min" : "schedule.max");
+		if (at)
+			rc = sx_fail(x, at, "expected a number <= max (%g), got %s", s->schedule.max,
+				     sx_got(at, got, sizeof got));
+		else
+			rc = sx_fail(x, at_path(root, "schedule", "max"), "expected a number >= min (%g), got %g",
+				     s->schedule.min, s->schedule.max);
+		sx_pop(x, saved);
+		return rc;
+	}
+	const node *seg = at_path(root, "schedule", "segment");
+	if (seg && (s->schedule.algorithm == SCHED_ASHA || s->schedule.algorithm == SCHED_HYPERBAND)) {
+		saved = sx_push(x, "schedule.segment");
+		rc = sx_fail(x, seg, "applies to algorithms none and median only (%s cuts segments at its rungs)",
+			     spec_schedule_name(s->schedule.algorithm));
+		sx_pop(x, saved);
+		return rc;
+	}
+
+	/* grid: the default budget is the whole grid */
+	if (s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
+		uint64_t g = spec_grid_size(&s->search.space);
+		s->search.max_trials = g > INT_MAX ? INT_MAX : (int)g;
+	}
+
+	/* trial */
+	const node *exe = at_path(root, "trial", "executor");
+	if ((s->trial.executor == EXEC_PODMAN || s->trial.executor == EXEC_DOCKER) && !s->trial.image) {
+		saved = sx_push(x, "trial");
+		rc = sx_fail(x, exe, "missing required key \"image\" (executor %s runs a container image)",
+			     spec_executor_name(s->trial.executor));
+		sx_pop(x, saved);
+		return rc;
+	}
+	const node *cmd = at_path(root, "trial", "command");
+	for (size_t i = 0; i < s->trial.argc; i++) {
+		saved = sx_push(x, "trial.command");
+		sx_push_index(x, i);
+		rc = check_template(x, s, cmd->items[i], s->trial.argv[i]);
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
+	}
+	const node *env = at_path(root, "trial", "env");
+	for (size_t i = 0; i < s->trial.n_env; i++) {
+		saved = sx_push(x, "trial.env");
+		sx_push(x, s->trial.env[i].name);
+		rc = check_template(x, s, env->items[i], s->trial.env[i].value);
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
+	}
+	const node *shp = at_path(root, "trial", "shape_params");
+	for (size_t i = 0; i < s->trial.n_shape_params; i++) {
+		const char *name = s->trial.shape_params[i];
+		if (space_find(&s->search.space, name) >= 0)
+			continue;
+		const char **cands = calloc(s->search.space.n, sizeof *cands);
+		if (!cands)
+			return nomem(x);
+		for (size_t j = 0; j < s->search.space.n; j++)
+			cands[j] = s->search.space.params[j].name;
+		const char *sugg = sx_suggest(name, cands, s->search.space.n);
+		saved = sx_push(x, "trial.shape_params");
+		sx_push_index(x, i);
+		if (sugg)
+			rc = sx_fail(x, shp->items[i], "\"%s\" is not a parameter of search.space (did you mean \"%s\"?)",
+				     name, sugg);
+		else
+			rc = sx_fail(x, shp->items[i], "\"%s\" is not a parameter of search.space", name);
+		sx_pop(x, saved);
+		free(cands);
+		return rc;
+	}
+
+	/* workdir: absolute, relative to the spec's folder */
+	char *wd = path_join(dir, s->trial.workdir ? s->trial.workdir : ".");
+	if (!wd)
+		return nomem(x);
+	if (s->trial.workdir && !s->trial.workdir[0]) {
+		free(wd);
+		saved = sx_push(x, "trial.workdir");
+		rc = sx_fail(x, at_path(root, "trial", "workdir"), "expected a folder, got an empty string");
+		sx_pop(x, saved);
+		return rc;
+	}
+	/* "dir/." reads badly in messages and logs; drop a trailing "/.". */
+	size_t wl = strlen(wd);
+	if (wl > 2 && !strcmp(wd + wl - 2, "/."))
+		wd[wl - 2] = '\0';
+	free(s->trial.workdir);
+	s->trial.workdir = wd;
+	return 0;
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+static int spec_defaults(spec *s)
+{
+	s->search.algorithm = SEARCH_TPE;
+	s->search.max_trials = 20;
+	s->search.n_startup = 10;
+	s->schedule.algorithm = SCHED_NONE;
+	s->schedule.min = 1;
+	s->schedule.max = 1;
+	s->schedule.reduction_factor = 3;
+	s->schedule.grace = 5;
+	s->trial.executor = EXEC_PROCESS;
+	s->trial.mode = TRIAL_MODE_ONESHOT;
+	s->trial.resources.cpus = 1;
+	s->sharing.policy = SHARE_RELISH;
+	s->sharing.memory_margin = 0.2;
+	s->schedule.resource = strdup("epoch");
+	s->trial.network = strdup("none");
+	return s->schedule.resource && s->trial.network ? 0 : RL_ENOMEM;
+}
+
+int spec_from_tree(const node *root, const char *file, const char *dir, spec **out, rl_err *err)
+{
+	sx x = {.file = file, .err = err};
+	char got[96];
+	if (!root || node_is_null(root))
+		return rl_err_set(err, RL_ESPEC, "%s:1:1: expected a map with keys name, objective, search, trial; "
+				  "got an empty document", file);
+	if (root->kind != NODE_MAP)
+		return sx_fail(&x, root, "expected a map with keys name, objective, search, trial at the top level, "
+			       "got %s", sx_got(root, got, sizeof got));
+	spec *s = calloc(1, sizeof *s);
+	if (!s || spec_defaults(s) < 0 || !(s->source = strdup(file))) {
+		spec_free(s);
+		return rl_err_set(err, RL_ENOMEM, "%s: out of memory", file);
+	}
+	int rc = parse_section(&x, root, &top_section, s);
+	if (rc == 0)
+		rc = spec_check(&x, root, dir, s);
+	if (rc < 0) {
+		spec_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+static void foreach_section(const section *sec, const char *prefix,
+			    void (*fn)(const char *path, const char *help, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < sec->n; i++) {
+		const field *f = &sec->fields[i];
+		char path[128];
+		snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", f->key);
+		fn(path, f->help, ctx);
+		if (f->type == F_SUB)
+			foreach_section(f->sub, path, fn, ctx);
+		if (!strcmp(path, "search.space"))
+			spec_space_foreach(fn, ctx);
+	}
+}
+
+void spec_schema_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx)
+{
+	foreach_section(&top_section, "", fn, ctx);
+}
+
+const char *spec_mode_name(objective_mode m)
+{
+	return (unsigned)m < 2 ? mode_names[m] : "?";
+}
+
+const char *spec_search_name(search_algo a)
+{
+	return (unsigned)a < 4 ? search_names[a] : "?";
+}
+
+const char *spec_schedule_name(schedule_algo a)
+{
+	return (unsigned)a < 4 ? schedule_names[a] : "?";
+}
+
+const char *spec_policy_name(sharing_policy p)
+{
+	return (unsigned)p < 3 ? policy_names[p] : "?";
+}
+
+const char *spec_executor_name(executor_kind k)
+{
+	return (unsigned)k < 4 ? executor_names[k] : "?";
+}
+
+const char *spec_trial_mode_name(trial_mode m)
+{
+	return (unsigned)m < 3 ? trial_mode_names[m] : "?";
+}
+
+int spec_policy_from_name(const char *str, sharing_policy *out)
+{
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(str, policy_names[i])) {
+			*out = (sharing_policy)i;
+			return 0;
+		}
+	}
+	return RL_EINVAL;
+}

@@ -1,0 +1,342 @@
+/*
+ * spec_space.c - reads search.space into a `space` (search/space.h).
+ *
+ * A parameter is written in full, { type: uniform, low: 1e-4, high: 0.1 },
+ * or in two short forms: a list is a choice and a scalar is fixed.  Each
+ * type has its own keys (table below); a key of another type is an error
+ * that names the keys the type does take.  The parser also fills
+ * grid_points for every parameter with the number of values a grid search
+ * takes from it, so that the grid sampler and the default grid max_trials
+ * agree (docs/spec.md, "Grid search").
+ */
+#include "spec/spec_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const spec_param_kind_names[5] = {"uniform", "loguniform", "int", "choice", "fixed"};
+
+static const char *const param_keys_all[] = {"type", "low", "high", "log", "step", "grid_points", "values", "value"};
+#define N_PARAM_KEYS (sizeof param_keys_all / sizeof param_keys_all[0])
+
+/* One-line help per key, parallel to param_keys_all (docs/spec.md). */
+static const char *const param_keys_help[N_PARAM_KEYS] = {
+	"uniform | loguniform | int | choice | fixed (required in the long form)",
+	"lower bound (uniform, loguniform: > 0, int: log needs >= 1)",
+	"upper bound, > low",
+	"int: sample on a log scale (default false)",
+	"uniform, int: quantisation step, > 0 and <= high - low",
+	"grid search: values taken from a continuous (or large int) range, default 5",
+	"choice: non-empty list of numbers or strings, no duplicates",
+	"fixed: the value (number or string)",
+};
+
+/* Keys each type takes, indexed by param_kind. */
+static const char *const param_keys[5][6] = {
+	[PARAM_UNIFORM] = {"type", "low", "high", "step", "grid_points"},
+	[PARAM_LOGUNIFORM] = {"type", "low", "high", "grid_points"},
+	[PARAM_INT] = {"type", "low", "high", "log", "step", "grid_points"},
+	[PARAM_CHOICE] = {"type", "values"},
+	[PARAM_FIXED] = {"type", "value"},
+};
+
+/* Integer ranges up to this many values are enumerated whole by grid search
+ * unless grid_points is given. */
+#define GRID_ENUM_MAX 100
+#define GRID_POINTS_DEFAULT 5
+
+static size_t count_keys(const char *const *keys)
+{
+	size_t n = 0;
+	while (n < 6 && keys[n])
+		n++;
+	return n;
+}
+
+static int key_allowed(param_kind k, const char *key)
+{
+	for (size_t i = 0; i < count_keys(param_keys[k]); i++)
+		if (!strcmp(param_keys[k][i], key))
+			return 1;
+	return 0;
+}
+
+/* Read one optional/required child `key` of map m with reader fn. */
+static int child_number(sx *x, const node *m, const char *key, int is_int, int required, double *out,
+			const node **at)
+{
+	const node *v = node_get(m, key);
+	if (!v) {
+		if (required)
+			return sx_fail(x, m, "missing required key \"%s\"", key);
+		return 0;
+	}
+	size_t saved = sx_push(x, key);
+	int rc;
+	if (is_int) {
+		int64_t i;
+		rc = sx_int(x, v, -(INT64_C(1) << 53), INT64_C(1) << 53, "an integer", &i);
+		if (rc == 0)
+			*out = (double)i;
+	} else {
+		rc = sx_number(x, v, NULL, out);
+	}
+	sx_pop(x, saved);
+	if (at)
+		*at = v;
+	return rc;
+}
+
+static int check_range(sx *x, param_def *p, const node *lo_at)
+{
+	int is_int = p->kind == PARAM_INT;
+	char got[96];
+	size_t saved = sx_push(x, "low");
+	int rc = 0;
+	if (!(p->low < p->high))
+		rc = sx_fail(x, lo_at, "expected %s < high (%.15g), got %s", is_int ? "an integer" : "a number",
+			     p->high, sx_got(lo_at, got, sizeof got));
+	else if (p->kind == PARAM_LOGUNIFORM && !(p->low > 0))
+		rc = sx_fail(x, lo_at, "expected a number > 0 (loguniform samples on a log scale), got %s",
+			     sx_got(lo_at, got, sizeof got));
+	else if (is_int && p->log && p->low < 1)
+		rc = sx_fail(x, lo_at, "expected an integer >= 1 (log: true samples on a log scale), got %s",
+			     sx_got(lo_at, got, sizeof got));
+	sx_pop(x, saved);
+	return rc;
+}
+
+static int parse_choices(sx *x, const node *list, param_def *p)
+{
+	if (list->kind != NODE_SEQ || list->n == 0) {
+		char got[96];
+		return sx_fail(x, list, "expected a non-empty list of numbers or strings, got %s",
+			       list->kind == NODE_SEQ ? "an empty list" : sx_got(list, got, sizeof got));
+	}
+	p->choices = calloc(list->n, sizeof *p->choices);
+	if (!p->choices)
+		return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+	for (size_t i = 0; i < list->n; i++) {
+		size_t saved = sx_push_index(x, i);
+		int rc = sx_value(x, list->items[i], &p->choices[i]);
+		for (size_t j = 0; rc == 0 && j < i; j++) {
+			if (value_equal(&p->choices[j], &p->choices[i])) {
+				char got[96];
+				rc = sx_fail(x, list->items[i], "duplicate choice %s (also item %zu)",
+					     sx_got(list->items[i], got, sizeof got), j);
+			}
+		}
+		sx_pop(x, saved);
+		if (rc < 0) {
+			value_fini(&p->choices[i]);
+			return rc;
+		}
+		p->n_choices = i + 1;
+	}
+	return 0;
+}
+
+/* Number of values grid search takes from p (see file comment). */
+static int grid_count(const param_def *p, int explicit_points)
+{
+	double n;
+	switch (p->kind) {
+	case PARAM_UNIFORM:
+		if (p->step > 0)
+			return (int)fmin(floor((p->high - p->low) / p->step + 1e-9) + 1, 1e6);
+		return explicit_points ? explicit_points : GRID_POINTS_DEFAULT;
+	case PARAM_LOGUNIFORM:
+		return explicit_points ? explicit_points : GRID_POINTS_DEFAULT;
+	case PARAM_INT:
+		n = floor((p->high - p->low) / (p->step > 1 ? p->step : 1)) + 1;
+		if (explicit_points)
+			return n < explicit_points ? (int)n : explicit_points;
+		return n <= GRID_ENUM_MAX ? (int)n : GRID_POINTS_DEFAULT;
+	case PARAM_CHOICE:
+		return (int)p->n_choices;
+	default:
+		return 1;
+	}
+}
+
+static int parse_full(sx *x, const node *m, param_def *p)
+{
+	const node *t = node_get(m, "type");
+	if (!t)
+		return sx_fail(x, m, "missing required key \"type\" (one of uniform, loguniform, int, choice, fixed)");
+	int rc = sx_check_keys(x, m, param_keys_all, N_PARAM_KEYS);
+	if (rc < 0)
+		return rc;
+	size_t saved = sx_push(x, "type");
+	int kind;
+	rc = sx_enum(x, t, spec_param_kind_names, 5, &kind);
+	sx_pop(x, saved);
+	if (rc < 0)
+		return rc;
+	p->kind = (param_kind)kind;
+	for (size_t i = 0; i < m->n; i++) {
+		if (key_allowed(p->kind, m->keys[i]->text))
+			continue;
+		char list[128] = "";
+		for (size_t j = 0; j < count_keys(param_keys[p->kind]); j++)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
+				 param_keys[p->kind][j]);
+		saved = sx_push(x, m->keys[i]->text);
+		rc = sx_fail(x, m->keys[i], "not used by type %s (its keys: %s)", spec_param_kind_names[kind], list);
+		sx_pop(x, saved);
+		return rc;
+	}
+
+	int explicit_points = 0;
+	switch (p->kind) {
+	case PARAM_UNIFORM:
+	case PARAM_LOGUNIFORM:
+	case PARAM_INT: {
+		int is_int = p->kind == PARAM_INT;
+		const node *lo_at = NULL, *at = NULL;
+		if ((rc = child_number(x, m, "low", is_int, 1, &p->low, &lo_at)) < 0 ||
+		    (rc = child_number(x, m, "high", is_int, 1, &p->high, NULL)) < 0)
+			return rc;
+		const node *lg = node_get(m, "log");
+		if (lg) {
+			saved = sx_push(x, "log");
+			rc = sx_bool(x, lg, &p->log);
+			sx_pop(x, saved);
+			if (rc < 0)
+				return rc;
+		}
+		if ((rc = check_range(x, p, lo_at)) < 0)
+			return rc;
+		if ((rc = child_number(x, m, "step", is_int, 0, &p->step, &at)) < 0)
+			return rc;
+		if (at) {
+			char got[96];
+			saved = sx_push(x, "step");
+			if (!(p->step > 0) || p->step > p->high - p->low)
+				rc = sx_fail(x, at, "expected %s > 0 and <= high - low (%.15g), got %s",
+					     is_int ? "an integer" : "a number", p->high - p->low,
+					     sx_got(at, got, sizeof got));
+			sx_pop(x, saved);
+			if (rc < 0)
+				return rc;
+		}
+		const node *gp = node_get(m, "grid_points");
+		if (gp) {
+			int64_t v;
+			saved = sx_push(x, "grid_points");
+			rc = sx_int(x, gp, 1, 1000000, NULL, &v);
+			if (rc == 0 && at)
+				rc = sx_fail(x, gp, "give either step or grid_points, not both");
+			sx_pop(x, saved);
+			if (rc < 0)
+				return rc;
+			explicit_points = (int)v;
+		}
+		break;
+	}
+	case PARAM_CHOICE: {
+		const node *v = node_get(m, "values");
+		if (!v)
+			return sx_fail(x, m, "missing required key \"values\"");
+		saved = sx_push(x, "values");
+		rc = parse_choices(x, v, p);
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
+		break;
+	}
+	case PARAM_FIXED: {
+		const node *v = node_get(m, "value");
+		if (!v)
+			return sx_fail(x, m, "missing required key \"value\"");
+		saved = sx_push(x, "value");
+		rc = sx_value(x, v, &p->fixed);
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
+		break;
+	}
+	}
+	p->grid_points = grid_count(p, explicit_points);
+	return 0;
+}
+
+static int parse_param(sx *x, const node *key, const node *v, param_def *p)
+{
+	if (!sx_is_identifier(key->text) || key->len > 64)
+		return sx_fail(x, key,
+			       "expected a parameter name of letters, digits and '_' (not starting with a digit, "
+			       "at most 64 characters)");
+	if (spec_is_builtin(key->text))
+		return sx_fail(x, key, "is a built-in placeholder name; choose another parameter name");
+	p->name = strdup(key->text);
+	if (!p->name)
+		return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+	int rc;
+	switch (v->kind) {
+	case NODE_MAP:
+		return parse_full(x, v, p);
+	case NODE_SEQ:
+		p->kind = PARAM_CHOICE;
+		rc = parse_choices(x, v, p);
+		break;
+	default:
+		p->kind = PARAM_FIXED;
+		if (node_is_null(v))
+			return sx_fail(x, v, "expected a parameter: a map with a type, a list of choices or a fixed "
+					     "value, got %s", v->len ? "null" : "nothing");
+		rc = sx_value(x, v, &p->fixed);
+		break;
+	}
+	if (rc == 0)
+		p->grid_points = grid_count(p, 0);
+	return rc;
+}
+
+int spec_parse_space(sx *x, const node *n, space *out)
+{
+	char got[96];
+	if (n->kind != NODE_MAP)
+		return sx_fail(x, n, "expected a map of parameters, got %s", sx_got(n, got, sizeof got));
+	if (n->n == 0)
+		return sx_fail(x, n, "expected at least one parameter, got an empty map");
+	space sp = {0};
+	sp.params = calloc(n->n, sizeof *sp.params);
+	if (!sp.params)
+		return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+	for (size_t i = 0; i < n->n; i++) {
+		size_t saved = sx_push(x, n->keys[i]->text);
+		sp.n = i + 1;
+		int rc = parse_param(x, n->keys[i], n->items[i], &sp.params[i]);
+		sx_pop(x, saved);
+		if (rc < 0) {
+			space_fini(&sp);
+			return rc;
+		}
+	}
+	*out = sp;
+	return 0;
+}
+
+void spec_space_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx)
+{
+	char path[64];
+	for (size_t i = 0; i < N_PARAM_KEYS; i++) {
+		snprintf(path, sizeof path, "search.space.<name>.%s", param_keys_all[i]);
+		fn(path, param_keys_help[i], ctx);
+	}
+}
+
+uint64_t spec_grid_size(const space *sp)
+{
+	uint64_t total = 1;
+	for (size_t i = 0; i < sp->n; i++) {
+		uint64_t k = sp->params[i].grid_points > 0 ? (uint64_t)sp->params[i].grid_points : 1;
+		if (total > UINT64_MAX / k)
+			return UINT64_MAX;
+		total *= k;
+	}
+	return total;
+}

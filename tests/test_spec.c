@@ -1,0 +1,571 @@
+/*
+ * test_spec.c - the spec parser on valid input: a spec that sets every key,
+ * written once in YAML and once in JSON, must give the same structure field
+ * by field; a minimal spec must get the documented defaults; sizes,
+ * durations, grid sizes and placeholder expansion have worked examples; and
+ * truncated, deep or hostile input must fail cleanly, never crash.
+ * Malformed specs and their messages are in test_spec_cases.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "spec/spec.h"
+
+static const char full_yaml[] =
+	"# every key set, none to its default\n"
+	"name: full-example.v2\n"
+	"objective: {metric: val_loss, mode: min}\n"
+	"search:\n"
+	"  algorithm: random\n"
+	"  seed: 7\n"
+	"  max_trials: 50\n"
+	"  max_concurrent: 3\n"
+	"  n_startup: 4\n"
+	"  space:\n"
+	"    lr: {type: loguniform, low: 1.0e-4, high: 0.1, grid_points: 4}\n"
+	"    momentum: {type: uniform, low: 0, high: 0.9, step: 0.1}\n"
+	"    units: {type: int, low: 16, high: 512, log: true}\n"
+	"    layers: {type: int, low: 1, high: 8, step: 2}\n"
+	"    act: {type: choice, values: [relu, tanh, \"1\", 2, 2.5, true]}\n"
+	"    epochs: {type: fixed, value: 12}\n"
+	"    tag: baseline\n"
+	"schedule:\n"
+	"  algorithm: median\n"
+	"  resource: step\n"
+	"  min: 2\n"
+	"  max: 12\n"
+	"  reduction_factor: 2\n"
+	"  segment: 2\n"
+	"  grace: 3\n"
+	"trial:\n"
+	"  command: [python3, train.py, --lr, \"{lr}\", \"--units={units}\", \"{{literal}}\", --epochs, 12]\n"
+	"  env:\n"
+	"    A: x\n"
+	"    B: \"{act}-{trial_id}\"\n"
+	"  workdir: sub/dir\n"
+	"  executor: podman\n"
+	"  image: docker.io/library/python:3.11\n"
+	"  network: host\n"
+	"  mode: warm\n"
+	"  resources:\n"
+	"    memory: 2GiB\n"
+	"    gpu_memory: 1.5G\n"
+	"    cpus: 2\n"
+	"    gpus: 0.5\n"
+	"  timeout: 1h30m\n"
+	"  retries: 2\n"
+	"  shape_params: [units, layers]\n"
+	"sharing:\n"
+	"  policy: pack\n"
+	"  memory_margin: 0.3\n";
+
+static const char full_json[] =
+	"{\n"
+	"  \"name\": \"full-example.v2\",\n"
+	"  \"objective\": {\"metric\": \"val_loss\", \"mode\": \"min\"},\n"
+	"  \"search\": {\n"
+	"    \"algorithm\": \"random\", \"seed\": 7, \"max_trials\": 50, \"max_concurrent\": 3, \"n_startup\": 4,\n"
+	"    \"space\": {\n"
+	"      \"lr\": {\"type\": \"loguniform\", \"low\": 1.0e-4, \"high\": 0.1, \"grid_points\": 4},\n"
+	"      \"momentum\": {\"type\": \"uniform\", \"low\": 0, \"high\": 0.9, \"step\": 0.1},\n"
+	"      \"units\": {\"type\": \"int\", \"low\": 16, \"high\": 512, \"log\": true},\n"
+	"      \"layers\": {\"type\": \"int\", \"low\": 1, \"high\": 8, \"step\": 2},\n"
+	"      \"act\": {\"type\": \"choice\", \"values\": [\"relu\", \"tanh\", \"1\", 2, 2.5, true]},\n"
+	"      \"epochs\": {\"type\": \"fixed\", \"value\": 12},\n"
+	"      \"tag\": \"baseline\"\n"
+	"    }\n"
+	"  },\n"
+	"  \"schedule\": {\"algorithm\": \"median\", \"resource\": \"step\", \"min\": 2, \"max\": 12,\n"
+	"               \"reduction_factor\": 2, \"segment\": 2, \"grace\": 3},\n"
+	"  \"trial\": {\n"
+	"    \"command\": [\"python3\", \"train.py\", \"--lr\", \"{lr}\", \"--units={units}\", \"{{literal}}\",\n"
+	"                \"--epochs\", 12],\n"
+	"    \"env\": {\"A\": \"x\", \"B\": \"{act}-{trial_id}\"},\n"
+	"    \"workdir\": \"sub/dir\", \"executor\": \"podman\", \"image\": \"docker.io/library/python:3.11\",\n"
+	"    \"network\": \"host\", \"mode\": \"warm\",\n"
+	"    \"resources\": {\"memory\": \"2GiB\", \"gpu_memory\": \"1.5G\", \"cpus\": 2, \"gpus\": 0.5},\n"
+	"    \"timeout\": \"1h30m\", \"retries\": 2, \"shape_params\": [\"units\", \"layers\"]\n"
+	"  },\n"
+	"  \"sharing\": {\"policy\": \"pack\", \"memory_margin\": 0.3}\n"
+	"}\n";
+
+static spec *parse_ok(const char *text, const char *name, int json)
+{
+	spec *s = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	int rc = spec_parse_text(text, strlen(text), name, json, &s, &err);
+	if (rc < 0)
+		print_error("unexpected error: %s\n", err.msg);
+	assert_int_equal(rc, 0);
+	assert_non_null(s);
+	return s;
+}
+
+static void check_full(const spec *s, const char *source)
+{
+	char cwd[4096], wd[4200];
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	snprintf(wd, sizeof wd, "%s/sub/dir", cwd);
+
+	assert_string_equal(s->name, "full-example.v2");
+	assert_string_equal(s->source, source);
+	assert_string_equal(s->objective.metric, "val_loss");
+	assert_int_equal(s->objective.mode, MODE_MIN);
+
+	assert_int_equal(s->search.algorithm, SEARCH_RANDOM);
+	assert_int_equal(s->search.seed, 7);
+	assert_int_equal(s->search.max_trials, 50);
+	assert_int_equal(s->search.max_concurrent, 3);
+	assert_int_equal(s->search.n_startup, 4);
+
+	const space *sp = &s->search.space;
+	assert_int_equal(sp->n, 7);
+	const param_def *p = &sp->params[0];
+	assert_string_equal(p->name, "lr");
+	assert_int_equal(p->kind, PARAM_LOGUNIFORM);
+	assert_true(p->low == 1.0e-4 && p->high == 0.1);
+	assert_int_equal(p->grid_points, 4);
+	p = &sp->params[1];
+	assert_string_equal(p->name, "momentum");
+	assert_int_equal(p->kind, PARAM_UNIFORM);
+	assert_true(p->low == 0 && p->high == 0.9 && p->step == 0.1);
+	assert_int_equal(p->grid_points, 10); /* 0, 0.1, ..., 0.9 */
+	p = &sp->params[2];
+	assert_string_equal(p->name, "units");
+	assert_int_equal(p->kind, PARAM_INT);
+	assert_true(p->low == 16 && p->high == 512 && p->log == 1 && p->step == 0);
+	assert_int_equal(p->grid_points, 5); /* 497 values: too many to enumerate */
+	p = &sp->params[3];
+	assert_string_equal(p->name, "layers");
+	assert_true(p->kind == PARAM_INT && p->low == 1 && p->high == 8 && p->step == 2 && !p->log);
+	assert_int_equal(p->grid_points, 4); /* 1, 3, 5, 7 */
+	p = &sp->params[4];
+	assert_string_equal(p->name, "act");
+	assert_int_equal(p->kind, PARAM_CHOICE);
+	assert_int_equal(p->n_choices, 6);
+	assert_int_equal(p->choices[0].type, VAL_STR);
+	assert_string_equal(p->choices[0].str, "relu");
+	assert_string_equal(p->choices[1].str, "tanh");
+	assert_int_equal(p->choices[2].type, VAL_STR); /* quoted "1" stays a string */
+	assert_string_equal(p->choices[2].str, "1");
+	assert_int_equal(p->choices[3].type, VAL_INT);
+	assert_int_equal(p->choices[3].i, 2);
+	assert_int_equal(p->choices[4].type, VAL_FLOAT);
+	assert_true(p->choices[4].f == 2.5);
+	assert_int_equal(p->choices[5].type, VAL_BOOL);
+	assert_int_equal(p->choices[5].i, 1);
+	assert_int_equal(p->grid_points, 6);
+	p = &sp->params[5];
+	assert_string_equal(p->name, "epochs");
+	assert_int_equal(p->kind, PARAM_FIXED);
+	assert_int_equal(p->fixed.type, VAL_INT);
+	assert_int_equal(p->fixed.i, 12);
+	p = &sp->params[6];
+	assert_string_equal(p->name, "tag");
+	assert_int_equal(p->kind, PARAM_FIXED);
+	assert_int_equal(p->fixed.type, VAL_STR);
+	assert_string_equal(p->fixed.str, "baseline");
+	/* 4 * 10 * 5 * 4 * 6 * 1 * 1 */
+	assert_int_equal(spec_grid_size(sp), 4800);
+
+	assert_int_equal(s->schedule.algorithm, SCHED_MEDIAN);
+	assert_string_equal(s->schedule.resource, "step");
+	assert_true(s->schedule.min == 2 && s->schedule.max == 12);
+	assert_true(s->schedule.reduction_factor == 2 && s->schedule.segment == 2);
+	assert_int_equal(s->schedule.grace, 3);
+
+	const char *argv[] = {"python3", "train.py", "--lr", "{lr}", "--units={units}", "{{literal}}", "--epochs", "12"};
+	assert_int_equal(s->trial.argc, 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_string_equal(s->trial.argv[i], argv[i]);
+	assert_null(s->trial.argv[8]);
+	assert_int_equal(s->trial.n_env, 2);
+	assert_string_equal(s->trial.env[0].name, "A");
+	assert_string_equal(s->trial.env[0].value, "x");
+	assert_string_equal(s->trial.env[1].name, "B");
+	assert_string_equal(s->trial.env[1].value, "{act}-{trial_id}");
+	assert_string_equal(s->trial.workdir, wd);
+	assert_int_equal(s->trial.executor, EXEC_PODMAN);
+	assert_string_equal(s->trial.image, "docker.io/library/python:3.11");
+	assert_string_equal(s->trial.network, "host");
+	assert_int_equal(s->trial.mode, TRIAL_MODE_WARM);
+	assert_int_equal(s->trial.resources.memory_mib, 2048);
+	assert_int_equal(s->trial.resources.gpu_memory_mib, 1536);
+	assert_true(s->trial.resources.cpus == 2 && s->trial.resources.gpus == 0.5);
+	assert_true(s->trial.timeout_s == 5400);
+	assert_int_equal(s->trial.retries, 2);
+	assert_int_equal(s->trial.n_shape_params, 2);
+	assert_string_equal(s->trial.shape_params[0], "units");
+	assert_string_equal(s->trial.shape_params[1], "layers");
+
+	assert_int_equal(s->sharing.policy, SHARE_PACK);
+	assert_true(s->sharing.memory_margin == 0.3);
+}
+
+static void test_full_yaml(void **state)
+{
+	(void)state;
+	spec *s = parse_ok(full_yaml, "full.yaml", 0);
+	check_full(s, "full.yaml");
+	spec_free(s);
+}
+
+static void test_full_json(void **state)
+{
+	(void)state;
+	spec *s = parse_ok(full_json, "full.json", 1);
+	check_full(s, "full.json");
+	spec_free(s);
+}
+
+/* The normalised JSON of both forms is the same text (bar the source). */
+static void test_json_output_matches(void **state)
+{
+	(void)state;
+	spec *a = parse_ok(full_yaml, "same", 0), *b = parse_ok(full_json, "same", 1);
+	char *ja = spec_to_json(a), *jb = spec_to_json(b);
+	assert_non_null(ja);
+	assert_string_equal(ja, jb);
+	assert_non_null(strstr(ja, "\"grid_size\": 4800"));
+	assert_non_null(strstr(ja, "\"memory_mib\": 2048"));
+	free(ja);
+	free(jb);
+	spec_free(a);
+	spec_free(b);
+}
+
+static const char minimal[] = "name: m\n"
+			      "objective: {metric: acc, mode: max}\n"
+			      "search: {space: {x: {type: uniform, low: -1, high: 1}}}\n"
+			      "trial: {command: [./run, \"{x}\"]}\n";
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	char cwd[4096];
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	spec *s = parse_ok(minimal, "m.yaml", 0);
+	assert_int_equal(s->search.algorithm, SEARCH_TPE);
+	assert_int_equal(s->search.seed, 0);
+	assert_int_equal(s->search.max_trials, 20);
+	assert_int_equal(s->search.max_concurrent, 0);
+	assert_int_equal(s->search.n_startup, 10);
+	assert_int_equal(s->schedule.algorithm, SCHED_NONE);
+	assert_string_equal(s->schedule.resource, "epoch");
+	assert_true(s->schedule.min == 1 && s->schedule.max == 1 && s->schedule.reduction_factor == 3);
+	assert_true(s->schedule.segment == 0);
+	assert_int_equal(s->schedule.grace, 5);
+	assert_int_equal(s->trial.executor, EXEC_PROCESS);
+	assert_int_equal(s->trial.mode, TRIAL_MODE_ONESHOT);
+	assert_null(s->trial.image);
+	assert_string_equal(s->trial.network, "none");
+	assert_string_equal(s->trial.workdir, cwd);
+	assert_int_equal(s->trial.n_env, 0);
+	assert_null(s->trial.shape_params);
+	assert_true(s->trial.resources.cpus == 1 && s->trial.resources.gpus == 0);
+	assert_int_equal(s->trial.resources.memory_mib, 0);
+	assert_int_equal(s->trial.resources.gpu_memory_mib, 0);
+	assert_true(s->trial.timeout_s == 0);
+	assert_int_equal(s->trial.retries, 0);
+	assert_int_equal(s->sharing.policy, SHARE_RELISH);
+	assert_true(s->sharing.memory_margin == 0.2);
+	assert_int_equal(s->search.space.params[0].grid_points, 5);
+	spec_free(s);
+}
+
+static spec *with_trial_line(const char *line)
+{
+	char text[2048];
+	snprintf(text, sizeof text, "%s  %s\n", minimal, line);
+	/* minimal's trial is a flow map; rewrite it in block form. */
+	snprintf(text, sizeof text,
+		 "name: m\nobjective: {metric: acc, mode: max}\n"
+		 "search: {space: {x: {type: uniform, low: -1, high: 1}}}\n"
+		 "trial:\n  command: [./run]\n  %s\n",
+		 line);
+	return parse_ok(text, "t.yaml", 0);
+}
+
+static void test_memory_units(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		uint64_t mib;
+	} rows[] = {
+		{"4GiB", 4096}, {"512MiB", 512}, {"2G", 2048}, {"1024", 1024}, {"1.5GiB", 1536},
+		{"1GB", 954}, /* 1e9 bytes, rounded up */
+		{"100KiB", 1}, {"0", 0}, {"\"3 Gi\"", 3072}, {"1TiB", 1048576}, {"2m", 2}, {"2.5", 3},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char line[64];
+		snprintf(line, sizeof line, "resources: {memory: %s}", rows[i].text);
+		spec *s = with_trial_line(line);
+		if (s->trial.resources.memory_mib != rows[i].mib)
+			print_error("%s\n", rows[i].text);
+		assert_int_equal(s->trial.resources.memory_mib, rows[i].mib);
+		spec_free(s);
+	}
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		double s;
+	} rows[] = {
+		{"90", 90}, {"2.5", 2.5}, {"30s", 30}, {"5m", 300}, {"2h", 7200}, {"1h30m", 5400},
+		{"250ms", 0.25}, {"1d", 86400}, {"\"45\"", 45},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char line[64];
+		snprintf(line, sizeof line, "timeout: %s", rows[i].text);
+		spec *s = with_trial_line(line);
+		assert_true(s->trial.timeout_s == rows[i].s);
+		spec_free(s);
+	}
+}
+
+/* Grid search without max_trials runs the whole grid. */
+static void test_grid_default_budget(void **state)
+{
+	(void)state;
+	const char *text = "name: g\nobjective: {metric: acc, mode: max}\n"
+			   "search:\n  algorithm: grid\n  space:\n"
+			   "    a: [x, y, z]\n"                               /* 3 */
+			   "    b: {type: int, low: 1, high: 4}\n"            /* 4 */
+			   "    c: {type: uniform, low: 0, high: 1}\n"        /* 5 (default) */
+			   "    d: {type: uniform, low: 0, high: 1, step: 0.25}\n" /* 5 */
+			   "    e: {type: int, low: 1, high: 1000}\n"         /* 5: too many */
+			   "    f: {type: loguniform, low: 0.001, high: 1, grid_points: 3}\n" /* 3 */
+			   "    g: {type: int, low: 0, high: 10, grid_points: 20}\n" /* 11: capped */
+			   "trial: {command: [./run]}\n";
+	spec *s = parse_ok(text, "g.yaml", 0);
+	static const int points[] = {3, 4, 5, 5, 5, 3, 11};
+	for (size_t i = 0; i < 7; i++)
+		assert_int_equal(s->search.space.params[i].grid_points, points[i]);
+	assert_int_equal(spec_grid_size(&s->search.space), 3 * 4 * 5 * 5 * 5 * 3 * 11);
+	assert_int_equal(s->search.max_trials, 3 * 4 * 5 * 5 * 5 * 3 * 11);
+	spec_free(s);
+}
+
+static void test_expand(void **state)
+{
+	(void)state;
+	spec *s = parse_ok(full_yaml, "full.yaml", 0);
+	config c;
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(config_init(&c, s->search.space.n, &err), 0);
+	for (size_t i = 0; i < c.n; i++)
+		assert_int_equal(space_from_unit(&s->search.space.params[i], 0.0, &c.v[i], &err), 0);
+	/* exp(log(1e-4)) is not exactly 1e-4: set lr by hand. */
+	value_fini(&c.v[0]);
+	c.v[0].type = VAL_FLOAT;
+	c.v[0].f = 0.0001;
+	spec_builtins b = {.trial_id = "17", .checkpoint_dir = "/ck/17", .resource_from = "2", .resource_to = "4"};
+	static const struct {
+		const char *tmpl, *out;
+	} rows[] = {
+		{"{lr}", "0.0001"},
+		{"--units={units}", "--units=16"},
+		{"{{literal}}", "{literal}"},
+		{"a}b", "a}b"},
+		{"{act}-{trial_id}", "relu-17"},
+		{"{checkpoint_dir}/{resource_from}..{resource_to}", "/ck/17/2..4"},
+		{"{tag}{epochs}", "baseline12"},
+		{"", ""},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char *out = NULL;
+		assert_int_equal(spec_expand_config(rows[i].tmpl, &s->search.space, &c, &b, &out, &err), 0);
+		assert_string_equal(out, rows[i].out);
+		free(out);
+	}
+	char *out = NULL;
+	assert_int_equal(spec_expand_config("{nope}", &s->search.space, &c, &b, &out, &err), RL_ESPEC);
+	assert_string_equal(err.msg, "unknown placeholder {nope}");
+	assert_int_equal(spec_expand_config("x{lr", &s->search.space, &c, &b, &out, &err), RL_ESPEC);
+	assert_string_equal(err.msg,
+			    "malformed placeholder at character 2: expected {name} (write {{ for a literal brace)");
+	assert_null(out);
+	config_fini(&c);
+	spec_free(s);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	sharing_policy p = SHARE_RELISH;
+	assert_int_equal(spec_policy_from_name("exclusive", &p), 0);
+	assert_int_equal(p, SHARE_EXCLUSIVE);
+	assert_int_equal(spec_policy_from_name("pack", &p), 0);
+	assert_int_equal(p, SHARE_PACK);
+	assert_true(spec_policy_from_name("packed", &p) < 0);
+	assert_int_equal(p, SHARE_PACK); /* untouched on failure */
+	assert_string_equal(spec_policy_name(SHARE_RELISH), "relish");
+	assert_string_equal(spec_mode_name(MODE_MIN), "min");
+	assert_string_equal(spec_search_name(SEARCH_SOBOL), "sobol");
+	assert_string_equal(spec_schedule_name(SCHED_HYPERBAND), "hyperband");
+	assert_string_equal(spec_executor_name(EXEC_SLURM), "slurm");
+	assert_string_equal(spec_trial_mode_name(TRIAL_MODE_WORKER), "worker");
+	assert_true(spec_is_builtin("checkpoint_dir") && !spec_is_builtin("lr"));
+}
+
+/* Valid JSON that libyaml cannot read (a UTF-16 surrogate pair escape) still
+ * parses, through jansson's values; messages then lack positions. */
+static void test_json_fallback(void **state)
+{
+	(void)state;
+	const char *text = "{\"name\": \"e\", \"objective\": {\"metric\": \"acc\", \"mode\": \"max\"},"
+			   "\"search\": {\"space\": {\"s\": [\"\\ud83d\\ude00\", \"b\"]}},"
+			   "\"trial\": {\"command\": [\"./run\", \"{s}\"]}}";
+	spec *s = parse_ok(text, "f.json", 1);
+	assert_string_equal(s->search.space.params[0].choices[0].str, "\xf0\x9f\x98\x80");
+	spec_free(s);
+
+	const char *bad = "{\"name\": \"e\", \"objective\": {\"metric\": \"acc\", \"mode\": \"maxx\"},"
+			  "\"search\": {\"space\": {\"s\": [\"\\ud83d\\ude00\", \"b\"]}},"
+			  "\"trial\": {\"command\": [\"./run\", \"{s}\"]}}";
+	rl_err err;
+	rl_err_clear(&err);
+	spec *t = NULL;
+	assert_int_equal(spec_parse_text(bad, strlen(bad), "f.json", 1, &t, &err), RL_ESPEC);
+	assert_null(t);
+	assert_string_equal(err.msg, "f.json: objective.mode: expected one of max, min, got \"maxx\" (did you mean \"max\"?)");
+}
+
+/* Never crash: every prefix of the valid specs, hostile structures and
+ * pseudo-random bytes must either parse or fail with a message. */
+static void try_parse(const char *text, size_t len, int json)
+{
+	spec *s = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	int rc = spec_parse_text(text, len, "fuzz", json, &s, &err);
+	if (rc == 0)
+		spec_free(s);
+	else
+		assert_true(err.msg[0] != '\0');
+}
+
+static void test_hostile_input(void **state)
+{
+	(void)state;
+	for (size_t n = 0; n <= strlen(full_yaml); n++)
+		try_parse(full_yaml, n, 0);
+	for (size_t n = 0; n <= strlen(full_json); n++)
+		try_parse(full_json, n, 1);
+
+	/* Deep nesting is refused before any recursion could hurt. */
+	size_t depth = 5000;
+	char *deep = malloc(2 * depth + 1);
+	memset(deep, '[', depth);
+	memset(deep + depth, ']', depth);
+	deep[2 * depth] = '\0';
+	rl_err err;
+	rl_err_clear(&err);
+	spec *s = NULL;
+	assert_int_equal(spec_parse_text(deep, 2 * depth, "deep.yaml", 0, &s, &err), RL_EPARSE);
+	assert_non_null(strstr(err.msg, "nested too deeply"));
+	try_parse(deep, 2 * depth, 1);
+	free(deep);
+
+	/* "Billion laughs": aliases multiplying nodes hit the node budget. */
+	const char *laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+			     "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+			     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+			     "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+			     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+			     "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
+	assert_int_equal(spec_parse_text(laughs, strlen(laughs), "laughs.yaml", 0, &s, &err), RL_EPARSE);
+	assert_non_null(strstr(err.msg, "document too large"));
+
+	/* Aliases within budget are expanded like the anchored node. */
+	const char *alias = "name: al\nobjective: {metric: acc, mode: max}\n"
+			    "search: {space: {x: &xs [1, 2], y: *xs}}\n"
+			    "trial: {command: [./run]}\n";
+	s = parse_ok(alias, "alias.yaml", 0);
+	assert_int_equal(s->search.space.params[1].n_choices, 2);
+	assert_int_equal(s->search.space.params[1].choices[1].i, 2);
+	spec_free(s);
+
+	/* Pseudo-random bytes and byte flips of the valid spec. */
+	uint64_t x = 88172645463325252ull;
+	char buf[512];
+	for (int round = 0; round < 300; round++) {
+		for (size_t i = 0; i < sizeof buf; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[i] = (char)(x & 0xff);
+		}
+		try_parse(buf, sizeof buf, round & 1);
+	}
+	char *mut = strdup(full_yaml);
+	for (size_t i = 0; i < strlen(full_yaml); i += 3) {
+		char keep = mut[i];
+		mut[i] = "{}[]:,'\"&*!|>#-\t\n?"[i % 19];
+		try_parse(mut, strlen(full_yaml), 0);
+		mut[i] = keep;
+	}
+	free(mut);
+}
+
+/* Every key the schema knows appears in docs/spec.md, so the docs cannot
+ * fall behind the tables. */
+static void note_key(const char *path, const char *help, void *ctx)
+{
+	const char *doc = ctx;
+	char quoted[160];
+	snprintf(quoted, sizeof quoted, "`%s`", path);
+	if (!strstr(doc, quoted))
+		print_error("docs/spec.md does not document %s (%s)\n", quoted, help);
+	assert_non_null(strstr(doc, quoted));
+	assert_true(help && help[0]);
+}
+
+static void test_docs_cover_schema(void **state)
+{
+	(void)state;
+	const char *src = getenv("RELISH_SRC");
+	assert_non_null(src);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/docs/spec.md", src);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char doc[1 << 17];
+	size_t n = fread(doc, 1, sizeof doc - 1, f);
+	fclose(f);
+	doc[n] = '\0';
+	spec_schema_foreach(note_key, doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_yaml),
+		cmocka_unit_test(test_full_json),
+		cmocka_unit_test(test_json_output_matches),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_memory_units),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_grid_default_budget),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_json_fallback),
+		cmocka_unit_test(test_hostile_input),
+		cmocka_unit_test(test_docs_cover_schema),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
