@@ -775,6 +775,8 @@ static const sampler_ops tpe_ops = {
 	.destroy = tpe_destroy,
 };
 
+/* Options <= 0 (or opt NULL) take the defaults: 10 start-up trials, 24
+ * candidates. */
 int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt, sampler **out,
 		    rl_err *err)
 {
@@ -786,8 +788,6 @@ int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt, 
 	t->base.seed = seed;
 	t->n_startup = opt && opt->n_startup > 0 ? opt->n_startup : 10;
 	t->n_candidates = opt && opt->n_candidates > 0 ? opt->n_candidates : 24;
-	if (opt && opt->n_startup == 0)
-		t->n_startup = 10;
 	t->d = sp->n;
 	t->dirty = 1;
 	if (t->d) {
