@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "search/sampler.h"
+#include "search/tpe_math.h"
 
 /* ---- spaces and objectives ---------------------------------------- */
 
@@ -262,6 +263,23 @@ static void test_bad_tell(void **state)
 	sampler_free(a);
 }
 
+/* The kernel sums' exp against libm over its whole domain [-700, 0]. */
+static void test_exp_matches_libm(void **state)
+{
+	double worst = 0;
+	for (int i = 0; i <= 700000; i++) {
+		double x = -700.0 * i / 700000.0 - 1e-7 * (i % 7);
+		if (x < -700)
+			x = -700;
+		double want = exp(x), got = tpe_exp_neg(x);
+		double rel = fabs(got - want) / want;
+		worst = rel > worst ? rel : worst;
+	}
+	printf("tpe_exp_neg: worst relative error %.3g\n", worst);
+	assert_true(worst < 1e-15);
+	assert_true(tpe_exp_neg(0.0) == 1.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +289,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stopped_rank_below_longer_trials, history_setup,
 						history_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_tell, history_setup, history_teardown),
+		cmocka_unit_test(test_exp_matches_libm),
 		cmocka_unit_test(test_branin_beats_random),
 		cmocka_unit_test(test_mixed_beats_random),
 	};
