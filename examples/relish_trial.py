@@ -1,0 +1,198 @@
+"""relish_trial - the relish trial contract as a plain Python loop.
+
+Standard library only (torch is used for save/load when it is installed,
+never imported here otherwise).  One loop serves all three modes of
+docs/trials.md:
+
+    import relish_trial as rt
+
+    data = load_data()                      # paid once per process
+    for seg in rt.segments():               # oneshot: 1 pass; warm/worker: many
+        model = build(seg.params)
+        state = seg.load()                  # None on the first segment
+        start = state["epoch"] if state else 0
+        for epoch in range(start + 1, seg.to + 1):
+            acc = train_one_epoch(model, data)
+            seg.report(epoch, accuracy=acc)         # RELISH epoch=3 accuracy=0.91
+            seg.save({"epoch": epoch, "model": model.state_dict()})
+
+- oneshot: the segment comes from RELISH_* variables; the loop runs once.
+- warm: the first segment from the variables; after each pass the helper
+  prints RELISH_DONE and waits on stdin for {"cmd":"run",...} (next segment
+  of the same trial) or {"cmd":"stop"}.
+- worker: the helper prints RELISH_READY, then each stdin command is one
+  segment, possibly of another trial (seg.trial_id, seg.params change).
+
+Outside relish (no RELISH_MODE) the loop runs once with params from
+defaults=..., from 0 to default_to, which makes a trial script runnable by hand.
+"""
+
+import json
+import math
+import os
+import sys
+
+__all__ = ["Segment", "segments", "setup_torch", "mode"]
+
+_METRIC_NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+
+
+def mode():
+    """The contract mode relish started this process in (default oneshot)."""
+    return os.environ.get("RELISH_MODE", "oneshot")
+
+
+def _num(v):
+    """Whole numbers as int (range() wants them), others as float."""
+    f = float(v)
+    return int(f) if f.is_integer() else f
+
+
+class Segment:
+    """One segment [start, to] of one trial."""
+
+    def __init__(self, trial_id, params, start, to, checkpoint_dir):
+        self.trial_id = trial_id
+        self.params = params
+        self.start = start          # resource already trained (RELISH_RESOURCE_FROM)
+        self.to = to                # train up to and including this (RELISH_RESOURCE_TO)
+        self.checkpoint_dir = checkpoint_dir
+        self.resource = os.environ.get("RELISH_RESOURCE", "epoch")
+
+    def report(self, resource, **metrics):
+        """Print one metric line: RELISH <resource>=R name=value ..."""
+        parts = ["%s=%s" % (self.resource, _fmt(resource))]
+        for k, v in metrics.items():
+            if not k or not (k[0].isalpha() or k[0] == "_") or set(k) - _METRIC_NAME_OK:
+                raise ValueError("metric name %r: use letters, digits, _ . / -" % k)
+            v = float(v)
+            if not math.isfinite(v):
+                continue  # relish takes finite numbers only; leave it out
+            parts.append("%s=%s" % (k, _fmt(v)))
+        print("RELISH " + " ".join(parts), flush=True)
+
+    # Checkpoints: torch.save when torch is importable (tensors, modules'
+    # state dicts), else JSON.  Written to a temporary name, then renamed, so
+    # a kill mid-save leaves the previous checkpoint intact.
+    def _path(self, name):
+        return os.path.join(self.checkpoint_dir or ".", name)
+
+    def save(self, state, name="checkpoint.pt"):
+        if not self.checkpoint_dir:
+            return
+        os.makedirs(self.checkpoint_dir, exist_ok=True)
+        path = self._path(name)
+        tmp = path + ".tmp"
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.save(state, tmp)
+        else:
+            with open(tmp, "w") as f:
+                json.dump(state, f)
+        os.replace(tmp, path)
+
+    def load(self, name="checkpoint.pt", map_location="cpu"):
+        """The saved state, or None when this trial has no checkpoint yet."""
+        path = self._path(name)
+        if not self.checkpoint_dir or not os.path.exists(path):
+            return None
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            return torch.load(path, map_location=map_location)
+        with open(path) as f:
+            return json.load(f)
+
+    def __repr__(self):
+        return "Segment(%s, %s..%s, %s)" % (self.trial_id, self.start, self.to, self.params)
+
+
+def _fmt(v):
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+
+
+def _from_env(defaults, default_to):
+    params = dict(defaults or {})
+    if "RELISH_PARAMS" in os.environ:
+        params.update(json.loads(os.environ["RELISH_PARAMS"]))
+    return Segment(
+        os.environ.get("RELISH_TRIAL_ID", "local"),
+        params,
+        _num(os.environ.get("RELISH_RESOURCE_FROM", 0)),
+        _num(os.environ.get("RELISH_RESOURCE_TO", default_to)),
+        os.environ.get("RELISH_CHECKPOINT_DIR", ""),
+    )
+
+
+def _next_command(prev, defaults):
+    """Read stdin until a command; None for stop or end of input."""
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        cmd = json.loads(line)
+        if cmd.get("cmd") == "stop":
+            return None
+        if cmd.get("cmd") != "run":
+            print("relish_trial: unknown command %r" % cmd.get("cmd"), file=sys.stderr, flush=True)
+            continue
+        trial_id = cmd.get("trial_id", prev.trial_id if prev else "local")
+        params = dict(defaults or {})
+        if "params" in cmd:
+            params.update(cmd["params"])
+        elif prev is not None and prev.trial_id == trial_id:
+            params.update(prev.params)  # warm mode: same trial, same params
+        return Segment(
+            trial_id,
+            params,
+            _num(cmd["from"]),
+            _num(cmd["to"]),
+            cmd.get("checkpoint_dir", prev.checkpoint_dir if prev else ""),
+        )
+    return None
+
+
+def segments(defaults=None, default_to=10):
+    """Yield the segments this process must train, in every mode.
+
+    defaults: parameter values used when relish does not give them (running
+    by hand).  default_to: the end resource when RELISH_RESOURCE_TO is unset.
+    After the loop body returns for a segment, the helper announces its end
+    (warm/worker) and waits for the next command.
+    """
+    m = mode()
+    if m == "worker":
+        print("RELISH_READY", flush=True)
+        seg = _next_command(None, defaults)
+        while seg is not None:
+            yield seg
+            print("RELISH_DONE to=%s" % _fmt(seg.to), flush=True)
+            seg = _next_command(seg, defaults)
+        return
+    seg = _from_env(defaults, default_to)
+    yield seg
+    if m != "warm":
+        return
+    while seg is not None:
+        print("RELISH_DONE to=%s" % _fmt(seg.to), flush=True)
+        seg = _next_command(seg, defaults)
+        if seg is not None:
+            yield seg
+
+
+def setup_torch(torch):
+    """Fit PyTorch to the share relish gave this trial: intra-op threads from
+    OMP_NUM_THREADS, and on CUDA the allocator capped at RELISH_GPU_MEMORY_MIB
+    (set_per_process_memory_fraction), so that packed trials stay inside their
+    reservations.  Returns the device to use."""
+    threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    if torch.cuda.is_available():
+        dev = torch.device("cuda", 0)
+        mib = int(os.environ.get("RELISH_GPU_MEMORY_MIB", "0") or 0)
+        if mib > 0:
+            total = torch.cuda.get_device_properties(dev).total_memory
+            torch.cuda.set_per_process_memory_fraction(min(1.0, mib * 2**20 / total), dev)
+        return dev
+    return torch.device("cpu")

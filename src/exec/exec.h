@@ -1,0 +1,144 @@
+/*
+ * exec.h - executors: what runs a segment somewhere and tells the live driver
+ * how it went.  One ops struct, one implementation per file: process.c
+ * (fork/exec on this machine, on libuv) today; podman, docker and slurm
+ * executors are further files behind the same struct.
+ *
+ * An executor lives on the driver's libuv loop and never blocks it.  The
+ * driver launches a segment with an exec_spec (command, environment, log
+ * file, limits) and gets, on the loop thread:
+ *   on_line  for every metric line (and RELISH_DONE) as it is printed;
+ *   on_end   once, with the classified outcome, the exit status and the
+ *            peak memory; the exec_segment handle is invalid after on_end.
+ * Warm and worker modes keep processes between segments: a segment whose
+ * trial printed RELISH_DONE ends COMPLETED while its process stays alive,
+ * parked under the spec's reuse_key; the next launch with the same key
+ * writes a run command to that process's stdin instead of starting one.
+ * Processes that misbehave (no done line before the timeout, a done line for
+ * the wrong resource, a crash) are killed and their segment classified.
+ *
+ * Ownership: exec_spec and everything it points to is borrowed for the
+ * duration of the launch call only (the executor copies what it keeps).
+ */
+#ifndef RELISH_EXEC_H
+#define RELISH_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "common/err.h"
+#include "exec/contract.h"
+#include "sched/sched.h"
+#include "spec/spec.h"
+
+typedef struct executor executor;
+typedef struct exec_segment exec_segment;
+
+/* One segment of one trial: what a warm or worker process is told on stdin. */
+typedef struct exec_assignment {
+	const char *trial_id;
+	const char *params_json;     /* RELISH_PARAMS text (JSON object) */
+	double from, to;
+	const char *checkpoint_dir;
+} exec_assignment;
+
+typedef struct exec_spec {
+	trial_mode mode;
+	/* warm: the trial id; worker: the shape and device ("shape@dev");
+	 * processes with equal keys are interchangeable.  Ignored in oneshot. */
+	const char *reuse_key;
+	char *const *argv;           /* substituted, NULL-terminated; argv[0] via PATH */
+	char *const *envp;           /* from contract_env_build */
+	const char *cwd;             /* NULL: relish's own */
+	const char *log_path;        /* stdout and stderr interleaved, appended; NULL: none */
+	double timeout_s;            /* per segment; 0: none */
+	double cpus;                 /* CPU share (already in envp; containers enforce it) */
+	uint64_t memory_limit_mib;   /* host memory reservation; 0: not enforced */
+	exec_assignment a;           /* the segment (warm/worker stdin command) */
+} exec_spec;
+
+typedef struct exec_result {
+	sched_outcome outcome;
+	int exited;                  /* 1: exit_code valid; 0: term_signal valid */
+	int exit_code;
+	int term_signal;
+	uint64_t peak_rss_bytes;     /* process group's RSS peak, 0 if never sampled */
+	double duration_s;           /* launch (or assignment) to end */
+	double ready_s;              /* spawn to RELISH_READY; < 0 if none */
+	int reused;                  /* ran on a warm/worker process already alive */
+	size_t metric_lines;
+	size_t bad_lines;            /* lines with a RELISH prefix that broke the format */
+	const char *oom_marker;      /* static text that made it OOM, or NULL */
+	char reason[256];            /* human words: "exit code 1", "killed by SIGSEGV" */
+} exec_result;
+
+typedef struct exec_callbacks {
+	void (*on_line)(void *ud, exec_segment *seg, const contract_line *line);
+	void (*on_end)(void *ud, exec_segment *seg, const exec_result *r);
+} exec_callbacks;
+
+typedef struct exec_options {
+	double kill_grace_s;         /* SIGTERM, then SIGKILL after this; default 5 */
+	double sample_interval_s;    /* RSS sampling; default 0.2 */
+	double memory_margin;        /* kill when RSS > limit * (1 + margin); default 0.1 */
+	uint64_t log_max_bytes;      /* per segment log; default 64 MiB */
+	double idle_timeout_s;       /* parked processes stopped after; default 300 */
+	size_t max_idle;             /* parked processes kept at most; default 8 */
+} exec_options;
+
+void exec_options_default(exec_options *o);
+
+/* How a running segment is found again after a relish restart. */
+typedef struct exec_ident {
+	pid_t pid;                   /* process (group leader) or 0 */
+	uint64_t start_time;         /* /proc start time of pid */
+	char handle[128];            /* container name or job id; "" for processes */
+} exec_ident;
+
+typedef struct exec_ops {
+	const char *name;
+	int (*launch)(executor *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
+		      exec_segment **out, rl_err *err);
+	/* Stop a running segment: SIGTERM, SIGKILL after the grace; on_end
+	 * follows with CANCELLED.  No-op on a segment already stopping. */
+	void (*cancel)(executor *ex, exec_segment *seg);
+	int (*ident)(executor *ex, const exec_segment *seg, exec_ident *out);
+	/* After a restart: a segment the store says was running.  Returns 1
+	 * when adopted (not possible for processes, whose pipes died with the
+	 * old relish), 0 when it was stopped or already gone. */
+	int (*reclaim)(executor *ex, const exec_ident *id, rl_err *err);
+	/* Stop the parked processes with this reuse key (trial finished). */
+	void (*release)(executor *ex, const char *reuse_key);
+	size_t (*idle_count)(executor *ex);
+	/* Cancel every segment and stop every parked process; the loop runs
+	 * until they are gone. */
+	void (*shutdown)(executor *ex);
+	/* Free: after shutdown and once the loop has no more of its processes.
+	 * Closes its handles; run the loop once more before uv_loop_close. */
+	void (*destroy)(executor *ex);
+} exec_ops;
+
+struct executor {
+	const exec_ops *ops;
+	void *impl;
+};
+
+/* The process executor on loop.  opt may be NULL for the defaults.  Sets
+ * SIGPIPE to ignored (a trial that closes its stdin must not kill relish). */
+int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, rl_err *err);
+
+/* Front ends: ex->ops->x(ex, ...). */
+int exec_launch(executor *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
+		exec_segment **out, rl_err *err);
+void exec_cancel(executor *ex, exec_segment *seg);
+void exec_release(executor *ex, const char *reuse_key);
+void exec_shutdown(executor *ex);
+void exec_free(executor *ex); /* NULL accepted */
+
+/* Identity of a running segment (for the store; pid is also the process
+ * group for the process executor). */
+int exec_ident_of(executor *ex, const exec_segment *seg, exec_ident *out);
+
+#endif

@@ -1,0 +1,902 @@
+/*
+ * process.c - the process executor: trials as child processes of relish, on
+ * the driver's libuv loop (see exec.h for the contract with the driver).
+ *
+ * Each trial process is spawned with UV_PROCESS_DETACHED, so it leads its own
+ * session and process group: signals go to the whole group (a DataLoader's
+ * workers die with their trial) and a terminal's Ctrl-C does not reach it.
+ * libuv reports an exec failure (missing binary, no permission) through its
+ * close-on-exec pipe, so launch returns RL_EEXEC synchronously and no
+ * process is left.  stdout and stderr are pipes read here: both go,
+ * interleaved in arrival order, to the segment's log file (bounded by
+ * log_max_bytes), the last TAIL_MAX bytes are kept for out-of-memory
+ * messages, and stdout is split into lines (at most CONTRACT_LINE_MAX bytes
+ * kept per line, the rest of a longer line discarded) and parsed live.
+ *
+ * A segment ends when its process has exited and both pipes reached EOF (or
+ * DRAIN_S after the exit, if a stray descendant keeps them open; the rest of
+ * the group is SIGKILLed when the leader exits), or, in warm and worker
+ * modes, when the trial prints RELISH_DONE to=<its segment's end>.
+ *
+ * Memory: one timer samples the RSS of every group (telemetry/procmem) and
+ * SIGKILLs a group above its reservation * (1 + memory_margin), which ends as
+ * OOM.  rlimits are not used: RLIMIT_AS counts virtual memory, and PyTorch,
+ * CUDA and JAX reserve far more address space than they touch, so any cap
+ * low enough to matter breaks them; raising limits needs CAP_SYS_RESOURCE,
+ * which relish may not have; cgroups (v1 here) may not be writable.  The
+ * container executors enforce hard limits instead.
+ *
+ * Log writes are plain write(2) on the loop thread: segment logs are regular
+ * files, where a write does not block for long.
+ */
+#include "exec/exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "telemetry/procmem.h"
+
+#define TAIL_MAX 8192      /* output kept for out-of-memory messages */
+#define READ_BUF 65536
+#define DRAIN_S 2.0        /* wait for pipe EOF after exit at most */
+
+typedef struct pexec pexec;
+typedef struct proc proc;
+
+struct exec_segment {
+	proc *p;
+	exec_callbacks cb;
+	void *ud;
+	double from, to;
+	uint64_t t_start;          /* uv_hrtime */
+	uint64_t peak_rss;
+	uint64_t mem_limit;        /* bytes at which it is killed; 0: none */
+	int reused;
+	int cancelled, timed_out, mem_exceeded;
+	char protocol[160];        /* protocol violation, "" if none */
+	size_t metric_lines, bad_lines;
+};
+
+struct proc {
+	pexec *ex;
+	proc *next;
+	uv_process_t h;
+	uv_pipe_t in, out, err;
+	uv_timer_t t_timeout, t_kill, t_drain;
+	int open_handles;          /* freed when it drops to 0 */
+	int has_in;
+	pid_t pid;
+	uint64_t start_time;
+	uint64_t t_spawn;
+	double ready_s;
+	trial_mode mode;
+	char *key;
+	exec_segment *seg;         /* NULL while parked */
+	uint64_t idle_since;       /* uv_hrtime when parked */
+	int exited, exit_code, term_signal;
+	int out_eof, err_eof;
+	int kill_stage;            /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+	int finished;              /* segment end / close already done */
+	int log_fd;
+	uint64_t log_bytes;
+	int log_truncated;
+	char tail[TAIL_MAX + 1];
+	size_t tail_len;
+	char *line;                /* stdout line being assembled */
+	size_t line_len;
+	int line_overflow;
+	char rbuf_out[READ_BUF], rbuf_err[READ_BUF];
+};
+
+struct pexec {
+	executor base;
+	uv_loop_t *loop;
+	exec_options opt;
+	uv_timer_t t_sample;
+	proc *procs;
+	int shutting_down;
+	int destroyed;             /* destroy called: free once all is closed */
+	int sampler_closed;
+};
+
+static const exec_ops process_ops;
+
+static double secs_since(uint64_t t0)
+{
+	return (double)(uv_hrtime() - t0) / 1e9;
+}
+
+static uint64_t ms(double s)
+{
+	return s <= 0 ? 0 : (uint64_t)ceil(s * 1000.0);
+}
+
+/* ---- handles and teardown ----------------------------------------------- */
+
+static void proc_unlink(proc *p)
+{
+	for (proc **pp = &p->ex->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+}
+
+static void pexec_maybe_free(pexec *ex)
+{
+	if (ex->destroyed && ex->sampler_closed && !ex->procs)
+		free(ex);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	proc *p = h->data;
+	if (--p->open_handles == 0) {
+		pexec *ex = p->ex;
+		proc_unlink(p);
+		if (p->log_fd >= 0)
+			close(p->log_fd);
+		free(p->line);
+		free(p->key);
+		free(p);
+		pexec_maybe_free(ex);
+	}
+}
+
+static void close_handle(proc *p, uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, on_handle_closed);
+}
+
+static void signal_group(proc *p, int sig)
+{
+	if (p->pid > 0)
+		kill(-p->pid, sig);
+}
+
+static void kill_timer_cb(uv_timer_t *t)
+{
+	proc *p = t->data;
+	if (p->exited)
+		return;
+	p->kill_stage = 2;
+	signal_group(p, SIGKILL);
+}
+
+/* SIGTERM to the group now, SIGKILL after the grace period. */
+static void proc_kill(proc *p)
+{
+	if (p->exited || p->kill_stage)
+		return;
+	p->kill_stage = 1;
+	signal_group(p, SIGTERM);
+	uv_timer_start(&p->t_kill, kill_timer_cb, ms(p->ex->opt.kill_grace_s), 0);
+}
+
+/* Immediate SIGKILL (memory emergency, protocol violation). */
+static void proc_kill_now(proc *p)
+{
+	if (p->exited || p->kill_stage == 2)
+		return;
+	p->kill_stage = 2;
+	signal_group(p, SIGKILL);
+}
+
+/* ---- log, tail and lines ------------------------------------------------ */
+
+static void log_write(proc *p, const char *buf, size_t n)
+{
+	if (p->log_fd < 0 || p->log_truncated)
+		return;
+	uint64_t max = p->ex->opt.log_max_bytes;
+	if (p->log_bytes + n > max) {
+		n = (size_t)(max - p->log_bytes);
+		p->log_truncated = 1;
+	}
+	while (n > 0) {
+		ssize_t w = write(p->log_fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		buf += w;
+		n -= (size_t)w;
+		p->log_bytes += (uint64_t)w;
+	}
+	if (p->log_truncated) {
+		char note[96];
+		int k = snprintf(note, sizeof note, "\n[relish: log truncated at %llu bytes]\n",
+				 (unsigned long long)max);
+		if (write(p->log_fd, note, (size_t)k) < 0) {
+			/* nothing more to do: the log is best effort */
+		}
+	}
+}
+
+static void tail_add(proc *p, const char *buf, size_t n)
+{
+	if (n >= TAIL_MAX) {
+		buf += n - TAIL_MAX;
+		n = TAIL_MAX;
+	}
+	if (p->tail_len + n > TAIL_MAX) {
+		size_t drop = p->tail_len + n - TAIL_MAX;
+		memmove(p->tail, p->tail + drop, p->tail_len - drop);
+		p->tail_len -= drop;
+	}
+	/* NUL bytes would hide what follows them from strstr. */
+	for (size_t i = 0; i < n; i++)
+		p->tail[p->tail_len + i] = buf[i] ? buf[i] : '?';
+	p->tail_len += n;
+	p->tail[p->tail_len] = '\0';
+}
+
+static void segment_end(proc *p, sched_outcome outcome, const char *why);
+
+static void handle_line(proc *p, const char *s, size_t n, int overflow)
+{
+	exec_segment *seg = p->seg;
+	if (overflow) {
+		if (seg && n >= 6 && memcmp(s, "RELISH", 6) == 0)
+			seg->bad_lines++;
+		return;
+	}
+	contract_line l;
+	switch (contract_parse_line(s, n, &l)) {
+	case CONTRACT_READY:
+		if (p->ready_s < 0)
+			p->ready_s = secs_since(p->t_spawn);
+		return;
+	case CONTRACT_BAD:
+		if (seg)
+			seg->bad_lines++;
+		return;
+	case CONTRACT_METRICS:
+		if (seg) {
+			seg->metric_lines++;
+			if (seg->cb.on_line)
+				seg->cb.on_line(seg->ud, seg, &l);
+		}
+		return;
+	case CONTRACT_DONE:
+		if (!seg || p->mode == TRIAL_MODE_ONESHOT) {
+			if (seg && seg->cb.on_line)
+				seg->cb.on_line(seg->ud, seg, &l);
+			return;
+		}
+		if (fabs(l.done_to - seg->to) > 1e-9) {
+			snprintf(seg->protocol, sizeof seg->protocol,
+				 "protocol: RELISH_DONE to=%g, but the segment ends at %g", l.done_to, seg->to);
+			proc_kill_now(p);
+			return;
+		}
+		if (seg->cb.on_line)
+			seg->cb.on_line(seg->ud, seg, &l);
+		segment_end(p, SCHED_OUT_COMPLETED, "done line");
+		return;
+	default:
+		return;
+	}
+}
+
+static void feed_stdout(proc *p, const char *buf, size_t n)
+{
+	while (n > 0) {
+		const char *nl = memchr(buf, '\n', n);
+		size_t take = nl ? (size_t)(nl - buf) : n;
+		size_t room = CONTRACT_LINE_MAX - p->line_len;
+		size_t keep = take < room ? take : room;
+		if (keep) {
+			memcpy(p->line + p->line_len, buf, keep);
+			p->line_len += keep;
+		}
+		if (take > keep)
+			p->line_overflow = 1;
+		if (!nl)
+			return;
+		handle_line(p, p->line, p->line_len, p->line_overflow);
+		p->line_len = 0;
+		p->line_overflow = 0;
+		buf = nl + 1;
+		n -= take + 1;
+		if (!p->line) /* the process was torn down by a callback */
+			return;
+	}
+}
+
+/* ---- segment end and exit ----------------------------------------------- */
+
+static void park(proc *p);
+
+static void fill_reason(exec_result *r, const exec_segment *seg)
+{
+	if (seg->protocol[0]) {
+		snprintf(r->reason, sizeof r->reason, "%s", seg->protocol);
+		return;
+	}
+	switch (r->outcome) {
+	case SCHED_OUT_COMPLETED:
+		snprintf(r->reason, sizeof r->reason, "completed");
+		break;
+	case SCHED_OUT_CANCELLED:
+		snprintf(r->reason, sizeof r->reason, "cancelled");
+		break;
+	case SCHED_OUT_TIMEOUT:
+		snprintf(r->reason, sizeof r->reason, "ran past its timeout");
+		break;
+	case SCHED_OUT_OOM:
+		if (seg->mem_exceeded)
+			snprintf(r->reason, sizeof r->reason, "over its memory reservation (peak %llu MiB)",
+				 (unsigned long long)(seg->peak_rss >> 20));
+		else
+			snprintf(r->reason, sizeof r->reason, "out of memory: \"%s\" in its output",
+				 r->oom_marker ? r->oom_marker : "exit 137");
+		break;
+	case SCHED_OUT_SIGNALED:
+		snprintf(r->reason, sizeof r->reason, "killed by signal %d (%s)", r->term_signal,
+			 strsignal(r->term_signal));
+		break;
+	default:
+		if (r->exited)
+			snprintf(r->reason, sizeof r->reason, "exit code %d", r->exit_code);
+		else
+			snprintf(r->reason, sizeof r->reason, "ended without a done line");
+	}
+}
+
+/* End p's current segment with outcome (COMPLETED by a done line) or, when
+ * the process has exited, with the classified exit. */
+static void segment_end(proc *p, sched_outcome outcome, const char *why)
+{
+	exec_segment *seg = p->seg;
+	if (!seg)
+		return;
+	(void)why;
+	uv_timer_stop(&p->t_timeout);
+	exec_result r;
+	memset(&r, 0, sizeof r);
+	r.exited = p->exited ? (p->term_signal == 0) : 0;
+	r.exit_code = p->exit_code;
+	r.term_signal = p->term_signal;
+	r.peak_rss_bytes = seg->peak_rss;
+	r.duration_s = secs_since(seg->t_start);
+	r.ready_s = p->ready_s;
+	r.reused = seg->reused;
+	r.metric_lines = seg->metric_lines;
+	r.bad_lines = seg->bad_lines;
+	if (p->exited) {
+		contract_exit x = {
+			.exited = r.exited, .exit_code = r.exit_code, .term_signal = r.term_signal,
+			.cancelled = seg->cancelled, .timed_out = seg->timed_out,
+			.mem_exceeded = seg->mem_exceeded, .log_tail = p->tail,
+		};
+		r.outcome = contract_classify(&x);
+		if (r.outcome == SCHED_OUT_OOM && !seg->mem_exceeded)
+			r.oom_marker = contract_oom_marker(p->tail);
+		/* A warm/worker process must end a segment with its done line
+		 * (warm trials that just exit 0 are accepted: a oneshot program
+		 * run in warm mode still works). */
+		if (r.outcome == SCHED_OUT_COMPLETED && p->mode == TRIAL_MODE_WORKER)
+			r.outcome = SCHED_OUT_FAILED;
+		/* relish killed it for breaking the protocol: its fault, not a
+		 * signal's. */
+		if (seg->protocol[0] &&
+		    (r.outcome == SCHED_OUT_COMPLETED || r.outcome == SCHED_OUT_SIGNALED))
+			r.outcome = SCHED_OUT_FAILED;
+	} else {
+		r.outcome = outcome;
+	}
+	fill_reason(&r, seg);
+	if (p->exited && r.outcome == SCHED_OUT_FAILED && p->mode == TRIAL_MODE_WORKER &&
+	    !seg->protocol[0] && r.exited && r.exit_code == 0)
+		snprintf(r.reason, sizeof r.reason, "worker exited before its done line");
+	p->seg = NULL;
+	if (!p->exited)
+		park(p);
+	if (seg->cb.on_end)
+		seg->cb.on_end(seg->ud, seg, &r);
+	free(seg);
+}
+
+static void proc_close(proc *p)
+{
+	if (p->finished)
+		return;
+	p->finished = 1;
+	segment_end(p, SCHED_OUT_FAILED, "exit");
+	close_handle(p, (uv_handle_t *)&p->h);
+	close_handle(p, (uv_handle_t *)&p->out);
+	close_handle(p, (uv_handle_t *)&p->err);
+	if (p->has_in)
+		close_handle(p, (uv_handle_t *)&p->in);
+	close_handle(p, (uv_handle_t *)&p->t_timeout);
+	close_handle(p, (uv_handle_t *)&p->t_kill);
+	close_handle(p, (uv_handle_t *)&p->t_drain);
+}
+
+static void maybe_finish(proc *p)
+{
+	if (p->exited && p->out_eof && p->err_eof)
+		proc_close(p);
+}
+
+static void drain_timer_cb(uv_timer_t *t)
+{
+	proc *p = t->data;
+	p->out_eof = p->err_eof = 1;
+	maybe_finish(p);
+}
+
+static void exit_cb(uv_process_t *h, int64_t status, int term_signal)
+{
+	proc *p = h->data;
+	p->exited = 1;
+	p->exit_code = (int)status;
+	p->term_signal = term_signal;
+	uv_timer_stop(&p->t_kill);
+	/* The group dies with its leader: stray descendants would hold the
+	 * pipes open and the memory reservation. */
+	kill(-p->pid, SIGKILL);
+	if (p->has_in && !uv_is_closing((uv_handle_t *)&p->in))
+		uv_close((uv_handle_t *)&p->in, on_handle_closed);
+	uv_timer_start(&p->t_drain, drain_timer_cb, ms(DRAIN_S), 0);
+	maybe_finish(p);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	proc *p = h->data;
+	(void)suggested;
+	char *b = h == (uv_handle_t *)&p->out ? p->rbuf_out : p->rbuf_err;
+	*buf = uv_buf_init(b, READ_BUF);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	proc *p = s->data;
+	int is_out = s == (uv_stream_t *)&p->out;
+	if (n > 0) {
+		log_write(p, buf->base, (size_t)n);
+		tail_add(p, buf->base, (size_t)n);
+		if (is_out)
+			feed_stdout(p, buf->base, (size_t)n);
+		return;
+	}
+	if (n == 0)
+		return;
+	uv_read_stop(s);
+	if (is_out)
+		p->out_eof = 1;
+	else
+		p->err_eof = 1;
+	maybe_finish(p);
+}
+
+/* ---- timers ---------------------------------------------------------------- */
+
+static void timeout_cb(uv_timer_t *t)
+{
+	proc *p = t->data;
+	if (!p->seg)
+		return;
+	p->seg->timed_out = 1;
+	proc_kill(p);
+}
+
+/* Stop a parked process: the stop command, then signals after the grace. */
+static void stop_idle(proc *p)
+{
+	if (p->exited || p->kill_stage)
+		return;
+	if (p->has_in && !uv_is_closing((uv_handle_t *)&p->in)) {
+		static char stop[] = CONTRACT_STOP_COMMAND;
+		uv_buf_t b = uv_buf_init(stop, sizeof stop - 1);
+		uv_try_write((uv_stream_t *)&p->in, &b, 1);
+		uv_close((uv_handle_t *)&p->in, on_handle_closed);
+	}
+	/* Grace first, then the SIGTERM/SIGKILL ladder. */
+	p->kill_stage = 1;
+	uv_timer_start(&p->t_kill, kill_timer_cb, ms(p->ex->opt.kill_grace_s), 0);
+}
+
+static size_t idle_count(pexec *ex)
+{
+	size_t n = 0;
+	for (proc *p = ex->procs; p; p = p->next)
+		if (!p->seg && !p->exited && !p->kill_stage && !p->finished)
+			n++;
+	return n;
+}
+
+static void park(proc *p)
+{
+	if (p->mode == TRIAL_MODE_ONESHOT || p->ex->shutting_down) {
+		proc_kill(p);
+		return;
+	}
+	p->idle_since = uv_hrtime();
+	/* Too many parked: stop the one parked longest. */
+	while (idle_count(p->ex) > p->ex->opt.max_idle) {
+		proc *old = NULL;
+		for (proc *q = p->ex->procs; q; q = q->next)
+			if (!q->seg && !q->exited && !q->kill_stage && !q->finished &&
+			    (!old || q->idle_since < old->idle_since))
+				old = q;
+		if (!old)
+			break;
+		stop_idle(old);
+	}
+}
+
+static void sample_cb(uv_timer_t *t)
+{
+	pexec *ex = t->data;
+	enum { MAXG = 256 };
+	pid_t g[MAXG];
+	proc *ps[MAXG];
+	size_t n = 0;
+	for (proc *p = ex->procs; p && n < MAXG; p = p->next) {
+		if (p->exited)
+			continue;
+		if (!p->seg && !p->kill_stage && ex->opt.idle_timeout_s > 0 &&
+		    secs_since(p->idle_since) > ex->opt.idle_timeout_s) {
+			stop_idle(p);
+			continue;
+		}
+		if (p->seg) {
+			g[n] = p->pid;
+			ps[n++] = p;
+		}
+	}
+	if (n == 0)
+		return;
+	uint64_t rss[MAXG];
+	if (procmem_sample(g, n, rss, NULL, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		exec_segment *seg = ps[i]->seg;
+		if (rss[i] > seg->peak_rss)
+			seg->peak_rss = rss[i];
+		if (seg->mem_limit && rss[i] > seg->mem_limit && !seg->mem_exceeded) {
+			seg->mem_exceeded = 1;
+			proc_kill_now(ps[i]);
+		}
+	}
+}
+
+/* ---- launch ------------------------------------------------------------------ */
+
+static void write_done_cb(uv_write_t *w, int status)
+{
+	(void)status; /* a failed write shows as the process's exit */
+	free(w->data);
+	free(w);
+}
+
+static int send_command(proc *p, const exec_assignment *a, rl_err *err)
+{
+	char *line = contract_run_command(a->trial_id, a->params_json, a->from, a->to,
+					  a->checkpoint_dir);
+	if (!line)
+		return rl_err_set(err, RL_EINVAL, "building the run command (are the params JSON?)");
+	uv_write_t *w = malloc(sizeof *w);
+	if (!w) {
+		free(line);
+		return rl_err_set(err, RL_ENOMEM, "writing the run command");
+	}
+	w->data = line;
+	uv_buf_t b = uv_buf_init(line, (unsigned)strlen(line));
+	int rc = uv_write(w, (uv_stream_t *)&p->in, &b, 1, write_done_cb);
+	if (rc < 0) {
+		free(line);
+		free(w);
+		return rl_err_set(err, RL_EEXEC, "writing the run command: %s", uv_strerror(rc));
+	}
+	return 0;
+}
+
+static int open_log(proc *p, const char *path, rl_err *err)
+{
+	if (!path)
+		return 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "opening log %s", path);
+	if (p->log_fd >= 0)
+		close(p->log_fd);
+	p->log_fd = fd;
+	p->log_bytes = 0;
+	p->log_truncated = 0;
+	return 0;
+}
+
+static exec_segment *segment_new(proc *p, const exec_spec *es, const exec_callbacks *cb,
+				 void *ud, int reused)
+{
+	exec_segment *seg = calloc(1, sizeof *seg);
+	if (!seg)
+		return NULL;
+	seg->p = p;
+	if (cb)
+		seg->cb = *cb;
+	seg->ud = ud;
+	seg->from = es->a.from;
+	seg->to = es->a.to;
+	seg->t_start = uv_hrtime();
+	seg->reused = reused;
+	if (es->memory_limit_mib)
+		seg->mem_limit = (uint64_t)((double)(es->memory_limit_mib << 20) *
+					    (1.0 + p->ex->opt.memory_margin));
+	return seg;
+}
+
+static proc *find_idle(pexec *ex, const char *key, trial_mode mode)
+{
+	if (!key)
+		return NULL;
+	for (proc *p = ex->procs; p; p = p->next)
+		if (!p->seg && !p->exited && !p->kill_stage && !p->finished && p->mode == mode &&
+		    p->key && strcmp(p->key, key) == 0 && p->has_in &&
+		    !uv_is_closing((uv_handle_t *)&p->in))
+			return p;
+	return NULL;
+}
+
+/* Give an assignment to a parked process. */
+static int launch_reuse(proc *p, const exec_spec *es, const exec_callbacks *cb, void *ud,
+			exec_segment **out, rl_err *err)
+{
+	int rc = open_log(p, es->log_path, err);
+	if (rc < 0)
+		return rc;
+	exec_segment *seg = segment_new(p, es, cb, ud, 1);
+	if (!seg)
+		return rl_err_set(err, RL_ENOMEM, "starting a segment");
+	rc = send_command(p, &es->a, err);
+	if (rc < 0) {
+		free(seg);
+		return rc;
+	}
+	p->seg = seg;
+	p->tail_len = 0;
+	p->tail[0] = '\0';
+	if (es->timeout_s > 0)
+		uv_timer_start(&p->t_timeout, timeout_cb, ms(es->timeout_s), 0);
+	*out = seg;
+	return 0;
+}
+
+static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
+			exec_segment **out, rl_err *err)
+{
+	if (!es->argv || !es->argv[0])
+		return rl_err_set(err, RL_EINVAL, "trial command is empty");
+	proc *p = calloc(1, sizeof *p);
+	if (!p)
+		return rl_err_set(err, RL_ENOMEM, "starting a trial");
+	p->ex = ex;
+	p->log_fd = -1;
+	p->ready_s = -1;
+	p->mode = es->mode;
+	p->line = malloc(CONTRACT_LINE_MAX);
+	p->key = es->reuse_key ? strdup(es->reuse_key) : NULL;
+	if (!p->line || (es->reuse_key && !p->key)) {
+		free(p->line);
+		free(p->key);
+		free(p);
+		return rl_err_set(err, RL_ENOMEM, "starting a trial");
+	}
+	int rc = open_log(p, es->log_path, err);
+	if (rc < 0) {
+		free(p->line);
+		free(p->key);
+		free(p);
+		return rc;
+	}
+	exec_segment *seg = segment_new(p, es, cb, ud, 0);
+	if (!seg) {
+		if (p->log_fd >= 0)
+			close(p->log_fd);
+		free(p->line);
+		free(p->key);
+		free(p);
+		return rl_err_set(err, RL_ENOMEM, "starting a trial");
+	}
+	p->has_in = es->mode != TRIAL_MODE_ONESHOT;
+	uv_pipe_init(ex->loop, &p->out, 0);
+	uv_pipe_init(ex->loop, &p->err, 0);
+	if (p->has_in)
+		uv_pipe_init(ex->loop, &p->in, 0);
+	uv_timer_init(ex->loop, &p->t_timeout);
+	uv_timer_init(ex->loop, &p->t_kill);
+	uv_timer_init(ex->loop, &p->t_drain);
+	p->h.data = p->out.data = p->err.data = p->in.data = p;
+	p->t_timeout.data = p->t_kill.data = p->t_drain.data = p;
+	p->open_handles = 6 + p->has_in;
+
+	uv_stdio_container_t io[3];
+	if (p->has_in) {
+		io[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+		io[0].data.stream = (uv_stream_t *)&p->in;
+	} else {
+		io[0].flags = UV_IGNORE; /* /dev/null */
+	}
+	io[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	io[1].data.stream = (uv_stream_t *)&p->out;
+	io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	io[2].data.stream = (uv_stream_t *)&p->err;
+	uv_process_options_t o;
+	memset(&o, 0, sizeof o);
+	o.exit_cb = exit_cb;
+	o.file = es->argv[0];
+	o.args = (char **)es->argv;
+	o.env = (char **)es->envp;
+	o.cwd = es->cwd;
+	o.flags = UV_PROCESS_DETACHED; /* own session and process group */
+	o.stdio_count = 3;
+	o.stdio = io;
+	p->t_spawn = uv_hrtime();
+	rc = uv_spawn(ex->loop, &p->h, &o);
+	p->next = ex->procs;
+	ex->procs = p;
+	if (rc < 0) {
+		/* Nothing runs; close the handles (the process handle too, as
+		 * libuv asks) and report the exec error to the caller. */
+		free(seg);
+		p->finished = 1;
+		p->exited = 1;
+		uv_close((uv_handle_t *)&p->h, on_handle_closed);
+		uv_close((uv_handle_t *)&p->out, on_handle_closed);
+		uv_close((uv_handle_t *)&p->err, on_handle_closed);
+		if (p->has_in)
+			uv_close((uv_handle_t *)&p->in, on_handle_closed);
+		uv_close((uv_handle_t *)&p->t_timeout, on_handle_closed);
+		uv_close((uv_handle_t *)&p->t_kill, on_handle_closed);
+		uv_close((uv_handle_t *)&p->t_drain, on_handle_closed);
+		return rl_err_set(err, RL_EEXEC, "starting %s: %s", es->argv[0], uv_strerror(rc));
+	}
+	p->pid = p->h.pid;
+	procmem_start_time(p->pid, &p->start_time, NULL);
+	p->seg = seg;
+	uv_read_start((uv_stream_t *)&p->out, alloc_cb, read_cb);
+	uv_read_start((uv_stream_t *)&p->err, alloc_cb, read_cb);
+	if (es->mode == TRIAL_MODE_WORKER && send_command(p, &es->a, err) < 0) {
+		/* The process is up but cannot be told what to do: stop it; its
+		 * segment ends FAILED through the usual path. */
+		rl_err_clear(err);
+		snprintf(seg->protocol, sizeof seg->protocol, "protocol: could not send the assignment");
+		proc_kill_now(p);
+	}
+	if (es->timeout_s > 0)
+		uv_timer_start(&p->t_timeout, timeout_cb, ms(es->timeout_s), 0);
+	*out = seg;
+	return 0;
+}
+
+static int px_launch(executor *e, const exec_spec *es, const exec_callbacks *cb, void *ud,
+		     exec_segment **out, rl_err *err)
+{
+	pexec *ex = e->impl;
+	if (ex->shutting_down)
+		return rl_err_set(err, RL_EBUSY, "the executor is shutting down");
+	if (es->mode != TRIAL_MODE_ONESHOT) {
+		proc *p = find_idle(ex, es->reuse_key, es->mode);
+		if (p)
+			return launch_reuse(p, es, cb, ud, out, err);
+	}
+	return launch_spawn(ex, es, cb, ud, out, err);
+}
+
+static void px_cancel(executor *e, exec_segment *seg)
+{
+	(void)e;
+	if (!seg || seg->cancelled)
+		return;
+	seg->cancelled = 1;
+	proc_kill(seg->p);
+}
+
+static int px_ident(executor *e, const exec_segment *seg, exec_ident *out)
+{
+	(void)e;
+	exec_ident id = {.pid = seg->p->pid, .start_time = seg->p->start_time};
+	*out = id;
+	return 0;
+}
+
+static int px_reclaim(executor *e, const exec_ident *id, rl_err *err)
+{
+	(void)e;
+	(void)err;
+	/* Its output pipes died with the previous relish, so it cannot report:
+	 * stop the whole group if the pid is still the same process. */
+	if (id->pid > 0 && procmem_pid_alive(id->pid, id->start_time))
+		kill(-id->pid, SIGKILL);
+	return 0;
+}
+
+static void px_release(executor *e, const char *key)
+{
+	pexec *ex = e->impl;
+	for (proc *p = ex->procs; p; p = p->next)
+		if (!p->seg && p->key && key && strcmp(p->key, key) == 0)
+			stop_idle(p);
+}
+
+static size_t px_idle_count(executor *e)
+{
+	return idle_count(e->impl);
+}
+
+static void px_shutdown(executor *e)
+{
+	pexec *ex = e->impl;
+	ex->shutting_down = 1;
+	for (proc *p = ex->procs; p; p = p->next) {
+		if (p->seg)
+			px_cancel(e, p->seg);
+		else
+			stop_idle(p);
+	}
+	uv_timer_stop(&ex->t_sample);
+}
+
+static void sample_closed(uv_handle_t *h)
+{
+	pexec *ex = h->data;
+	ex->sampler_closed = 1;
+	pexec_maybe_free(ex);
+}
+
+static void px_destroy(executor *e)
+{
+	pexec *ex = e->impl;
+	/* Processes still listed are stopped first; the executor's memory goes
+	 * when the last of their handles has closed (run the loop). */
+	if (!ex->shutting_down)
+		px_shutdown(e);
+	ex->destroyed = 1;
+	uv_close((uv_handle_t *)&ex->t_sample, sample_closed);
+}
+
+static const exec_ops process_ops = {
+	.name = "process",
+	.launch = px_launch,
+	.cancel = px_cancel,
+	.ident = px_ident,
+	.reclaim = px_reclaim,
+	.release = px_release,
+	.idle_count = px_idle_count,
+	.shutdown = px_shutdown,
+	.destroy = px_destroy,
+};
+
+int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, rl_err *err)
+{
+	pexec *ex = calloc(1, sizeof *ex);
+	if (!ex)
+		return rl_err_set(err, RL_ENOMEM, "creating the process executor");
+	ex->loop = loop;
+	if (opt)
+		ex->opt = *opt;
+	else
+		exec_options_default(&ex->opt);
+	ex->base.ops = &process_ops;
+	ex->base.impl = ex;
+	signal(SIGPIPE, SIG_IGN);
+	uv_timer_init(loop, &ex->t_sample);
+	ex->t_sample.data = ex;
+	uint64_t every = ms(ex->opt.sample_interval_s > 0 ? ex->opt.sample_interval_s : 0.2);
+	uv_timer_start(&ex->t_sample, sample_cb, every, every);
+	/* The sampler alone must not keep the loop running. */
+	uv_unref((uv_handle_t *)&ex->t_sample);
+	*out = &ex->base;
+	return 0;
+}

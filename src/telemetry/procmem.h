@@ -1,0 +1,53 @@
+/*
+ * procmem.h - host memory of process groups, read from /proc.
+ *
+ * The process executor runs each trial in its own process group; a trial's
+ * memory is the sum of the resident set sizes of the group's live members
+ * (a PyTorch DataLoader's workers count).  procmem_sample reads /proc once
+ * for any number of groups, so sampling every 200 ms costs one directory
+ * scan whatever the number of running segments.  The start-time functions
+ * identify a pid across a relish restart (pids are reused; pid + start time
+ * is not).
+ */
+#ifndef RELISH_PROCMEM_H
+#define RELISH_PROCMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+/* What one /proc/PID/stat line says (the fields relish uses). */
+typedef struct procmem_stat {
+	pid_t pid;
+	char state;            /* R, S, D, Z, T, ... */
+	pid_t ppid;
+	pid_t pgid;
+	uint64_t start_time;   /* field 22: clock ticks after boot */
+	uint64_t rss_pages;    /* field 24 */
+} procmem_stat;
+
+/* Parse the text of a /proc/PID/stat file (the command name may hold spaces
+ * and parentheses).  Returns 0, or RL_EPARSE when the text is not one. */
+int procmem_parse_stat(const char *text, procmem_stat *out, rl_err *err);
+
+/*
+ * For each of the n process groups pgids[i], write the total RSS in bytes of
+ * its live (non-zombie) members to rss[i] and their number to nproc[i]
+ * (nproc may be NULL).  One scan of /proc.  Returns 0 or RL_EIO.
+ */
+int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, int *nproc, rl_err *err);
+
+/* Start time (field 22 of /proc/PID/stat) of pid.  RL_ENOTFOUND when pid does
+ * not exist. */
+int procmem_start_time(pid_t pid, uint64_t *out, rl_err *err);
+
+/* 1 when pid exists, is not a zombie, and started at start_time (0 = any);
+ * else 0. */
+int procmem_pid_alive(pid_t pid, uint64_t start_time);
+
+/* Number of live (non-zombie) processes in group pgid (0 when none). */
+int procmem_group_alive(pid_t pgid);
+
+#endif

@@ -1,0 +1,543 @@
+/*
+ * test_process.c - the process executor with real processes on a real libuv
+ * loop: ctrial (examples/ctrial, from $RELISH_BUILD) and /bin/sh children
+ * end completed, failed, signaled, timed out, cancelled, out of memory; exec
+ * failure is an error, not a crash; garbage output is survived with a
+ * bounded log; warm and worker processes serve two segments each; and no
+ * process of a segment's group is left afterwards.  Also procmem's parsers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec/exec.h"
+#include "telemetry/procmem.h"
+
+extern char **environ;
+
+typedef struct fixture {
+	uv_loop_t loop;
+	uv_timer_t tick;   /* keeps uv_run(ONCE) from blocking for long */
+	executor *ex;
+	char dir[64];
+	char ctrial[512];
+} fixture;
+
+typedef struct run {
+	int ended;
+	exec_result r;
+	int n_metrics, n_done;
+	double first_epoch, last_epoch;
+	exec_segment *seg;
+	pid_t pgid;
+} run;
+
+static void tick_cb(uv_timer_t *t)
+{
+	(void)t;
+}
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof *f);
+	uv_loop_init(&f->loop);
+	uv_timer_init(&f->loop, &f->tick);
+	uv_timer_start(&f->tick, tick_cb, 50, 50);
+	exec_options o;
+	exec_options_default(&o);
+	o.kill_grace_s = 0.3;
+	o.sample_interval_s = 0.05;
+	o.log_max_bytes = 1 << 20;
+	if (exec_process_new(&f->loop, &o, &f->ex, NULL) < 0)
+		return -1;
+	strcpy(f->dir, "/tmp/relish-test-process-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	const char *b = getenv("RELISH_BUILD");
+	snprintf(f->ctrial, sizeof f->ctrial, "%s/ctrial", b ? b : ".");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	exec_shutdown(f->ex);
+	uv_timer_stop(&f->tick);
+	uv_close((uv_handle_t *)&f->tick, NULL);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	exec_free(f->ex);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&f->loop), 0); /* every handle closed */
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void on_line(void *ud, exec_segment *seg, const contract_line *l)
+{
+	run *r = ud;
+	(void)seg;
+	double e;
+	if (l->kind == CONTRACT_METRICS) {
+		r->n_metrics++;
+		if (contract_metric_get(l, "epoch", &e)) {
+			if (r->n_metrics == 1)
+				r->first_epoch = e;
+			r->last_epoch = e;
+		}
+	} else if (l->kind == CONTRACT_DONE) {
+		r->n_done++;
+	}
+}
+
+static void on_end(void *ud, exec_segment *seg, const exec_result *res)
+{
+	run *r = ud;
+	(void)seg;
+	r->ended = 1;
+	r->r = *res;
+}
+
+static const exec_callbacks cbs = {on_line, on_end};
+
+typedef struct launch_args {
+	trial_mode mode;
+	const char *key;
+	const char *trial_id;
+	const char *params;  /* JSON */
+	double x, y;
+	double from, to;
+	double timeout_s;
+	uint64_t mem_mib;
+	const char *log;     /* file name inside the fixture dir */
+} launch_args;
+
+/* Launch argv as a segment; returns launch's code.  Checkpoints go to
+ * dir/<trial_id>. */
+static int launch(fixture *f, char **argv, const launch_args *a, run *r, rl_err *err)
+{
+	char ck[256], logp[256];
+	snprintf(ck, sizeof ck, "%s/%s", f->dir, a->trial_id ? a->trial_id : "t0");
+	mkdir(ck, 0755);
+	snprintf(logp, sizeof logp, "%s/%s", f->dir, a->log ? a->log : "seg.log");
+	rl_value vals[2] = {{.type = VAL_FLOAT, .f = a->x}, {.type = VAL_FLOAT, .f = a->y}};
+	param_def ps[2] = {{.name = "x", .kind = PARAM_UNIFORM, .low = 0, .high = 1},
+			   {.name = "y", .kind = PARAM_UNIFORM, .low = -5, .high = 5}};
+	space sp = {.n = 2, .params = ps};
+	config cf = {.n = 2, .v = vals};
+	contract_vars v = {.space = &sp, .config = &cf, .trial_id = a->trial_id ? a->trial_id : "t0",
+			   .checkpoint_dir = ck, .from = a->from, .to = a->to, .mode = a->mode, .cpus = 1};
+	char **env = NULL;
+	assert_int_equal(contract_env_build(environ, NULL, 0, &v, NULL, 0, &env, NULL), 0);
+	exec_spec es = {.mode = a->mode, .reuse_key = a->key, .argv = argv, .envp = env,
+			.log_path = logp, .timeout_s = a->timeout_s, .cpus = 1,
+			.memory_limit_mib = a->mem_mib,
+			.a = {.trial_id = v.trial_id, .params_json = a->params, .from = a->from,
+			      .to = a->to, .checkpoint_dir = ck}};
+	memset(r, 0, sizeof *r);
+	int rc = exec_launch(f->ex, &es, &cbs, r, &r->seg, err);
+	contract_strv_free(env);
+	if (rc == 0) {
+		exec_ident id;
+		assert_int_equal(exec_ident_of(f->ex, r->seg, &id), 0);
+		r->pgid = id.pid;
+		assert_true(id.pid > 0);
+		assert_true(id.start_time > 0);
+	}
+	return rc;
+}
+
+static void wait_end(fixture *f, run *r, double max_s)
+{
+	uint64_t t0 = uv_hrtime();
+	while (!r->ended) {
+		uv_run(&f->loop, UV_RUN_ONCE);
+		assert_true((double)(uv_hrtime() - t0) / 1e9 < max_s);
+	}
+}
+
+static void wait_s(fixture *f, double s)
+{
+	uint64_t t0 = uv_hrtime();
+	while ((double)(uv_hrtime() - t0) / 1e9 < s)
+		uv_run(&f->loop, UV_RUN_ONCE);
+}
+
+/* The group is gone (its killed members may need a moment to die). */
+static void assert_group_gone(fixture *f, pid_t pgid)
+{
+	for (int i = 0; i < 100 && procmem_group_alive(pgid) > 0; i++)
+		wait_s(f, 0.02);
+	assert_int_equal(procmem_group_alive(pgid), 0);
+}
+
+static void test_completed_and_resume(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--sleep-ms", "1", NULL};
+	launch_args a = {.trial_id = "t1", .x = 0.3, .y = 2, .from = 0, .to = 5};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.r.exited, 1);
+	assert_int_equal(r.r.exit_code, 0);
+	assert_int_equal(r.n_metrics, 5);
+	assert_int_equal(r.r.metric_lines, 5);
+	assert_float_equal(r.first_epoch, 1, 0);
+	assert_float_equal(r.last_epoch, 5, 0);
+	assert_int_equal(r.r.reused, 0);
+	assert_group_gone(f, r.pgid);
+
+	/* The log has the metric lines; the checkpoint says epoch 5. */
+	char path[256], buf[4096] = {0};
+	snprintf(path, sizeof path, "%s/seg.log", f->dir);
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_true(fread(buf, 1, sizeof buf - 1, fp) > 0);
+	fclose(fp);
+	assert_non_null(strstr(buf, "RELISH epoch=5 accuracy="));
+	snprintf(path, sizeof path, "%s/t1/state", f->dir);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	int e = 0;
+	assert_int_equal(fscanf(fp, "epoch %d", &e), 1);
+	fclose(fp);
+	assert_int_equal(e, 5);
+
+	/* Next segment resumes at epoch 6. */
+	a.from = 5;
+	a.to = 8;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.n_metrics, 3);
+	assert_float_equal(r.first_epoch, 6, 0);
+	assert_float_equal(r.last_epoch, 8, 0);
+}
+
+static void test_failed(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--fail-at", "3", NULL};
+	launch_args a = {.from = 0, .to = 5};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+	assert_int_equal(r.r.exited, 1);
+	assert_int_equal(r.r.exit_code, 1);
+	assert_int_equal(r.n_metrics, 2);
+	assert_string_equal(r.r.reason, "exit code 1");
+	assert_group_gone(f, r.pgid);
+}
+
+static void test_segv(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--segv-at", "2", NULL};
+	launch_args a = {.from = 0, .to = 5};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	/* ASan builds catch the SIGSEGV and exit 1; plain builds die by it. */
+	if (r.r.exited) {
+		assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+		assert_int_not_equal(r.r.exit_code, 0);
+	} else {
+		assert_string_equal(contract_outcome_name(r.r.outcome), "signaled");
+		assert_int_equal(r.r.term_signal, SIGSEGV);
+	}
+	assert_int_equal(r.n_metrics, 1);
+	assert_group_gone(f, r.pgid);
+}
+
+static void test_signaled_shell(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {"/bin/sh", "-c", "echo 'RELISH epoch=1 a=2'; kill -SEGV $$", NULL};
+	launch_args a = {.from = 0, .to = 1};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "signaled");
+	assert_int_equal(r.r.exited, 0);
+	assert_int_equal(r.r.term_signal, SIGSEGV);
+	assert_int_equal(r.n_metrics, 1);
+}
+
+static void test_timeout(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--hang-at", "2", NULL};
+	launch_args a = {.from = 0, .to = 5, .timeout_s = 0.3};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "timeout");
+	assert_int_equal(r.r.exited, 0);
+	assert_int_equal(r.r.term_signal, SIGTERM); /* it did not ignore SIGTERM */
+	assert_true(r.r.duration_s >= 0.3);
+	assert_int_equal(r.n_metrics, 1);
+	assert_group_gone(f, r.pgid);
+}
+
+static void test_cancel_escalates(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {"/bin/sh", "-c", "trap '' TERM; sleep 100", NULL};
+	launch_args a = {.from = 0, .to = 1};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_s(f, 0.1);
+	assert_int_equal(r.ended, 0);
+	assert_true(procmem_group_alive(r.pgid) >= 1);
+	exec_cancel(f->ex, r.seg);
+	exec_cancel(f->ex, r.seg); /* twice is harmless */
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "cancelled");
+	assert_int_equal(r.r.exited, 0);
+	assert_int_equal(r.r.term_signal, SIGKILL); /* SIGTERM was ignored */
+	assert_true(r.r.duration_s >= 0.1 + 0.3);   /* the grace period passed */
+	assert_group_gone(f, r.pgid);               /* sleep went too */
+}
+
+static void test_exec_failure(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {"/nonexistent/trial-program", NULL};
+	launch_args a = {.from = 0, .to = 1};
+	run r;
+	rl_err e;
+	rl_err_clear(&e);
+	assert_int_equal(launch(f, argv, &a, &r, &e), RL_EEXEC);
+	assert_non_null(strstr(e.msg, "/nonexistent/trial-program"));
+	assert_non_null(strstr(e.msg, "no such file"));
+	assert_int_equal(r.ended, 0);
+	/* Still usable afterwards. */
+	char *ok[] = {f->ctrial, NULL};
+	launch_args b = {.from = 0, .to = 1};
+	assert_int_equal(launch(f, ok, &b, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+}
+
+static void test_memory_reservation(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--alloc-mb", "200", "--sleep-ms", "100", NULL};
+	launch_args a = {.from = 0, .to = 50, .mem_mib = 50};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "oom");
+	assert_int_equal(r.r.term_signal, SIGKILL);
+	assert_true(r.r.peak_rss_bytes > (55ull << 20));
+	assert_non_null(strstr(r.r.reason, "over its memory reservation"));
+	assert_true(r.n_metrics < 50);
+	assert_group_gone(f, r.pgid);
+}
+
+static void test_oom_message(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--oom-message", NULL};
+	launch_args a = {.from = 0, .to = 3};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "oom");
+	assert_int_equal(r.r.exit_code, 1);
+	assert_string_equal(r.r.oom_marker, "CUDA out of memory");
+}
+
+static void test_garbage_output(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--garbage", NULL};
+	launch_args a = {.from = 0, .to = 3, .log = "garbage.log"};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 30);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.n_metrics, 3);         /* good lines after the garbage */
+	assert_int_equal(r.r.bad_lines, 2);       /* "RELISH epoch=oops.." and "RELISH_DONE nope" */
+	char path[256];
+	snprintf(path, sizeof path, "%s/garbage.log", f->dir);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	/* 10 MB were printed; the log holds 1 MiB and the truncation note. */
+	assert_true(st.st_size >= (1 << 20));
+	assert_true(st.st_size < (1 << 20) + 128);
+}
+
+static void test_warm_two_segments(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, "--sleep-ms", "1", NULL};
+	launch_args a = {.mode = TRIAL_MODE_WARM, .key = "t5", .trial_id = "t5", .x = 0.3, .y = 2,
+			 .from = 0, .to = 3, .params = "{\"x\":0.3,\"y\":2}"};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.r.reused, 0);
+	assert_int_equal(r.n_metrics, 3);
+	assert_int_equal(r.n_done, 1);
+	pid_t pid = r.pgid;
+	assert_true(procmem_group_alive(pid) >= 1); /* parked, alive */
+	assert_int_equal(f->ex->ops->idle_count(f->ex), 1);
+
+	a.from = 3;
+	a.to = 6;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	assert_int_equal(r.pgid, pid); /* the same process */
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.r.reused, 1);
+	assert_int_equal(r.n_metrics, 3);
+	assert_float_equal(r.first_epoch, 4, 0);
+	assert_float_equal(r.last_epoch, 6, 0);
+
+	exec_release(f->ex, "t5"); /* the stop command: it exits by itself */
+	assert_group_gone(f, pid);
+	assert_int_equal(f->ex->ops->idle_count(f->ex), 0);
+}
+
+static void test_worker_two_trials(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {f->ctrial, NULL};
+	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "shape1@host", .trial_id = "wa",
+			 .from = 0, .to = 2, .params = "{\"x\":0.3,\"y\":2}"};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.n_metrics, 2);
+	assert_true(r.r.ready_s >= 0);
+	pid_t pid = r.pgid;
+
+	launch_args b = a;
+	b.trial_id = "wb";
+	b.to = 3;
+	b.params = "{\"x\":0.9,\"y\":-3}";
+	assert_int_equal(launch(f, argv, &b, &r, NULL), 0);
+	assert_int_equal(r.pgid, pid);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_int_equal(r.r.reused, 1);
+	assert_int_equal(r.n_metrics, 3);
+	assert_float_equal(r.first_epoch, 1, 0); /* trial wb starts from scratch */
+	char path[256];
+	snprintf(path, sizeof path, "%s/wb/state", f->dir);
+	assert_int_equal(access(path, R_OK), 0);
+
+	/* A different shape does not get this worker. */
+	launch_args c = a;
+	c.key = "shape2@host";
+	c.trial_id = "wc";
+	assert_int_equal(launch(f, argv, &c, &r, NULL), 0);
+	assert_int_not_equal(r.pgid, pid);
+	wait_end(f, &r, 20);
+	assert_int_equal(r.r.reused, 0);
+	assert_int_equal(f->ex->ops->idle_count(f->ex), 2);
+	exec_shutdown(f->ex);
+	assert_group_gone(f, pid);
+	assert_group_gone(f, r.pgid);
+}
+
+static void test_worker_misbehaves(void **state)
+{
+	fixture *f = *state;
+	char *bad[] = {f->ctrial, "--bad-done", NULL};
+	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "k", .trial_id = "wa", .from = 0, .to = 2,
+			 .params = "{\"x\":0.3,\"y\":2}"};
+	run r;
+	assert_int_equal(launch(f, bad, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+	assert_non_null(strstr(r.r.reason, "protocol: RELISH_DONE to=3"));
+	assert_group_gone(f, r.pgid);
+	assert_int_equal(f->ex->ops->idle_count(f->ex), 0);
+
+	/* No done line before the timeout: killed, TIMEOUT. */
+	char *hang[] = {f->ctrial, "--hang-at", "2", NULL};
+	a.trial_id = "wh"; /* wa's checkpoint is already at epoch 2 */
+	a.timeout_s = 0.3;
+	assert_int_equal(launch(f, hang, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "timeout");
+	assert_group_gone(f, r.pgid);
+
+	/* A worker that exits 0 without its done line failed its assignment. */
+	char *quit[] = {"/bin/sh", "-c", "read line; echo 'RELISH epoch=1 a=1'", NULL};
+	a.timeout_s = 0;
+	assert_int_equal(launch(f, quit, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+	assert_string_equal(r.r.reason, "worker exited before its done line");
+	assert_int_equal(r.n_metrics, 1);
+}
+
+static void test_procmem(void **state)
+{
+	(void)state;
+	procmem_stat st;
+	const char *text = "123 (we) ird (x)) S 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5555 1000 77 0 0\n";
+	assert_int_equal(procmem_parse_stat(text, &st, NULL), 0);
+	assert_int_equal(st.pid, 123);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.ppid, 1);
+	assert_int_equal(st.pgid, 100);
+	assert_int_equal(st.start_time, 5555);
+	assert_int_equal(st.rss_pages, 77);
+	assert_int_equal(procmem_parse_stat("123 (x) S 1 2", &st, NULL), RL_EPARSE);
+	assert_int_equal(procmem_parse_stat("no paren", &st, NULL), RL_EPARSE);
+
+	uint64_t t;
+	assert_int_equal(procmem_start_time(getpid(), &t, NULL), 0);
+	assert_true(t > 0);
+	assert_int_equal(procmem_pid_alive(getpid(), t), 1);
+	assert_int_equal(procmem_pid_alive(getpid(), t + 1), 0);
+	assert_int_equal(procmem_pid_alive(getpid(), 0), 1);
+	assert_int_equal(procmem_start_time(0x3fffffff, &t, NULL), RL_ENOTFOUND);
+	pid_t g = getpgrp();
+	uint64_t rss = 0;
+	int n = 0;
+	assert_int_equal(procmem_sample(&g, 1, &rss, &n, NULL), 0);
+	assert_true(n >= 1);
+	assert_true(rss > (1u << 20));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_procmem),
+		cmocka_unit_test_setup_teardown(test_completed_and_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_segv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signaled_shell, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_escalates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_reservation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warm_two_segments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_two_trials, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_misbehaves, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
