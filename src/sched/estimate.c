@@ -81,7 +81,6 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->n_feat = req->n_feat;
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
-	p->memo_gen = UINT64_MAX; /* no memo yet */
 	s->n_prof++;
 	return pi;
 }
@@ -266,6 +265,7 @@ static void family_fit(sched *s, sched_family *f)
 		if (k > 0 || order[i] == SCHED_FIT_CONST)
 			fit_candidate(f, order[i], s, pts, n, &best);
 	f->fit_id++;
+	f->stamp = ++s->stamp;
 }
 
 /* Predicted peak (MiB) of an unmeasured shape, or 0 when no model. */
@@ -437,6 +437,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 			need = obs->peak_mem_mib;
 		if (need > p->oom_floor)
 			p->oom_floor = need;
+		p->stamp = ++s->stamp;
 		return;
 	}
 	if (obs->peak_mem_mib > 0) {
@@ -445,6 +446,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		if (obs->peak_mem_mib > p->peak || new_shape) {
 			if (obs->peak_mem_mib > p->peak)
 				p->peak = obs->peak_mem_mib;
+			p->stamp = ++s->stamp;
 			family_add_measure(s, pi, new_shape);
 		}
 	}
@@ -459,6 +461,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 			f->util_n--;
 			p->util += EWMA_ALPHA * (obs->mean_util - p->util);
 		}
+		p->stamp = ++s->stamp;
 		f->util_sum += p->util;
 		f->util_n++;
 	}
@@ -475,7 +478,7 @@ void sched_learn(sched *s, const sched_request *req, const sched_observation *ob
 	if (pi == SCHED_NONE || !obs)
 		return;
 	est_observe(s, pi, obs, 1, 0);
-	s->place_gen++; /* what was rejected may fit now */
+	sched_touch_all(s); /* what was rejected may fit now */
 }
 
 int sched_family_fit(const sched *s, uint64_t family, sched_fit *fit, size_t *n_points,
