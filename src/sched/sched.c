@@ -68,7 +68,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->min_speedup = 1.05;
 	o->aging_s = 1800.0;
 	o->oom_factor = 1.5;
-	o->scan_max = 1000;
+	o->scan_max = 256;
 }
 
 /* ---- change stamps ---------------------------------------------------- */
