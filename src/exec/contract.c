@@ -146,127 +146,23 @@ int contract_metric_get(const contract_line *l, const char *name, double *v)
 
 /* ---- argv substitution ----------------------------------------------- */
 
-/* A growable string; on allocation failure len stays and oom is set. */
-typedef struct sbuf {
-	char *s;
-	size_t len, cap;
-	int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *t = realloc(b->s, cap);
-		if (!t) {
-			b->oom = 1;
-			return;
-		}
-		b->s = t;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void sb_value(sbuf *b, const rl_value *v)
-{
-	char small[64];
-	int n = value_format(v, small, sizeof small);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof small) {
-		sb_add(b, small, (size_t)n);
-		return;
-	}
-	/* Long strings: value_format truncated; strings are verbatim anyway. */
-	if (v->type == VAL_STR)
-		sb_add(b, v->str, strlen(v->str));
-}
-
-static void sb_double(sbuf *b, double d)
-{
-	rl_value v = {.type = VAL_FLOAT, .f = d};
-	sb_value(b, &v);
-}
-
-/* Append the value of placeholder name (n bytes); -1 when unknown. */
-static int subst_name(sbuf *b, const char *name, size_t n, const contract_vars *v)
-{
-#define IS(lit) (n == strlen(lit) && memcmp(name, lit, n) == 0)
-	if (IS("trial_id") && v->trial_id) {
-		sb_add(b, v->trial_id, strlen(v->trial_id));
-		return 0;
-	}
-	if (IS("checkpoint_dir") && v->checkpoint_dir) {
-		sb_add(b, v->checkpoint_dir, strlen(v->checkpoint_dir));
-		return 0;
-	}
-	if (IS("resource_from")) {
-		sb_double(b, v->from);
-		return 0;
-	}
-	if (IS("resource_to")) {
-		sb_double(b, v->to);
-		return 0;
-	}
-#undef IS
-	if (v->space && v->config)
-		for (size_t i = 0; i < v->space->n && i < v->config->n; i++) {
-			const char *p = v->space->params[i].name;
-			if (strlen(p) == n && memcmp(p, name, n) == 0) {
-				sb_value(b, &v->config->v[i]);
-				return 0;
-			}
-		}
-	return -1;
-}
-
+/*
+ * Placeholders are expanded by the spec module's expander, the same code
+ * that validated them when the spec was loaded, so a template that passed
+ * `relish validate` expands the same way here.
+ */
 int contract_subst(const char *tmpl, const contract_vars *v, char **out, rl_err *err)
 {
-	sbuf b = {0};
-	sb_add(&b, "", 0);
-	for (const char *p = tmpl; *p;) {
-		if (p[0] == '{' && p[1] == '{') {
-			sb_add(&b, "{", 1);
-			p += 2;
-		} else if (p[0] == '}' && p[1] == '}') {
-			sb_add(&b, "}", 1);
-			p += 2;
-		} else if (p[0] == '}') {
-			free(b.s);
-			return rl_err_set(err, RL_ESPEC, "argument \"%s\": lone '}' (write }} for a brace)", tmpl);
-		} else if (p[0] == '{') {
-			const char *e = strchr(p + 1, '}');
-			if (!e) {
-				free(b.s);
-				return rl_err_set(err, RL_ESPEC, "argument \"%s\": unclosed '{' (write {{ for a brace)", tmpl);
-			}
-			if (subst_name(&b, p + 1, (size_t)(e - p - 1), v) < 0) {
-				free(b.s);
-				return rl_err_set(err, RL_ESPEC,
-						  "argument \"%s\": unknown placeholder {%.*s}: expected a parameter "
-						  "name, trial_id, checkpoint_dir, resource_from or resource_to",
-						  tmpl, (int)(e - p - 1), p + 1);
-			}
-			p = e + 1;
-		} else {
-			size_t n = strcspn(p, "{}");
-			sb_add(&b, p, n);
-			p += n;
-		}
-	}
-	if (b.oom) {
-		free(b.s);
-		return rl_err_set(err, RL_ENOMEM, "substituting \"%s\"", tmpl);
-	}
-	*out = b.s;
-	return 0;
+	char from[64], to[64];
+	rl_value fv = {.type = VAL_FLOAT, .f = v->from}, tv = {.type = VAL_FLOAT, .f = v->to};
+	value_format(&fv, from, sizeof from);
+	value_format(&tv, to, sizeof to);
+	spec_builtins b = {.trial_id = v->trial_id, .checkpoint_dir = v->checkpoint_dir,
+			   .resource_from = from, .resource_to = to};
+	int rc = spec_expand_config(tmpl, v->space, v->config, &b, out, err);
+	if (rc < 0 && err)
+		rl_err_prefix(err, "argument \"%s\"", tmpl);
+	return rc < 0 ? rc : 0;
 }
 
 void contract_strv_free(char **v)

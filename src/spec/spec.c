@@ -223,7 +223,7 @@ struct config_ctx {
 static int config_lookup(const char *name, char *buf, size_t len, void *ctx)
 {
 	struct config_ctx *cc = ctx;
-	int i = space_find(cc->sp, name);
+	int i = cc->sp ? space_find(cc->sp, name) : -1;
 	if (i >= 0 && cc->c && (size_t)i < cc->c->n)
 		return value_format(&cc->c->v[i], buf, len);
 	const char *v = NULL;
