@@ -91,8 +91,9 @@ typedef struct contract_vars {
 /*
  * Substitute one argv template.  {name} is a parameter of vars->space or one
  * of trial_id, checkpoint_dir, resource_from, resource_to; {{ and }} are
- * literal braces.  An unknown name, an unclosed '{' or a lone '}' is an
- * RL_ESPEC error naming it.  On success *out is a malloc'd string (caller
+ * literal braces and a lone '}' is literal (spec_expand's rules: the same
+ * code validated the template when the spec was loaded).  An unknown name
+ * or a malformed placeholder is an RL_ESPEC error naming it.  On success *out is a malloc'd string (caller
  * frees).  Values are formatted with value_format (resources as floats, so
  * 3.0 becomes "3").
  */
