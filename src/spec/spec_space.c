@@ -9,6 +9,7 @@
  * takes from it, so that the grid sampler and the default grid max_trials
  * agree (docs/spec.md, "Grid search").
  */
+#include "search/sampler.h"
 #include "spec/spec_internal.h"
 
 #include <math.h>
@@ -331,12 +332,9 @@ void spec_space_foreach(void (*fn)(const char *path, const char *help, void *ctx
 
 uint64_t spec_grid_size(const space *sp)
 {
-	uint64_t total = 1;
-	for (size_t i = 0; i < sp->n; i++) {
-		uint64_t k = sp->params[i].grid_points > 0 ? (uint64_t)sp->params[i].grid_points : 1;
-		if (total > UINT64_MAX / k)
-			return UINT64_MAX;
-		total *= k;
-	}
-	return total;
+	/* The grid sampler builds the axes, so the count is the number of
+	 * points it will really visit (rounded log-spaced integers can
+	 * coincide); it returns 0 on overflow. */
+	uint64_t n = sampler_grid_size(sp);
+	return n ? n : UINT64_MAX;
 }
