@@ -21,7 +21,8 @@ struct cli_command {
 
 /* X(name, function, one-line help).  Add a row and a cmd_*.c file. */
 #define CLI_COMMANDS(X)                                                        \
-	X("version", cmd_version, "print the version")
+	X("version", cmd_version, "print the version")                        \
+	X("simulate", cmd_simulate, "replay a job trace and compare sharing policies")
 
 #define CLI_DECL_(name, fn, help) int fn(int argc, char **argv, rl_err *err);
 CLI_COMMANDS(CLI_DECL_)
