@@ -106,6 +106,14 @@ typedef struct sched_options {
 	double default_compute;  /* compute share when none is declared (1 CPU / 100 %) */
 	double min_speedup;      /* relish: admit a co-location only if the
 				    modelled total throughput gain exceeds this */
+	/* Additions (see docs/scheduling.md for the defaults and why). */
+	uint64_t host_memory_floor_mib; /* memory_floor_mib for host devices */
+	double default_gpu_compute;     /* GPU percent when none is declared (100) */
+	double aging_s;          /* a request that cannot be placed and has waited
+				    this long claims a device: nothing new starts
+				    there until it fits (no starvation); <= 0 off */
+	double oom_factor;       /* after an OOM the shape needs at least
+				    reservation * oom_factor (1.5) */
 } sched_options;
 
 void sched_options_default(sched_options *o, sharing_policy policy);
@@ -157,7 +165,83 @@ size_t sched_running_count(const sched *s);
 uint64_t sched_estimate_mem(const sched *s, const sched_request *req,
 			    sched_basis *basis);
 
-/* Seed the profile of a shape with an earlier measurement (from the store). */
+/* Seed the profile of a shape with an earlier measurement (from the store).
+ * The observation is taken as measured alone (throughput alone). */
 void sched_learn(sched *s, const sched_request *req, const sched_observation *obs);
+
+/* ---- Additions: estimator, co-location model, helpers ---------------- */
+
+/* The family model the estimator chose (see estimate.c). */
+typedef enum sched_fit {
+	SCHED_FIT_NONE,     /* fewer than 2 measured shapes */
+	SCHED_FIT_CONST,    /* mean peak */
+	SCHED_FIT_LINEAR,   /* peak = w0 + sum w_i x_i */
+	SCHED_FIT_PAIRWISE, /* ... + sum w_ij x_i x_j (n_feat <= 4) */
+	SCHED_FIT_LOGLOG,   /* log peak = w0 + sum w_i log x_i (power law) */
+} sched_fit;
+
+const char *sched_fit_name(sched_fit f);
+
+/* The estimator's full answer for one request (sched_estimate_mem is the
+ * short form).  peak_mib is the predicted peak without headroom (0 when
+ * nothing is known); reserve_mib is what the policy would reserve (0 with
+ * basis EXCLUSIVE: a whole device).  The driver keeps peak_mib and compares
+ * it with the observed peak to report the estimator's error. */
+typedef struct sched_mem_estimate {
+	uint64_t reserve_mib;
+	double peak_mib;
+	sched_basis basis;
+	sched_fit fit;          /* FAMILY basis: the model used */
+	double loo_rmse_mib;    /* FAMILY basis: leave-one-out RMS error, MiB */
+} sched_mem_estimate;
+
+void sched_estimate(const sched *s, const sched_request *req,
+		    sched_mem_estimate *out);
+
+/* The family model of a family: fit kind, points used and LOO error.
+ * Returns 0, or RL_ENOTFOUND when the family has no model yet. */
+int sched_family_fit(const sched *s, uint64_t family, sched_fit *fit,
+		     size_t *n_points, double *loo_rmse_mib);
+
+/* What is known about one shape (tests, status displays, the store).
+ * Returns 0 or RL_ENOTFOUND. */
+typedef struct sched_shape_info {
+	size_t n_measured;       /* observations with a peak */
+	uint64_t peak_mib;       /* max observed peak */
+	uint64_t oom_floor_mib;  /* raised after an out-of-memory, 0 none */
+	double util;             /* EWMA of mean utilisation, <0 unknown */
+	double thr_alone;        /* EWMA of work/s measured alone, 0 unknown */
+	size_t n_alone;
+} sched_shape_info;
+
+int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out);
+
+/* 1 when some set of empty devices of the request's class could ever hold
+ * it (so the driver can fail a segment that would wait forever), else 0. */
+int sched_fits_ever(const sched *s, const sched_request *req);
+
+/* Co-location model.  Seed (or overwrite) the pair (a, b): speed_a is a's
+ * throughput beside b relative to a alone (0 < speed <= ~1), speed_b the
+ * same for b.  Seeds count as one observation each; later observations are
+ * averaged in. */
+void sched_colocate_seed(sched *s, uint64_t shape_a, uint64_t shape_b,
+			 double speed_a, double speed_b);
+
+/* Predicted relative speed of each member of a set of n shapes running
+ * together on one device (speed[i] for shapes[i]).  util[i] is the member's
+ * mean utilisation in percent of the device; pass util == NULL to use the
+ * shapes' profiles (100 when unknown).  Returns the sum of speeds (the
+ * modelled throughput of the set in "jobs alone" units). */
+double sched_colocate_predict(const sched *s, const uint64_t *shapes,
+			      const double *util, size_t n, double *speed);
+
+/* Learned pair speed of a beside b: 0 and *speed_a written when observed or
+ * seeded, RL_ENOTFOUND otherwise. */
+int sched_colocate_pair(const sched *s, uint64_t shape_a, uint64_t shape_b,
+			double *speed_a, size_t *n_obs);
+
+/* Running segments of a device (ids in placement order); returns how many
+ * there are and writes at most max of them. */
+size_t sched_device_segments(const sched *s, int dev, uint64_t *ids, size_t max);
 
 #endif

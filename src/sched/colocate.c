@@ -1,0 +1,211 @@
+/*
+ * colocate.c - the co-location model: how fast each segment runs when it
+ * shares a device, relative to running alone ("speed", 1 = no slowdown).
+ * The relish policy (place.c) admits a segment onto a device only when the
+ * modelled throughput of the device's set (the sum of speeds, in units of
+ * "one job alone") grows by the factor min_speedup.
+ *
+ * Model.  Each ordered pair of shapes (a, b) has an interference d_ab =
+ * 1/speed_ab - 1: the extra time a needs per unit of work when b runs beside
+ * it.  In a set, interferences add: speed_i = 1 / (1 + sum_{j != i} d_ij).
+ * Before any observation, a prior from utilisation: a device does at most
+ * 100 % of work, so when the members' mean utilisations u_i (percent of the
+ * device) sum to U > 100, each runs at speed min(1, 100 / U).  When no pair
+ * of a set has been observed the prior applies to the whole set; otherwise
+ * unobserved pairs use the two-member prior d_ij = max(0, (u_i + u_j)/100 - 1)
+ * (for two members both rules give the same speeds).
+ *
+ * Learning.  A segment that completed beside others reports its throughput;
+ * divided by its shape's throughput alone that is its observed speed s.  If
+ * all its partners had one shape b, which overlapped it for a fraction F of
+ * its life (summed over partner segments), then 1/s = 1 + F * d_ab and d_ab
+ * is updated (EWMA) from (1/s - 1)/F.  Segments that overlapped several
+ * shapes, or a partner for less than a quarter of their life, teach nothing:
+ * the signal cannot be attributed.  Seeds (sched_colocate_seed) count as
+ * one observation.  The model reads no file: the simulator's ground truth
+ * stays separate from what the core believes.
+ */
+#include "sched/sched_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLO_ALPHA 0.3
+#define COLO_MIN_OVERLAP 0.25
+#define COLO_MAX_SET 128
+
+static const sched_pair *pair_find(const sched *s, uint64_t a, uint64_t b)
+{
+	size_t i = sched_map_get(&s->pair_map, a, b);
+	return i == SCHED_NONE ? NULL : &s->pair[i];
+}
+
+static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
+{
+	size_t i = sched_map_get(&s->pair_map, a, b);
+	if (i != SCHED_NONE)
+		return &s->pair[i];
+	if (sched_grow((void **)&s->pair, &s->cap_pair, s->n_pair + 1, sizeof *s->pair))
+		return NULL;
+	if (sched_map_put(&s->pair_map, a, b, s->n_pair))
+		return NULL;
+	sched_pair *p = &s->pair[s->n_pair++];
+	memset(p, 0, sizeof *p);
+	p->a = a;
+	p->b = b;
+	return p;
+}
+
+static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
+{
+	if (!isfinite(d))
+		return;
+	if (d < 0)
+		d = 0; /* faster than alone is measurement noise */
+	if (d > 100)
+		d = 100;
+	sched_pair *p = pair_ensure(s, a, b);
+	if (!p)
+		return;
+	p->d = p->n ? p->d + COLO_ALPHA * (d - p->d) : d;
+	p->n++;
+	s->place_gen++; /* earlier rejections may no longer hold */
+}
+
+/* Speeds of a set; returns their sum. */
+static double set_speeds(const sched *s, const uint64_t *shape, const double *util,
+			 size_t n, double *speed)
+{
+	int any = 0;
+	double U = 0;
+	for (size_t i = 0; i < n; i++) {
+		U += util[i];
+		for (size_t j = 0; j < n && !any; j++)
+			if (i != j && pair_find(s, shape[i], shape[j]))
+				any = 1;
+	}
+	double sum = 0;
+	if (!any) {
+		double sp = U > 100 ? 100 / U : 1;
+		for (size_t i = 0; i < n; i++)
+			speed[i] = sp;
+		return sp * (double)n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double D = 0;
+		for (size_t j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			const sched_pair *p = pair_find(s, shape[i], shape[j]);
+			if (p) {
+				D += p->d;
+			} else {
+				double e = (util[i] + util[j]) / 100 - 1;
+				D += e > 0 ? e : 0;
+			}
+		}
+		speed[i] = 1 / (1 + D);
+		sum += speed[i];
+	}
+	return sum;
+}
+
+double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
+		       uint64_t cand_shape, double cand_util)
+{
+	uint64_t shape[COLO_MAX_SET];
+	double util[COLO_MAX_SET], speed[COLO_MAX_SET];
+	size_t n = 0;
+	if (d->n_run + 1 > COLO_MAX_SET)
+		return with_cand ? 0 : INFINITY; /* a set this large admits no one */
+	for (size_t i = 0; i < d->n_run; i++) {
+		const sched_seg *g = &s->seg[d->run[i]];
+		shape[n] = g->req.shape;
+		util[n] = est_util(s, &g->req, g->prof, d);
+		n++;
+	}
+	if (with_cand) {
+		shape[n] = cand_shape;
+		util[n] = cand_util;
+		n++;
+	}
+	return set_speeds(s, shape, util, n, speed);
+}
+
+void colo_observe(sched *s, const sched_seg *g, double now, double speed)
+{
+	double life = now - g->start;
+	if (!(life > 0) || !(speed > 0) || !g->n_ov)
+		return;
+	uint64_t partner = g->ov[0].shape;
+	double F = 0;
+	for (size_t j = 0; j < g->n_ov; j++) {
+		if (g->ov[j].shape != partner)
+			return; /* several partner shapes: cannot attribute */
+		F += g->ov[j].total;
+	}
+	F /= life;
+	if (F < COLO_MIN_OVERLAP)
+		return;
+	pair_update(s, g->req.shape, partner, (1 / speed - 1) / F);
+}
+
+void sched_colocate_seed(sched *s, uint64_t shape_a, uint64_t shape_b, double speed_a,
+			 double speed_b)
+{
+	/* A seed replaces whatever was there and counts as one observation. */
+	if (speed_a > 0) {
+		sched_pair *p = pair_ensure(s, shape_a, shape_b);
+		if (p) {
+			p->n = 0;
+			pair_update(s, shape_a, shape_b, 1 / speed_a - 1);
+		}
+	}
+	if (speed_b > 0 && shape_a != shape_b) {
+		sched_pair *p = pair_ensure(s, shape_b, shape_a);
+		if (p) {
+			p->n = 0;
+			pair_update(s, shape_b, shape_a, 1 / speed_b - 1);
+		}
+	}
+}
+
+double sched_colocate_predict(const sched *s, const uint64_t *shapes, const double *util,
+			      size_t n, double *speed)
+{
+	double ubuf[COLO_MAX_SET], sbuf[COLO_MAX_SET];
+	if (n > COLO_MAX_SET)
+		n = COLO_MAX_SET;
+	for (size_t i = 0; i < n; i++) {
+		if (util) {
+			ubuf[i] = util[i];
+		} else {
+			size_t pi = est_profile_find(s, shapes[i]);
+			ubuf[i] = pi != SCHED_NONE && s->prof[pi].util >= 0 ? s->prof[pi].util : 100;
+		}
+	}
+	double sum = set_speeds(s, shapes, ubuf, n, sbuf);
+	if (speed)
+		memcpy(speed, sbuf, n * sizeof sbuf[0]);
+	return sum;
+}
+
+int sched_colocate_pair(const sched *s, uint64_t shape_a, uint64_t shape_b,
+			double *speed_a, size_t *n_obs)
+{
+	const sched_pair *p = pair_find(s, shape_a, shape_b);
+	if (!p)
+		return RL_ENOTFOUND;
+	if (speed_a)
+		*speed_a = 1 / (1 + p->d);
+	if (n_obs)
+		*n_obs = p->n;
+	return 0;
+}
+
+void colo_fini(sched *s)
+{
+	free(s->pair);
+	sched_map_fini(&s->pair_map);
+}

@@ -1,0 +1,519 @@
+/*
+ * estimate.c - what the core knows about memory and compute: one profile per
+ * shape (command + memory-relevant parameters) and one model per family
+ * (command), and the rule that turns them into a reservation.
+ *
+ * Profile of a shape: number of measurements, maximum observed peak, an OOM
+ * floor, an EWMA of mean utilisation and of throughput (work/second) measured
+ * alone.  Throughput beside others is kept per partner shape by colocate.c.
+ *
+ * Family model: a shape never measured, whose family has >= 2 measured
+ * shapes, gets its peak predicted from its numeric features (batch size,
+ * width, ...).  Four least-squares models are fitted on the family's measured
+ * shapes and the one with the smallest leave-one-out (LOO) error wins:
+ *   const     peak = w0
+ *   linear    peak = w0 + sum w_i x_i
+ *   pairwise  linear + sum_{i<=j} w_ij x_i x_j   (only with <= 4 features:
+ *             activation memory is often batch * width)
+ *   loglog    log peak = w0 + sum w_i log x_i     (power laws; x > 0)
+ * Columns are standardised and a tiny ridge term (1e-6 * n) keeps
+ * under-determined fits solvable (they then interpolate with minimum norm),
+ * so LOO is computed by honest refits without the dropped point.  Ties go to
+ * the richer model, because the features were declared memory-relevant.
+ * Refits run whenever a shape's peak changes while a family has fewer than
+ * 16 shapes and then after every n/8 changes, on the 48 most recently
+ * measured shapes: bounded work even when a trace has thousands of shapes.
+ */
+#include "sched/sched_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EWMA_ALPHA 0.3
+#define FIT_MAX_POINTS 48
+#define FIT_EAGER 16
+
+const char *sched_fit_name(sched_fit f)
+{
+	static const char *const names[] = { "none", "const", "linear", "pairwise", "loglog" };
+	return (int)f >= 0 && (size_t)f < sizeof names / sizeof names[0] ? names[f] : "unknown";
+}
+
+size_t est_profile_find(const sched *s, uint64_t shape)
+{
+	return sched_map_get(&s->prof_map, shape, 0);
+}
+
+static size_t family_ensure(sched *s, uint64_t family)
+{
+	size_t fi = sched_map_get(&s->fam_map, family, 0);
+	if (fi != SCHED_NONE)
+		return fi;
+	if (sched_grow((void **)&s->fam, &s->cap_fam, s->n_fam + 1, sizeof *s->fam))
+		return SCHED_NONE;
+	fi = s->n_fam;
+	if (sched_map_put(&s->fam_map, family, 0, fi))
+		return SCHED_NONE;
+	memset(&s->fam[fi], 0, sizeof s->fam[fi]);
+	s->fam[fi].family = family;
+	s->n_fam++;
+	return fi;
+}
+
+size_t est_profile_ensure(sched *s, const sched_request *req)
+{
+	size_t pi = est_profile_find(s, req->shape);
+	if (pi != SCHED_NONE)
+		return pi;
+	size_t fi = family_ensure(s, req->family);
+	if (fi == SCHED_NONE)
+		return SCHED_NONE;
+	if (sched_grow((void **)&s->prof, &s->cap_prof, s->n_prof + 1, sizeof *s->prof))
+		return SCHED_NONE;
+	pi = s->n_prof;
+	if (sched_map_put(&s->prof_map, req->shape, 0, pi))
+		return SCHED_NONE;
+	sched_profile *p = &s->prof[pi];
+	memset(p, 0, sizeof *p);
+	p->shape = req->shape;
+	p->fam = fi;
+	p->n_feat = req->n_feat;
+	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
+	p->util = -1;
+	p->memo_gen = UINT64_MAX; /* no memo yet */
+	s->n_prof++;
+	return pi;
+}
+
+/* ---- family model ------------------------------------------------------ */
+
+/* Raw design row of a model (intercept excluded); returns the column count,
+ * or SCHED_NONE when the model cannot use these features. */
+static size_t design_row(sched_fit fit, const double *x, size_t k, double *row)
+{
+	size_t c = 0;
+	switch (fit) {
+	case SCHED_FIT_CONST:
+		return 0;
+	case SCHED_FIT_LINEAR:
+		for (size_t i = 0; i < k; i++)
+			row[c++] = x[i];
+		return c;
+	case SCHED_FIT_PAIRWISE:
+		if (k > 4)
+			return SCHED_NONE;
+		for (size_t i = 0; i < k; i++)
+			row[c++] = x[i];
+		for (size_t i = 0; i < k; i++)
+			for (size_t j = i; j < k; j++)
+				row[c++] = x[i] * x[j];
+		return c;
+	case SCHED_FIT_LOGLOG:
+		for (size_t i = 0; i < k; i++) {
+			if (!(x[i] > 0))
+				return SCHED_NONE;
+			row[c++] = log(x[i]);
+		}
+		return c;
+	default:
+		return SCHED_NONE;
+	}
+}
+
+/* Solve A w = b (n x n, row-major) by Gaussian elimination with partial
+ * pivoting; A and b are overwritten.  Returns 0, or -1 when singular. */
+static int solve(double *A, double *b, size_t n)
+{
+	for (size_t c = 0; c < n; c++) {
+		size_t piv = c;
+		for (size_t r = c + 1; r < n; r++)
+			if (fabs(A[r * n + c]) > fabs(A[piv * n + c]))
+				piv = r;
+		if (fabs(A[piv * n + c]) < 1e-300)
+			return -1;
+		if (piv != c) {
+			for (size_t j = 0; j < n; j++) {
+				double t = A[c * n + j];
+				A[c * n + j] = A[piv * n + j];
+				A[piv * n + j] = t;
+			}
+			double t = b[c];
+			b[c] = b[piv];
+			b[piv] = t;
+		}
+		for (size_t r = c + 1; r < n; r++) {
+			double f = A[r * n + c] / A[c * n + c];
+			if (f == 0)
+				continue;
+			for (size_t j = c; j < n; j++)
+				A[r * n + j] -= f * A[c * n + j];
+			b[r] -= f * b[c];
+		}
+	}
+	for (size_t c = n; c-- > 0;) {
+		double v = b[c];
+		for (size_t j = c + 1; j < n; j++)
+			v -= A[c * n + j] * b[j];
+		b[c] = v / A[c * n + c];
+	}
+	return 0;
+}
+
+/* Ridge fit on standardised rows Z (n x p, first column 1), skipping row
+ * skip (SCHED_NONE: none).  Writes p weights.  Returns 0 or -1. */
+static int ridge_fit(const double *Z, const double *y, size_t n, size_t p,
+		     size_t skip, double *w)
+{
+	double A[SCHED_MAX_COEF * SCHED_MAX_COEF];
+	memset(A, 0, p * p * sizeof A[0]);
+	memset(w, 0, p * sizeof w[0]);
+	size_t used = 0;
+	for (size_t r = 0; r < n; r++) {
+		if (r == skip)
+			continue;
+		used++;
+		const double *z = &Z[r * p];
+		for (size_t i = 0; i < p; i++) {
+			w[i] += z[i] * y[r];
+			for (size_t j = 0; j < p; j++)
+				A[i * p + j] += z[i] * z[j];
+		}
+	}
+	for (size_t i = 1; i < p; i++)
+		A[i * p + i] += 1e-6 * (double)(used ? used : 1);
+	return solve(A, w, p);
+}
+
+/* Fit one model kind on the family's points; on success fill the family's
+ * coefficients when its LOO error beats *best (ties: richer wins). */
+static void fit_candidate(sched_family *f, sched_fit fit, const sched *s,
+			  const size_t *pts, size_t n, double *best)
+{
+	size_t k = f->n_feat;
+	double raw[SCHED_MAX_COEF];
+	double Z[FIT_MAX_POINTS * SCHED_MAX_COEF]; /* 14 KiB: fine on a stack */
+	double y[FIT_MAX_POINTS], mean[SCHED_MAX_COEF] = { 0 }, scale[SCHED_MAX_COEF];
+	size_t p = 0;
+	for (size_t r = 0; r < n; r++) {
+		const sched_profile *pr = &s->prof[pts[r]];
+		size_t c = design_row(fit, pr->feat, k, raw);
+		if (c == SCHED_NONE)
+			return;
+		p = c + 1;
+		Z[r * p] = 1;
+		memcpy(&Z[r * p + 1], raw, c * sizeof raw[0]);
+		y[r] = fit == SCHED_FIT_LOGLOG ? log((double)pr->peak) : (double)pr->peak;
+	}
+	/* standardise columns 1..p-1 */
+	for (size_t j = 1; j < p; j++) {
+		double m = 0, v = 0;
+		for (size_t r = 0; r < n; r++)
+			m += Z[r * p + j];
+		m /= (double)n;
+		for (size_t r = 0; r < n; r++)
+			v += (Z[r * p + j] - m) * (Z[r * p + j] - m);
+		v = sqrt(v / (double)n);
+		mean[j] = m;
+		scale[j] = v > 1e-12 ? v : 1;
+		for (size_t r = 0; r < n; r++)
+			Z[r * p + j] = (Z[r * p + j] - m) / scale[j];
+	}
+	double w[SCHED_MAX_COEF], sse = 0;
+	for (size_t r = 0; r < n; r++) {
+		if (ridge_fit(Z, y, n, p, r, w))
+			return;
+		double pred = 0;
+		for (size_t j = 0; j < p; j++)
+			pred += w[j] * Z[r * p + j];
+		if (fit == SCHED_FIT_LOGLOG)
+			pred = exp(pred);
+		double yr = fit == SCHED_FIT_LOGLOG ? exp(y[r]) : y[r];
+		sse += (pred - yr) * (pred - yr);
+	}
+	double rmse = sqrt(sse / (double)n);
+	if (rmse > *best * (1 + 1e-9) + 1e-9)
+		return;
+	if (ridge_fit(Z, y, n, p, SCHED_NONE, w))
+		return;
+	*best = rmse;
+	f->fit = fit;
+	f->n_coef = p;
+	memcpy(f->coef, w, p * sizeof w[0]);
+	memcpy(f->mean, mean, p * sizeof mean[0]);
+	memcpy(f->scale, scale, p * sizeof scale[0]);
+	f->loo_rmse = rmse;
+	f->n_points = n;
+}
+
+static void family_fit(sched *s, sched_family *f)
+{
+	size_t n = f->n_shapes < FIT_MAX_POINTS ? f->n_shapes : FIT_MAX_POINTS;
+	const size_t *pts = f->shapes + (f->n_shapes - n); /* most recent */
+	f->since_fit = 0;
+	if (n < 2)
+		return;
+	size_t k = SCHED_MAX_FEAT;
+	for (size_t r = 0; r < n; r++)
+		if (s->prof[pts[r]].n_feat < k)
+			k = s->prof[pts[r]].n_feat;
+	f->n_feat = k;
+	double best = INFINITY;
+	f->fit = SCHED_FIT_NONE;
+	static const sched_fit order[] = { SCHED_FIT_CONST, SCHED_FIT_LINEAR,
+					   SCHED_FIT_LOGLOG, SCHED_FIT_PAIRWISE };
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		if (k > 0 || order[i] == SCHED_FIT_CONST)
+			fit_candidate(f, order[i], s, pts, n, &best);
+	f->fit_id++;
+}
+
+/* Predicted peak (MiB) of an unmeasured shape, or 0 when no model. */
+static double family_predict(const sched *s, const sched_profile *p)
+{
+	const sched_family *f = &s->fam[p->fam];
+	if (f->fit == SCHED_FIT_NONE || p->n_feat < f->n_feat)
+		return 0;
+	if (p->pred_fit == f->fit_id)
+		return p->pred;
+	double raw[SCHED_MAX_COEF];
+	size_t c = design_row(f->fit, p->feat, f->n_feat, raw);
+	if (c == SCHED_NONE || c + 1 != f->n_coef)
+		return 0;
+	double v = f->coef[0];
+	for (size_t j = 1; j < f->n_coef; j++)
+		v += f->coef[j] * (raw[j - 1] - f->mean[j]) / f->scale[j];
+	if (f->fit == SCHED_FIT_LOGLOG)
+		v = exp(v);
+	if (!(v >= 1))
+		v = 1;
+	/* The cache is logically const: it depends only on the fit. */
+	sched_profile *mp = (sched_profile *)p;
+	mp->pred = v;
+	mp->pred_fit = f->fit_id;
+	return v;
+}
+
+/* ---- reservation ------------------------------------------------------- */
+
+static uint64_t ceil_mib(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v > 1e15)
+		return (uint64_t)1e15;
+	return (uint64_t)ceil(v - 1e-9);
+}
+
+void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
+		 sched_mem_estimate *out)
+{
+	const sched_options *o = &s->opt;
+	const sched_profile *p = pi == SCHED_NONE ? NULL : &s->prof[pi];
+	double floor_mib = (double)(cls == CLS_HOST ? o->host_memory_floor_mib : o->memory_floor_mib);
+	double m = o->memory_margin;
+	memset(out, 0, sizeof *out);
+	out->basis = SCHED_BASIS_EXCLUSIVE;
+	int measured = p && p->n_measured > 0;
+	double fam_pred = p && !measured ? family_predict(s, p) : 0;
+
+	if (measured)
+		out->peak_mib = (double)p->peak;
+	else if (fam_pred > 0)
+		out->peak_mib = fam_pred;
+	else if (req->mem_hint_mib)
+		out->peak_mib = (double)req->mem_hint_mib;
+
+	/* Whole devices: the baseline policy, gangs and segments told to run
+	 * alone ignore every estimate. */
+	if (o->policy == SHARE_EXCLUSIVE || req->exclusive || req->n_devices > 1)
+		return;
+
+	uint64_t res = 0;
+	sched_basis basis = SCHED_BASIS_EXCLUSIVE;
+	uint64_t prof_res = measured ? ceil_mib((double)p->peak * (1 + m) + floor_mib) : 0;
+	uint64_t fam_res = 0;
+	if (fam_pred > 0) {
+		const sched_family *f = &s->fam[p->fam];
+		fam_res = ceil_mib(fam_pred * (1 + m) + floor_mib + f->loo_rmse);
+	}
+	/* pack believes the user first; relish believes measurements first. */
+	if (o->policy == SHARE_PACK && req->mem_hint_mib) {
+		res = req->mem_hint_mib;
+		basis = SCHED_BASIS_HINT;
+	} else if (prof_res) {
+		res = prof_res;
+		basis = SCHED_BASIS_PROFILE;
+	} else if (o->policy == SHARE_RELISH && req->mem_hint_mib) {
+		res = req->mem_hint_mib;
+		basis = SCHED_BASIS_HINT;
+	} else if (fam_res) {
+		res = fam_res;
+		basis = SCHED_BASIS_FAMILY;
+	}
+	if (basis == SCHED_BASIS_FAMILY) {
+		out->fit = s->fam[p->fam].fit;
+		out->loo_rmse_mib = s->fam[p->fam].loo_rmse;
+	}
+	/* An out-of-memory raises every basis, and turns an unknown shape
+	 * (which would run alone) into one with a known minimum. */
+	uint64_t oom = p ? p->oom_floor : 0;
+	if (req->min_mem_mib > oom)
+		oom = req->min_mem_mib;
+	if (oom > res) {
+		res = oom;
+		basis = SCHED_BASIS_OOM;
+	}
+	out->reserve_mib = res;
+	out->basis = basis;
+}
+
+void sched_estimate(const sched *s, const sched_request *req, sched_mem_estimate *out)
+{
+	est_reserve(s, req, est_profile_find(s, req->shape), sched_req_class(s, req), out);
+}
+
+uint64_t sched_estimate_mem(const sched *s, const sched_request *req, sched_basis *basis)
+{
+	sched_mem_estimate e;
+	sched_estimate(s, req, &e);
+	if (basis)
+		*basis = e.basis;
+	return e.reserve_mib;
+}
+
+double est_compute(const sched *s, const sched_request *req, size_t pi, const sched_dev *d)
+{
+	const sched_options *o = &s->opt;
+	const sched_profile *p = pi == SCHED_NONE ? NULL : &s->prof[pi];
+	double total = d->info.compute_total, c;
+	if (o->policy == SHARE_RELISH && p && p->util >= 0) {
+		c = p->util / 100.0 * total;
+		if (c < 0.01 * total)
+			c = 0.01 * total; /* an idle-looking job still needs a slice */
+	} else if (req->compute_hint > 0) {
+		c = req->compute_hint;
+	} else {
+		c = d->cls == CLS_GPU ? o->default_gpu_compute : o->default_compute;
+	}
+	return c < total ? c : total;
+}
+
+double est_util(const sched *s, const sched_request *req, size_t pi, const sched_dev *d)
+{
+	const sched_profile *p = pi == SCHED_NONE ? NULL : &s->prof[pi];
+	if (p && p->util >= 0)
+		return p->util;
+	if (p && s->fam[p->fam].util_n)
+		return s->fam[p->fam].util_sum / (double)s->fam[p->fam].util_n;
+	return est_compute(s, req, pi, d) / d->info.compute_total * 100.0;
+}
+
+/* ---- learning ---------------------------------------------------------- */
+
+static void family_add_measure(sched *s, size_t pi, int new_shape)
+{
+	sched_family *f = &s->fam[s->prof[pi].fam];
+	if (new_shape) {
+		if (sched_grow((void **)&f->shapes, &f->cap_shapes, f->n_shapes + 1,
+			       sizeof *f->shapes))
+			return; /* the model just misses one point */
+		f->shapes[f->n_shapes++] = pi;
+	}
+	f->since_fit++;
+	if (f->n_shapes < FIT_EAGER || f->since_fit * 8 >= f->n_shapes)
+		family_fit(s, f);
+}
+
+void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
+		 uint64_t reserved_mib)
+{
+	sched_profile *p = &s->prof[pi];
+	if (obs->outcome == SCHED_OUT_OOM) {
+		/* The peak seen at death is a lower bound; the segment needed
+		 * more than it had, so ask for oom_factor times that. */
+		uint64_t need = ceil_mib((double)reserved_mib * s->opt.oom_factor);
+		if (obs->peak_mem_mib > need)
+			need = obs->peak_mem_mib;
+		if (need > p->oom_floor)
+			p->oom_floor = need;
+		return;
+	}
+	if (obs->peak_mem_mib > 0) {
+		int new_shape = p->n_measured == 0;
+		p->n_measured++;
+		if (obs->peak_mem_mib > p->peak || new_shape) {
+			if (obs->peak_mem_mib > p->peak)
+				p->peak = obs->peak_mem_mib;
+			family_add_measure(s, pi, new_shape);
+		}
+	}
+	if (obs->outcome != SCHED_OUT_COMPLETED)
+		return;
+	if (obs->mean_util >= 0 && isfinite(obs->mean_util)) {
+		sched_family *f = &s->fam[p->fam];
+		if (p->util < 0) {
+			p->util = obs->mean_util;
+		} else {
+			f->util_sum -= p->util;
+			f->util_n--;
+			p->util += EWMA_ALPHA * (obs->mean_util - p->util);
+		}
+		f->util_sum += p->util;
+		f->util_n++;
+	}
+	if (alone && obs->work > 0 && obs->duration_s > 0) {
+		double thr = obs->work / obs->duration_s;
+		p->thr_alone = p->n_alone ? p->thr_alone + EWMA_ALPHA * (thr - p->thr_alone) : thr;
+		p->n_alone++;
+	}
+}
+
+void sched_learn(sched *s, const sched_request *req, const sched_observation *obs)
+{
+	size_t pi = est_profile_ensure(s, req);
+	if (pi == SCHED_NONE || !obs)
+		return;
+	est_observe(s, pi, obs, 1, 0);
+	s->place_gen++; /* what was rejected may fit now */
+}
+
+int sched_family_fit(const sched *s, uint64_t family, sched_fit *fit, size_t *n_points,
+		     double *loo_rmse_mib)
+{
+	size_t fi = sched_map_get(&s->fam_map, family, 0);
+	if (fi == SCHED_NONE || s->fam[fi].fit == SCHED_FIT_NONE)
+		return RL_ENOTFOUND;
+	if (fit)
+		*fit = s->fam[fi].fit;
+	if (n_points)
+		*n_points = s->fam[fi].n_points;
+	if (loo_rmse_mib)
+		*loo_rmse_mib = s->fam[fi].loo_rmse;
+	return 0;
+}
+
+int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out)
+{
+	size_t pi = est_profile_find(s, shape);
+	if (pi == SCHED_NONE)
+		return RL_ENOTFOUND;
+	const sched_profile *p = &s->prof[pi];
+	out->n_measured = p->n_measured;
+	out->peak_mib = p->peak;
+	out->oom_floor_mib = p->oom_floor;
+	out->util = p->util;
+	out->thr_alone = p->thr_alone;
+	out->n_alone = p->n_alone;
+	return 0;
+}
+
+void est_fini(sched *s)
+{
+	for (size_t i = 0; i < s->n_fam; i++)
+		free(s->fam[i].shapes);
+	free(s->fam);
+	free(s->prof);
+	sched_map_fini(&s->fam_map);
+	sched_map_fini(&s->prof_map);
+}

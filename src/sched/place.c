@@ -1,0 +1,332 @@
+/*
+ * place.c - the placement policies: which queued segments start now, where,
+ * with what memory reservation and compute share.
+ *
+ * One pass over the queue in order (submit_time, seg_id).  Each segment is
+ * tried against the devices of its class (GPU, or the host when a host
+ * device exists); one that does not fit is skipped, so smaller segments
+ * behind it may start (backfill).  Against starvation, the first segment of
+ * each class that cannot be placed claims devices once it has waited
+ * aging_s: nothing younger starts on a claimed device, which therefore
+ * drains until the old segment fits.  Only that one head per class claims
+ * (as in EASY backfilling), so packing elsewhere goes on.
+ *
+ * Policies:
+ *   exclusive  every segment takes a whole empty device (the baseline);
+ *   pack       reservation = declared hint, else the estimator's figure,
+ *              else a whole device; best fit: the device left with the
+ *              least free memory; host devices must also fit CPU shares,
+ *              GPUs may be oversubscribed in compute (time-slicing);
+ *   relish     reservation from measured profiles (estimate.c); among the
+ *              devices where memory (and host CPUs) fit, only those where
+ *              the co-location model (colocate.c) says the set's throughput
+ *              grows by min_speedup; the largest modelled gain wins, near
+ *              ties (0.02) go to best fit.
+ * Segments with basis EXCLUSIVE (unknown shape, exclusive flag, the
+ * exclusive policy) and gangs (n_devices > 1) take whole empty devices and
+ * hold them: nothing else is placed there while they run.
+ *
+ * Cost: a segment whose reservation exceeds the largest free hole of its
+ * class is rejected in O(1); a shape rejected everywhere is remembered until
+ * the next placement or release, so a queue of thousands of look-alike
+ * segments costs one device scan; when no device of any class has a free
+ * byte the pass stops.  So a call is about O(queue + placed x devices).
+ */
+#include "sched/sched_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GAIN_TIE 0.02
+
+typedef struct pass {
+	uint64_t max_free[CLS__COUNT]; /* largest free memory, unclaimed unheld devices */
+	size_t n_empty[CLS__COUNT];    /* empty unclaimed devices */
+	int head_seen[CLS__COUNT];
+} pass;
+
+static uint64_t dev_free(const sched_dev *d)
+{
+	return d->info.mem_total_mib - d->mem_res;
+}
+
+static void pass_refresh(const sched *s, pass *ps, int cls)
+{
+	ps->max_free[cls] = 0;
+	ps->n_empty[cls] = 0;
+	for (size_t k = 0; k < s->n_cls[cls]; k++) {
+		const sched_dev *d = &s->dev[s->cls_dev[cls][k]];
+		if (d->claimed || d->held)
+			continue;
+		if (dev_free(d) > ps->max_free[cls])
+			ps->max_free[cls] = dev_free(d);
+		if (!d->n_run)
+			ps->n_empty[cls]++;
+	}
+}
+
+int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
+{
+	sched_seg *g = &s->seg[gi];
+	size_t partners = 0;
+	/* Grow everything first so that nothing can fail half-way. */
+	for (int k = 0; k < pl->n_dev; k++) {
+		sched_dev *d = &s->dev[pl->dev[k]];
+		if (sched_grow((void **)&d->run, &d->cap_run, d->n_run + 1, sizeof *d->run))
+			return RL_ENOMEM;
+		partners += d->n_run;
+		for (size_t i = 0; i < d->n_run; i++) {
+			sched_seg *y = &s->seg[d->run[i]];
+			if (sched_grow((void **)&y->ov, &y->cap_ov, y->n_ov + 1, sizeof *y->ov))
+				return RL_ENOMEM;
+		}
+	}
+	if (sched_grow((void **)&g->ov, &g->cap_ov, g->n_ov + partners, sizeof *g->ov))
+		return RL_ENOMEM;
+	g->pl = *pl;
+	g->start = now;
+	g->state = SEG_RUNNING;
+	g->held = pl->basis == SCHED_BASIS_EXCLUSIVE || pl->n_dev > 1;
+	g->n_claim = 0;
+	for (int k = 0; k < pl->n_dev; k++) {
+		sched_dev *d = &s->dev[pl->dev[k]];
+		for (size_t i = 0; i < d->n_run; i++) {
+			size_t yi = d->run[i];
+			sched_seg *y = &s->seg[yi];
+			y->ov[y->n_ov++] = (sched_overlap){ gi, g->req.shape, now, 0, 1 };
+			g->ov[g->n_ov++] = (sched_overlap){ yi, y->req.shape, now, 0, 1 };
+		}
+		d->run[d->n_run++] = gi;
+		d->mem_res += pl->mem_mib;
+		d->comp_res += pl->compute;
+		if (g->held)
+			d->held++;
+	}
+	s->n_running++;
+	s->place_gen++;
+	return 0;
+}
+
+/* Whole empty devices for an exclusive segment or a gang.  Single devices
+ * go to the smallest empty device (best fit, keeping big ones for big
+ * work); gangs take the first n empty devices in index order. */
+static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
+		       sched_placement *pl)
+{
+	int n = g->req.n_devices > 1 ? g->req.n_devices : 1;
+	if (ps->n_empty[cls] < (size_t)n)
+		return 0;
+	int chosen[SCHED_MAX_GANG], m = 0;
+	for (size_t k = 0; k < s->n_cls[cls]; k++) {
+		int di = s->cls_dev[cls][k];
+		const sched_dev *d = &s->dev[di];
+		if (d->n_run || d->claimed)
+			continue;
+		if (n > 1) {
+			chosen[m++] = di;
+			if (m == n)
+				break;
+		} else if (!m || d->info.mem_total_mib < s->dev[chosen[0]].info.mem_total_mib) {
+			chosen[0] = di;
+			m = 1;
+		}
+	}
+	if (m < n)
+		return 0;
+	uint64_t mem = UINT64_MAX;
+	double comp = INFINITY;
+	for (int k = 0; k < n; k++) {
+		const sched_dev *d = &s->dev[chosen[k]];
+		if (d->info.mem_total_mib < mem)
+			mem = d->info.mem_total_mib;
+		if (d->info.compute_total < comp)
+			comp = d->info.compute_total;
+		pl->dev[k] = chosen[k];
+	}
+	pl->n_dev = n;
+	pl->mem_mib = mem;
+	pl->compute = comp;
+	pl->basis = SCHED_BASIS_EXCLUSIVE;
+	return 1;
+}
+
+/* A shared placement: reservation res, best device by policy. */
+static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
+			const sched_mem_estimate *e, sched_placement *pl)
+{
+	uint64_t res = e->reserve_mib ? e->reserve_mib : 1;
+	if (res > ps->max_free[cls])
+		return 0;
+	sched_profile *p = &s->prof[g->prof];
+	int relish = s->opt.policy == SHARE_RELISH;
+	int best = -1;
+	double best_gain = -INFINITY, best_comp = 0;
+	uint64_t best_left = UINT64_MAX;
+	for (size_t k = 0; k < s->n_cls[cls]; k++) {
+		int di = s->cls_dev[cls][k];
+		const sched_dev *d = &s->dev[di];
+		if (d->claimed || d->held || dev_free(d) < res)
+			continue;
+		double comp = est_compute(s, &g->req, g->prof, d);
+		if (cls == CLS_HOST && d->comp_res + comp > d->info.compute_total + 1e-9)
+			continue;
+		double gain = 0;
+		if (relish) {
+			double util = est_util(s, &g->req, g->prof, d);
+			double t1 = colo_throughput(s, d, 1, g->req.shape, util);
+			if (d->n_run) {
+				double t0 = colo_throughput(s, d, 0, 0, 0);
+				if (t1 < s->opt.min_speedup * t0)
+					continue;
+				gain = t1 - t0;
+			} else {
+				gain = t1;
+			}
+		}
+		uint64_t left = dev_free(d) - res;
+		int better;
+		if (best < 0)
+			better = 1;
+		else if (relish && fabs(gain - best_gain) > GAIN_TIE)
+			better = gain > best_gain;
+		else
+			better = left < best_left;
+		if (better) {
+			best = di;
+			best_gain = gain;
+			best_left = left;
+			best_comp = comp;
+		}
+	}
+	if (best < 0) {
+		/* Remember: this shape with at least this reservation and
+		 * compute fits nowhere until something changes. */
+		if (p->memo_gen != s->place_gen || p->memo_cls != cls || res < p->memo_mem ||
+		    g->req.compute_hint < p->memo_comp) {
+			p->memo_gen = s->place_gen;
+			p->memo_mem = res;
+			p->memo_comp = g->req.compute_hint;
+			p->memo_cls = cls;
+		}
+		return 0;
+	}
+	pl->n_dev = 1;
+	pl->dev[0] = best;
+	pl->mem_mib = res;
+	pl->compute = best_comp;
+	pl->basis = e->basis;
+	return 1;
+}
+
+/* Pick devices for a starving head and mark them claimed. */
+static void claim_for(sched *s, pass *ps, sched_seg *g, int cls, int whole,
+		      uint64_t res)
+{
+	int n = whole && g->req.n_devices > 1 ? g->req.n_devices : 1;
+	int ok = g->n_claim == n;
+	for (int k = 0; ok && k < g->n_claim; k++) {
+		int di = g->claim[k];
+		ok = di >= 0 && (size_t)di < s->n_dev && s->dev[di].cls == cls &&
+		     s->dev[di].info.mem_total_mib >= res;
+	}
+	if (!ok) {
+		/* Fresh claim: the devices closest to fitting it (least
+		 * reserved memory beyond what the head can share). */
+		g->n_claim = 0;
+		int used[SCHED_MAX_GANG];
+		for (int m = 0; m < n; m++) {
+			int pick = -1;
+			uint64_t pick_res = UINT64_MAX;
+			for (size_t k = 0; k < s->n_cls[cls]; k++) {
+				int di = s->cls_dev[cls][k];
+				const sched_dev *d = &s->dev[di];
+				int dup = 0;
+				for (int u = 0; u < m; u++)
+					dup |= used[u] == di;
+				if (dup || d->info.mem_total_mib < res)
+					continue;
+				if (d->mem_res < pick_res) {
+					pick = di;
+					pick_res = d->mem_res;
+				}
+			}
+			if (pick < 0)
+				return;
+			used[m] = pick;
+		}
+		memcpy(g->claim, used, (size_t)n * sizeof used[0]);
+		g->n_claim = n;
+	}
+	for (int k = 0; k < g->n_claim; k++)
+		s->dev[g->claim[k]].claimed = 1;
+	s->place_gen++; /* memos were made without the claim */
+	pass_refresh(s, ps, cls);
+}
+
+static int pass_saturated(const sched *s, const pass *ps)
+{
+	for (int c = 0; c < CLS__COUNT; c++)
+		if (s->n_cls[c] && ps->max_free[c] > 0)
+			return 0;
+	return 1;
+}
+
+size_t place_run(sched *s, double now, sched_placement *out, size_t max)
+{
+	if (now > s->last_now)
+		s->last_now = now;
+	if (!max || !s->n_queue || !s->n_dev)
+		return 0;
+	pass ps;
+	memset(&ps, 0, sizeof ps);
+	for (size_t i = 0; i < s->n_dev; i++)
+		s->dev[i].claimed = 0;
+	for (int c = 0; c < CLS__COUNT; c++)
+		pass_refresh(s, &ps, c);
+
+	size_t placed = 0, w = 0, r = 0;
+	for (; r < s->n_queue; r++) {
+		if (placed >= max || pass_saturated(s, &ps))
+			break;
+		size_t gi = s->queue[r];
+		sched_seg *g = &s->seg[gi];
+		int cls = sched_req_class(s, &g->req);
+		sched_mem_estimate e;
+		est_reserve(s, &g->req, g->prof, cls, &e);
+		int whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+		sched_placement pl;
+		memset(&pl, 0, sizeof pl);
+		pl.seg_id = g->req.seg_id;
+		int ok = 0;
+		if (whole) {
+			ok = place_whole(s, &ps, g, cls, &pl);
+		} else {
+			const sched_profile *p = &s->prof[g->prof];
+			uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
+			int memo = p->memo_gen == s->place_gen && p->memo_cls == cls &&
+				   res >= p->memo_mem && g->req.compute_hint >= p->memo_comp;
+			ok = !memo && place_shared(s, &ps, g, cls, &e, &pl);
+		}
+		if (ok && place_commit(s, gi, &pl, now) == 0) {
+			out[placed++] = pl;
+			pass_refresh(s, &ps, cls);
+			continue;
+		}
+		if (!ps.head_seen[cls]) {
+			ps.head_seen[cls] = 1;
+			if (s->opt.aging_s > 0 && now - g->req.submit_time >= s->opt.aging_s &&
+			    sched_fits_ever(s, &g->req))
+				claim_for(s, &ps, g, cls, whole, whole ? 0 : e.reserve_mib);
+			else
+				g->n_claim = 0;
+		}
+		s->queue[w++] = gi;
+	}
+	if (r < s->n_queue && w < r)
+		memmove(&s->queue[w], &s->queue[r], (s->n_queue - r) * sizeof *s->queue);
+	s->n_queue = w + (s->n_queue - r);
+	for (size_t i = 0; i < s->n_dev; i++)
+		s->dev[i].claimed = 0;
+	return placed;
+}

@@ -1,0 +1,542 @@
+/*
+ * sched.c - the core scheduler's state: devices, the queue of segments, the
+ * life of a segment (submit, place, finish, remove, adopt) and read-only
+ * views.  Placement decisions live in place.c, what the core knows about
+ * memory in estimate.c, and how co-located segments slow each other in
+ * colocate.c.  Everything here is pure: time comes in as an argument.
+ *
+ * The queue is one array of segment indices sorted by (submit_time, seg_id):
+ * that order is the fairness rule across experiments (first come, first
+ * served, ties broken by the driver's id) and it makes runs reproducible.
+ * Insertion is a binary search plus a memmove, which for queues of thousands
+ * costs far less than the placement scan that follows it.
+ */
+#include "sched/sched_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *const OUTCOME_NAMES[SCHED_OUT__COUNT] = {
+	[SCHED_OUT_COMPLETED] = "completed", [SCHED_OUT_FAILED] = "failed",
+	[SCHED_OUT_SIGNALED] = "signaled",   [SCHED_OUT_OOM] = "oom",
+	[SCHED_OUT_TIMEOUT] = "timeout",     [SCHED_OUT_CANCELLED] = "cancelled",
+	[SCHED_OUT_LOST] = "lost",
+};
+
+const char *sched_outcome_name(sched_outcome o)
+{
+	if ((int)o < 0 || o >= SCHED_OUT__COUNT)
+		return "unknown";
+	return OUTCOME_NAMES[o];
+}
+
+int sched_outcome_from_name(const char *str, sched_outcome *out)
+{
+	for (int i = 0; str && i < SCHED_OUT__COUNT; i++) {
+		if (strcmp(str, OUTCOME_NAMES[i]) == 0) {
+			*out = (sched_outcome)i;
+			return 0;
+		}
+	}
+	return RL_EINVAL;
+}
+
+const char *sched_basis_name(sched_basis b)
+{
+	static const char *const names[] = {
+		[SCHED_BASIS_HINT] = "hint",     [SCHED_BASIS_PROFILE] = "profile",
+		[SCHED_BASIS_FAMILY] = "family", [SCHED_BASIS_EXCLUSIVE] = "exclusive",
+		[SCHED_BASIS_OOM] = "oom",
+	};
+	if ((int)b < 0 || (size_t)b >= sizeof names / sizeof names[0])
+		return "unknown";
+	return names[b];
+}
+
+void sched_options_default(sched_options *o, sharing_policy policy)
+{
+	memset(o, 0, sizeof *o);
+	o->policy = policy;
+	o->memory_margin = 0.2;
+	o->memory_floor_mib = 256;
+	o->host_memory_floor_mib = 64;
+	o->default_compute = 1.0;
+	o->default_gpu_compute = 100.0;
+	o->min_speedup = 1.05;
+	o->aging_s = 1800.0;
+	o->oom_factor = 1.5;
+}
+
+/* ---- small containers ------------------------------------------------- */
+
+int sched_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 8;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, n * elem);
+	if (!p)
+		return RL_ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+static size_t map_hash(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 29;
+	return (size_t)h;
+}
+
+size_t sched_map_get(const sched_map *m, uint64_t a, uint64_t b)
+{
+	if (!m->cap)
+		return SCHED_NONE;
+	size_t mask = m->cap - 1;
+	for (size_t i = map_hash(a, b) & mask;; i = (i + 1) & mask) {
+		const sched_map_slot *sl = &m->slot[i];
+		if (!sl->val)
+			return SCHED_NONE;
+		if (sl->a == a && sl->b == b)
+			return sl->val - 1;
+	}
+}
+
+static void map_insert(sched_map_slot *slot, size_t cap, uint64_t a, uint64_t b,
+		       size_t val)
+{
+	size_t mask = cap - 1;
+	for (size_t i = map_hash(a, b) & mask;; i = (i + 1) & mask) {
+		if (!slot[i].val || (slot[i].a == a && slot[i].b == b)) {
+			slot[i] = (sched_map_slot){ a, b, val };
+			return;
+		}
+	}
+}
+
+int sched_map_put(sched_map *m, uint64_t a, uint64_t b, size_t val)
+{
+	if ((m->n + 1) * 2 > m->cap) { /* keep the load under one half */
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		sched_map_slot *ns = calloc(ncap, sizeof *ns);
+		if (!ns)
+			return RL_ENOMEM;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slot[i].val)
+				map_insert(ns, ncap, m->slot[i].a, m->slot[i].b, m->slot[i].val);
+		free(m->slot);
+		m->slot = ns;
+		m->cap = ncap;
+	}
+	if (sched_map_get(m, a, b) == SCHED_NONE)
+		m->n++;
+	map_insert(m->slot, m->cap, a, b, val + 1);
+	return 0;
+}
+
+void sched_map_del(sched_map *m, uint64_t a, uint64_t b)
+{
+	if (!m->cap)
+		return;
+	size_t mask = m->cap - 1, i = map_hash(a, b) & mask;
+	for (;; i = (i + 1) & mask) {
+		if (!m->slot[i].val)
+			return;
+		if (m->slot[i].a == a && m->slot[i].b == b)
+			break;
+	}
+	/* Backward-shift: move later members of the probe run into the hole
+	 * when their home slot allows it, so lookups never need tombstones. */
+	size_t hole = i;
+	for (size_t j = (i + 1) & mask; m->slot[j].val; j = (j + 1) & mask) {
+		size_t home = map_hash(m->slot[j].a, m->slot[j].b) & mask;
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			m->slot[hole] = m->slot[j];
+			hole = j;
+		}
+	}
+	m->slot[hole].val = 0;
+	m->n--;
+}
+
+void sched_map_fini(sched_map *m)
+{
+	free(m->slot);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+int sched_new(const sched_options *opt, sched **out, rl_err *err)
+{
+	if (!opt || !out)
+		return rl_err_set(err, RL_EINVAL, "sched_new: NULL argument");
+	if (opt->policy != SHARE_EXCLUSIVE && opt->policy != SHARE_PACK &&
+	    opt->policy != SHARE_RELISH)
+		return rl_err_set(err, RL_EINVAL, "sched_new: unknown sharing policy %d",
+				  (int)opt->policy);
+	if (!(opt->memory_margin >= 0) || !(opt->min_speedup > 0) ||
+	    !(opt->oom_factor >= 1) || !(opt->default_compute > 0) ||
+	    !(opt->default_gpu_compute > 0))
+		return rl_err_set(err, RL_EINVAL,
+				  "sched_new: expected memory_margin >= 0, min_speedup > 0, "
+				  "oom_factor >= 1 and default compute > 0");
+	sched *s = calloc(1, sizeof *s);
+	if (!s)
+		return rl_err_set(err, RL_ENOMEM, "sched_new");
+	s->opt = *opt;
+	s->free_head = SCHED_NONE;
+	*out = s;
+	return 0;
+}
+
+void sched_free(sched *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_dev; i++)
+		free(s->dev[i].run);
+	for (size_t i = 0; i < s->n_seg; i++)
+		free(s->seg[i].ov);
+	free(s->dev);
+	for (int c = 0; c < CLS__COUNT; c++)
+		free(s->cls_dev[c]);
+	free(s->seg);
+	free(s->queue);
+	sched_map_fini(&s->seg_map);
+	est_fini(s);
+	colo_fini(s);
+	free(s);
+}
+
+int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
+{
+	if (!dev->mem_total_mib || !(dev->compute_total > 0))
+		return rl_err_set(err, RL_EINVAL,
+				  "device %s: expected memory > 0 MiB and compute > 0",
+				  dev->name);
+	if (sched_grow((void **)&s->dev, &s->cap_dev, s->n_dev + 1, sizeof *s->dev))
+		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
+	sched_dev *d = &s->dev[s->n_dev];
+	memset(d, 0, sizeof *d);
+	d->info = *dev;
+	d->info.name[sizeof d->info.name - 1] = '\0';
+	d->info.uuid[sizeof d->info.uuid - 1] = '\0';
+	d->cls = dev->is_gpu ? CLS_GPU : CLS_HOST;
+	if (sched_grow((void **)&s->cls_dev[d->cls], &s->cap_cls_dev[d->cls],
+		       s->n_cls[d->cls] + 1, sizeof(int)))
+		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
+	s->cls_dev[d->cls][s->n_cls[d->cls]++] = (int)s->n_dev;
+	s->place_gen++;
+	return (int)s->n_dev++;
+}
+
+size_t sched_device_count(const sched *s) { return s->n_dev; }
+
+int sched_req_class(const sched *s, const sched_request *req)
+{
+	if (req->needs_gpu || !s->n_cls[CLS_HOST])
+		return CLS_GPU;
+	return CLS_HOST;
+}
+
+/* Queue order: (submit_time, seg_id). */
+static int key_less(const sched_request *a, const sched_request *b)
+{
+	if (a->submit_time != b->submit_time)
+		return a->submit_time < b->submit_time;
+	return a->seg_id < b->seg_id;
+}
+
+static size_t queue_lower_bound(const sched *s, const sched_request *r)
+{
+	size_t lo = 0, hi = s->n_queue;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_less(&s->seg[s->queue[mid]].req, r))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t seg_alloc(sched *s)
+{
+	if (s->free_head != SCHED_NONE) {
+		size_t i = s->free_head;
+		s->free_head = s->seg[i].next_free;
+		return i;
+	}
+	if (sched_grow((void **)&s->seg, &s->cap_seg, s->n_seg + 1, sizeof *s->seg))
+		return SCHED_NONE;
+	memset(&s->seg[s->n_seg], 0, sizeof s->seg[0]);
+	return s->n_seg++;
+}
+
+static void seg_release_slot(sched *s, size_t gi)
+{
+	sched_seg *g = &s->seg[gi];
+	sched_map_del(&s->seg_map, g->req.seg_id, 0);
+	sched_overlap *ov = g->ov;
+	size_t cap = g->cap_ov;
+	memset(g, 0, sizeof *g);
+	g->ov = ov; /* keep the overlap buffer for reuse */
+	g->cap_ov = cap;
+	g->state = SEG_FREE;
+	g->next_free = s->free_head;
+	s->free_head = gi;
+}
+
+static int check_request(const sched_request *req, rl_err *err)
+{
+	if (req->n_feat > SCHED_MAX_FEAT)
+		return rl_err_set(err, RL_EINVAL, "segment %llu: n_feat %zu exceeds %d",
+				  (unsigned long long)req->seg_id, req->n_feat, SCHED_MAX_FEAT);
+	if (req->n_devices < 0 || req->n_devices > SCHED_MAX_GANG)
+		return rl_err_set(err, RL_EINVAL,
+				  "segment %llu: n_devices %d, expected 0..%d",
+				  (unsigned long long)req->seg_id, req->n_devices, SCHED_MAX_GANG);
+	if (!isfinite(req->submit_time) || !(req->compute_hint >= 0))
+		return rl_err_set(err, RL_EINVAL,
+				  "segment %llu: expected a finite submit_time and compute_hint >= 0",
+				  (unsigned long long)req->seg_id);
+	for (size_t i = 0; i < req->n_feat; i++)
+		if (!isfinite(req->feat[i]))
+			return rl_err_set(err, RL_EINVAL, "segment %llu: feat[%zu] not finite",
+					  (unsigned long long)req->seg_id, i);
+	return 0;
+}
+
+/* Allocate a segment record for req in state st; SCHED_NONE on failure. */
+static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *err)
+{
+	int rc = check_request(req, err);
+	if (rc)
+		return rc;
+	if (sched_map_get(&s->seg_map, req->seg_id, 0) != SCHED_NONE)
+		return rl_err_set(err, RL_EEXISTS, "segment %llu is already known",
+				  (unsigned long long)req->seg_id);
+	size_t prof = est_profile_ensure(s, req);
+	size_t gi = prof == SCHED_NONE ? SCHED_NONE : seg_alloc(s);
+	if (gi == SCHED_NONE)
+		return rl_err_set(err, RL_ENOMEM, "submitting segment");
+	if (sched_map_put(&s->seg_map, req->seg_id, 0, gi)) {
+		s->seg[gi].next_free = s->free_head;
+		s->free_head = gi;
+		return rl_err_set(err, RL_ENOMEM, "submitting segment");
+	}
+	sched_seg *g = &s->seg[gi];
+	g->req = *req;
+	if (g->req.n_devices == 0)
+		g->req.n_devices = 1;
+	g->prof = prof;
+	g->n_ov = 0;
+	*out = gi;
+	return 0;
+}
+
+int sched_submit(sched *s, const sched_request *req, rl_err *err)
+{
+	size_t gi;
+	int rc = seg_create(s, req, &gi, err);
+	if (rc)
+		return rc;
+	if (sched_grow((void **)&s->queue, &s->cap_queue, s->n_queue + 1, sizeof *s->queue)) {
+		seg_release_slot(s, gi);
+		return rl_err_set(err, RL_ENOMEM, "submitting segment");
+	}
+	s->seg[gi].state = SEG_QUEUED;
+	size_t pos = queue_lower_bound(s, &s->seg[gi].req);
+	memmove(&s->queue[pos + 1], &s->queue[pos], (s->n_queue - pos) * sizeof *s->queue);
+	s->queue[pos] = gi;
+	s->n_queue++;
+	return 0;
+}
+
+/* Take a running segment off its devices at time now, closing the overlap
+ * records of every co-runner. */
+static void seg_unplace(sched *s, size_t gi, double now)
+{
+	sched_seg *g = &s->seg[gi];
+	for (int k = 0; k < g->pl.n_dev; k++) {
+		sched_dev *d = &s->dev[g->pl.dev[k]];
+		d->mem_res -= g->pl.mem_mib <= d->mem_res ? g->pl.mem_mib : d->mem_res;
+		d->comp_res -= g->pl.compute;
+		if (g->held && d->held > 0)
+			d->held--;
+		if (d->comp_res < 1e-9)
+			d->comp_res = 0;
+		for (size_t i = 0; i < d->n_run; i++) {
+			if (d->run[i] == gi) {
+				memmove(&d->run[i], &d->run[i + 1], (d->n_run - i - 1) * sizeof *d->run);
+				d->n_run--;
+				i--;
+				continue;
+			}
+			sched_seg *y = &s->seg[d->run[i]];
+			for (size_t j = 0; j < y->n_ov; j++) {
+				if (y->ov[j].open && y->ov[j].seg == gi) {
+					y->ov[j].total += now > y->ov[j].since ? now - y->ov[j].since : 0;
+					y->ov[j].open = 0;
+				}
+			}
+		}
+	}
+	for (size_t j = 0; j < g->n_ov; j++) {
+		if (g->ov[j].open) {
+			g->ov[j].total += now > g->ov[j].since ? now - g->ov[j].since : 0;
+			g->ov[j].open = 0;
+		}
+	}
+	s->n_running--;
+	s->place_gen++;
+}
+
+int sched_remove(sched *s, uint64_t seg_id)
+{
+	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	if (gi == SCHED_NONE)
+		return 0;
+	sched_seg *g = &s->seg[gi];
+	if (g->state == SEG_QUEUED) {
+		size_t pos = queue_lower_bound(s, &g->req);
+		while (pos < s->n_queue && s->queue[pos] != gi)
+			pos++;
+		if (pos < s->n_queue) {
+			memmove(&s->queue[pos], &s->queue[pos + 1],
+				(s->n_queue - pos - 1) * sizeof *s->queue);
+			s->n_queue--;
+		}
+	} else if (g->state == SEG_RUNNING) {
+		/* No clock here: overlaps close at the latest time the core saw. */
+		seg_unplace(s, gi, s->last_now > g->start ? s->last_now : g->start);
+	}
+	seg_release_slot(s, gi);
+	return 1;
+}
+
+size_t sched_place(sched *s, double now, sched_placement *out, size_t max)
+{
+	return place_run(s, now, out, max);
+}
+
+int sched_finished(sched *s, uint64_t seg_id, double now,
+		   const sched_observation *obs, rl_err *err)
+{
+	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	if (gi == SCHED_NONE || s->seg[gi].state != SEG_RUNNING)
+		return rl_err_set(err, RL_ENOTFOUND, "segment %llu is not running",
+				  (unsigned long long)seg_id);
+	sched_seg *g = &s->seg[gi];
+	if (now > s->last_now)
+		s->last_now = now;
+	seg_unplace(s, gi, now);
+	if (obs) {
+		/* Alone = no partner overlapped it for more than a twentieth of
+		 * its life (the start-up of a neighbour is noise, not sharing). */
+		double life = now - g->start, shared = 0;
+		for (size_t j = 0; j < g->n_ov; j++)
+			shared += g->ov[j].total;
+		int timed = !g->adopted && life > 0;
+		int alone = timed && shared <= 0.05 * life;
+		est_observe(s, g->prof, obs, alone, g->pl.mem_mib);
+		if (timed && !alone && obs->outcome == SCHED_OUT_COMPLETED &&
+		    obs->work > 0 && obs->duration_s > 0) {
+			const sched_profile *p = &s->prof[g->prof];
+			if (p->thr_alone > 0)
+				colo_observe(s, g, now, (obs->work / obs->duration_s) / p->thr_alone);
+		}
+	}
+	seg_release_slot(s, gi);
+	return 0;
+}
+
+int sched_adopt(sched *s, const sched_request *req, const sched_placement *pl,
+		rl_err *err)
+{
+	if (!pl || pl->n_dev < 1 || pl->n_dev > SCHED_MAX_GANG)
+		return rl_err_set(err, RL_EINVAL, "adopting segment %llu: expected 1..%d devices",
+				  (unsigned long long)req->seg_id, SCHED_MAX_GANG);
+	for (int k = 0; k < pl->n_dev; k++) {
+		if (pl->dev[k] < 0 || (size_t)pl->dev[k] >= s->n_dev)
+			return rl_err_set(err, RL_EINVAL, "adopting segment %llu: no device %d",
+					  (unsigned long long)req->seg_id, pl->dev[k]);
+		const sched_dev *d = &s->dev[pl->dev[k]];
+		if (d->mem_res + pl->mem_mib > d->info.mem_total_mib)
+			return rl_err_set(err, RL_ENOSPACE,
+					  "adopting segment %llu: %llu MiB do not fit on device %d "
+					  "(%llu of %llu MiB reserved)",
+					  (unsigned long long)req->seg_id,
+					  (unsigned long long)pl->mem_mib, pl->dev[k],
+					  (unsigned long long)d->mem_res,
+					  (unsigned long long)d->info.mem_total_mib);
+	}
+	size_t gi;
+	int rc = seg_create(s, req, &gi, err);
+	if (rc)
+		return rc;
+	sched_placement p = *pl;
+	p.seg_id = req->seg_id;
+	s->seg[gi].adopted = 1;
+	rc = place_commit(s, gi, &p, 0);
+	if (rc) {
+		seg_release_slot(s, gi);
+		return rl_err_set(err, rc, "adopting segment %llu", (unsigned long long)req->seg_id);
+	}
+	return 0;
+}
+
+/* ---- views ------------------------------------------------------------ */
+
+int sched_device_get(const sched *s, int dev, sched_device_state *out)
+{
+	if (dev < 0 || (size_t)dev >= s->n_dev)
+		return RL_ENOTFOUND;
+	const sched_dev *d = &s->dev[dev];
+	out->info = d->info;
+	out->mem_reserved_mib = d->mem_res;
+	out->compute_reserved = d->comp_res;
+	out->n_running = d->n_run;
+	return 0;
+}
+
+size_t sched_device_segments(const sched *s, int dev, uint64_t *ids, size_t max)
+{
+	if (dev < 0 || (size_t)dev >= s->n_dev)
+		return 0;
+	const sched_dev *d = &s->dev[dev];
+	for (size_t i = 0; i < d->n_run && i < max; i++)
+		ids[i] = s->seg[d->run[i]].req.seg_id;
+	return d->n_run;
+}
+
+size_t sched_queue_length(const sched *s) { return s->n_queue; }
+size_t sched_running_count(const sched *s) { return s->n_running; }
+
+int sched_fits_ever(const sched *s, const sched_request *req)
+{
+	int cls = sched_req_class(s, req);
+	int n = req->n_devices > 1 ? req->n_devices : 1;
+	if ((size_t)n > s->n_cls[cls])
+		return 0;
+	if (n > 1)
+		return 1; /* gangs take whole devices */
+	sched_mem_estimate e;
+	size_t prof = est_profile_find(s, req->shape);
+	est_reserve(s, req, prof, cls, &e);
+	for (size_t i = 0; i < s->n_dev; i++) {
+		const sched_dev *d = &s->dev[i];
+		if (d->cls == cls && e.reserve_mib <= d->info.mem_total_mib)
+			return 1;
+	}
+	return 0;
+}

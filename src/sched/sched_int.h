@@ -1,0 +1,196 @@
+/*
+ * sched_int.h - internals shared by the four parts of the core scheduler:
+ * sched.c (queue, devices, lifecycle), place.c (placement policies),
+ * estimate.c (profiles and the memory estimator) and colocate.c (the
+ * co-location model).  Not part of the public interface: drivers include
+ * sched.h only.
+ */
+#ifndef RELISH_SCHED_INT_H
+#define RELISH_SCHED_INT_H
+
+#include "sched/sched.h"
+
+/* ---- a small open-addressing map from a pair of words to an index ----- */
+typedef struct sched_map_slot {
+	uint64_t a, b;
+	size_t val;   /* index + 1; 0 = empty */
+} sched_map_slot;
+
+typedef struct sched_map {
+	sched_map_slot *slot;
+	size_t cap;   /* power of two or 0 */
+	size_t n;
+} sched_map;
+
+/* Returns the stored index or (size_t)-1. */
+size_t sched_map_get(const sched_map *m, uint64_t a, uint64_t b);
+/* Insert or overwrite; 0 or RL_ENOMEM. */
+int sched_map_put(sched_map *m, uint64_t a, uint64_t b, size_t val);
+/* Remove when present (backward-shift deletion, no tombstones). */
+void sched_map_del(sched_map *m, uint64_t a, uint64_t b);
+void sched_map_fini(sched_map *m);
+
+#define SCHED_NONE ((size_t)-1)
+
+/* Device classes: a request goes to GPUs or to the host. */
+enum { CLS_GPU = 0, CLS_HOST = 1, CLS__COUNT };
+
+typedef struct sched_dev {
+	sched_device_info info;
+	int cls;
+	uint64_t mem_res;
+	double comp_res;
+	size_t *run;        /* segment indices running here */
+	size_t n_run, cap_run;
+	int claimed;        /* set during sched_place: drained for a starving request */
+	int held;           /* an exclusive segment or a gang holds it whole */
+} sched_dev;
+
+/* One partner a running segment shared its device with. */
+typedef struct sched_overlap {
+	size_t seg;         /* partner's segment index */
+	uint64_t shape;
+	double since;       /* start of the overlap */
+	double total;       /* closed overlap seconds */
+	int open;
+} sched_overlap;
+
+enum { SEG_FREE = 0, SEG_QUEUED, SEG_RUNNING };
+
+typedef struct sched_seg {
+	sched_request req;
+	int state;
+	int adopted;        /* start time unknown: learn no throughput */
+	size_t prof;        /* shape profile index */
+	sched_placement pl;
+	double start;
+	int held;           /* holds its devices exclusively */
+	int claim[SCHED_MAX_GANG]; /* devices it drains while starving */
+	int n_claim;
+	sched_overlap *ov;
+	size_t n_ov, cap_ov;
+	size_t next_free;
+} sched_seg;
+
+/* Feature transforms of the family models. */
+#define SCHED_MAX_COEF (1 + SCHED_MAX_FEAT + (SCHED_MAX_FEAT * (SCHED_MAX_FEAT + 1)) / 2)
+
+typedef struct sched_profile {
+	uint64_t shape;
+	size_t fam;             /* family index */
+	size_t n_feat;
+	double feat[SCHED_MAX_FEAT];
+	size_t n_measured;
+	uint64_t peak;          /* max observed peak, MiB */
+	uint64_t oom_floor;     /* reservation needed after an OOM, MiB */
+	double util;            /* EWMA, <0 unknown */
+	double thr_alone;       /* EWMA work/s alone, 0 unknown */
+	size_t n_alone;
+	/* per sched_place call: shape rejected everywhere with reservation
+	 * >= memo_mem at placement generation memo_gen */
+	uint64_t memo_gen;
+	uint64_t memo_mem;
+	double memo_comp;
+	int memo_cls;
+	/* cached family prediction, valid while pred_fit == family's fit_id */
+	uint64_t pred_fit;
+	double pred;
+} sched_profile;
+
+typedef struct sched_family {
+	uint64_t family;
+	size_t *shapes;         /* measured profile indices */
+	size_t n_shapes, cap_shapes;
+	size_t n_feat;          /* feature count used (min over shapes) */
+	size_t since_fit;       /* updates since the last fit */
+	uint64_t fit_id;        /* increments on every fit (0 = never) */
+	sched_fit fit;
+	double coef[SCHED_MAX_COEF];
+	double mean[SCHED_MAX_COEF], scale[SCHED_MAX_COEF]; /* standardisation */
+	size_t n_coef;
+	size_t n_points;
+	double loo_rmse;
+	double util_sum;        /* mean utilisation of measured shapes */
+	size_t util_n;
+} sched_family;
+
+typedef struct sched_pair {
+	uint64_t a, b;
+	double d;               /* interference: 1/speed_a - 1 */
+	size_t n;
+} sched_pair;
+
+struct sched {
+	sched_options opt;
+	sched_dev *dev;
+	size_t n_dev, cap_dev;
+	size_t n_cls[CLS__COUNT];
+	int *cls_dev[CLS__COUNT]; /* device indices of each class */
+	size_t cap_cls_dev[CLS__COUNT];
+
+	sched_seg *seg;
+	size_t n_seg, cap_seg;
+	size_t free_head;       /* free list through next_free */
+	sched_map seg_map;      /* seg_id -> index */
+	size_t n_running;
+
+	size_t *queue;          /* queued segment indices, sorted by key */
+	size_t n_queue, cap_queue;
+
+	sched_profile *prof;
+	size_t n_prof, cap_prof;
+	sched_map prof_map;     /* shape -> index */
+	sched_family *fam;
+	size_t n_fam, cap_fam;
+	sched_map fam_map;      /* family -> index */
+	sched_pair *pair;
+	size_t n_pair, cap_pair;
+	sched_map pair_map;     /* (a, b) -> index */
+
+	uint64_t place_gen;     /* increments on every placement or release */
+	double last_now;        /* latest time seen (sched_remove has none) */
+};
+
+/* Grow an array to hold at least need elements; 0 or RL_ENOMEM. */
+int sched_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* Device class a request is placed on (GPU, or host when a host device
+ * exists, else GPU). */
+int sched_req_class(const sched *s, const sched_request *req);
+
+/* ---- estimate.c ---- */
+/* Profile of a shape, created (unmeasured) when absent; SCHED_NONE on
+ * allocation failure. */
+size_t est_profile_ensure(sched *s, const sched_request *req);
+size_t est_profile_find(const sched *s, uint64_t shape);
+/* Reservation for a request under the scheduler's policy for devices of
+ * class cls.  *mem == 0 with basis EXCLUSIVE means a whole device. */
+void est_reserve(const sched *s, const sched_request *req, size_t prof, int cls,
+		 sched_mem_estimate *out);
+/* Compute share on a device of class cls. */
+double est_compute(const sched *s, const sched_request *req, size_t prof,
+		   const sched_dev *d);
+/* Utilisation (percent of a device) used by the co-location model. */
+double est_util(const sched *s, const sched_request *req, size_t prof,
+		const sched_dev *d);
+/* Learn from an observation: peak, utilisation, throughput alone (when
+ * alone != 0), OOM raise with the reservation the segment had. */
+void est_observe(sched *s, size_t prof, const sched_observation *obs, int alone,
+		 uint64_t reserved_mib);
+void est_fini(sched *s);
+
+/* ---- colocate.c ---- */
+/* Modelled total throughput of a device's running set plus (optionally)
+ * one candidate with shape cand_shape and utilisation cand_util. */
+double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
+		       uint64_t cand_shape, double cand_util);
+/* Learn from a finished segment that shared its device. */
+void colo_observe(sched *s, const sched_seg *g, double now, double speed);
+void colo_fini(sched *s);
+
+/* ---- place.c ---- */
+size_t place_run(sched *s, double now, sched_placement *out, size_t max);
+/* Put a segment on a set of devices (bookkeeping shared with adopt). */
+int place_commit(sched *s, size_t gi, const sched_placement *pl, double now);
+
+#endif
