@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"  --hints H            user memory hints: noisy (default), exact, none\n"
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
 	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
+	"  --window N           segments waiting in the core's queue at most; later\n"
+	"                       arrivals wait in arrival order (default 2 x GPUs + 16;\n"
+	"                       0 = unlimited)\n"
 	"  --series-step-s S    time-series resolution for --out (default 3600)\n"
 	"  --json               print {\"policies\": {...}} instead of a table\n"
 	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n";
@@ -62,7 +65,7 @@ static int parse_num(const char *opt, const char *v, double lo, double *out, rl_
 static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
-	       O_COLOC, O_STEP, O_JSON, O_OUT, O_HELP };
+	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -75,6 +78,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"series-step-s", required_argument, NULL, O_STEP},
 		{"json", no_argument, NULL, O_JSON},
 		{"out", required_argument, NULL, O_OUT},
+		{"window", required_argument, NULL, O_WINDOW},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -133,6 +137,13 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			break;
 		case O_JSON: o->json = 1; break;
 		case O_OUT: o->out = optarg; break;
+		case O_WINDOW:
+			if ((rc = parse_num("--window", optarg, 0, &d, err)) < 0)
+				return rc;
+			if (d != floor(d) || d > 1e9)
+				return rl_err_set(err, RL_EUSAGE, "--window: expected a whole number, got \"%s\"", optarg);
+			o->cfg.window = (int)d;
+			break;
 		case O_HELP:
 			fputs(usage_text, stdout);
 			return 1;

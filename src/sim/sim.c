@@ -56,6 +56,7 @@ void sim_config_default(sim_config *c)
 	c->segment_s = 3600;
 	c->restart_cost_s = 30;
 	c->hints = SIM_HINTS_NOISY;
+	c->window = -1;
 }
 
 /* ---- per-job and per-device state -------------------------------------- */
@@ -732,7 +733,9 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 		order[j] = j;
 	qsort_r(order, t->n_jobs, sizeof *order, cmp_arrival, (void *)t);
 
-	size_t next = 0;
+	size_t next = 0, admitted = 0;
+	size_t window = c->window > 0 ? (size_t)c->window
+		      : c->window == 0 ? SIZE_MAX : (size_t)c->n_gpus * 2 + 16;
 	while (next < t->n_jobs || x.n_heap) {
 		double ta = next < t->n_jobs ? t->jobs[order[next]].submit_s : INFINITY;
 		double te = x.n_heap ? x.heap[0].t : INFINITY;
@@ -751,12 +754,26 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 		}
 		while (next < t->n_jobs && t->jobs[order[next]].submit_s == x.now) {
 			x.r->n_events++;
-			if ((rc = submit_segment(&x, order[next++], x.now, err)) < 0)
-				goto done;
+			next++;
 		}
-		if ((rc = place_all(&x, pbuf, pcap, err)) < 0)
-			goto done;
-		if (!x.n_heap && next == t->n_jobs && sched_queue_length(x.s)) {
+		/* Admission window: new jobs enter the core's queue in arrival
+		 * order while it holds fewer than `window` segments; placing
+		 * frees room, so admit and place until neither moves. */
+		for (;;) {
+			size_t before = admitted;
+			while (admitted < next && sched_queue_length(x.s) < window) {
+				size_t j = order[admitted++];
+				if ((rc = submit_segment(&x, j, x.now, err)) < 0)
+					goto done;
+				x.js[j].queued_at = t->jobs[j].submit_s;
+			}
+			size_t placed = x.r->n_segments;
+			if ((rc = place_all(&x, pbuf, pcap, err)) < 0)
+				goto done;
+			if (admitted == before || admitted == next || x.r->n_segments == placed)
+				break;
+		}
+		if (!x.n_heap && next == t->n_jobs && admitted == next && sched_queue_length(x.s)) {
 			rc = rl_err_set(err, RL_ENOSPACE,
 					"simulator: %zu segments can never be placed on %d GPUs of "
 					"%llu MiB (policy %s)", sched_queue_length(x.s), c->n_gpus,

@@ -46,6 +46,12 @@ typedef struct sim_config {
 	double restart_cost_s;    /* paid by a segment that does not continue
 				     seamlessly on the devices of its predecessor */
 	sim_hints hints;
+	/* Admission window: at most this many segments wait in the core's
+	 * queue; later arrivals wait in the driver, in arrival order (segments
+	 * of started jobs always go straight in).  Bounds the core's per-call
+	 * cost on oversaturated clusters; 0 = unlimited; < 0 = default,
+	 * 2 x n_gpus + 16 (docs/simulator.md measures its effect). */
+	int window;
 	double series_step_s;     /* > 0: record utilisation per step (for --out) */
 	/* Optional observers (e.g. to compare with the live driver's
 	 * decisions); called in event order.  May be NULL. */
