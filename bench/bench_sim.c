@@ -1,0 +1,119 @@
+/*
+ * bench_sim.c - speed and memory of the simulator.
+ *
+ * usage: bench_sim TRACE [GPUS [GPU_MEMORY_MIB [WINDOW]]]
+ *
+ * Replays TRACE under exclusive, pack and relish (the figures of
+ * relish simulate --policy all) and prints wall time, events per second
+ * and peak RSS; then does the same for a synthetic trace 10x larger with the
+ * same statistics (sim_trace_synthetic) on a cluster 10x larger, so the load
+ * per GPU is the same, and prints the time ratio (linear scaling: ~10).
+ * Figures only, no pass/fail: speed is never asserted in tests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "sim/sim.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* Run all three policies; returns wall seconds, or < 0 on error. */
+static double run_all(const char *label, const sim_trace *t, const sim_model *m,
+		      const sim_config *c)
+{
+	double total = 0;
+	size_t events = 0;
+	for (int p = 0; p < 3; p++) {
+		sim_result *r = NULL;
+		rl_err err;
+		rl_err_clear(&err);
+		double t0 = now_s();
+		if (sim_run(t, m, c, (sharing_policy)p, &r, &err) < 0) {
+			fprintf(stderr, "bench_sim: %s\n", err.msg);
+			return -1;
+		}
+		double dt = now_s() - t0;
+		total += dt;
+		events += r->n_events;
+		printf("  %-8s %-9s %8.3f s  %9zu events  %10.0f events/s  makespan %.0f h\n", label,
+		       sim_policy_name((sharing_policy)p), dt, r->n_events, (double)r->n_events / dt,
+		       r->makespan_s / 3600);
+		sim_result_free(r);
+	}
+	printf("  %-8s all three  %7.3f s  %9zu events  %10.0f events/s  peak RSS %.1f MB\n", label,
+	       total, events, (double)events / total, (double)peak_rss_kib() / 1024);
+	return total;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_sim TRACE [GPUS [GPU_MEMORY_MIB [WINDOW]]]\n");
+		return 2;
+	}
+	sim_config c;
+	sim_config_default(&c);
+	c.n_gpus = argc > 2 ? atoi(argv[2]) : 64;
+	c.gpu_mem_mib = argc > 3 ? (uint64_t)atoll(argv[3]) : 32768;
+	if (argc > 4)
+		c.window = atoi(argv[4]);
+	rl_err err;
+	rl_err_clear(&err);
+	sim_trace *t = NULL, *big = NULL;
+	sim_model *m = NULL, *mbig = NULL;
+	double t0 = now_s();
+	if (sim_trace_load(argv[1], &t, &err) < 0) {
+		fprintf(stderr, "bench_sim: %s\n", err.msg);
+		return 1;
+	}
+	/* The pair table beside the trace, when there is one. */
+	char coloc[4096];
+	const char *slash = strrchr(argv[1], '/');
+	snprintf(coloc, sizeof coloc, "%.*s/raw/lucid_colocate_info.csv",
+		 slash ? (int)(slash - argv[1]) : 1, slash ? argv[1] : ".");
+	FILE *f = fopen(coloc, "r");
+	if (f)
+		fclose(f);
+	if (sim_model_new(t, f ? coloc : NULL, &m, &err) < 0) {
+		fprintf(stderr, "bench_sim: %s\n", err.msg);
+		return 1;
+	}
+	printf("bench_sim: %s, %zu jobs, %d GPUs x %llu MiB, window %d; loaded in %.3f s\n", argv[1],
+	       t->n_jobs, c.n_gpus, (unsigned long long)c.gpu_mem_mib, c.window, now_s() - t0);
+	double base = run_all("trace", t, m, &c);
+	if (base < 0)
+		return 1;
+	if (sim_trace_synthetic(t, 10, 1, &big, &err) < 0 || sim_model_new(big, f ? coloc : NULL, &mbig, &err) < 0) {
+		fprintf(stderr, "bench_sim: %s\n", err.msg);
+		return 1;
+	}
+	sim_config c10 = c;
+	c10.n_gpus *= 10;
+	if (c10.window > 0)
+		c10.window *= 10;
+	printf("synthetic x10: %zu jobs, %d GPUs\n", big->n_jobs, c10.n_gpus);
+	double scaled = run_all("x10", big, mbig, &c10);
+	if (scaled < 0)
+		return 1;
+	printf("scaling: x10 trace took %.2fx the time of the original (linear = 10)\n", scaled / base);
+	sim_model_free(mbig);
+	sim_trace_free(big);
+	sim_model_free(m);
+	sim_trace_free(t);
+	return 0;
+}

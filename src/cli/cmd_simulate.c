@@ -1,0 +1,429 @@
+/*
+ * cmd_simulate.c - relish simulate: replay a job trace through the core
+ * scheduler under exclusive, pack and relish, and compare them
+ * (docs/simulator.md).  The work is in sim/; this file parses options,
+ * prints the comparison (a table, or --json) and writes --out files: CSV
+ * time series and per-job completion times, and PNG plots drawn by gnuplot.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "sim/sim.h"
+
+extern char **environ;
+
+static const char usage_text[] =
+	"usage: relish simulate --trace FILE --gpus N --gpu-memory MIB [options]\n"
+	"\n"
+	"Replay a job trace through relish's scheduling core with a virtual clock\n"
+	"and compare sharing policies (docs/simulator.md).\n"
+	"\n"
+	"  --trace FILE         trace CSV (Philly evaluation trace or the plain format)\n"
+	"  --gpus N             GPUs in the simulated cluster\n"
+	"  --gpu-memory MIB     memory per GPU\n"
+	"  --policy P           exclusive, pack, relish or all (default all)\n"
+	"  --segment-s S        exclusive-time work per segment (default 3600)\n"
+	"  --restart-cost-s C   cost of starting or moving a segment (default 30)\n"
+	"  --hints H            user memory hints: noisy (default), exact, none\n"
+	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
+	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
+	"  --window N           segments waiting in the core's queue at most; later\n"
+	"                       arrivals wait in arrival order (default 2 x GPUs + 16;\n"
+	"                       0 = unlimited)\n"
+	"  --series-step-s S    time-series resolution for --out (default 3600)\n"
+	"  --json               print {\"policies\": {...}} instead of a table\n"
+	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n";
+
+typedef struct sim_opts {
+	const char *trace, *colocate, *out;
+	int gpus, json, policies[3];
+	long long mem;
+	sim_config cfg;
+} sim_opts;
+
+static int parse_num(const char *opt, const char *v, double lo, double *out, rl_err *err)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (!*v || *end || errno || !isfinite(d) || d < lo)
+		return rl_err_set(err, RL_EUSAGE, "%s: expected a number >= %g, got \"%s\"", opt, lo, v);
+	*out = d;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
+{
+	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
+	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_HELP };
+	static const struct option longopts[] = {
+		{"trace", required_argument, NULL, O_TRACE},
+		{"gpus", required_argument, NULL, O_GPUS},
+		{"gpu-memory", required_argument, NULL, O_MEM},
+		{"policy", required_argument, NULL, O_POLICY},
+		{"segment-s", required_argument, NULL, O_SEG},
+		{"restart-cost-s", required_argument, NULL, O_RESTART},
+		{"hints", required_argument, NULL, O_HINTS},
+		{"colocate", required_argument, NULL, O_COLOC},
+		{"series-step-s", required_argument, NULL, O_STEP},
+		{"json", no_argument, NULL, O_JSON},
+		{"out", required_argument, NULL, O_OUT},
+		{"window", required_argument, NULL, O_WINDOW},
+		{"help", no_argument, NULL, O_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	memset(o, 0, sizeof *o);
+	sim_config_default(&o->cfg);
+	o->cfg.series_step_s = 3600;
+	o->policies[0] = o->policies[1] = o->policies[2] = 1;
+	double d;
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_TRACE: o->trace = optarg; break;
+		case O_GPUS:
+			if ((rc = parse_num("--gpus", optarg, 1, &d, err)) < 0)
+				return rc;
+			if (d != floor(d) || d > 1e6)
+				return rl_err_set(err, RL_EUSAGE, "--gpus: expected a whole number, got \"%s\"", optarg);
+			o->gpus = (int)d;
+			break;
+		case O_MEM:
+			if ((rc = parse_num("--gpu-memory", optarg, 1, &d, err)) < 0)
+				return rc;
+			o->mem = (long long)d;
+			break;
+		case O_POLICY: {
+			static const char *const names[] = {"exclusive", "pack", "relish"};
+			int all = !strcmp(optarg, "all");
+			int found = all;
+			for (int i = 0; i < 3; i++) {
+				o->policies[i] = all || !strcmp(optarg, names[i]);
+				found |= o->policies[i];
+			}
+			if (!found)
+				return rl_err_set(err, RL_EUSAGE,
+						  "--policy: expected exclusive, pack, relish or all, got \"%s\"", optarg);
+			break;
+		}
+		case O_SEG:
+			if ((rc = parse_num("--segment-s", optarg, 1, &o->cfg.segment_s, err)) < 0)
+				return rc;
+			break;
+		case O_RESTART:
+			if ((rc = parse_num("--restart-cost-s", optarg, 0, &o->cfg.restart_cost_s, err)) < 0)
+				return rc;
+			break;
+		case O_HINTS:
+			if (sim_hints_from_name(optarg, &o->cfg.hints) < 0)
+				return rl_err_set(err, RL_EUSAGE, "--hints: expected noisy, exact or none, got \"%s\"", optarg);
+			break;
+		case O_COLOC: o->colocate = optarg; break;
+		case O_STEP:
+			if ((rc = parse_num("--series-step-s", optarg, 1, &o->cfg.series_step_s, err)) < 0)
+				return rc;
+			break;
+		case O_JSON: o->json = 1; break;
+		case O_OUT: o->out = optarg; break;
+		case O_WINDOW:
+			if ((rc = parse_num("--window", optarg, 0, &d, err)) < 0)
+				return rc;
+			if (d != floor(d) || d > 1e9)
+				return rl_err_set(err, RL_EUSAGE, "--window: expected a whole number, got \"%s\"", optarg);
+			o->cfg.window = (int)d;
+			break;
+		case O_HELP:
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			return rl_err_set(err, RL_EUSAGE, "unknown or incomplete option '%s' (see relish simulate --help)",
+					  argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return rl_err_set(err, RL_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	if (!o->trace || !o->gpus || !o->mem)
+		return rl_err_set(err, RL_EUSAGE, "--trace, --gpus and --gpu-memory are required (see relish simulate --help)");
+	o->cfg.n_gpus = o->gpus;
+	o->cfg.gpu_mem_mib = (uint64_t)o->mem;
+	if (!o->out)
+		o->cfg.series_step_s = 0;
+	return 0;
+}
+
+/* The default pair table: raw/lucid_colocate_info.csv in the trace's folder. */
+static char *default_colocate(const char *trace)
+{
+	const char *slash = strrchr(trace, '/');
+	int dir = slash ? (int)(slash - trace) : 1;
+	char *p = NULL;
+	if (asprintf(&p, "%.*s/raw/lucid_colocate_info.csv", dir, slash ? trace : ".") < 0)
+		return NULL;
+	if (access(p, R_OK) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+#define H(x) ((x) / 3600.0)
+
+static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *m,
+			sim_result **res, const char *coloc)
+{
+	printf("trace %s: %zu jobs, %zu experiments; %d GPUs x %lld MiB; segments %g s, "
+	       "restart %g s, hints %s; co-location: %zu measured pairs%s%s\n",
+	       o->trace, t->n_jobs, t->n_exps, o->gpus, o->mem, o->cfg.segment_s,
+	       o->cfg.restart_cost_s, sim_hints_name(o->cfg.hints), sim_model_pair_count(m),
+	       coloc ? " from " : " (utilisation fallback only)", coloc ? coloc : "");
+	printf("%-9s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy",
+	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "burst_jct",
+	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
+	for (int i = 0; i < 3; i++) {
+		const sim_result *r = res[i];
+		if (!r)
+			continue;
+		printf("%-9s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
+		       sim_policy_name(r->policy), H(r->makespan_s), H(r->lower_bound_makespan_s),
+		       H(r->mean_jct_s), H(r->median_jct_s), H(r->p95_jct_s), H(r->mean_burst_jct_s),
+		       H(r->mean_queue_s), 100 * r->gpu_mem_util, 100 * r->gpu_mem_reserved,
+		       100 * r->gpu_compute_util, 100 * r->gpu_busy, r->oom_count);
+	}
+	printf("(times in hours; mem%%/res%%/comp%%/busy%%: time-averaged GPU memory used / "
+	       "reserved, compute, GPUs busy)\n");
+	if (res[0])
+		for (int i = 1; i < 3; i++)
+			if (res[i])
+				printf("%s vs exclusive: makespan %.2fx, mean JCT %.2fx; makespan / bound %.2f\n",
+				       sim_policy_name(res[i]->policy), res[0]->makespan_s / res[i]->makespan_s,
+				       res[0]->mean_jct_s / res[i]->mean_jct_s,
+				       res[i]->makespan_s / res[i]->lower_bound_makespan_s);
+}
+
+static json_t *result_json(const sim_result *r)
+{
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
+			 "makespan_s", r->makespan_s, "mean_jct_s", r->mean_jct_s,
+			 "median_jct_s", r->median_jct_s, "p95_jct_s", r->p95_jct_s,
+			 "mean_burst_jct_s", r->mean_burst_jct_s, "mean_queue_s", r->mean_queue_s,
+			 "gpu_mem_util", r->gpu_mem_util, "gpu_mem_reserved", r->gpu_mem_reserved,
+			 "gpu_compute_util", r->gpu_compute_util, "gpu_busy", r->gpu_busy,
+			 "lower_bound_makespan_s", r->lower_bound_makespan_s,
+			 "oom_count", (json_int_t)r->oom_count,
+			 "makespan_over_bound", r->makespan_s / r->lower_bound_makespan_s,
+			 "jobs", (json_int_t)r->n_jobs, "segments", (json_int_t)r->n_segments,
+			 "events", (json_int_t)r->n_events, "gangs_capped", (json_int_t)r->n_gang_capped);
+}
+
+static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_model *m,
+			   sim_result **res, const char *coloc)
+{
+	json_t *pol = json_object();
+	for (int i = 0; i < 3; i++)
+		if (res[i])
+			json_object_set_new(pol, sim_policy_name(res[i]->policy), result_json(res[i]));
+	json_t *cfg = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:s, s:s?, s:I}",
+				"trace", o->trace, "jobs", (json_int_t)t->n_jobs,
+				"gpus", (json_int_t)o->gpus, "gpu_memory_mib", (json_int_t)o->mem,
+				"segment_s", o->cfg.segment_s, "restart_cost_s", o->cfg.restart_cost_s,
+				"hints", sim_hints_name(o->cfg.hints), "colocate", coloc,
+				"measured_pairs", (json_int_t)sim_model_pair_count(m));
+	return json_pack("{s:o, s:o}", "policies", pol, "config", cfg);
+}
+
+static int write_file(const char *dir, const char *name, FILE **f, rl_err *err)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	*f = fopen(path, "w");
+	if (!*f)
+		return rl_err_sys(err, RL_EIO, errno, "writing %s", path);
+	return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* gnuplot script: utilisation over time and JCT CDF, one line per policy. */
+static int write_plots(const char *dir, sim_result **res, rl_err *err)
+{
+	FILE *f;
+	int rc = write_file(dir, "plots.gp", &f, err);
+	if (rc < 0)
+		return rc;
+	fprintf(f, "# relish simulate: plots (run with gnuplot in this folder)\n"
+		   "set terminal pngcairo size 900,500 noenhanced\nset datafile separator ','\n"
+		   "set key outside right\nset grid\n"
+		   "set output 'utilisation.png'\nset title 'GPU compute (solid) and memory used (dashed) over time'\n"
+		   "set xlabel 'time since first arrival (days)'\nset ylabel 'fraction of cluster'\nset yrange [0:1.05]\n"
+		   "plot ");
+	int first = 1;
+	for (int i = 0; i < 3; i++) {
+		if (!res[i])
+			continue;
+		const char *n = sim_policy_name(res[i]->policy);
+		fprintf(f, "%s'series_%s.csv' using ($1/86400):5 skip 1 with lines lw 2 lc %d title '%s compute', "
+			   "'series_%s.csv' using ($1/86400):3 skip 1 with lines dt 2 lc %d title '%s memory'",
+			first ? "" : ", ", n, i + 1, n, n, i + 1, n);
+		first = 0;
+	}
+	fprintf(f, "\nset output 'jct_cdf.png'\nset title 'Job completion time CDF'\nset logscale x\n"
+		   "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
+		   "set yrange [0:1]\nplot ");
+	first = 1;
+	for (int i = 0; i < 3; i++) {
+		if (!res[i])
+			continue;
+		const char *n = sim_policy_name(res[i]->policy);
+		fprintf(f, "%s'jct_cdf_%s.csv' using 1:2 skip 1 with lines lw 2 lc %d title '%s'",
+			first ? "" : ", ", n, i + 1, n);
+		first = 0;
+	}
+	fprintf(f, "\n");
+	if (fclose(f) != 0)
+		return rl_err_sys(err, RL_EIO, errno, "writing %s/plots.gp", dir);
+	return 0;
+}
+
+static int run_gnuplot(const char *dir)
+{
+	pid_t pid;
+	char *argv[] = {"gnuplot", "plots.gp", NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addchdir_np(&fa, dir);
+	int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return -1;
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
+		     json_t *report, rl_err *err)
+{
+	if (mkdir(o->out, 0777) != 0 && errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
+	FILE *f;
+	int rc;
+	for (int i = 0; i < 3; i++) {
+		const sim_result *r = res[i];
+		if (!r)
+			continue;
+		const char *n = sim_policy_name(r->policy);
+		char name[64];
+		snprintf(name, sizeof name, "series_%s.csv", n);
+		if ((rc = write_file(o->out, name, &f, err)) < 0)
+			return rc;
+		fprintf(f, "t_s,busy,mem_used,mem_reserved,compute,queued\n");
+		for (size_t k = 0; k < r->n_series; k++) {
+			const sim_sample *s = &r->series[k];
+			fprintf(f, "%.0f,%.4f,%.4f,%.4f,%.4f,%.2f\n", s->t_s, s->busy, s->mem_used,
+				s->mem_reserved, s->compute, s->queued);
+		}
+		fclose(f);
+		snprintf(name, sizeof name, "jct_%s.csv", n);
+		if ((rc = write_file(o->out, name, &f, err)) < 0)
+			return rc;
+		fprintf(f, "job_id,submit_s,jct_s,queue_s\n");
+		for (size_t j = 0; j < t->n_jobs; j++)
+			fprintf(f, "%s,%.0f,%.1f,%.1f\n", t->jobs[j].id, t->jobs[j].submit_s,
+				r->jct_s[j], r->queue_s[j]);
+		fclose(f);
+		/* CDF at up to 500 points keeps the plot data small. */
+		double *v = malloc(t->n_jobs * sizeof *v);
+		if (!v)
+			return rl_err_set(err, RL_ENOMEM, "writing %s: out of memory", o->out);
+		memcpy(v, r->jct_s, t->n_jobs * sizeof *v);
+		qsort(v, t->n_jobs, sizeof *v, cmp_dbl);
+		snprintf(name, sizeof name, "jct_cdf_%s.csv", n);
+		if ((rc = write_file(o->out, name, &f, err)) < 0) {
+			free(v);
+			return rc;
+		}
+		fprintf(f, "jct_h,fraction\n");
+		size_t stride = t->n_jobs > 500 ? t->n_jobs / 500 : 1;
+		for (size_t k = 0; k < t->n_jobs; k += stride)
+			fprintf(f, "%.5f,%.4f\n", fmax(v[k], 1) / 3600.0, (double)(k + 1) / (double)t->n_jobs);
+		fprintf(f, "%.5f,1\n", fmax(v[t->n_jobs - 1], 1) / 3600.0);
+		fclose(f);
+		free(v);
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s/summary.json", o->out);
+	if (json_dump_file(report, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+		return rl_err_set(err, RL_EIO, "writing %s", path);
+	if ((rc = write_plots(o->out, res, err)) < 0)
+		return rc;
+	if (run_gnuplot(o->out) < 0)
+		fprintf(stderr, "relish simulate: gnuplot failed or is not installed; "
+				"CSV files and %s/plots.gp written, plots skipped\n", o->out);
+	return 0;
+}
+
+int cmd_simulate(int argc, char **argv, rl_err *err)
+{
+	sim_opts o;
+	int rc = parse_opts(argc, argv, &o, err);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
+	sim_trace *t = NULL;
+	sim_model *m = NULL;
+	sim_result *res[3] = {NULL, NULL, NULL};
+	json_t *report = NULL;
+	char *coloc = NULL;
+	if ((rc = sim_trace_load(o.trace, &t, err)) < 0)
+		goto done;
+	if (o.colocate && strcmp(o.colocate, "none"))
+		coloc = strdup(o.colocate);
+	else if (!o.colocate)
+		coloc = default_colocate(o.trace);
+	if ((rc = sim_model_new(t, coloc, &m, err)) < 0)
+		goto done;
+	for (int i = 0; i < 3; i++)
+		if (o.policies[i] && (rc = sim_run(t, m, &o.cfg, (sharing_policy)i, &res[i], err)) < 0) {
+			rl_err_prefix(err, "policy %s", sim_policy_name((sharing_policy)i));
+			goto done;
+		}
+	report = report_json(&o, t, m, res, coloc);
+	if (!report) {
+		rc = rl_err_set(err, RL_ENOMEM, "building the report: out of memory");
+		goto done;
+	}
+	if (o.json) {
+		json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		putchar('\n');
+	} else {
+		print_table(&o, t, m, res, coloc);
+	}
+	if (o.out && (rc = write_out(&o, t, res, report, err)) < 0)
+		goto done;
+	rc = 0;
+done:
+	json_decref(report);
+	for (int i = 0; i < 3; i++)
+		sim_result_free(res[i]);
+	sim_model_free(m);
+	sim_trace_free(t);
+	free(coloc);
+	return rc;
+}

@@ -1,0 +1,156 @@
+/*
+ * model.c - co-location slowdown (see model.h for the rules and
+ * docs/simulator.md for the sources).
+ *
+ * The measured pairs are kept as a dense n_profiles x n_profiles matrix of
+ * speeds (NaN = not measured), so a lookup during the event loop is one
+ * index; the trace has at most a few hundred profiles.
+ */
+#include "sim/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_model {
+	const sim_trace *t;
+	size_t np;
+	float *pair;   /* pair[a * np + b]: speed of profile a beside b, NaN unknown */
+	size_t n_pairs;
+};
+
+enum { F_MODEL1 = 1, F_DATASET1, F_GPUS1, F_BS1, F_AMP1, F_SPEED1,
+       F_MODEL2, F_DATASET2, F_GPUS2, F_BS2, F_AMP2, F_SPEED2, F_MIN_FIELDS };
+
+static int load_pairs(sim_model *m, const char *path, rl_err *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return rl_err_sys(err, RL_EIO, errno, "opening co-location table %s", path);
+	char line[1024];
+	size_t lineno = 0;
+	int rc = 0;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		if (lineno == 1) { /* header; check it is the documented layout */
+			if (!strstr(line, "model1") || !strstr(line, "speed2")) {
+				rc = rl_err_set(err, RL_EPARSE,
+						"%s:1: header: expected ,model1,dataset1,gpu_num1,"
+						"batchsize1,amp1,speed1,model2,...,speed2", path);
+				break;
+			}
+			continue;
+		}
+		char *fl[F_MIN_FIELDS + 8];
+		size_t n = 0;
+		for (char *p = line; p && n < sizeof fl / sizeof fl[0];) {
+			fl[n++] = p;
+			char *c = strpbrk(p, ",\r\n");
+			if (!c)
+				break;
+			int last = *c != ',';
+			*c = '\0';
+			p = last ? NULL : c + 1;
+		}
+		if (n < F_MIN_FIELDS) {
+			rc = rl_err_set(err, RL_EPARSE, "%s:%zu: expected %d fields, got %zu",
+					path, lineno, F_MIN_FIELDS, n);
+			break;
+		}
+		char *end1, *end2, *e3, *e4, *e5, *e6;
+		long bs1 = strtol(fl[F_BS1], &e3, 10), amp1 = strtol(fl[F_AMP1], &e4, 10);
+		long bs2 = strtol(fl[F_BS2], &e5, 10), amp2 = strtol(fl[F_AMP2], &e6, 10);
+		double s1 = strtod(fl[F_SPEED1], &end1), s2 = strtod(fl[F_SPEED2], &end2);
+		if (*e3 || *e4 || *e5 || *e6 || *end1 || *end2 || !(s1 > 0) || !(s2 > 0)) {
+			rc = rl_err_set(err, RL_EPARSE,
+					"%s:%zu: batchsize/amp/speed: expected integers and "
+					"positive speeds", path, lineno);
+			break;
+		}
+		int a = sim_trace_find_profile(m->t, fl[F_MODEL1], fl[F_DATASET1], (int)bs1, (int)amp1);
+		int b = sim_trace_find_profile(m->t, fl[F_MODEL2], fl[F_DATASET2], (int)bs2, (int)amp2);
+		if (a < 0 || b < 0)
+			continue; /* configuration not in this trace */
+		/* First measurement of a pair wins; speeds above 1 are noise. */
+		float *ab = &m->pair[(size_t)a * m->np + (size_t)b];
+		float *ba = &m->pair[(size_t)b * m->np + (size_t)a];
+		if (isnan(*ab)) {
+			*ab = (float)fmin(1.0, s1);
+			m->n_pairs++;
+		}
+		if (isnan(*ba) && a != b) {
+			*ba = (float)fmin(1.0, s2);
+			m->n_pairs++;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int sim_model_new(const sim_trace *t, const char *colocate_path, sim_model **out,
+		  rl_err *err)
+{
+	sim_model *m = calloc(1, sizeof *m);
+	if (!m)
+		return rl_err_set(err, RL_ENOMEM, "co-location model: out of memory");
+	m->t = t;
+	m->np = t->n_profiles;
+	if (m->np) {
+		m->pair = malloc(m->np * m->np * sizeof *m->pair);
+		if (!m->pair) {
+			free(m);
+			return rl_err_set(err, RL_ENOMEM, "co-location model: out of memory");
+		}
+		for (size_t i = 0; i < m->np * m->np; i++)
+			m->pair[i] = NAN;
+	}
+	if (colocate_path && m->np) {
+		int rc = load_pairs(m, colocate_path, err);
+		if (rc < 0) {
+			sim_model_free(m);
+			return rc;
+		}
+	}
+	*out = m;
+	return 0;
+}
+
+void sim_model_free(sim_model *m)
+{
+	if (!m)
+		return;
+	free(m->pair);
+	free(m);
+}
+
+size_t sim_model_pair_count(const sim_model *m)
+{
+	return m->n_pairs;
+}
+
+double sim_model_pair(const sim_model *m, size_t a, size_t b)
+{
+	const sim_job *ja = &m->t->jobs[a], *jb = &m->t->jobs[b];
+	if (ja->profile >= 0 && jb->profile >= 0) {
+		float s = m->pair[(size_t)ja->profile * m->np + (size_t)jb->profile];
+		if (!isnan(s))
+			return s;
+	}
+	return fmin(1.0, 100.0 / (ja->util_pct + jb->util_pct));
+}
+
+double sim_model_speed(const sim_model *m, size_t a, const size_t *others, size_t n)
+{
+	if (n == 0)
+		return 1.0;
+	if (n == 1)
+		return sim_model_pair(m, a, others[0]);
+	double prod = 1.0, util = m->t->jobs[a].util_pct;
+	for (size_t i = 0; i < n; i++) {
+		prod *= sim_model_pair(m, a, others[i]);
+		util += m->t->jobs[others[i]].util_pct;
+	}
+	return fmin(prod, fmin(1.0, 100.0 / util));
+}

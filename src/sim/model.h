@@ -1,0 +1,48 @@
+/*
+ * model.h - the simulator's model of co-location slowdown
+ * (docs/simulator.md, "Models").
+ *
+ * speed (work per second relative to running alone, <= 1) of a job sharing a
+ * GPU with others:
+ *   - one other job, pair measured in the Lucid co-location table
+ *     (raw/lucid_colocate_info.csv): the measured speed, clamped to 1
+ *     (values above 1 are measurement noise: sharing never speeds a job up);
+ *   - one other job, pair not measured: min(1, 100 / (u_a + u_b)), u = mean
+ *     GPU utilisation alone (a GPU delivers at most 100 % between them);
+ *   - k >= 2 others: min(product of the pair speeds,
+ *     min(1, 100 / sum of all u)) - the product treats slowdowns as
+ *     independent, the cap keeps three light jobs from claiming more than
+ *     the device.
+ * The model is consulted by the simulator only, never by a policy.
+ */
+#ifndef RELISH_SIM_MODEL_H
+#define RELISH_SIM_MODEL_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "sim/trace.h"
+
+typedef struct sim_model sim_model;
+
+/*
+ * Build the model for trace t.  colocate_path names a Lucid-format pair file
+ * (header ,model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,...,speed2,
+ * ...); NULL uses the utilisation fallback alone.  Pairs whose configurations
+ * do not occur in t are skipped.  *out is owned by the caller (sim_model_free);
+ * t must outlive the model.
+ */
+int sim_model_new(const sim_trace *t, const char *colocate_path, sim_model **out,
+		  rl_err *err);
+void sim_model_free(sim_model *m);
+
+/* Measured pairs loaded (ordered pairs of the trace's profiles). */
+size_t sim_model_pair_count(const sim_model *m);
+
+/* Speed of job a sharing its GPU with jobs others[0..n) (indices into t). */
+double sim_model_speed(const sim_model *m, size_t a, const size_t *others, size_t n);
+
+/* Speed of a beside b alone (the pair term); 1 when a == b is not meaningful. */
+double sim_model_pair(const sim_model *m, size_t a, size_t b);
+
+#endif

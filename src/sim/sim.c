@@ -1,0 +1,796 @@
+/*
+ * sim.c - the discrete-event loop of relish simulate (interface in sim.h,
+ * models and rules in docs/simulator.md).
+ *
+ * Events: job arrivals (the trace, sorted once) and segment ends (a binary
+ * heap ordered by time, then by a sequence number so that ties resolve the
+ * same way on every run).  A segment's end moves whenever the set of
+ * segments on one of its GPUs changes: its progress is brought up to date,
+ * its speed recomputed, and a new end event pushed; the old one is
+ * recognised as stale by a per-job version number (lazy deletion, cheaper
+ * than a decrease-key heap).
+ *
+ * At each distinct time: ends are handled first (sched_finished, then the
+ * job's next segment is submitted), then arrivals (sched_submit), then one
+ * sched_place(now) whose placements are applied in the order the core gave.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/rng.h"
+
+/* ---- configuration ---------------------------------------------------- */
+
+static const char *const hints_names[] = {"noisy", "exact", "none"};
+
+const char *sim_hints_name(sim_hints h)
+{
+	return (unsigned)h < 3 ? hints_names[h] : "?";
+}
+
+int sim_hints_from_name(const char *s, sim_hints *out)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, hints_names[i])) {
+			*out = (sim_hints)i;
+			return 0;
+		}
+	return RL_EINVAL;
+}
+
+const char *sim_policy_name(sharing_policy p)
+{
+	static const char *const names[] = {"exclusive", "pack", "relish"};
+	return (unsigned)p < 3 ? names[p] : "?";
+}
+
+void sim_config_default(sim_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->n_gpus = 8;
+	c->gpu_mem_mib = 32768;
+	c->segment_s = 3600;
+	c->restart_cost_s = 30;
+	c->hints = SIM_HINTS_NOISY;
+	c->window = -1;
+}
+
+/* ---- per-job and per-device state -------------------------------------- */
+
+typedef struct jstate {
+	double remaining;       /* exclusive-time work left (s), gang-adjusted */
+	double seg_left;        /* work left in the running segment (incl. restart) */
+	double seg_work;        /* job work the running segment completes */
+	double rate;            /* current speed, work per second */
+	double last_t;          /* when seg_left was last brought up to date */
+	double queued_at;       /* when the current segment was submitted */
+	double queue_total;
+	double prev_end;        /* end of the previous segment, -1 none */
+	double finish;
+	double seg_start;       /* when the running segment was placed */
+	uint64_t res_mib;       /* reservation of the running segment */
+	uint64_t min_mem;       /* floor after an out-of-memory */
+	uint32_t version;       /* bumps on every reschedule: stale end events */
+	uint32_t attempts;      /* segments submitted */
+	int gang;               /* GPUs used (num_gpus capped) */
+	int running;
+	int doomed;             /* this segment's true peak exceeds its reservation */
+	int ooms_in_row;
+	int n_dev, prev_n_dev;
+	int dev[SCHED_MAX_GANG];
+	int prev_dev[SCHED_MAX_GANG];
+} jstate;
+
+typedef struct dstate {
+	size_t *run;            /* job indices running here */
+	size_t n, cap;
+	double compute;         /* min(100, sum util x rate) */
+	uint64_t mem_used, mem_res;
+} dstate;
+
+typedef struct ev {
+	double t;
+	uint64_t seq;
+	size_t job;
+	uint32_t version;
+} ev;
+
+typedef struct simctx {
+	const sim_trace *t;
+	const sim_model *m;
+	const sim_config *c;
+	sched *s;
+	jstate *js;
+	dstate *ds;
+	ev *heap;
+	size_t n_heap, cap_heap;
+	uint64_t seq;
+	size_t *others;         /* scratch for speed computations */
+	double t0, now, last_int;
+	/* running totals and their integrals */
+	double busy, mem_used, mem_res, compute;
+	double i_busy, i_mem_used, i_mem_res, i_compute, i_queued;
+	sim_result *r;
+	size_t cap_series;
+} simctx;
+
+/* ---- heap ------------------------------------------------------------- */
+
+static int ev_less(const ev *a, const ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int heap_push(simctx *x, double t, size_t job, uint32_t version)
+{
+	if (x->n_heap == x->cap_heap) {
+		size_t nc = x->cap_heap ? x->cap_heap * 2 : 1024;
+		ev *p = realloc(x->heap, nc * sizeof *p);
+		if (!p)
+			return RL_ENOMEM;
+		x->heap = p;
+		x->cap_heap = nc;
+	}
+	ev e = {t, x->seq++, job, version};
+	size_t i = x->n_heap++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ev_less(&e, &x->heap[p]))
+			break;
+		x->heap[i] = x->heap[p];
+		i = p;
+	}
+	x->heap[i] = e;
+	return 0;
+}
+
+static ev heap_pop(simctx *x)
+{
+	ev top = x->heap[0], last = x->heap[--x->n_heap];
+	size_t i = 0, n = x->n_heap;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		const ev *best = &last;
+		if (l < n && ev_less(&x->heap[l], best)) {
+			m = l;
+			best = &x->heap[l];
+		}
+		if (r < n && ev_less(&x->heap[r], best))
+			m = r;
+		if (m == i)
+			break;
+		x->heap[i] = x->heap[m];
+		i = m;
+	}
+	if (n)
+		x->heap[i] = last;
+	return top;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* The user's declared need for job j (0 = none), per the hints rule. */
+static uint64_t job_hint(const sim_trace *t, const sim_config *c, size_t j)
+{
+	const sim_job *job = &t->jobs[j];
+	if (job->has_hint)
+		return job->mem_hint_mib;
+	switch (c->hints) {
+	case SIM_HINTS_EXACT:
+		return job->mem_mib;
+	case SIM_HINTS_NONE:
+		return 0;
+	case SIM_HINTS_NOISY:
+	default: {
+		uint64_t h = rng_mix(hash_str(job->id), 0x72656c697368ULL);
+		double f = 0.8 + 0.8 * (double)(h >> 11) * 0x1.0p-53;
+		uint64_t mib = (uint64_t)ceil((double)job->mem_mib * f);
+		return (mib + 255) / 256 * 256;
+	}
+	}
+}
+
+static int job_gang(const sim_trace *t, const sim_config *c, size_t j)
+{
+	int g = t->jobs[j].num_gpus;
+	if (g > SCHED_MAX_GANG)
+		g = SCHED_MAX_GANG;
+	if (g > c->n_gpus)
+		g = c->n_gpus;
+	return g;
+}
+
+/* Exclusive-time work of job j on `gang` GPUs: GPU-seconds are kept when the
+ * gang is capped (a 32-GPU job on 16 GPUs runs twice as long). */
+static double job_work(const sim_trace *t, size_t j, int gang)
+{
+	return t->jobs[j].duration_s * (double)t->jobs[j].num_gpus / (double)gang;
+}
+
+double sim_lower_bound(const sim_trace *t, const sim_config *c)
+{
+	double t0 = INFINITY, crit = 0, area = 0;
+	for (size_t j = 0; j < t->n_jobs; j++)
+		t0 = fmin(t0, t->jobs[j].submit_s);
+	for (size_t j = 0; j < t->n_jobs; j++) {
+		int g = job_gang(t, c, j);
+		double w = job_work(t, j, g);
+		crit = fmax(crit, t->jobs[j].submit_s - t0 + c->restart_cost_s + w);
+		area += (double)t->jobs[j].mem_mib * g * (w + c->restart_cost_s);
+	}
+	return fmax(crit, area / ((double)c->n_gpus * (double)c->gpu_mem_mib));
+}
+
+/* Bring the running totals' integrals (and the series) up to now. */
+static int integrate(simctx *x, double now)
+{
+	double dt = now - x->last_int;
+	if (dt <= 0)
+		return 0;
+	double q = (double)sched_queue_length(x->s);
+	x->i_busy += x->busy * dt;
+	x->i_mem_used += x->mem_used * dt;
+	x->i_mem_res += x->mem_res * dt;
+	x->i_compute += x->compute * dt;
+	x->i_queued += q * dt;
+	double step = x->c->series_step_s;
+	if (step > 0) {
+		double a = x->last_int - x->t0, b = now - x->t0;
+		while (a < b) {
+			size_t k = (size_t)(a / step);
+			double end = fmin(b, (double)(k + 1) * step), w = end - a;
+			sim_result *r = x->r;
+			while (r->n_series <= k) {
+				if (r->n_series == x->cap_series) {
+					size_t nc = x->cap_series ? x->cap_series * 2 : 256;
+					sim_sample *p = realloc(r->series, nc * sizeof *p);
+					if (!p)
+						return RL_ENOMEM;
+					r->series = p;
+					x->cap_series = nc;
+				}
+				memset(&r->series[r->n_series], 0, sizeof r->series[0]);
+				r->series[r->n_series].t_s = (double)r->n_series * step;
+				r->n_series++;
+			}
+			sim_sample *sp = &r->series[k];
+			sp->busy += x->busy * w;
+			sp->mem_used += x->mem_used * w;
+			sp->mem_reserved += x->mem_res * w;
+			sp->compute += x->compute * w;
+			sp->queued += q * w;
+			a = end;
+		}
+	}
+	x->last_int = now;
+	return 0;
+}
+
+/* Bring job j's segment progress up to now at its current rate. */
+static void advance(simctx *x, size_t j, double now)
+{
+	jstate *s = &x->js[j];
+	s->seg_left -= s->rate * (now - s->last_t);
+	if (s->seg_left < 0)
+		s->seg_left = 0;
+	s->last_t = now;
+}
+
+/* Speed of running job j: the slowest of its GPUs. */
+static double job_speed(simctx *x, size_t j)
+{
+	jstate *s = &x->js[j];
+	double v = 1.0;
+	for (int k = 0; k < s->n_dev; k++) {
+		dstate *d = &x->ds[s->dev[k]];
+		size_t n = 0;
+		for (size_t i = 0; i < d->n; i++)
+			if (d->run[i] != j)
+				x->others[n++] = d->run[i];
+		v = fmin(v, sim_model_speed(x->m, j, x->others, n));
+	}
+	return v;
+}
+
+static void device_compute(simctx *x, int dev)
+{
+	dstate *d = &x->ds[dev];
+	double c = 0;
+	for (size_t i = 0; i < d->n; i++)
+		c += x->t->jobs[d->run[i]].util_pct * x->js[d->run[i]].rate;
+	c = fmin(100.0, c);
+	x->compute += c - d->compute;
+	d->compute = c;
+}
+
+/* Device dev's set changed at now: re-time every job on it, then refresh
+ * the compute use of every device those jobs touch. */
+static int device_changed(simctx *x, int dev, double now)
+{
+	dstate *d = &x->ds[dev];
+	for (size_t i = 0; i < d->n; i++) {
+		size_t j = d->run[i];
+		jstate *s = &x->js[j];
+		double v = job_speed(x, j);
+		if (v == s->rate)
+			continue; /* unchanged; its end event stands */
+		advance(x, j, now);
+		s->rate = v;
+		s->version++;
+		if (heap_push(x, now + s->seg_left / v, j, s->version) < 0)
+			return RL_ENOMEM;
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		jstate *s = &x->js[d->run[i]];
+		for (int k = 0; k < s->n_dev; k++)
+			device_compute(x, s->dev[k]);
+	}
+	device_compute(x, dev);
+	return 0;
+}
+
+/* ---- the core round trip ---------------------------------------------- */
+
+static uint64_t seg_id_of(size_t job, uint32_t attempt)
+{
+	return ((uint64_t)job << 24) | (attempt & 0xffffffu);
+}
+
+static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
+{
+	const sim_job *job = &x->t->jobs[j];
+	jstate *s = &x->js[j];
+	sched_request q;
+	memset(&q, 0, sizeof q);
+	s->attempts++;
+	q.seg_id = seg_id_of(j, s->attempts);
+	q.exp_id = (uint64_t)job->exp + 1;
+	/* Memory-relevant identity: the configuration within its experiment
+	 * (another user's command is another command); a job without a known
+	 * configuration is a shape of its own. */
+	const char *ename = x->t->exps[job->exp].name;
+	if (job->profile >= 0) {
+		const sim_profile *p = &x->t->profiles[job->profile];
+		q.family = rng_mix(hash_str(ename), hash_str(p->model));
+		q.shape = rng_mix(q.family, ((uint64_t)p->batchsize << 1) | (uint64_t)p->amp);
+		q.n_feat = 2;
+		q.feat[0] = p->batchsize;
+		q.feat[1] = p->amp;
+	} else {
+		q.family = rng_mix(hash_str(ename), 0);
+		q.shape = rng_mix(q.family, hash_str(job->id));
+	}
+	q.mem_hint_mib = job_hint(x->t, x->c, j);
+	q.needs_gpu = 1;
+	q.n_devices = s->gang;
+	q.min_mem_mib = s->min_mem;
+	/* After repeated out-of-memory errors the driver asks for a whole
+	 * device, as the live driver does. */
+	q.exclusive = s->ooms_in_row >= 3;
+	q.submit_time = job->submit_s;
+	s->queued_at = now;
+	int rc = sched_submit(x->s, &q, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "simulating job %s", job->id);
+	return 0;
+}
+
+static int apply_placement(simctx *x, const sched_placement *pl, double now,
+			   rl_err *err)
+{
+	size_t j = (size_t)(pl->seg_id >> 24);
+	if (j >= x->t->n_jobs || x->js[j].running || pl->n_dev < 1 || pl->n_dev > SCHED_MAX_GANG)
+		return rl_err_set(err, RL_EINTERNAL, "simulator: unexpected placement of segment %llu",
+				  (unsigned long long)pl->seg_id);
+	const sim_job *job = &x->t->jobs[j];
+	jstate *s = &x->js[j];
+	s->queue_total += now - s->queued_at;
+	s->running = 1;
+	s->n_dev = pl->n_dev;
+	memcpy(s->dev, pl->dev, sizeof pl->dev[0] * (size_t)pl->n_dev);
+	s->res_mib = pl->mem_mib;
+	s->doomed = job->mem_mib > pl->mem_mib;
+	s->seg_work = fmin(x->c->segment_s, s->remaining);
+	/* Restart cost unless the segment continues at once on the same GPUs
+	 * (the live driver keeps a warm process there). */
+	int seamless = s->prev_end == now && s->prev_n_dev == s->n_dev &&
+		       !memcmp(s->prev_dev, s->dev, sizeof s->dev[0] * (size_t)s->n_dev);
+	s->seg_left = s->seg_work + (seamless ? 0 : x->c->restart_cost_s);
+	s->last_t = now;
+	s->seg_start = now;
+	s->rate = 0; /* forces a (re)computation below */
+	uint64_t used = job->mem_mib < pl->mem_mib ? job->mem_mib : pl->mem_mib;
+	for (int k = 0; k < s->n_dev; k++) {
+		int dv = s->dev[k];
+		if (dv < 0 || (size_t)dv >= sched_device_count(x->s))
+			return rl_err_set(err, RL_EINTERNAL, "simulator: placement on unknown device %d", dv);
+		dstate *d = &x->ds[dv];
+		if (d->n == d->cap) {
+			size_t nc = d->cap ? d->cap * 2 : 4;
+			size_t *p = realloc(d->run, nc * sizeof *p);
+			if (!p)
+				return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+			d->run = p;
+			d->cap = nc;
+		}
+		if (!d->n)
+			x->busy += 1;
+		d->run[d->n++] = j;
+		d->mem_used += used;
+		d->mem_res += pl->mem_mib;
+		x->mem_used += (double)used;
+		x->mem_res += (double)pl->mem_mib;
+	}
+	for (int k = 0; k < s->n_dev; k++)
+		if (device_changed(x, s->dev[k], now) < 0)
+			return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+	x->r->n_segments++;
+	return 0;
+}
+
+static void remove_from_devices(simctx *x, size_t j)
+{
+	const sim_job *job = &x->t->jobs[j];
+	jstate *s = &x->js[j];
+	uint64_t used = job->mem_mib < s->res_mib ? job->mem_mib : s->res_mib;
+	for (int k = 0; k < s->n_dev; k++) {
+		dstate *d = &x->ds[s->dev[k]];
+		for (size_t i = 0; i < d->n; i++)
+			if (d->run[i] == j) {
+				d->run[i] = d->run[--d->n];
+				break;
+			}
+		if (!d->n)
+			x->busy -= 1;
+		d->mem_used -= used;
+		d->mem_res -= s->res_mib;
+		x->mem_used -= (double)used;
+		x->mem_res -= (double)s->res_mib;
+	}
+	s->rate = 0;
+	s->running = 0;
+}
+
+static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
+{
+	const sim_job *job = &x->t->jobs[j];
+	jstate *s = &x->js[j];
+	sched_observation o;
+	memset(&o, 0, sizeof o);
+	/* What the live driver would see: a completed segment's measured peak
+	 * and utilisation; an out-of-memory one only that it hit its limit. */
+	if (s->doomed) {
+		o.outcome = SCHED_OUT_OOM;
+		o.peak_mem_mib = s->res_mib;
+		o.mean_util = -1;
+		o.work = 0;
+		x->r->oom_count++;
+		s->ooms_in_row++;
+		uint64_t floor = s->res_mib + s->res_mib / 4 + 1;
+		s->min_mem = floor < x->c->gpu_mem_mib ? floor : x->c->gpu_mem_mib;
+	} else {
+		o.outcome = SCHED_OUT_COMPLETED;
+		o.peak_mem_mib = job->mem_mib;
+		o.mean_util = job->util_pct;
+		o.work = s->seg_work;
+		s->remaining -= s->seg_work;
+		s->ooms_in_row = 0;
+	}
+	o.duration_s = now - s->seg_start;
+	uint64_t seg = seg_id_of(j, s->attempts);
+	int n_dev = s->n_dev;
+	int devs[SCHED_MAX_GANG];
+	memcpy(devs, s->dev, sizeof devs);
+	remove_from_devices(x, j);
+	s->prev_end = now;
+	s->prev_n_dev = n_dev;
+	memcpy(s->prev_dev, devs, sizeof devs);
+	if (x->c->on_finish)
+		x->c->on_finish(x->c->ctx, now, seg, &o);
+	int rc = sched_finished(x->s, seg, now, &o, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "simulating job %s", job->id);
+	for (int k = 0; k < n_dev; k++)
+		if (device_changed(x, devs[k], now) < 0)
+			return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+	if (s->remaining <= 1e-9) {
+		s->finish = now;
+		return 0;
+	}
+	return submit_segment(x, j, now, err);
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_arrival(const void *a, const void *b, void *arg)
+{
+	const sim_trace *t = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	double x = t->jobs[i].submit_s, y = t->jobs[j].submit_s;
+	if (x != y)
+		return (x > y) - (x < y);
+	return (i > j) - (i < j);
+}
+
+static int summarise(simctx *x, rl_err *err)
+{
+	const sim_trace *t = x->t;
+	sim_result *r = x->r;
+	size_t n = t->n_jobs;
+	double *sorted = malloc(n * sizeof *sorted);
+	double *exp_first = malloc(t->n_exps * sizeof *exp_first);
+	double *exp_last = calloc(t->n_exps, sizeof *exp_last);
+	if (!sorted || !exp_first || !exp_last) {
+		free(sorted);
+		free(exp_first);
+		free(exp_last);
+		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+	}
+	for (size_t e = 0; e < t->n_exps; e++)
+		exp_first[e] = INFINITY;
+	double end = x->t0, sum = 0, qsum = 0;
+	for (size_t j = 0; j < n; j++) {
+		const sim_job *job = &t->jobs[j];
+		r->jct_s[j] = x->js[j].finish - job->submit_s;
+		r->queue_s[j] = x->js[j].queue_total;
+		sorted[j] = r->jct_s[j];
+		sum += r->jct_s[j];
+		qsum += r->queue_s[j];
+		end = fmax(end, x->js[j].finish);
+		exp_first[job->exp] = fmin(exp_first[job->exp], job->submit_s);
+		exp_last[job->exp] = fmax(exp_last[job->exp], x->js[j].finish);
+	}
+	qsort(sorted, n, sizeof *sorted, cmp_double);
+	r->makespan_s = end - x->t0;
+	r->mean_jct_s = sum / (double)n;
+	r->median_jct_s = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	size_t k95 = (size_t)ceil(0.95 * (double)n);
+	r->p95_jct_s = sorted[k95 ? k95 - 1 : 0];
+	r->mean_queue_s = qsum / (double)n;
+	double bsum = 0;
+	for (size_t e = 0; e < t->n_exps; e++)
+		if (t->exps[e].hpo) {
+			bsum += exp_last[e] - exp_first[e];
+			r->n_hpo_exps++;
+		}
+	r->mean_burst_jct_s = r->n_hpo_exps ? bsum / (double)r->n_hpo_exps : 0;
+	double span = r->makespan_s > 0 ? r->makespan_s : 1;
+	double g = (double)x->c->n_gpus, cap = g * (double)x->c->gpu_mem_mib;
+	r->gpu_busy = x->i_busy / (span * g);
+	r->gpu_mem_util = x->i_mem_used / (span * cap);
+	r->gpu_mem_reserved = x->i_mem_res / (span * cap);
+	r->gpu_compute_util = x->i_compute / (span * g * 100.0);
+	for (size_t i = 0; i < r->n_series; i++) {
+		sim_sample *sp = &r->series[i];
+		double w = fmin(x->c->series_step_s, span - sp->t_s);
+		if (w <= 0)
+			w = x->c->series_step_s;
+		sp->busy /= w * g;
+		sp->mem_used /= w * cap;
+		sp->mem_reserved /= w * cap;
+		sp->compute /= w * g * 100.0;
+		sp->queued /= w;
+	}
+	free(sorted);
+	free(exp_first);
+	free(exp_last);
+	return 0;
+}
+
+void sim_result_free(sim_result *r)
+{
+	if (!r)
+		return;
+	free(r->jct_s);
+	free(r->queue_s);
+	free(r->series);
+	free(r);
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static int check_inputs(const sim_trace *t, const sim_config *c, rl_err *err)
+{
+	if (c->n_gpus < 1 || c->gpu_mem_mib < 1 || !(c->segment_s > 0) || c->restart_cost_s < 0)
+		return rl_err_set(err, RL_EINVAL,
+				  "simulator: expected --gpus >= 1, --gpu-memory >= 1, "
+				  "--segment-s > 0 and --restart-cost-s >= 0");
+	for (size_t j = 0; j < t->n_jobs; j++)
+		if (t->jobs[j].mem_mib > c->gpu_mem_mib)
+			return rl_err_set(err, RL_EINVAL,
+					  "job %s needs %llu MiB per GPU, more than --gpu-memory %llu MiB",
+					  t->jobs[j].id, (unsigned long long)t->jobs[j].mem_mib,
+					  (unsigned long long)c->gpu_mem_mib);
+	return 0;
+}
+
+static int setup(simctx *x, sharing_policy policy, rl_err *err)
+{
+	const sim_trace *t = x->t;
+	const sim_config *c = x->c;
+	size_t n = t->n_jobs;
+	x->js = calloc(n, sizeof *x->js);
+	x->ds = calloc((size_t)c->n_gpus, sizeof *x->ds);
+	x->others = malloc((n + 1) * sizeof *x->others);
+	x->r = calloc(1, sizeof *x->r);
+	if (!x->js || !x->ds || !x->others || !x->r)
+		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+	x->r->jct_s = calloc(n, sizeof *x->r->jct_s);
+	x->r->queue_s = calloc(n, sizeof *x->r->queue_s);
+	if (!x->r->jct_s || !x->r->queue_s)
+		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+	x->r->policy = policy;
+	x->r->n_jobs = n;
+	x->t0 = INFINITY;
+	for (size_t j = 0; j < n; j++) {
+		jstate *s = &x->js[j];
+		s->gang = job_gang(t, c, j);
+		if (s->gang != t->jobs[j].num_gpus)
+			x->r->n_gang_capped++;
+		s->remaining = job_work(t, j, s->gang);
+		s->prev_end = -1;
+		x->t0 = fmin(x->t0, t->jobs[j].submit_s);
+	}
+	x->last_int = x->t0;
+	sched_options o;
+	sched_options_default(&o, policy);
+	int rc = sched_new(&o, &x->s, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "simulator");
+	for (int g = 0; g < c->n_gpus; g++) {
+		sched_device_info d;
+		memset(&d, 0, sizeof d);
+		snprintf(d.name, sizeof d.name, "simulated GPU (%llu MiB)",
+			 (unsigned long long)c->gpu_mem_mib);
+		snprintf(d.uuid, sizeof d.uuid, "GPU-sim-%d", g);
+		d.is_gpu = 1;
+		d.mem_total_mib = c->gpu_mem_mib;
+		d.compute_total = 100;
+		rc = sched_add_device(x->s, &d, err);
+		if (rc < 0)
+			return rl_err_prefix(err, "simulator");
+	}
+	return 0;
+}
+
+static int place_all(simctx *x, sched_placement *buf, size_t cap, rl_err *err)
+{
+	for (;;) {
+		size_t n = sched_place(x->s, x->now, buf, cap);
+		for (size_t i = 0; i < n; i++) {
+			if (x->c->on_place) {
+				size_t j = (size_t)(buf[i].seg_id >> 24);
+				sched_request q;
+				memset(&q, 0, sizeof q);
+				q.seg_id = buf[i].seg_id;
+				q.exp_id = j < x->t->n_jobs ? (uint64_t)x->t->jobs[j].exp + 1 : 0;
+				q.n_devices = j < x->t->n_jobs ? x->js[j].gang : 0;
+				x->c->on_place(x->c->ctx, x->now, &q, &buf[i]);
+			}
+			int rc = apply_placement(x, &buf[i], x->now, err);
+			if (rc < 0)
+				return rc;
+		}
+		if (n < cap)
+			return 0;
+	}
+}
+
+static void teardown(simctx *x)
+{
+	sched_free(x->s);
+	if (x->ds)
+		for (int g = 0; g < x->c->n_gpus; g++)
+			free(x->ds[g].run);
+	free(x->ds);
+	free(x->js);
+	free(x->heap);
+	free(x->others);
+}
+
+int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
+	    sharing_policy policy, sim_result **out, rl_err *err)
+{
+	int rc = check_inputs(t, c, err);
+	if (rc < 0)
+		return rc;
+	simctx x;
+	memset(&x, 0, sizeof x);
+	x.t = t;
+	x.m = m;
+	x.c = c;
+	size_t *order = malloc(t->n_jobs * sizeof *order);
+	size_t pcap = (size_t)c->n_gpus * 4 + 64;
+	sched_placement *pbuf = malloc(pcap * sizeof *pbuf);
+	if (!order || !pbuf) {
+		rc = rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+		goto done;
+	}
+	rc = setup(&x, policy, err);
+	if (rc < 0)
+		goto done;
+	for (size_t j = 0; j < t->n_jobs; j++)
+		order[j] = j;
+	qsort_r(order, t->n_jobs, sizeof *order, cmp_arrival, (void *)t);
+
+	size_t next = 0, admitted = 0;
+	size_t window = c->window > 0 ? (size_t)c->window
+		      : c->window == 0 ? SIZE_MAX : (size_t)c->n_gpus * 2 + 16;
+	while (next < t->n_jobs || x.n_heap) {
+		double ta = next < t->n_jobs ? t->jobs[order[next]].submit_s : INFINITY;
+		double te = x.n_heap ? x.heap[0].t : INFINITY;
+		x.now = fmin(ta, te);
+		if ((rc = integrate(&x, x.now)) < 0) {
+			rl_err_set(err, rc, "simulator: out of memory");
+			goto done;
+		}
+		while (x.n_heap && x.heap[0].t == x.now) {
+			ev e = heap_pop(&x);
+			if (e.version != x.js[e.job].version || !x.js[e.job].running)
+				continue; /* superseded */
+			x.r->n_events++;
+			if ((rc = segment_ended(&x, e.job, x.now, err)) < 0)
+				goto done;
+		}
+		while (next < t->n_jobs && t->jobs[order[next]].submit_s == x.now) {
+			x.r->n_events++;
+			next++;
+		}
+		/* Admission window: new jobs enter the core's queue in arrival
+		 * order while it holds fewer than `window` segments; placing
+		 * frees room, so admit and place until neither moves. */
+		for (;;) {
+			size_t before = admitted;
+			while (admitted < next && sched_queue_length(x.s) < window) {
+				size_t j = order[admitted++];
+				if ((rc = submit_segment(&x, j, x.now, err)) < 0)
+					goto done;
+				x.js[j].queued_at = t->jobs[j].submit_s;
+			}
+			size_t placed = x.r->n_segments;
+			if ((rc = place_all(&x, pbuf, pcap, err)) < 0)
+				goto done;
+			if (admitted == before || admitted == next || x.r->n_segments == placed)
+				break;
+		}
+		if (!x.n_heap && next == t->n_jobs && admitted == next && sched_queue_length(x.s)) {
+			rc = rl_err_set(err, RL_ENOSPACE,
+					"simulator: %zu segments can never be placed on %d GPUs of "
+					"%llu MiB (policy %s)", sched_queue_length(x.s), c->n_gpus,
+					(unsigned long long)c->gpu_mem_mib, sim_policy_name(policy));
+			goto done;
+		}
+	}
+	if ((rc = summarise(&x, err)) < 0)
+		goto done;
+	x.r->lower_bound_makespan_s = sim_lower_bound(t, c);
+	*out = x.r;
+	x.r = NULL;
+	rc = 0;
+done:
+	sim_result_free(x.r);
+	teardown(&x);
+	free(order);
+	free(pbuf);
+	return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * sim.h - the trace-driven simulator: replays a job trace through the core
+ * scheduler (sched/sched.h) with a virtual clock, the co-location model
+ * (sim/model.h) and the honesty rules of docs/simulator.md, and measures
+ * what each sharing policy does with it.
+ *
+ * Each job is cut into segments of at most segment_s seconds of exclusive
+ * work; every segment is one sched_submit / sched_place / sched_finished
+ * round trip, exactly as the live driver does it.  The simulator knows each
+ * job's true peak memory and utilisation; the core only ever sees the
+ * user's hint at submission and observations of segments that ran.
+ *
+ * Deterministic: the same trace, model and configuration give identical
+ * results (events at equal times are handled ends first, then arrivals, in
+ * a fixed order, and the core is a pure function of its inputs).
+ */
+#ifndef RELISH_SIM_H
+#define RELISH_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "sched/sched.h"
+#include "sim/model.h"
+#include "sim/trace.h"
+
+/* What a policy is told about a job's memory when it is submitted (a
+ * mem_hint_mib column in the trace always wins). */
+typedef enum sim_hints {
+	SIM_HINTS_NOISY,  /* the user's guess: true peak x a per-job factor in
+			     [0.8, 1.6), rounded up to 256 MiB (default) */
+	SIM_HINTS_EXACT,  /* the true peak (an oracle; for comparison only) */
+	SIM_HINTS_NONE,   /* nothing: the core must measure */
+} sim_hints;
+
+const char *sim_hints_name(sim_hints h);
+/* "exclusive", "pack", "relish" (the spec's names, without its parser). */
+const char *sim_policy_name(sharing_policy p);
+int sim_hints_from_name(const char *s, sim_hints *out);
+
+typedef struct sim_config {
+	int n_gpus;               /* >= 1 */
+	uint64_t gpu_mem_mib;     /* per GPU */
+	double segment_s;         /* exclusive-time work per segment (> 0) */
+	double restart_cost_s;    /* paid by a segment that does not continue
+				     seamlessly on the devices of its predecessor */
+	sim_hints hints;
+	/* Admission window: at most this many segments wait in the core's
+	 * queue; later arrivals wait in the driver, in arrival order (segments
+	 * of started jobs always go straight in).  Bounds the core's per-call
+	 * cost on oversaturated clusters; 0 = unlimited; < 0 = default,
+	 * 2 x n_gpus + 16 (docs/simulator.md measures its effect). */
+	int window;
+	double series_step_s;     /* > 0: record utilisation per step (for --out) */
+	/* Optional observers (e.g. to compare with the live driver's
+	 * decisions); called in event order.  May be NULL. */
+	void (*on_place)(void *ctx, double now, const sched_request *req,
+			 const sched_placement *pl);
+	void (*on_finish)(void *ctx, double now, uint64_t seg_id,
+			  const sched_observation *obs);
+	void *ctx;
+} sim_config;
+
+/* Defaults: 8 GPUs of 32 GiB, 3600 s segments, 30 s restart, noisy hints,
+ * no series. */
+void sim_config_default(sim_config *c);
+
+/* One row of the utilisation time series (fractions of the cluster). */
+typedef struct sim_sample {
+	double t_s;               /* start of the step, relative to the first arrival */
+	double busy;              /* GPUs with at least one segment */
+	double mem_used;          /* true memory in use */
+	double mem_reserved;      /* memory reserved by the core */
+	double compute;           /* sum over GPUs of min(100, sum util x speed) */
+	double queued;            /* segments waiting (time average, count) */
+} sim_sample;
+
+typedef struct sim_result {
+	sharing_policy policy;
+	size_t n_jobs, n_segments, n_events, oom_count, n_gang_capped;
+	size_t n_hpo_exps;
+	double makespan_s;        /* last completion - first arrival */
+	double mean_jct_s, median_jct_s, p95_jct_s;
+	double mean_burst_jct_s;  /* HPO experiments: last trial done - first arrival */
+	double mean_queue_s;      /* per job: total time its segments waited */
+	double gpu_mem_util;      /* time averages over the makespan, 0..1 */
+	double gpu_mem_reserved;
+	double gpu_compute_util;
+	double gpu_busy;
+	double lower_bound_makespan_s;
+	double *jct_s;            /* per job, trace order (n_jobs) */
+	double *queue_s;          /* per job, trace order */
+	sim_sample *series;       /* n_series rows when series_step_s > 0 */
+	size_t n_series;
+} sim_result;
+
+/*
+ * Run trace t under policy with the given model and configuration.
+ * On success *out is a new result owned by the caller (sim_result_free).
+ * Fails with RL_EINVAL when a job can never be placed (its true memory is
+ * larger than a GPU), with the core's error when it rejects a request.
+ */
+int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
+	    sharing_policy policy, sim_result **out, rl_err *err);
+void sim_result_free(sim_result *r);
+
+/* The lower bound on makespan of docs/simulator.md (independent of policy). */
+double sim_lower_bound(const sim_trace *t, const sim_config *c);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * test_sim.c - the simulator: trace parsing and its errors, the co-location
+ * model, and small scenario traces replayed through the real core with
+ * schedules computed by hand (worked out in the comments), memory honesty
+ * (out-of-memory then recovery), gangs, and determinism.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/model.h"
+#include "sim/sim.h"
+#include "sim/trace.h"
+
+static sim_trace *parse(const char *csv)
+{
+	sim_trace *t = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	int rc = sim_trace_parse(csv, strlen(csv), "t.csv", &t, &err);
+	if (rc < 0)
+		fail_msg("parse: %s", err.msg);
+	return t;
+}
+
+static sim_result *run(const sim_trace *t, const sim_model *m, const sim_config *c,
+		       sharing_policy p)
+{
+	sim_result *r = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	if (sim_run(t, m, c, p, &r, &err) < 0)
+		fail_msg("sim_run: %s", err.msg);
+	return r;
+}
+
+static void expect_parse_error(const char *csv, const char *needle)
+{
+	sim_trace *t = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(sim_trace_parse(csv, strlen(csv), "t.csv", &t, &err), RL_EPARSE);
+	assert_null(t);
+	if (!strstr(err.msg, needle))
+		fail_msg("error \"%s\" lacks \"%s\"", err.msg, needle);
+}
+
+static void test_trace_formats(void **state)
+{
+	(void)state;
+	/* The plain format, with an experiment and a hint. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib,gpu_util_pct,experiment,mem_hint_mib\n"
+			     "a,0,100,1,4000,50,e1,\n"
+			     "b,5,200,2,3000,40,e1,3500\n"
+			     "c,7,300,1,2000,,,\n");
+	assert_int_equal(t->n_jobs, 3);
+	assert_int_equal(t->n_exps, 2);
+	assert_int_equal(t->jobs[1].num_gpus, 2);
+	assert_int_equal(t->jobs[1].mem_hint_mib, 3500);
+	assert_int_equal(t->jobs[1].has_hint, 1);
+	assert_int_equal(t->jobs[0].has_hint, 0);
+	assert_true(t->jobs[2].util_pct == 100.0); /* default */
+	assert_int_equal(t->jobs[0].exp, t->jobs[1].exp);
+	assert_true(t->exps[t->jobs[0].exp].hpo);
+	assert_false(t->exps[t->jobs[2].exp].hpo); /* a lone job */
+	assert_int_equal(t->jobs[0].profile, -1);
+	sim_trace_free(t);
+
+	/* The Philly columns (aliases), hpo_like = 0 splits a burst. */
+	t = parse("job_id,user,submit_time_s,duration_s,num_gpus,status,burst_id,burst_size,hpo_like,"
+		  "gpu_mem_mib_avg,gpu_util_pct_avg,gmem_bw_util_pct_avg,profile_model,profile_dataset,"
+		  "profile_batchsize,profile_amp,profile_label\n"
+		  "p-1,u1,0,10,1,Pass,b0,2,1,3216,86.1,33.9,MobileNetV3,ImageNet,128,1,1\n"
+		  "p-2,u1,3,20,1,Pass,b0,2,1,2706,52.4,18.1,MobileNetV3,ImageNet,64,1,0\n"
+		  "p-3,u2,9,30,1,Failed,b1,2,0,2706,52.4,18.1,MobileNetV3,ImageNet,64,1,0\n");
+	assert_int_equal(t->n_jobs, 3);
+	assert_int_equal(t->n_exps, 2);
+	assert_int_equal(t->n_profiles, 2);
+	assert_int_equal(t->jobs[0].mem_mib, 3216);
+	assert_int_equal(t->jobs[1].profile, t->jobs[2].profile);
+	assert_int_equal(sim_trace_find_profile(t, "MobileNetV3", "ImageNet", 64, 1), t->jobs[1].profile);
+	assert_int_equal(sim_trace_find_profile(t, "MobileNetV3", "ImageNet", 32, 1), -1);
+	sim_trace_free(t);
+}
+
+static void test_trace_errors(void **state)
+{
+	(void)state;
+	expect_parse_error("job_id,submit_time_s,duration_s\nx,0,1\n",
+			   "t.csv:1: header: missing column 'gpu_mem_mib'");
+	expect_parse_error("job_id,submit_time_s,duration_s,gpu_mem_mib\na,0,10,100\nb,1,-5,100\n",
+			   "t.csv:3: duration_s: expected a number of seconds > 0, got \"-5\"");
+	expect_parse_error("job_id,submit_time_s,duration_s,gpu_mem_mib,num_gpus\na,0,10,100,0\n",
+			   "t.csv:2: num_gpus: expected an integer from 1 to 4096, got \"0\"");
+	expect_parse_error("job_id,submit_time_s,duration_s,gpu_mem_mib,gpu_util_pct\na,0,10,100,150\n",
+			   "t.csv:2: gpu_util_pct: expected a percentage in (0, 100], got \"150\"");
+	expect_parse_error("job_id,submit_time_s,duration_s,gpu_mem_mib\n", "t.csv: no jobs");
+	expect_parse_error("job_id,submit_time_s,duration_s,gpu_mem_mib\na,0,10\n",
+			   "t.csv:2: expected at least 4 fields, got 3");
+}
+
+static void test_model(void **state)
+{
+	(void)state;
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib,gpu_util_pct,model,dataset,batchsize,amp\n"
+			     "a,0,10,100,60,M,D,32,0\n"
+			     "b,0,10,100,80,N,D,64,1\n"
+			     "c,0,10,100,30,,,,\n"
+			     "d,0,10,100,30,,,,\n");
+	char path[] = "/tmp/relish-test-coloc-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(",model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset2,gpu_num2,batchsize2,amp2,speed2,gpu_util,gmem_util,gmem\n"
+	      "0,M,D,1,32,0,0.9,N,D,1,64,1,1.2,90,30,5000\n"
+	      "1,X,D,1,32,0,0.5,N,D,1,64,1,0.5,90,30,5000\n", f);
+	fclose(f);
+	sim_model *m = NULL;
+	rl_err err;
+	assert_int_equal(sim_model_new(t, path, &m, &err), 0);
+	unlink(path);
+	assert_int_equal(sim_model_pair_count(m), 2); /* X is not in the trace */
+	size_t b = 1, a = 0, c = 2, d = 3;
+	assert_true(fabs(sim_model_speed(m, a, &b, 1) - 0.9) < 1e-6);  /* measured */
+	assert_true(sim_model_speed(m, b, &a, 1) == 1.0);               /* 1.2 clamped */
+	assert_true(sim_model_speed(m, c, &a, 1) == 1.0);               /* 30 + 60 <= 100 */
+	assert_true(fabs(sim_model_speed(m, a, &c, 1) - 1.0) < 1e-12);
+	/* fallback 100 / (80 + 30) */
+	assert_true(fabs(sim_model_speed(m, b, &c, 1) - 100.0 / 110) < 1e-12);
+	/* three on a GPU: min(product of pairs, 100 / sum of utils)
+	 * c beside a (1.0) and d (1.0): product 1, cap 100 / 120 */
+	size_t ad[2] = {0, 3};
+	assert_true(fabs(sim_model_speed(m, c, ad, 2) - 100.0 / 120) < 1e-12);
+	/* a beside b (0.9) and c (1.0): product 0.9 < cap 100 / 170? no: cap 0.588 */
+	size_t bc[2] = {1, 2};
+	assert_true(fabs(sim_model_speed(m, a, bc, 2) - 100.0 / 170) < 1e-12);
+	(void)d;
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static sim_config small_config(int gpus, uint64_t mem)
+{
+	sim_config c;
+	sim_config_default(&c);
+	c.n_gpus = gpus;
+	c.gpu_mem_mib = mem;
+	c.segment_s = 1000;
+	c.restart_cost_s = 0;
+	c.hints = SIM_HINTS_EXACT;
+	return c;
+}
+
+#define FOUR_JOBS                                                              \
+	"job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib,gpu_util_pct\n" \
+	"j1,0,100,1,4000,60\n"                                                 \
+	"j2,0,200,1,4000,60\n"                                                 \
+	"j3,0,300,1,4000,60\n"                                                 \
+	"j4,10,100,1,4000,60\n"
+
+static void assert_near(double got, double want)
+{
+	if (fabs(got - want) > 1e-6)
+		fail_msg("got %.9f, want %.9f", got, want);
+}
+
+static void test_exclusive_schedule(void **state)
+{
+	(void)state;
+	/* 2 GPUs.  t=0: j1 -> GPU, j2 -> GPU, j3 waits.  t=10: j4 waits
+	 * behind j3.  t=100: j1 ends, j3 starts (ends 400).  t=200: j2
+	 * ends, j4 starts (ends 300).  JCT 100, 200, 400, 290; queue 0, 0,
+	 * 100, 190. */
+	sim_trace *t = parse(FOUR_JOBS);
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(2, 10000);
+	sim_result *r = run(t, m, &c, SHARE_EXCLUSIVE);
+	assert_near(r->jct_s[0], 100);
+	assert_near(r->jct_s[1], 200);
+	assert_near(r->jct_s[2], 400);
+	assert_near(r->jct_s[3], 290);
+	assert_near(r->makespan_s, 400);
+	assert_near(r->mean_jct_s, 247.5);
+	assert_near(r->median_jct_s, 245);
+	assert_near(r->p95_jct_s, 400);
+	assert_near(r->mean_queue_s, 72.5);
+	assert_int_equal(r->oom_count, 0);
+	/* bound: max(submit + duration) = 300; memory area is smaller */
+	assert_near(r->lower_bound_makespan_s, 300);
+	/* busy GPU-seconds: 100 + 200 + 300 + 100 = 700 over 2 x 400 */
+	assert_near(r->gpu_busy, 700.0 / 800);
+	/* memory used: 4000 MiB x 700 s over 2 x 10000 x 400 */
+	assert_near(r->gpu_mem_util, 4000.0 * 700 / (2 * 10000.0 * 400));
+	assert_near(r->gpu_compute_util, 0.6 * 700 / 800);
+	sim_result_free(r);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_pack_schedule(void **state)
+{
+	(void)state;
+	/* Pack with exact hints on 2 GPUs of 10000 MiB: two 4000 MiB jobs per
+	 * GPU.  Best fit: j1 -> GPU0, j2 -> GPU0 (least left), j3 -> GPU1,
+	 * j4 (t=10) -> GPU1.  Two jobs of 60 % share at 100/120 = 5/6.
+	 * GPU0: j1 does 100 at 5/6 -> ends 120; j2 has done 100, alone
+	 *       from 120 -> ends 220.
+	 * GPU1: j3 alone 0..10 (10 done); with j4 from 10 at 5/6: j4 ends
+	 *       10 + 120 = 130, j3 has 110 done, alone -> ends 320.
+	 * JCT 120, 220, 320, 120. */
+	sim_trace *t = parse(FOUR_JOBS);
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(2, 10000);
+	sim_result *r = run(t, m, &c, SHARE_PACK);
+	assert_near(r->jct_s[0], 120);
+	assert_near(r->jct_s[1], 220);
+	assert_near(r->jct_s[2], 320);
+	assert_near(r->jct_s[3], 120);
+	assert_near(r->makespan_s, 320);
+	assert_near(r->mean_jct_s, 195);
+	assert_near(r->mean_queue_s, 0);
+	assert_int_equal(r->n_segments, 4);
+	sim_result_free(r);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_segments_and_restart(void **state)
+{
+	(void)state;
+	/* One job of 250 s in segments of 100 s with a 10 s restart cost:
+	 * the first segment pays it (start-up), the next two continue on the
+	 * same GPU at once and do not.  Ends at 10 + 250 = 260; 3 segments. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib\nj,0,250,1000\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(2, 10000);
+	c.segment_s = 100;
+	c.restart_cost_s = 10;
+	for (int p = 0; p < 3; p++) {
+		sim_result *r = run(t, m, &c, (sharing_policy)p);
+		assert_near(r->jct_s[0], 260);
+		assert_int_equal(r->n_segments, 3);
+		assert_near(r->lower_bound_makespan_s, 260);
+		sim_result_free(r);
+	}
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_oom_then_recovers(void **state)
+{
+	(void)state;
+	/* True peak 6000 MiB, the user declares 4500.  pack reserves the hint,
+	 * the segment runs out of memory at its end (t=100, its work lost);
+	 * the core raises the shape to 4500 x 1.5 = 6750 >= 6000 and the
+	 * rerun completes at 200.  exclusive reserves the whole GPU: no OOM. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib,mem_hint_mib\nj,0,100,6000,4500\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(1, 16384);
+	sim_result *r = run(t, m, &c, SHARE_PACK);
+	assert_int_equal(r->oom_count, 1);
+	assert_near(r->jct_s[0], 200);
+	assert_int_equal(r->n_segments, 2);
+	sim_result_free(r);
+	r = run(t, m, &c, SHARE_RELISH);
+	assert_int_equal(r->oom_count, 1);
+	assert_near(r->jct_s[0], 200);
+	sim_result_free(r);
+	r = run(t, m, &c, SHARE_EXCLUSIVE);
+	assert_int_equal(r->oom_count, 0);
+	assert_near(r->jct_s[0], 100);
+	sim_result_free(r);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_gangs(void **state)
+{
+	(void)state;
+	/* g (2 GPUs, 100 s) holds both GPUs; s (1 GPU, 50 s) waits until 100
+	 * under every policy (gangs run alone).  w asks for 4 GPUs on a
+	 * 2-GPU cluster: capped to 2, its 100 s become 200 s (GPU-seconds
+	 * kept); it starts at 150 and ends at 350. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib\n"
+			     "g,0,100,2,1000\ns,0,50,1,1000\nw,1,100,4,1000\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(2, 10000);
+	for (int p = 0; p < 3; p++) {
+		sim_result *r = run(t, m, &c, (sharing_policy)p);
+		assert_near(r->jct_s[0], 100);
+		assert_near(r->jct_s[1], 150);
+		assert_near(r->jct_s[2], 349);
+		assert_int_equal(r->n_gang_capped, 1);
+		sim_result_free(r);
+	}
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_unplaceable_job(void **state)
+{
+	(void)state;
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib\nbig,0,10,20000\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(1, 16384);
+	sim_result *r = NULL;
+	rl_err err;
+	assert_int_equal(sim_run(t, m, &c, SHARE_PACK, &r, &err), RL_EINVAL);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "job big needs 20000 MiB per GPU"));
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+/* A busy little trace: HPO bursts of mixed shapes, lone jobs, gangs. */
+static char *busy_trace(void)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *s = malloc(cap);
+	len += (size_t)snprintf(s + len, cap - len,
+				"job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib,gpu_util_pct,"
+				"experiment,model,batchsize,amp\n");
+	for (int i = 0; i < 120; i++) {
+		int exp = i / 8, bs = 32 << (i % 3);
+		len += (size_t)snprintf(s + len, cap - len, "j%d,%d,%d,%d,%d,%d,%s%d,m%d,%d,%d\n", i,
+					(i * 37) % 900, 200 + (i * 131) % 5000, i % 17 == 0 ? 2 : 1,
+					1500 + bs * 40 + (i % 5) * 300, 20 + (i * 7) % 70,
+					i % 9 == 0 ? "" : "e", exp, exp % 4, bs, i % 2);
+	}
+	return s;
+}
+
+static void test_deterministic(void **state)
+{
+	(void)state;
+	char *csv = busy_trace();
+	sim_trace *t = parse(csv);
+	free(csv);
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(4, 16384);
+	c.segment_s = 600;
+	c.restart_cost_s = 20;
+	c.hints = SIM_HINTS_NOISY;
+	c.series_step_s = 300;
+	for (int p = 0; p < 3; p++) {
+		sim_result *a = run(t, m, &c, (sharing_policy)p);
+		sim_result *b = run(t, m, &c, (sharing_policy)p);
+		assert_memory_equal(a->jct_s, b->jct_s, t->n_jobs * sizeof *a->jct_s);
+		assert_int_equal(a->n_series, b->n_series);
+		assert_memory_equal(a->series, b->series, a->n_series * sizeof *a->series);
+		assert_true(a->makespan_s == b->makespan_s && a->oom_count == b->oom_count);
+		/* sanity that holds for every policy */
+		assert_true(a->makespan_s >= a->lower_bound_makespan_s - 1e-6);
+		for (size_t j = 0; j < t->n_jobs; j++)
+			assert_true(a->jct_s[j] >= t->jobs[j].duration_s - 1e-6);
+		assert_true(a->gpu_mem_util > 0 && a->gpu_mem_util <= 1);
+		assert_true(a->gpu_compute_util > 0 && a->gpu_compute_util <= 1);
+		sim_result_free(a);
+		sim_result_free(b);
+	}
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_synthetic(void **state)
+{
+	(void)state;
+	char *csv = busy_trace();
+	sim_trace *t = parse(csv);
+	free(csv);
+	sim_trace *s = NULL, *s2 = NULL;
+	assert_int_equal(sim_trace_synthetic(t, 10, 7, &s, NULL), 0);
+	assert_int_equal(sim_trace_synthetic(t, 10, 7, &s2, NULL), 0);
+	assert_int_equal(s->n_exps, t->n_exps * 10);
+	assert_int_equal(s->n_jobs, s2->n_jobs);
+	assert_memory_equal(s->jobs, s2->jobs, s->n_jobs * sizeof *s->jobs);
+	/* ~10x the jobs (experiments drawn with replacement) */
+	assert_true(s->n_jobs > t->n_jobs * 7 && s->n_jobs < t->n_jobs * 13);
+	sim_trace_free(s);
+	sim_trace_free(s2);
+	sim_trace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trace_formats),
+		cmocka_unit_test(test_trace_errors),
+		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_exclusive_schedule),
+		cmocka_unit_test(test_pack_schedule),
+		cmocka_unit_test(test_segments_and_restart),
+		cmocka_unit_test(test_oom_then_recovers),
+		cmocka_unit_test(test_gangs),
+		cmocka_unit_test(test_unplaceable_job),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_synthetic),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
