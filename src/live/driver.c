@@ -698,7 +698,8 @@ static void end_segment(live *d, live_seg *g, const exec_result *r)
 	char msg[400];
 	if (r->outcome == SCHED_OUT_OOM)
 		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s",
-			 r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
+			 x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
+			 : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
 			 (unsigned long long)g->mem_mib, (unsigned long long)peak,
 			 requeue ? "; re-placed with a larger reservation" : "");
 	else
