@@ -116,8 +116,13 @@ int live_container_setup(live *d, live_exp *x, rl_err *err)
 	const char **uuids = NULL;
 	char *state = NULL;
 	int rc = 0;
-	if (sp->trial.n_mounts) {
-		if (!(m = calloc(sp->trial.n_mounts, sizeof *m))) {
+	/* A worker container trains one trial after another: the launch
+	 * mounts only its first segment's checkpoint folder, so the whole
+	 * experiment folder (every trial-N/ckpt) is mounted for the rest. */
+	int worker = sp->trial.mode == TRIAL_MODE_WORKER;
+	size_t nm = sp->trial.n_mounts + (size_t)worker;
+	if (nm) {
+		if (!(m = calloc(nm, sizeof *m))) {
 			rc = rl_err_set(err, RL_ENOMEM, "container mounts");
 			goto out;
 		}
@@ -133,8 +138,10 @@ int live_container_setup(live *d, live_exp *x, rl_err *err)
 			    (wd[hl] == '/' || wd[hl] == '\0'))
 				o.workdir = wd;
 		}
+		if (worker)
+			m[nm - 1] = (container_mount){.host = x->dir, .target = x->dir, .read_only = 0};
 		o.mounts = m;
-		o.n_mounts = sp->trial.n_mounts;
+		o.n_mounts = nm;
 	}
 	if (sp->trial.resources.gpus > 0) {
 		if ((rc = gpu_mode_choose(&o.gpu_mode, err)) < 0)

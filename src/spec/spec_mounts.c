@@ -8,7 +8,8 @@
  *   - ${NAME} anywhere in the item is replaced by the environment variable
  *     NAME at load time (a build folder, a data set); an unset or empty
  *     variable is an error naming it;
- *   - a relative HOST is taken from the spec's folder, like trial.workdir;
+ *   - a relative HOST is taken from the spec's folder, like trial.workdir,
+ *     and an existing HOST is resolved (realpath: "..", symlinks);
  *   - TARGET, when given, must be absolute; without it the path inside is
  *     the host path;
  *   - the options are exactly "ro" or "rw" (default rw).
@@ -17,6 +18,7 @@
  */
 #include "spec/spec_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +116,13 @@ static int parse_one(sx *x, const node *at, const char *dir, spec_mount *m)
 		host[hl -= 2] = '\0';
 	while (hl > 1 && host[hl - 1] == '/')
 		host[--hl] = '\0';
+	/* ".." and symlinks resolved where the path exists (it must, for the
+	 * engine to mount it; a missing one fails at run time, named). */
+	char *real = host ? realpath(host, NULL) : NULL;
+	if (real) {
+		free(host);
+		host = real;
+	}
 	char *target = host ? strdup(np == 2 ? part[1] : host) : NULL;
 	if (!host || !target) {
 		free(host);
