@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build/release
 TEST_BUILD ?= build/asan
 
-.PHONY: all deps build test test-build demo bench clean
+.PHONY: all deps build test test-build demo demo-podman bench clean
 
 all: build
 
@@ -31,6 +31,20 @@ demo:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 	scripts/demo.sh $(BUILD)
+
+# The digits demo with every trial in a podman container (docs/containers.md);
+# afterwards no relish container may be left.
+demo-podman:
+	scripts/deps.sh all
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+	CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf scripts/podman-image.sh
+	CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf $(BUILD)/relish run \
+	  examples/digits/digits-podman.yaml --db $${RELISH_DEMO_DB:-relish-demo-podman.db}
+	@left=$$(CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf podman ps -a -q --filter label=relish.owner); \
+	  CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf podman ps -a --filter label=relish.owner; \
+	  if [ -n "$$left" ]; then echo "demo-podman: relish containers left" >&2; exit 1; fi; \
+	  echo "demo-podman: no relish container left"
 
 bench: build
 	scripts/bench.sh $(BUILD)

@@ -153,6 +153,9 @@ static void loop_finish(live *d)
 	d->finished = 1;
 	live_progress_draw(d, 1);
 	exec_shutdown(d->ex);
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (d->exps[i]->ex)
+			exec_shutdown(d->exps[i]->ex);
 	if (d->handles_ready) {
 		d->handles_ready = 0;
 		uv_close((uv_handle_t *)&d->tick, close_cb);
@@ -171,9 +174,13 @@ static void check_end(live *d)
 			loop_finish(d);
 		return;
 	}
-	for (size_t i = 0; i < d->n_exps; i++)
-		if (!d->exps[i]->done)
+	for (size_t i = 0; i < d->n_exps; i++) {
+		live_exp *x = d->exps[i];
+		if (!x->done && x->runtime_failed && x->n_active == 0)
+			x->done = 1;
+		if (!x->done)
 			return;
+	}
 	loop_finish(d);
 }
 
@@ -375,8 +382,12 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
 		if ((rc = gpu_env_build(&gr, &extra, &n_extra, err)) < 0)
 			goto start_failed;
 	}
+	/* A container gets the contract's variables and the spec's, not
+	 * relish's own environment (the host's PATH, HOME... describe the
+	 * host, not the image). */
+	char *const *parent = x->ex ? NULL : environ;
 	if ((rc = contract_subst_argv(sp->trial.argv, &v, &argv, err)) < 0 ||
-	    (rc = contract_env_build(environ, sp->trial.env, sp->trial.n_env, &v, extra, n_extra,
+	    (rc = contract_env_build(parent, sp->trial.env, sp->trial.n_env, &v, extra, n_extra,
 				     &envp, err)) < 0)
 		goto start_failed;
 	if (sp->trial.mode != TRIAL_MODE_ONESHOT && !g->reuse_key) {
@@ -396,10 +407,16 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
 		      .checkpoint_dir = ckpt},
 	};
 	g->started_at = now;
-	rc = exec_launch(d->ex, &es, &callbacks, g, &g->es, err);
+	rc = exec_launch(live_exec(x), &es, &callbacks, g, &g->es, err);
+	if (rc < 0 && x->ex && rc != RL_ENOMEM) {
+		/* The engine could not be started or refused the segment:
+		 * the runtime's failure, not the trial's (end_segment). */
+		rl_err_prefix(err, "%.*s", (int)strlen(CONTAINER_RUNTIME_REASON) - 2,
+			      CONTAINER_RUNTIME_REASON);
+	}
 	if (rc == 0) {
 		exec_ident id;
-		if (exec_ident_of(d->ex, g->es, &id) == 0) {
+		if (exec_ident_of(live_exec(x), g->es, &id) == 0) {
 			g->pid = id.pid;
 			rc = store_segment_set_pid(d->st, g->store_id, id.pid, id.start_time,
 						   id.handle[0] ? id.handle : NULL, err);
@@ -516,12 +533,93 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 	store_segment_end e = {
 		.status = SEG_CANCELLED, .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
-		.ended_at = now, .message = "interrupted: relish was stopped; re-run on resume",
+		.ended_at = now,
+		.message = g->x->runtime_failed
+				   ? "stopped: the container runtime failed for this experiment; re-run on resume"
+				   : "interrupted: relish was stopped; re-run on resume",
 	};
 	if (store_segment_finish(d->st, g->store_id, &e, &err) < 0)
 		live_fatal(d, &err);
 	sched_remove(d->core, g->sched_id);
 	seg_unlink_free(d, g);
+}
+
+/* Stop experiment x after a container runtime failure: cancel its running
+ * segments (recorded as interrupted, re-run on resume), drop its queued
+ * ones, launch nothing more.  live_run then fails with d->runtime_err. */
+static void stop_experiment(live *d, live_exp *x, const char *why)
+{
+	double now = live_now();
+	x->runtime_failed = 1;
+	x->stalled = 1;
+	if (!d->runtime_err.code)
+		rl_err_set(&d->runtime_err, RL_ERUNTIME,
+			   "%s: %s; nothing more was launched for it (fix the engine or image, then run "
+			   "the same command again to resume)", x->sp->name, why);
+	store_experiment_set_status(d->st, x->id, EXP_FAILED, now, NULL);
+	store_event_append(d->st, now, x->id, 0, 0, "experiment.failed", why, NULL, NULL);
+	live_progress_line(d, "%s: stopped: %s", x->sp->name, why);
+	live_seg *g = d->segs;
+	while (g) {
+		live_seg *next = g->next;
+		if (g->x == x) {
+			if (g->es) {
+				g->interrupted = 1;
+				exec_cancel(live_exec(x), g->es);
+			} else if (!g->placed) {
+				sched_remove(d->core, g->sched_id);
+				x->n_queued--;
+				seg_unlink_free(d, g);
+			}
+		}
+		g = next;
+	}
+}
+
+/*
+ * The container runtime failed (engine error, missing image, a mount that
+ * does not exist): not the trial's fault, so it is no failed attempt and
+ * uses none of trial.retries.  The segment is recorded failed with the
+ * runtime's words, the trial goes back to re-run from its checkpoint, and
+ * the experiment stops: every further segment would fail the same way.
+ */
+static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
+{
+	live_exp *x = g->x;
+	live_trial *t = &x->trials[g->trial];
+	rl_err err = {0};
+	double now = live_now();
+	engine_decision dec;
+	engine_trial_view tv;
+	if (engine_segment_done(x->eng, g->trial, 0, -1, &dec, &err) < 0 ||
+	    (dec.outcome == ENG_FAILED &&
+	     engine_requeue(x->eng, g->trial, dec.resource, g->to, &err) < 0) ||
+	    engine_trial(x->eng, g->trial, &tv, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
+	store_segment_end se = {
+		.status = SEG_FAILED, .exit_code = r->exited ? r->exit_code : -1,
+		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = -1, .ended_at = now,
+		.message = r->reason,
+	};
+	int rc = store_begin(d->st, &err);
+	if (rc == 0 && (rc = store_segment_finish(d->st, g->store_id, &se, &err)) == 0 &&
+	    (rc = store_trial_set_status(d->st, t->store_id, tv.state, NULL, now, &err)) == 0 &&
+	    (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
+				     "segment.runtime_failed", r->reason, NULL, &err)) == 0)
+		rc = store_commit(d->st, &err);
+	if (rc < 0) {
+		store_rollback(d->st);
+		live_fatal(d, &err);
+		return;
+	}
+	sched_remove(d->core, g->sched_id);
+	live_progress_segment(d, g, "failed", 0, r->reason);
+	x->n_seg_done++;
+	seg_unlink_free(d, g);
+	if (!x->runtime_failed)
+		stop_experiment(d, x, r->reason);
 }
 
 static void end_segment(live *d, live_seg *g, const exec_result *r)
@@ -537,6 +635,11 @@ static void end_segment(live *d, live_seg *g, const exec_result *r)
 
 	if (g->interrupted || (d->stopping && r->outcome == SCHED_OUT_CANCELLED)) {
 		end_interrupted(d, g, r, peak);
+		check_end(d);
+		return;
+	}
+	if (x->ex && container_runtime_failed(r)) {
+		end_runtime_failed(d, g, r);
 		check_end(d);
 		return;
 	}
@@ -595,7 +698,8 @@ static void end_segment(live *d, live_seg *g, const exec_result *r)
 	char msg[400];
 	if (r->outcome == SCHED_OUT_OOM)
 		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s",
-			 r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
+			 x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
+			 : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
 			 (unsigned long long)g->mem_mib, (unsigned long long)peak,
 			 requeue ? "; re-placed with a larger reservation" : "");
 	else
@@ -636,7 +740,7 @@ static void end_segment(live *d, live_seg *g, const exec_result *r)
 	}
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
-		exec_release(d->ex, g->reuse_key);
+		exec_release(live_exec(x), g->reuse_key);
 	live_progress_segment(d, g, oname, peak, r->outcome == SCHED_OUT_COMPLETED ? NULL : msg);
 	x->n_seg_done++;
 	seg_unlink_free(d, g);
@@ -714,7 +818,7 @@ static void signal_cb(uv_signal_t *h, int signum)
 		live_seg *next = g->next;
 		if (g->es) {
 			g->interrupted = 1;
-			exec_cancel(d->ex, g->es);
+			exec_cancel(live_exec(g->x), g->es);
 		} else if (!g->placed) {
 			sched_remove(d->core, g->sched_id);
 			g->x->n_queued--;
@@ -846,6 +950,13 @@ static void exp_free(live_exp *x)
 {
 	if (!x)
 		return;
+	if (x->ex) {
+		/* Not started yet, or the driver already stopped it (live_free). */
+		exec_shutdown(x->ex);
+		uv_run(&x->d->loop, UV_RUN_DEFAULT);
+		exec_free(x->ex);
+		uv_run(&x->d->loop, UV_RUN_DEFAULT);
+	}
 	engine_free(x->eng);
 	spec_free(x->sp);
 	free(x->trials);
@@ -878,9 +989,9 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 				d->devs->notice[0] ? d->devs->notice : d->devs->source);
 		goto fail;
 	}
-	if (sp->trial.executor != EXEC_PROCESS) {
-		rc = rl_err_set(err, RL_EUNSUPPORTED, "%s: trial.executor %s: this build runs "
-				"trials as processes only", sp->name,
+	if (sp->trial.executor == EXEC_SLURM) {
+		rc = rl_err_set(err, RL_EUNSUPPORTED, "%s: trial.executor %s: relish run starts "
+				"trials as processes or containers (podman, docker)", sp->name,
 				spec_executor_name(sp->trial.executor));
 		goto fail;
 	}
@@ -928,7 +1039,8 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 		rc = rl_err_set(err, RL_ENOMEM, "experiment");
 		goto fail;
 	}
-	if ((rc = make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0)
+	if ((rc = make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
+	    (rc = live_container_setup(d, x, err)) < 0)
 		goto fail;
 	if (found) {
 		x->id = se.id;
@@ -977,6 +1089,10 @@ int live_run(live *d, rl_err *err)
 	if (d->sigints)
 		return rl_err_set(err, RL_EINTERRUPTED,
 				  "interrupted; run the same command again to resume");
+	if (d->runtime_err.code) {
+		*err = d->runtime_err;
+		return err->code;
+	}
 	return 0;
 }
 
@@ -1022,10 +1138,17 @@ void live_free(live *d)
 		uv_close((uv_handle_t *)&d->sigint, close_cb);
 		uv_close((uv_handle_t *)&d->sigterm, close_cb);
 	}
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (d->exps[i]->ex)
+			exec_shutdown(d->exps[i]->ex);
 	if (d->ex) {
 		exec_shutdown(d->ex);
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 		exec_free(d->ex);
+	}
+	for (size_t i = 0; i < d->n_exps; i++) {
+		exec_free(d->exps[i]->ex);
+		d->exps[i]->ex = NULL;
 	}
 	if (d->loop_ready) {
 		uv_run(&d->loop, UV_RUN_DEFAULT);
@@ -1045,6 +1168,7 @@ void live_free(live *d)
 	device_list_free(d->devs);
 	store_profiles_free(d->profiles, d->n_profiles);
 	free(d->profile_used);
+	free(d->removed);
 	store_close(d->st);
 	free(d->db_path);
 	free(d->runs_dir);

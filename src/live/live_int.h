@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <uv.h>
 
+#include "exec/container.h"
 #include "exec/exec.h"
 #include "live/driver.h"
 #include "sched/sched.h"
@@ -82,6 +83,8 @@ struct live_exp {
 	int stalled;            /* engine_next failed: stop creating */
 	char *dir;              /* <runs>/<name> */
 	size_t n_seg_done;      /* segments ended (display) */
+	executor *ex;           /* containers (containers.c); NULL: the driver's process executor */
+	int runtime_failed;     /* the container runtime failed: nothing more is launched */
 };
 
 struct live {
@@ -91,7 +94,7 @@ struct live {
 	store *st;
 	uv_loop_t loop;
 	int loop_ready;
-	executor *ex;
+	executor *ex;           /* processes; experiments in containers have their own */
 	sched *core;
 	telemetry *tel;
 	device_list *devs;
@@ -115,6 +118,11 @@ struct live {
 	store_profile *profiles;
 	size_t n_profiles;
 	uint8_t *profile_used;
+	/* containers removed at start-up (containers.c), for recover.c's messages */
+	int reconciled[2];      /* per engine: podman, docker */
+	container_info *removed;
+	size_t n_removed;
+	rl_err runtime_err;     /* first experiment stopped by a container runtime failure */
 	/* display */
 	FILE *out;
 	int tty;
@@ -138,6 +146,18 @@ int live_profiles_load(live *d, rl_err *err);
 /* Record a finished segment's measurement in the profiles table. */
 int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
 			rl_err *err);
+
+/* The executor that runs experiment x's segments. */
+static inline executor *live_exec(const live_exp *x)
+{
+	return x->ex ? x->ex : x->d->ex;
+}
+
+/* containers.c: x's container executor (nothing for process experiments),
+ * after removing what an earlier relish left on this database. */
+int live_container_setup(live *d, live_exp *x, rl_err *err);
+/* The container of that name removed at start-up, or NULL. */
+const container_info *live_container_removed(const live *d, const char *name);
 
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);

@@ -7,7 +7,9 @@
  *      processes cannot report any more (their pipes died with it), so the
  *      executor stops each one whose pid AND kernel start time still match
  *      (a reused pid is someone else's process and is left alone), and the
- *      segment is marked lost: no orphan keeps a device's memory;
+ *      segment is marked lost: no orphan keeps a device's memory.
+ *      Containers were removed by label before (containers.c); the
+ *      message says whether this segment's was still running;
  *   2. each trial is rebuilt in the engine (engine_restore_trial) from its
  *      stored state, its learning curve (objective metric rows, in report
  *      order) and its boundaries: every completed segment that reported the
@@ -37,12 +39,26 @@ static int reclaim_running(live *d, live_exp *x, rl_err *err)
 	for (size_t i = 0; i < n && rc >= 0; i++) {
 		exec_ident id = {.pid = v[i].pid, .start_time = v[i].pid_start_time};
 		int alive = v[i].pid > 0 && store_pid_is_ours(v[i].pid, v[i].pid_start_time);
-		if (v[i].pid > 0)
-			d->ex->ops->reclaim(d->ex, &id, NULL);
-		char msg[200];
-		snprintf(msg, sizeof msg, "relish restarted; %s; re-run from the last checkpoint",
-			 alive ? "its process was still running and was stopped"
-			       : "its process was gone");
+		char what[200];
+		if (v[i].container) {
+			/* Containers: live_container_setup already removed what
+			 * the earlier relish left; reclaim kills a surviving
+			 * attach process and removes the name again if needed. */
+			const container_info *ci = live_container_removed(d, v[i].container);
+			snprintf(id.handle, sizeof id.handle, "%s", v[i].container);
+			snprintf(what, sizeof what, "its container %s %s", v[i].container,
+				 !ci ? "was gone"
+				 : !strcmp(ci->state, "running") ? "was still running and was removed"
+								  : "had stopped and was removed");
+		} else {
+			snprintf(what, sizeof what, "%s",
+				 alive ? "its process was still running and was stopped"
+				       : "its process was gone");
+		}
+		if (v[i].pid > 0 || id.handle[0])
+			live_exec(x)->ops->reclaim(live_exec(x), &id, NULL);
+		char msg[320];
+		snprintf(msg, sizeof msg, "relish restarted; %s; re-run from the last checkpoint", what);
 		store_segment_end e = {.status = SEG_LOST, .exit_code = -1, .signal = 0,
 				       .peak_mem_mib = -1, .ended_at = now, .message = msg};
 		if ((rc = store_segment_finish(d->st, v[i].id, &e, err)) == 0)

@@ -113,6 +113,11 @@ void spec_free(spec *s)
 	free(s->trial.workdir);
 	free(s->trial.image);
 	free(s->trial.network);
+	for (size_t i = 0; s->trial.mounts && i < s->trial.n_mounts; i++) {
+		free(s->trial.mounts[i].host);
+		free(s->trial.mounts[i].target);
+	}
+	free(s->trial.mounts);
 	for (size_t i = 0; s->trial.shape_params && i < s->trial.n_shape_params; i++)
 		free(s->trial.shape_params[i]);
 	free(s->trial.shape_params);

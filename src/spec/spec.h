@@ -30,6 +30,13 @@ typedef struct env_var {
 	char *value;  /* owned */
 } env_var;
 
+/* A container bind mount (trial.mounts: "HOST[:TARGET][:ro|rw]"). */
+typedef struct spec_mount {
+	char *host;   /* owned; absolute (relative ones are taken from the spec's folder) */
+	char *target; /* owned; absolute path inside the container (default: host) */
+	int read_only;
+} spec_mount;
+
 typedef struct spec_resources {
 	uint64_t memory_mib;     /* host RAM per segment, 0 = estimate */
 	uint64_t gpu_memory_mib; /* GPU memory per segment, 0 = estimate */
@@ -74,6 +81,8 @@ typedef struct spec {
 		executor_kind executor; /* default process */
 		char *image;            /* required for podman/docker */
 		char *network;          /* containers: default "none" */
+		size_t n_mounts;
+		spec_mount *mounts;     /* containers: extra bind mounts, owned */
 		trial_mode mode;        /* oneshot (default), warm, worker */
 		spec_resources resources;
 		double timeout_s;       /* per segment, 0 = none */

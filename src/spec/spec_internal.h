@@ -67,6 +67,11 @@ int spec_parse_space(sx *x, const node *n, space *out);
 /* Paths and help of the parameter keys, for spec_schema_foreach. */
 void spec_space_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx);
 
+/* trial.mounts (spec_mounts.c): parse the list node v, each item
+ * "HOST[:TARGET][:ro|rw]" with ${NAME} taken from the environment and a
+ * relative HOST from dir.  On success *out is a malloc'd array of *n. */
+int spec_parse_mounts(sx *x, const node *v, const char *dir, spec_mount **out, size_t *n);
+
 /* Tree to spec (spec_schema.c).  dir is the absolute folder relative
  * workdirs are resolved against.  *out owned by the caller. */
 int spec_from_tree(const node *root, const char *file, const char *dir, spec **out, rl_err *err);

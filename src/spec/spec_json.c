@@ -111,6 +111,16 @@ char *spec_to_json(const spec *s)
 		"sharing", "policy", spec_policy_name(s->sharing.policy), "memory_margin", s->sharing.memory_margin);
 	if (!root)
 		return NULL;
+	/* Only when given: specs without mounts keep the JSON (and with it the
+	 * stored experiment identity) they had before the key existed. */
+	if (s->trial.n_mounts) {
+		json_t *m = json_array();
+		for (size_t i = 0; i < s->trial.n_mounts; i++)
+			json_array_append_new(m, json_pack("{s:s, s:s, s:b}", "host", s->trial.mounts[i].host,
+							   "target", s->trial.mounts[i].target, "read_only",
+							   s->trial.mounts[i].read_only));
+		json_object_set_new(json_object_get(root, "trial"), "mounts", m);
+	}
 	/* 15 significant digits: values people write (0.1, 1e-4) come back as
 	 * written, where 17 would print 0.10000000000000001. */
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

@@ -65,6 +65,7 @@ static int read_command(sx *x, const node *v, spec *s);
 static int read_env(sx *x, const node *v, spec *s);
 static int read_shape_params(sx *x, const node *v, spec *s);
 static int read_gpus(sx *x, const node *v, spec *s);
+static int read_mounts(sx *x, const node *v, spec *s);
 
 static const field objective_rows[] = {
 	{.key = "metric", .type = F_STR, .off = OFF(objective.metric), .required = 1,
@@ -128,6 +129,8 @@ static const field trial_rows[] = {
 	{.key = "image", .type = F_STR, .off = OFF(trial.image), .help = "container image (podman, docker)"},
 	{.key = "network", .type = F_STR, .off = OFF(trial.network),
 	 .help = "container network (default none)"},
+	{.key = "mounts", .type = F_FN, .fn = read_mounts,
+	 .help = "containers: bind mounts, \"HOST[:TARGET][:ro|rw]\" (${VAR} expanded)"},
 	{.key = "mode", .type = F_ENUM, .off = OFF(trial.mode), NAMES(trial_mode_names),
 	 .help = "oneshot | warm | worker (default oneshot)"},
 	{.key = "resources", .type = F_SUB, .sub = &resources_section, .help = "what one segment needs"},
@@ -253,6 +256,19 @@ static int read_command(sx *x, const node *v, spec *s)
 	s->trial.argc = n;
 	s->trial.argv = argv;
 	return 0;
+}
+
+/* Only the shape here (a list of strings): the items are parsed in
+ * spec_check, which knows the spec's folder for relative host paths. */
+static int read_mounts(sx *x, const node *v, spec *s)
+{
+	(void)s;
+	size_t n;
+	char **list;
+	int rc = read_string_list(x, v, 1, &n, &list);
+	if (rc == 0)
+		free_list(n, list);
+	return rc;
 }
 
 static int read_shape_params(sx *x, const node *v, spec *s)
@@ -542,6 +558,21 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 			     spec_executor_name(s->trial.executor));
 		sx_pop(x, saved);
 		return rc;
+	}
+	const node *mnt = at_path(root, "trial", "mounts");
+	if (mnt && s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER) {
+		saved = sx_push(x, "trial.mounts");
+		rc = sx_fail(x, mnt, "applies to executors podman and docker only (executor is %s)",
+			     spec_executor_name(s->trial.executor));
+		sx_pop(x, saved);
+		return rc;
+	}
+	if (mnt) {
+		saved = sx_push(x, "trial.mounts");
+		rc = spec_parse_mounts(x, mnt, dir, &s->trial.mounts, &s->trial.n_mounts);
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
 	}
 	const node *cmd = at_path(root, "trial", "command");
 	for (size_t i = 0; i < s->trial.argc; i++) {
