@@ -68,7 +68,10 @@ check(by["hang"][1] == "failed" and len(s) == 1 and s[0][0] == "timeout", "hang:
 # (basis oom) until it fit, then completed.
 s = segs("oom")
 check(s[0][0] == "oom" and s[0][3] == 64, "oom first segment %s" % (s[0],))
-check(s[-1][0] == "completed" and s[-1][4] == "oom" and s[-1][3] >= 200, "oom last segment %s" % (s[-1],))
+# The raised reservation follows the peak the sampler caught before the kill
+# (sampling every 200 ms), and the executor enforces reservation + 10 %, so
+# the final reservation can sit a little under the 200 MiB touched.
+check(s[-1][0] == "completed" and s[-1][4] == "oom" and s[-1][3] * 1.1 >= 200, "oom last segment %s" % (s[-1],))
 check(all(x[0] == "oom" for x in s[:-1]) and all(s[i+1][3] > s[i][3] for i in range(len(s) - 1)),
       "oom reservations must grow: %s" % (s,))
 check(by["oom"][1] == "completed", "oom trial %s" % (by["oom"],))

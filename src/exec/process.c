@@ -490,6 +490,18 @@ static void timeout_cb(uv_timer_t *t)
 	proc_kill(p);
 }
 
+/*
+ * Arm the segment's timeout.  libuv timers count from the loop's cached
+ * time, which can lag real time by a whole callback's work; refreshing it
+ * first makes the timeout never fire before timeout_s of real time has
+ * passed since launch (durations are measured with uv_hrtime).
+ */
+static void timeout_arm(proc *p, double timeout_s)
+{
+	uv_update_time(p->ex->loop);
+	uv_timer_start(&p->t_timeout, timeout_cb, ms(timeout_s), 0);
+}
+
 /* Stop a parked process: the stop command, then signals after the grace. */
 static void stop_idle(proc *p)
 {
@@ -668,7 +680,7 @@ static int launch_reuse(proc *p, const exec_spec *es, const exec_callbacks *cb, 
 	p->tail_len = 0;
 	p->tail[0] = '\0';
 	if (es->timeout_s > 0)
-		uv_timer_start(&p->t_timeout, timeout_cb, ms(es->timeout_s), 0);
+		timeout_arm(p, es->timeout_s);
 	*out = seg;
 	return 0;
 }
@@ -775,7 +787,7 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 		proc_kill_now(p);
 	}
 	if (es->timeout_s > 0)
-		uv_timer_start(&p->t_timeout, timeout_cb, ms(es->timeout_s), 0);
+		timeout_arm(p, es->timeout_s);
 	*out = seg;
 	return 0;
 }
