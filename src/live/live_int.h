@@ -61,6 +61,9 @@ typedef struct live_seg {
 	pid_t pid;
 	double started_at;
 	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
+	double util_sum;       /* SM utilisation samples of its group (gpu.c) */
+	int util_n;
+	int shared;            /* another segment ran on its device meanwhile */
 	uint64_t rss_now;      /* bytes, last display sample */
 	double last_obj;       /* last objective value, NAN none */
 	int interrupted;       /* cancelled because relish is stopping */
@@ -115,6 +118,7 @@ struct live {
 	store_profile *profiles;
 	size_t n_profiles;
 	uint8_t *profile_used;
+	int profiles_seeded;    /* profiles with features given to the core */
 	/* display */
 	FILE *out;
 	int tty;
@@ -138,6 +142,15 @@ int live_profiles_load(live *d, rl_err *err);
 /* Record a finished segment's measurement in the profiles table. */
 int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
 			rl_err *err);
+
+/* gpu.c: GPU sampling and what a segment's samples add up to */
+/* Sample NVML: each running GPU segment's peak memory and SM utilisation
+ * (by process group), and which segments share a device. */
+void live_gpu_sample(live *d);
+/* Mean SM utilisation of g's samples (percent), -1 when none. */
+double live_seg_mean_util(const live_seg *g);
+/* Store g's mean utilisation in its segment row (nothing when unknown). */
+int live_gpu_record(live *d, const live_seg *g, rl_err *err);
 
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);
