@@ -136,7 +136,9 @@ void live_fatal(live *d, const rl_err *err);
 uint64_t live_hash(uint64_t h, const void *p, size_t n);
 /* The request for trial cfg of experiment x (seg_id and times left 0). */
 void live_request_build(const live_exp *x, const config *cfg, sched_request *out);
-/* Give the core what the store knows about req's shape, once per shape. */
+/* Give the core what the store knows: on the first call every stored
+ * profile with features (so family estimates use them), then older rows
+ * without features when a request of their shape appears, once each. */
 void live_profile_seed(live *d, const sched_request *req);
 int live_profiles_load(live *d, rl_err *err);
 /* Record a finished segment's measurement in the profiles table. */
