@@ -8,22 +8,29 @@ Follows the relish trial contract (docs/gpu.md, DESIGN.md "Trial contract"):
   RELISH_CHECKPOINT_DIR  resume from / save to model.pt here
   RELISH_GPU_MEMORY_MIB  the reservation: the allocator is capped to it
 Prints one metrics line per epoch, e.g.
-  relish: epoch=3 accuracy=0.9123 loss=0.31 samples_per_s=81234 gpu_peak_mib=1830
+  RELISH epoch=3 accuracy=0.9123 loss=0.31 samples_per_s=81234 gpu_peak_mib=1830
 and exits 0 at the end of its segment.  ballast_mib holds that much device
 memory for the whole segment, so packing decisions have something to bite.
 
 The task is synthetic (a fixed random teacher network labels Gaussian
 inputs), so no data set has to be present on the GPU machine and the
 accuracy still rises epoch by epoch.
+
+Dry run (GPU_CHECK_FAKE_STATE=FILE, set by `GPU_CHECK_DRY_RUN=1
+scripts/gpu-check.sh`): no torch, no GPU.  The trial "holds" a known amount
+of device memory (300 + ballast_mib + width/2 MiB at 40 % SM) by appending
+"DEV PID MIB SM" to FILE, which the scripted NVML stand-in
+(tests/support/libnvidia-ml-standin.c) reports as this process's, and
+sleeps through its epochs; the same contract lines come out.
 """
 import json
 import os
 import sys
 import time
 
-import torch
+torch = None  # imported in main(): a dry run never needs it
 
-METRIC_PREFIX = os.environ.get("RELISH_METRIC_PREFIX", "relish:")  # the one place it is spelled
+METRIC_PREFIX = "RELISH"  # the contract's metric-line prefix (src/exec/contract.h)
 IN_DIM, CLASSES = 64, 10
 
 
@@ -41,7 +48,33 @@ def teacher_batch(gen, n, dev, teacher):
     return x, y
 
 
+def fake_main(state):
+    """The dry run: memory and utilisation through the NVML stand-in."""
+    p = params()
+    first = int(float(os.environ.get("RELISH_RESOURCE_FROM", "0")))
+    last = int(float(os.environ.get("RELISH_RESOURCE_TO", "3")))
+    need = 300 + int(p["ballast_mib"]) + int(p["width"]) // 2
+    cap = int(os.environ.get("RELISH_GPU_MEMORY_MIB", "0") or 0)
+    if cap and cap < need:
+        print(f"RuntimeError: CUDA out of memory. Tried to allocate {need} MiB "
+              f"(reserved {cap} MiB)", file=sys.stderr)
+        return 1
+    dev = os.environ.get("CUDA_VISIBLE_DEVICES", "GPU-0").rsplit("-", 1)[-1]
+    with open(state, "a") as f:
+        f.write(f"{dev} {os.getpid()} {need} 40\n")
+    for epoch in range(first + 1, last + 1):
+        time.sleep(0.3)
+        acc = 1.0 - 0.5 / (epoch + int(p["width"]) / 1024)
+        print(f"{METRIC_PREFIX} epoch={epoch} accuracy={acc:.4f} gpu_peak_mib={need}", flush=True)
+    return 0
+
+
 def main():
+    global torch
+    if os.environ.get("GPU_CHECK_FAKE_STATE"):
+        return fake_main(os.environ["GPU_CHECK_FAKE_STATE"])
+    import torch as torch_module
+    torch = torch_module
     if not torch.cuda.is_available():
         print("gpu_trial: CUDA is not available", file=sys.stderr)
         return 3

@@ -39,6 +39,23 @@ assert g[0]["is_gpu"] and not g[2]["is_gpu"]
 assert g[2]["memory_total_mib"] == 4096 and g[2]["compute_total"] == 2.0, g[2]
 assert all(x["memory_reserved_mib"] is None and x["segments"] == [] for x in g)
 P
+# The same GPUs with a state database: NVML's used memory beside what relish
+# reserved, and which segments (trials) share each device.
+"$RELISH_BUILD/mkdb" --devices "$work/standin.db" GPU-standin
+RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml" \
+  "$RELISH" devices --json --db "$work/standin.db" >"$work/out.json"
+$PY - "$work/out.json" <<'P'
+import json, sys
+g = json.load(open(sys.argv[1]))["devices"]
+assert (g[0]["memory_used_mib"], g[0]["memory_reserved_mib"]) == (1500, 8500), g[0]
+assert [(s["segment"], s["trial"]) for s in g[0]["segments"]] == [(1, 1), (2, 2)], g[0]
+assert (g[1]["memory_used_mib"], g[1]["memory_reserved_mib"], g[1]["segments"]) == (3000, 0, []), g[1]
+assert g[2]["memory_reserved_mib"] == 700 and [s["trial"] for s in g[2]["segments"]] == [4], g[2]
+P
+RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml" \
+  "$RELISH" devices --db "$work/standin.db" >"$work/out.txt"
+grep -Eq '^0 +NVIDIA Stand-in A100 40GB +GPU-standin-0 +40960 +1500 +39460 +8500  1\(t1\),2\(t2\)$' \
+  "$work/out.txt" || fail "stand-in table row: $(cat "$work/out.txt")"
 
 # 2. No driver: host only, said once on stderr.
 RELISH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$RELISH" devices --json >"$work/out.json" 2>"$work/err"
@@ -62,14 +79,9 @@ host:
   memory: 16GiB
   cpus: 4
 Y
-sqlite3 "$work/state.db" <<'SQL'
-CREATE TABLE segments(id INTEGER PRIMARY KEY, trial_id INTEGER, device TEXT,
-                      mem_reserved_mib INTEGER, status TEXT);
-INSERT INTO segments VALUES (1, 10, 'GPU-fake-0', 6000, 'running');
-INSERT INTO segments VALUES (2, 11, 'GPU-fake-0', 2500, 'running');
-INSERT INTO segments VALUES (3, 12, 'GPU-fake-1', 9000, 'completed');
-INSERT INTO segments VALUES (4, 13, 'host', 700, 'running');
-SQL
+# Segments 1-4 of trials 1-4 (tests/support/mkdb.c --devices): 6000 and
+# 2500 MiB running on GPU-fake-0, 9000 completed on GPU-fake-1, 700 on the host.
+"$RELISH_BUILD/mkdb" --devices "$work/state.db" GPU-fake
 "$RELISH" devices --json --devices "$work/devices.yaml" --db "$work/state.db" >"$work/out.json"
 $PY - "$work/out.json" "$work/devices.yaml" <<'P'
 import json, sys
@@ -79,14 +91,14 @@ g = d["devices"]
 assert [x["uuid"] for x in g] == ["GPU-fake-0", "GPU-fake-1", "host"], g
 assert g[0]["memory_total_mib"] == 40960 and g[0]["memory_used_mib"] is None
 assert g[0]["memory_reserved_mib"] == 8500, g[0]
-assert [(s["segment"], s["trial"], s["memory_reserved_mib"]) for s in g[0]["segments"]] == [(1, 10, 6000), (2, 11, 2500)]
+assert [(s["segment"], s["trial"], s["memory_reserved_mib"]) for s in g[0]["segments"]] == [(1, 1, 6000), (2, 2, 2500)]
 assert g[1]["memory_reserved_mib"] == 0 and g[1]["segments"] == []   # completed: not counted
 assert g[2]["memory_total_mib"] == 16384 and g[2]["compute_total"] == 4.0
 assert g[2]["memory_reserved_mib"] == 700
 P
 # The same through RELISH_DEVICES, as a table.
 RELISH_DEVICES="$work/devices.yaml" "$RELISH" devices --db "$work/state.db" >"$work/out.txt"
-grep -Eq '^0 +A100 +GPU-fake-0 +40960 +- +- +8500  1\(t10\),2\(t11\)$' "$work/out.txt" \
+grep -Eq '^0 +A100 +GPU-fake-0 +40960 +- +- +8500  1\(t1\),2\(t2\)$' "$work/out.txt" \
   || fail "table row: $(cat "$work/out.txt")"
 grep -q '^MPS: not running$' "$work/out.txt" || fail "MPS line: $(cat "$work/out.txt")"
 
@@ -103,5 +115,7 @@ set +e
 "$RELISH" devices --devices "$work/devices.yaml" --db "$work/nonexistent.db" 2>"$work/err"; rc2=$?
 set -e
 [ "$rc" = 2 ] || fail "bad flag: exit $rc"
-[ "$rc2" = 4 ] || fail "missing db: exit $rc2 $(cat "$work/err")"
+# A missing database is "not found" (3), as for the other read commands.
+[ "$rc2" = 3 ] || fail "missing db: exit $rc2 $(cat "$work/err")"
+grep -q 'no state database' "$work/err" || fail "missing db message: $(cat "$work/err")"
 echo "test_devices_cli: ok"

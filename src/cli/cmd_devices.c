@@ -2,17 +2,18 @@
  * cmd_devices.c - relish devices [--json] [--devices FILE] [--db FILE]
  *
  * Shows what relish would place segments on: each device's name, UUID and
- * memory (total / used / free as measured, or as declared in a devices
- * file), whether an MPS daemon is running, and with --db the memory relish
- * has reserved on each device and which running segments share it.
+ * memory (total / used / free as measured through NVML, or as declared in a
+ * devices file), whether an MPS daemon is running, and with --db the memory
+ * relish has reserved on each device and which running segments (and their
+ * trials) share it, read through the store API.
  */
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_common.h"
 #include "telemetry/devices.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/nvml.h"
@@ -30,61 +31,39 @@ struct store_use {
 };
 
 /*
- * ---- store access (isolated: switch to the store API when it lands) ----
- * Reads the running segments straight from the SQLite file:
- *   segments(device TEXT, mem_reserved_mib INTEGER, status TEXT, trial_id ...)
- * device holds a UUID ("host" for the host) or a device index.
+ * The running segments of every experiment in the database (opened read
+ * only through the store API; a missing file is an error, not created).
+ * segments.device holds the device's UUID ("host" for the host).
  */
 static int store_running_segments(const char *path, const device_list *l, struct store_use *u,
 				  rl_err *err)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-	if (rc != SQLITE_OK) {
-		rl_err_set(err, RL_ESTORE, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
-		sqlite3_close(db);
-		return RL_ESTORE;
+	cli_read_opts o = {.db = path};
+	store *s;
+	int rc = cli_open_read(&o, &s, err);
+	if (rc < 0)
+		return rc;
+	store_segment *gv;
+	size_t ng;
+	rc = store_segment_list_running(s, 0, &gv, &ng, err);
+	store_close(s);
+	if (rc < 0)
+		return rl_err_prefix(err, "%s: reading running segments", path);
+	u->seg = calloc(ng ? ng : 1, sizeof *u->seg);
+	if (!u->seg) {
+		store_segments_free(gv, ng);
+		return rl_err_set(err, RL_ENOMEM, "out of memory");
 	}
-	sqlite3_busy_timeout(db, 2000);
-	rc = sqlite3_prepare_v2(db,
-				"SELECT device, COALESCE(mem_reserved_mib, 0), rowid, trial_id "
-				"FROM segments WHERE status = 'running' ORDER BY rowid",
-				-1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		rl_err_set(err, RL_ESTORE, "%s: reading running segments: %s", path,
-			   sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return RL_ESTORE;
-	}
-	int out = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *dev = (const char *)sqlite3_column_text(st, 0);
-		int idx = device_list_find(l, dev);
-		if (idx < 0 && dev && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
-			long long k = sqlite3_column_int64(st, 0);
-			idx = k >= 0 && (size_t)k < l->n ? (int)k : -1;
-		}
+	for (size_t i = 0; i < ng; i++) {
+		int idx = gv[i].device ? device_list_find(l, gv[i].device) : -1;
 		if (idx < 0)
 			continue; /* placed on a device this view does not show */
-		struct seg_use *p = realloc(u->seg, (u->n + 1) * sizeof *p);
-		if (!p) {
-			out = rl_err_set(err, RL_ENOMEM, "out of memory");
-			break;
-		}
-		u->seg = p;
-		u->seg[u->n++] = (struct seg_use){idx, sqlite3_column_int64(st, 2),
-						  sqlite3_column_int64(st, 3),
-						  sqlite3_column_int64(st, 1)};
+		u->seg[u->n++] = (struct seg_use){idx, gv[i].id, gv[i].trial_id,
+						  gv[i].mem_reserved_mib > 0 ? gv[i].mem_reserved_mib : 0};
 	}
-	if (!out && rc != SQLITE_DONE)
-		out = rl_err_set(err, RL_ESTORE, "%s: reading running segments: %s", path,
-				 sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return out;
+	store_segments_free(gv, ng);
+	return 0;
 }
-/* ---- end of store access ---- */
 
 static long long reserved_on(const struct store_use *u, int dev)
 {

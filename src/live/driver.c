@@ -721,6 +721,7 @@ static void end_segment(live *d, live_seg *g, const exec_result *r)
 				      &err)) == 0) &&
 	    (!fail_reason || (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
 						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
+	    (rc = live_gpu_record(d, g, &err)) == 0 &&
 	    (r->outcome != SCHED_OUT_COMPLETED ||
 	     (rc = live_profile_update(d, g, peak, r->duration_s, &err)) == 0))
 		rc = store_commit(d->st, &err);
@@ -731,7 +732,7 @@ static void end_segment(live *d, live_seg *g, const exec_result *r)
 	}
 
 	sched_observation obs = {
-		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = -1,
+		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
 		.work = g->to - g->from, .duration_s = r->duration_s,
 	};
 	if (sched_finished(d->core, g->sched_id, now, &obs, &err) < 0) {
@@ -760,30 +761,10 @@ static void on_end(void *ud, exec_segment *seg, const exec_result *r)
 
 /* ---- tick, signals ----------------------------------------------------------- */
 
-static void sample_gpus(live *d)
-{
-	if (!d->tel || !d->n_gpus)
-		return;
-	telemetry_snapshot snap;
-	if (telemetry_sample(d->tel, live_now(), &snap, NULL) < 0)
-		return;
-	for (live_seg *g = d->segs; g; g = g->next) {
-		if (!g->es || g->pid <= 0)
-			continue;
-		const device_entry *de = &d->devs->dev[g->dev];
-		if (!de->info.is_gpu)
-			continue;
-		uint64_t m = telemetry_snapshot_mem_for_pgid(&snap, de->nvml_index, g->pid);
-		if (m > g->gpu_peak_mib)
-			g->gpu_peak_mib = m;
-	}
-	telemetry_snapshot_fini(&snap);
-}
-
 static void tick_cb(uv_timer_t *h)
 {
 	live *d = h->data;
-	sample_gpus(d);
+	live_gpu_sample(d);
 	place(d);
 	live_progress_draw(d, 0);
 	check_end(d);

@@ -62,6 +62,9 @@ typedef struct live_seg {
 	pid_t pid;
 	double started_at;
 	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
+	double util_sum;       /* SM utilisation samples of its group (gpu.c) */
+	int util_n;
+	int shared;            /* another segment ran on its device meanwhile */
 	uint64_t rss_now;      /* bytes, last display sample */
 	double last_obj;       /* last objective value, NAN none */
 	int interrupted;       /* cancelled because relish is stopping */
@@ -123,6 +126,7 @@ struct live {
 	container_info *removed;
 	size_t n_removed;
 	rl_err runtime_err;     /* first experiment stopped by a container runtime failure */
+	int profiles_seeded;    /* profiles with features given to the core */
 	/* display */
 	FILE *out;
 	int tty;
@@ -140,7 +144,9 @@ void live_fatal(live *d, const rl_err *err);
 uint64_t live_hash(uint64_t h, const void *p, size_t n);
 /* The request for trial cfg of experiment x (seg_id and times left 0). */
 void live_request_build(const live_exp *x, const config *cfg, sched_request *out);
-/* Give the core what the store knows about req's shape, once per shape. */
+/* Give the core what the store knows: on the first call every stored
+ * profile with features (so family estimates use them), then older rows
+ * without features when a request of their shape appears, once each. */
 void live_profile_seed(live *d, const sched_request *req);
 int live_profiles_load(live *d, rl_err *err);
 /* Record a finished segment's measurement in the profiles table. */
@@ -158,6 +164,14 @@ static inline executor *live_exec(const live_exp *x)
 int live_container_setup(live *d, live_exp *x, rl_err *err);
 /* The container of that name removed at start-up, or NULL. */
 const container_info *live_container_removed(const live *d, const char *name);
+/* gpu.c: GPU sampling and what a segment's samples add up to */
+/* Sample NVML: each running GPU segment's peak memory and SM utilisation
+ * (by process group), and which segments share a device. */
+void live_gpu_sample(live *d);
+/* Mean SM utilisation of g's samples (percent), -1 when none. */
+double live_seg_mean_util(const live_seg *g);
+/* Store g's mean utilisation in its segment row (nothing when unknown). */
+int live_gpu_record(live *d, const live_seg *g, rl_err *err);
 
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);

@@ -12,6 +12,7 @@
  * family (sched/estimate.c), so an unseen shape gets an estimate from its
  * measured neighbours.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,11 +102,60 @@ int live_profiles_load(live *d, rl_err *err)
 	return 0;
 }
 
-/* Profiles the store had at start, handed to the core the first time a
- * request of their shape is seen (the request carries the features the
- * family model needs, which the profiles table does not). */
+/* A profile written since schema 2 carries its family and numeric features:
+ * hand it to the core as a measured point of that family, so the family
+ * model estimates unseen shapes from everything measured in earlier runs
+ * (a resumed experiment, or another experiment of the same command), not
+ * only from shapes this run has met again.  Returns 1 when seeded. */
+static int seed_with_features(live *d, const store_profile *p)
+{
+	if (!p->features || !p->family || p->peak_mem_mib <= 0)
+		return 0;
+	sched_request r;
+	memset(&r, 0, sizeof r);
+	char *end;
+	r.shape = strtoull(p->shape, &end, 16);
+	if (*end || !r.shape)
+		return 0;
+	r.family = strtoull(p->family, &end, 16);
+	if (*end)
+		return 0;
+	json_error_t je;
+	json_t *a = json_loads(p->features, 0, &je);
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v) {
+		if (!json_is_number(v) || r.n_feat >= SCHED_MAX_FEAT)
+			break;
+		r.feat[r.n_feat++] = json_number_value(v);
+	}
+	int ok = json_is_array(a) && r.n_feat == json_array_size(a);
+	json_decref(a);
+	if (!ok)
+		return 0;
+	sched_observation o = {
+		.outcome = SCHED_OUT_COMPLETED,
+		.peak_mem_mib = (uint64_t)p->peak_mem_mib,
+		.mean_util = isnan(p->mean_util) ? -1 : p->mean_util,
+		.work = isnan(p->throughput) ? 0 : p->throughput,
+		.duration_s = isnan(p->throughput) ? 0 : 1.0,
+	};
+	sched_learn(d->core, &r, &o);
+	return 1;
+}
+
+/* Profiles the store had at start.  The first call (the core exists by
+ * then) seeds every profile with features; older rows without them are
+ * handed to the core the first time a request of their shape is seen (the
+ * request carries the features the family model needs). */
 void live_profile_seed(live *d, const sched_request *req)
 {
+	if (!d->profiles_seeded) {
+		d->profiles_seeded = 1;
+		for (size_t i = 0; i < d->n_profiles; i++)
+			if (seed_with_features(d, &d->profiles[i]))
+				d->profile_used[i] = 1;
+	}
 	char key[24];
 	snprintf(key, sizeof key, "%016llx", (unsigned long long)req->shape);
 	for (size_t i = 0; i < d->n_profiles; i++) {
@@ -127,6 +177,50 @@ void live_profile_seed(live *d, const sched_request *req)
 	}
 }
 
+/* The shape's parameters of g's trial as a JSON object (malloc'd), for
+ * `relish profiles`; NULL when the engine no longer knows the trial. */
+static char *shape_params_json(const live_seg *g)
+{
+	const spec *sp = g->x->sp;
+	engine_trial_view tv;
+	if (engine_trial(g->x->eng, g->trial, &tv, NULL) < 0 || !tv.cfg)
+		return NULL;
+	char *all = config_to_json(&sp->search.space, tv.cfg);
+	json_error_t je;
+	json_t *o = all ? json_loads(all, 0, &je) : NULL;
+	free(all);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return NULL;
+	}
+	const char *k;
+	json_t *v, *keep = json_object();
+	json_object_foreach(o, k, v)
+		if (is_shape_param(sp, k))
+			json_object_set(keep, k, v);
+	json_decref(o);
+	char *txt = json_dumps(keep, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(keep);
+	return txt;
+}
+
+static char *features_json(const sched_request *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->n_feat; i++)
+		json_array_append_new(a, json_real(r->feat[i]));
+	char *txt = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return txt;
+}
+
+static double ewma(double old, double now)
+{
+	if (isnan(old))
+		return now;
+	return isnan(now) ? old : 0.7 * old + 0.3 * now;
+}
+
 int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
 			rl_err *err)
 {
@@ -135,29 +229,47 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double du
 	char key[24], fam[24];
 	snprintf(key, sizeof key, "%016llx", (unsigned long long)g->req.shape);
 	snprintf(fam, sizeof fam, "%016llx", (unsigned long long)g->req.family);
-	store_profile old;
+	store_profile old = {0};
 	int have = store_profile_get(d->st, key, &old, NULL) == 0;
+	double util = live_seg_mean_util(g);
 	store_profile p = {
 		.shape = key, .family = fam, .n = have ? old.n + 1 : 1,
-		.peak_mem_mib = (int64_t)peak_mib, .mean_util = NAN,
+		.peak_mem_mib = (int64_t)peak_mib, .mean_util = util >= 0 ? util : NAN,
 		.est_mem_mib = g->est_mem, .est_error = NAN, .throughput = NAN,
-		.updated_at = live_now(),
+		.updated_at = live_now(), .thr_shared = NAN,
+		.params = shape_params_json(g), .features = features_json(&g->req),
+		.est_basis = (char *)sched_basis_name(g->basis),
 	};
 	if (have && old.peak_mem_mib > p.peak_mem_mib)
 		p.peak_mem_mib = old.peak_mem_mib;
+	if (have)
+		p.mean_util = ewma(old.mean_util, p.mean_util);
 	/* The estimator's error, once the real peak is known: what was
-	 * predicted before this segment ran against what it used. */
+	 * predicted before this segment ran against what it used.  A later
+	 * segment of a measured shape keeps the first estimate's figures (the
+	 * one that mattered: made before anything of this shape was known). */
 	if (g->est_mem > 0)
 		p.est_error = ((double)g->est_mem - (double)peak_mib) / (double)peak_mib;
-	double work = g->to - g->from;
-	if (duration_s > 0 && work > 0)
-		p.throughput = work / duration_s;
-	if (have && !isnan(old.throughput) && !isnan(p.throughput))
-		p.throughput = 0.7 * old.throughput + 0.3 * p.throughput;
-	int rc = store_profile_put(d->st, &p, err);
-	if (have) {
-		free(old.shape);
-		free(old.family);
+	if (have && old.est_basis && old.est_mem_mib > 0 && !isnan(old.est_error)) {
+		p.est_mem_mib = old.est_mem_mib;
+		p.est_error = old.est_error;
+		p.est_basis = old.est_basis;
 	}
+	/* Throughput alone and beside others are kept apart: their ratio is
+	 * what co-location costs this shape. */
+	double work = g->to - g->from, thr = NAN;
+	if (duration_s > 0 && work > 0)
+		thr = work / duration_s;
+	p.throughput = have ? old.throughput : NAN;
+	p.thr_shared = have ? old.thr_shared : NAN;
+	if (g->shared)
+		p.thr_shared = ewma(p.thr_shared, thr);
+	else
+		p.throughput = ewma(p.throughput, thr);
+	int rc = store_profile_put(d->st, &p, err);
+	free(p.params);
+	free(p.features);
+	if (have)
+		store_profile_fini(&old);
 	return rc;
 }

@@ -114,6 +114,15 @@ static const char *const migrations[] = {
 	" is_gpu INTEGER NOT NULL,"
 	" mem_total_mib INTEGER NOT NULL,"
 	" compute_total REAL NOT NULL);",
+	/* 2: GPU profiles: a segment's mean utilisation; a profile's shape
+	 * parameters (for display), numeric features (so a restart can seed the
+	 * family model), the basis of the estimate its error refers to, and
+	 * its throughput measured beside other segments. */
+	"ALTER TABLE segments ADD COLUMN mean_util REAL;"
+	"ALTER TABLE profiles ADD COLUMN params TEXT;"
+	"ALTER TABLE profiles ADD COLUMN features TEXT;"
+	"ALTER TABLE profiles ADD COLUMN est_basis TEXT;"
+	"ALTER TABLE profiles ADD COLUMN thr_shared REAL;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -119,6 +119,13 @@ typedef struct store_trial {
 	int n_segments;
 	int n_oom;
 	char *last_error;       /* latest segment message that was not a success, or NULL */
+	char *last_oom;         /* message of its latest out-of-memory segment, or NULL */
+	/* Its latest segment's reservation: basis ("family", ...), the
+	 * estimated peak, the measured peak (-1 unknown) and mean GPU
+	 * utilisation (NAN unknown). */
+	char *last_basis;
+	int64_t last_est_mib, last_peak_mib;
+	double last_util;       /* latest segment message that was not a success, or NULL */
 	/* Filled only with STORE_LIST_METRICS: the metric history in report order. */
 	store_metric *metrics;
 	size_t n_metrics;
@@ -161,6 +168,7 @@ typedef struct store_segment {
 	double started_at, ended_at; /* NAN when unknown */
 	int64_t peak_mem_mib;   /* -1 unknown */
 	int64_t est_mem_mib;    /* the estimate at planning time, -1 unknown */
+	double mean_util;       /* mean GPU SM utilisation, percent; NAN unknown */
 	char *log_path;
 	char *message;
 } store_segment;
@@ -184,6 +192,11 @@ typedef struct store_profile {
 	double est_error;       /* (estimate - peak) / peak, NAN unknown */
 	double throughput;      /* resource units per second alone, NAN unknown */
 	double updated_at;
+	/* Schema 2 (NULL / NAN when unknown): */
+	char *params;           /* JSON object: the shape's parameter values */
+	char *features;         /* JSON array: its numeric features (family model) */
+	char *est_basis;        /* basis of est_mem_mib ("family", "profile", ...) */
+	double thr_shared;      /* resource units per second beside others, NAN unknown */
 } store_profile;
 
 typedef struct store_device {
@@ -275,6 +288,8 @@ int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_ti
  * or never placed) is RL_EINVAL: the driver's state machine is wrong. */
 int store_segment_finish(store *s, int64_t id, const store_segment_end *end, rl_err *err);
 int store_segment_get(store *s, int64_t id, store_segment *out, rl_err *err);
+/* A segment's mean GPU utilisation (percent), measured while it ran. */
+int store_segment_set_util(store *s, int64_t id, double mean_util, rl_err *err);
 /* Segments of a trial by seq. */
 int store_segment_list(store *s, int64_t trial_id, store_segment **out, size_t *n,
 		       rl_err *err);
@@ -314,6 +329,8 @@ int store_profile_put(store *s, const store_profile *p, rl_err *err);
 int store_profile_get(store *s, const char *shape, store_profile *out, rl_err *err);
 int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err);
 void store_profiles_free(store_profile *v, size_t n);
+/* Free a profile's strings (as read by _get) and zero it.  Accepts NULL. */
+void store_profile_fini(store_profile *p);
 
 /* Insert or update the device with d->uuid; *id (may be NULL) gets its id. */
 int store_device_put(store *s, const store_device *d, int64_t *id, rl_err *err);

@@ -14,11 +14,11 @@
 #include <string.h>
 
 #define PROFILE_COLS "shape, family, n, peak_mem_mib, mean_util, est_mem_mib, est_error," \
-		     " throughput, updated_at"
+		     " throughput, updated_at, params, features, est_basis, thr_shared"
 
 static const char SQL_PROFILE_PUT[] =
 	"INSERT OR REPLACE INTO profiles(" PROFILE_COLS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	" ?8, ?9)";
+	" ?8, ?9, ?10, ?11, ?12, ?13)";
 static const char SQL_PROFILE_GET[] = "SELECT " PROFILE_COLS " FROM profiles WHERE shape = ?1";
 static const char SQL_PROFILE_ALL[] = "SELECT " PROFILE_COLS " FROM profiles ORDER BY shape";
 static const char SQL_DEVICE_PUT[] =
@@ -30,17 +30,22 @@ static const char SQL_DEVICE_ID[] = "SELECT id FROM devices WHERE uuid = ?1";
 static const char SQL_DEVICE_ALL[] =
 	"SELECT id, name, uuid, is_gpu, mem_total_mib, compute_total FROM devices ORDER BY id";
 
-static void profile_fini(store_profile *p)
+void store_profile_fini(store_profile *p)
 {
+	if (!p)
+		return;
 	free(p->shape);
 	free(p->family);
+	free(p->params);
+	free(p->features);
+	free(p->est_basis);
 	memset(p, 0, sizeof *p);
 }
 
 void store_profiles_free(store_profile *v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++)
-		profile_fini(&v[i]);
+		store_profile_fini(&v[i]);
 	free(v);
 }
 
@@ -57,8 +62,12 @@ static int profile_row(sqlite3_stmt *st, store_profile *p, rl_err *err)
 	x.est_error = st_col_real(st, 6);
 	x.throughput = st_col_real(st, 7);
 	x.updated_at = st_col_real(st, 8);
+	x.params = st_col_text(st, 9, &oom);
+	x.features = st_col_text(st, 10, &oom);
+	x.est_basis = st_col_text(st, 11, &oom);
+	x.thr_shared = st_col_real(st, 12);
 	if (oom) {
-		profile_fini(&x);
+		store_profile_fini(&x);
 		return rl_err_set(err, RL_ENOMEM, "reading a profile");
 	}
 	*p = x;
@@ -83,6 +92,11 @@ int store_profile_put(store *s, const store_profile *p, rl_err *err)
 		st_bind_real(st, 7, p->est_error);
 		st_bind_real(st, 8, p->throughput);
 		sqlite3_bind_double(st, 9, p->updated_at);
+		st_bind_text(st, 10, p->params);
+		st_bind_text(st, 11, p->features);
+		st_bind_text(st, 12, p->est_basis);
+		/* 0 is a zero-initialised field, not a measurement. */
+		st_bind_real(st, 13, p->thr_shared > 0 ? p->thr_shared : NAN);
 		rc = st_exec_stmt(s, st, err, "saving a profile");
 	}
 	return st_tx_end(s, rc, err);

@@ -18,7 +18,7 @@
 #define SEG_COLS "g.id, g.trial_id, g.seq, g.resource_from, g.resource_to, g.status," \
 	" g.exit_code, g.signal, g.device, g.mem_reserved_mib, g.compute_share, g.basis,"  \
 	" g.pid, g.pid_start_time, g.container, g.started_at, g.ended_at, g.peak_mem_mib,"  \
-	" g.est_mem_mib, g.log_path, g.message"
+	" g.est_mem_mib, g.log_path, g.message, g.mean_util"
 
 static const char SQL_SEG_INSERT[] =
 	"INSERT INTO segments(trial_id, seq, resource_from, resource_to, status, est_mem_mib)"
@@ -33,6 +33,7 @@ static const char SQL_SEG_PID[] =
 static const char SQL_SEG_FINISH[] =
 	"UPDATE segments SET status = ?2, exit_code = ?3, signal = ?4, peak_mem_mib = ?5,"
 	" ended_at = ?6, message = ?7 WHERE id = ?1 AND status IN ('planned', 'running')";
+static const char SQL_SEG_UTIL[] = "UPDATE segments SET mean_util = ?2 WHERE id = ?1";
 static const char SQL_SEG_BY_ID[] = "SELECT " SEG_COLS " FROM segments g WHERE g.id = ?1";
 static const char SQL_SEG_OF_TRIAL[] =
 	"SELECT " SEG_COLS " FROM segments g WHERE g.trial_id = ?1 ORDER BY g.seq, g.id";
@@ -87,6 +88,7 @@ static int seg_row(sqlite3_stmt *st, store_segment *g, rl_err *err)
 	x.est_mem_mib = st_col_int(st, 18, -1);
 	x.log_path = st_col_text(st, 19, &oom);
 	x.message = st_col_text(st, 20, &oom);
+	x.mean_util = st_col_real(st, 21);
 	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading a segment")
 		     : seg_status_from_name(status, &x.status, err);
 	if (rc < 0) {
@@ -201,6 +203,20 @@ int store_segment_finish(store *s, int64_t id, const store_segment_end *end, rl_
 		st_bind_real(st, 6, end->ended_at);
 		st_bind_text(st, 7, end->message);
 		rc = seg_update(s, st, id, "planned or running", err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_segment_set_util(store *s, int64_t id, double mean_util, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_SEG_UTIL, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_real(st, 2, mean_util);
+		rc = st_exec_stmt(s, st, err, "saving a segment's utilisation");
 	}
 	return st_tx_end(s, rc, err);
 }

@@ -20,8 +20,12 @@
 	" (SELECT count(*) FROM segments g WHERE g.trial_id = t.id AND g.status = 'oom'),"\
 	" (SELECT COALESCE(g.message, g.status) FROM segments g WHERE g.trial_id = t.id" \
 	"   AND g.status NOT IN ('planned', 'running', 'completed')"                     \
-	"   ORDER BY g.seq DESC, g.id DESC LIMIT 1)"                                      \
-	" FROM trials t "
+	"   ORDER BY g.seq DESC, g.id DESC LIMIT 1),"                                     \
+	" (SELECT g.message FROM segments g WHERE g.trial_id = t.id AND g.status = 'oom'" \
+	"   ORDER BY g.seq DESC, g.id DESC LIMIT 1),"                                     \
+	" l.basis, l.est_mem_mib, l.peak_mem_mib, l.mean_util"                           \
+	" FROM trials t LEFT JOIN segments l ON l.id = (SELECT g.id FROM segments g"     \
+	"   WHERE g.trial_id = t.id ORDER BY g.seq DESC, g.id DESC LIMIT 1) "
 
 static const char SQL_TRIAL_INSERT[] =
 	"INSERT INTO trials(experiment_id, idx, params_json, status, created_at, updated_at)"
@@ -49,6 +53,8 @@ void store_trial_fini(store_trial *t)
 	free(t->params_json);
 	free(t->error);
 	free(t->last_error);
+	free(t->last_oom);
+	free(t->last_basis);
 	store_metrics_free(t->metrics, t->n_metrics);
 	memset(t, 0, sizeof *t);
 }
@@ -78,6 +84,11 @@ static int trial_row(sqlite3_stmt *st, store_trial *t, rl_err *err)
 	x.n_segments = sqlite3_column_int(st, 11);
 	x.n_oom = sqlite3_column_int(st, 12);
 	x.last_error = st_col_text(st, 13, &oom);
+	x.last_oom = st_col_text(st, 14, &oom);
+	x.last_basis = st_col_text(st, 15, &oom);
+	x.last_est_mib = st_col_int(st, 16, -1);
+	x.last_peak_mib = st_col_int(st, 17, -1);
+	x.last_util = st_col_real(st, 18);
 	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading a trial")
 		     : trial_status_from_name(status, &x.status, err);
 	if (rc < 0) {

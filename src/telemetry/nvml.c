@@ -562,3 +562,21 @@ double telemetry_snapshot_util_for_pids(const telemetry_snapshot *snap, int devi
 	}
 	return any ? sum : -1;
 }
+
+double telemetry_snapshot_util_for_pgid(const telemetry_snapshot *snap, int device, pid_t pgid)
+{
+	if (!snap || !snap->n_util)
+		return -1;
+	/* The group's pids among the sampled ones, then the pid rule above
+	 * (newest sample per process, summed). */
+	uint32_t *pids = malloc(snap->n_util * sizeof *pids);
+	if (!pids)
+		return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < snap->n_util; i++)
+		if (getpgid((pid_t)snap->util[i].pid) == pgid)
+			pids[n++] = snap->util[i].pid;
+	double u = n ? telemetry_snapshot_util_for_pids(snap, device, pids, n) : -1;
+	free(pids);
+	return u;
+}

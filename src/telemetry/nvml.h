@@ -158,4 +158,11 @@ uint64_t telemetry_snapshot_mem_for_pgid(const telemetry_snapshot *snap, int dev
 double telemetry_snapshot_util_for_pids(const telemetry_snapshot *snap, int device,
 					const uint32_t *pids, size_t n_pids);
 
+/*
+ * SM utilisation of the processes whose process group is pgid (a segment's
+ * group, as for _mem_for_pgid), summed; -1 when none of them has a sample
+ * in snap (the driver keeps no per-process samples, or they were idle).
+ */
+double telemetry_snapshot_util_for_pgid(const telemetry_snapshot *snap, int device, pid_t pgid);
+
 #endif

@@ -22,7 +22,10 @@
  *                                  re-reads FILE ("DEV PID MIB" lines) and
  *                                  uses it instead of the proc lines, so a
  *                                  test can change a "trial's" GPU memory
- *                                  while relish samples it
+ *                                  while relish samples it; a fourth field
+ *                                  "DEV PID MIB SM" also gives the process
+ *                                  a fresh SM-utilisation sample at every
+ *                                  nvmlDeviceGetProcessUtilization call
  * Device memory used = used + the processes' memory; free = total - used.
  */
 #include <stdio.h>
@@ -41,6 +44,7 @@ struct si_proc {
 	int dev;
 	unsigned pid;
 	unsigned long long mib;
+	int sm;                 /* state mode: SM percent, -1 none */
 };
 
 struct si_putil {
@@ -73,6 +77,7 @@ static struct {
 		int code;
 	} fail[SI_MAX_FAIL];
 	char state[512];
+	unsigned long long state_ts; /* timestamps of state-mode samples */
 } si;
 
 /* The exported NVML surface (prototypes keep -Wmissing-prototypes quiet). */
@@ -141,7 +146,7 @@ static int load_script(void)
 			dv->util_mem[dv->n_util++] = b;
 		} else if (!strcmp(kw, "proc") && sscanf(rest, "%d %u %llu", &d, &a, &x) == 3 &&
 			   d >= 0 && d < si.n_dev && si.n_proc < SI_MAX_PROC) {
-			si.proc[si.n_proc++] = (struct si_proc){d, a, x};
+			si.proc[si.n_proc++] = (struct si_proc){d, a, x, -1};
 		} else if (!strcmp(kw, "putil") &&
 			   sscanf(rest, "%d %u %u %u %llu", &d, &a, &b, &c, &y) == 5 && d >= 0 &&
 			   d < si.n_dev && si.n_putil < SI_MAX_PROC) {
@@ -169,12 +174,15 @@ static void refresh_state(void)
 	FILE *f = fopen(si.state, "r");
 	if (!f)
 		return;
-	int d;
-	unsigned pid;
-	unsigned long long mib;
-	while (si.n_proc < SI_MAX_PROC && fscanf(f, "%d %u %llu", &d, &pid, &mib) == 3)
-		if (d >= 0 && d < si.n_dev)
-			si.proc[si.n_proc++] = (struct si_proc){d, pid, mib};
+	char line[256];
+	while (si.n_proc < SI_MAX_PROC && fgets(line, sizeof line, f)) {
+		int d, sm = -1;
+		unsigned pid;
+		unsigned long long mib;
+		if (sscanf(line, "%d %u %llu %d", &d, &pid, &mib, &sm) >= 3 && d >= 0 &&
+		    d < si.n_dev)
+			si.proc[si.n_proc++] = (struct si_proc){d, pid, mib, sm};
+	}
 	fclose(f);
 }
 
@@ -360,6 +368,12 @@ nvml_return nvmlDeviceGetProcessUtilization(nvml_device h, nvml_process_util_sam
 	unsigned count = 0;
 	for (int i = 0; i < si.n_putil; i++)
 		count += si.putil[i].dev == index_of(h) && si.putil[i].ts > last_seen;
+	/* State-mode processes with an SM figure: one new sample per call,
+	 * stamped after anything scripted. */
+	refresh_state();
+	unsigned long long now_ts = (1ULL << 50) + ++si.state_ts;
+	for (int i = 0; si.state[0] && i < si.n_proc; i++)
+		count += si.proc[i].dev == index_of(h) && si.proc[i].sm >= 0;
 	if (count == 0)
 		return NVML_RC_NOT_FOUND;
 	if (!s || count > *n) {
@@ -372,6 +386,13 @@ nvml_return nvmlDeviceGetProcessUtilization(nvml_device h, nvml_process_util_sam
 		if (p->dev != index_of(h) || p->ts <= last_seen)
 			continue;
 		s[k] = (nvml_process_util_sample){p->pid, p->ts, p->sm, p->mem, 0, 0};
+		k++;
+	}
+	for (int i = 0; si.state[0] && i < si.n_proc; i++) {
+		const struct si_proc *p = &si.proc[i];
+		if (p->dev != index_of(h) || p->sm < 0)
+			continue;
+		s[k] = (nvml_process_util_sample){p->pid, now_ts, (unsigned)p->sm, 0, 0, 0};
 		k++;
 	}
 	*n = count;

@@ -12,10 +12,17 @@
  *     trial 4 idx 1 {"lr":0.01,"layers":3}  stopped, 0.95 at 3, segment 5 (no log)
  *     trial 5 idx 2 {"lr":0.001,"layers":4} running, segment 6 oom, 7 running
  *     trial 6 idx 3 {"lr":0.5,"layers":1}   pending
+ *
+ * `mkdb --devices DB PREFIX` builds instead the database that
+ * tests/test_devices_cli.sh reads: one experiment "gpus", trials 1-4 with
+ * one segment each (segment id = trial id), reserved on PREFIX-0, PREFIX-0,
+ * PREFIX-1 and the host: 6000 MiB running, 2500 MiB running, 9000 MiB
+ * completed, 700 MiB running.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/store.h"
 
@@ -76,10 +83,46 @@ static int64_t segment(int64_t tr, int seq, double from, double to, const char *
 	return id;
 }
 
+/* The --devices database (see the header). */
+static int devices_db(const char *path, const char *prefix)
+{
+	CHECK(store_open(path, 0, &db, err));
+	store_experiment x = {.name = (char *)"gpus", .created_at = 1700000000,
+			      .objective_metric = (char *)"accuracy", .mode = (char *)"max"};
+	int64_t e;
+	CHECK(store_experiment_create(db, &x, &e, err));
+	static const struct {
+		int gpu;              /* -1 host */
+		int64_t mib;
+		int running;
+	} rows[] = {{0, 6000, 1}, {0, 2500, 1}, {1, 9000, 0}, {-1, 700, 1}};
+	for (int i = 0; i < 4; i++) {
+		int64_t t = trial(e, i, "{\"batch\":64}", 1700000001 + i), g;
+		char dev[128];
+		if (rows[i].gpu < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "%s-%d", prefix, rows[i].gpu);
+		CHECK(store_segment_insert(db, t, 0, 0, 1, -1, &g, err));
+		store_placement pl = {.device = dev, .mem_reserved_mib = rows[i].mib,
+				      .compute_share = 50, .basis = "profile"};
+		CHECK(store_segment_place(db, g, &pl, 1700000100, err));
+		CHECK(store_trial_set_status(db, t, TRIAL_RUNNING, NULL, 1700000100, err));
+		store_segment_end ok = {.status = SEG_COMPLETED, .exit_code = 0,
+					.peak_mem_mib = 8000, .ended_at = 1700000200};
+		if (!rows[i].running)
+			CHECK(store_segment_finish(db, g, &ok, err));
+	}
+	store_close(db);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "--devices") == 0)
+		return devices_db(argv[2], argv[3]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkdb DB LOGDIR\n");
+		fprintf(stderr, "usage: mkdb DB LOGDIR | mkdb --devices DB PREFIX\n");
 		return 2;
 	}
 	logdir = argv[2];

@@ -1,0 +1,74 @@
+/*
+ * gpu.c - what the live driver measures of running segments on GPUs: every
+ * tick it samples NVML once (telemetry_sample) and attributes to each
+ * running segment the memory and SM utilisation of the processes in its
+ * process group, so a trial that forks data-loader workers or a launcher is
+ * measured as a whole.  The peak memory feeds the out-of-memory path and
+ * the shape's profile; the mean utilisation (the average of the samples
+ * that saw the group busy or idle on the device) goes to the core's
+ * co-location model (sched_observation.mean_util), the segment row and the
+ * profile.  It also notes which segments shared a device, so profiles keep
+ * throughput alone apart from throughput beside others.
+ *
+ * Sampling is coarse (LIVE_TICK_MS) on purpose: NVML's per-process
+ * utilisation already averages over its own period, and a faster loop would
+ * cost the trials more than it tells.
+ */
+#include <math.h>
+
+#include "live/live_int.h"
+
+static void mark_shared(live *d)
+{
+	for (live_seg *g = d->segs; g; g = g->next) {
+		if (!g->es || g->shared)
+			continue;
+		for (live_seg *h = d->segs; h; h = h->next)
+			if (h != g && h->es && h->dev == g->dev) {
+				g->shared = 1;
+				break;
+			}
+	}
+}
+
+void live_gpu_sample(live *d)
+{
+	mark_shared(d);
+	if (!d->tel || !d->n_gpus)
+		return;
+	telemetry_snapshot snap;
+	if (telemetry_sample(d->tel, live_now(), &snap, NULL) < 0)
+		return;
+	for (live_seg *g = d->segs; g; g = g->next) {
+		if (!g->es || g->pid <= 0)
+			continue;
+		const device_entry *de = &d->devs->dev[g->dev];
+		if (!de->info.is_gpu)
+			continue;
+		uint64_t m = telemetry_snapshot_mem_for_pgid(&snap, de->nvml_index, g->pid);
+		if (m > g->gpu_peak_mib)
+			g->gpu_peak_mib = m;
+		/* Utilisation counts only once the group holds device memory:
+		 * before that the process is still starting on the CPU and a 0
+		 * would drag the mean down for no reason of the GPU's. */
+		double u = telemetry_snapshot_util_for_pgid(&snap, de->nvml_index, g->pid);
+		if (u >= 0 && g->gpu_peak_mib > 0) {
+			g->util_sum += u > 100 ? 100 : u;
+			g->util_n++;
+		}
+	}
+	telemetry_snapshot_fini(&snap);
+}
+
+double live_seg_mean_util(const live_seg *g)
+{
+	return g->util_n > 0 ? g->util_sum / g->util_n : -1;
+}
+
+int live_gpu_record(live *d, const live_seg *g, rl_err *err)
+{
+	double u = live_seg_mean_util(g);
+	if (u < 0 || !g->store_id)
+		return 0;
+	return store_segment_set_util(d->st, g->store_id, u, err);
+}
