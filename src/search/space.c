@@ -298,7 +298,7 @@ int space_from_unit(const param_def *p, double u, rl_value *out, rl_err *err)
 	return 0;
 }
 
-static json_t *value_to_json(const rl_value *v)
+json_t *value_to_json(const rl_value *v)
 {
 	switch (v->type) {
 	case VAL_FLOAT:

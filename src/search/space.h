@@ -90,6 +90,10 @@ int config_copy(config *dst, const config *src, rl_err *err);
 double space_to_unit(const param_def *p, const rl_value *v);
 int space_from_unit(const param_def *p, double u, rl_value *out, rl_err *err);
 
+/* A value as a new jansson node (the caller owns the reference). */
+struct json_t;
+struct json_t *value_to_json(const rl_value *v);
+
 /* Serialise a configuration as a JSON object text {"lr":0.01,...}; the
  * returned string is malloc'd and owned by the caller. */
 char *config_to_json(const space *s, const config *c);

@@ -9,22 +9,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-static json_t *value_json(const rl_value *v)
-{
-	switch (v->type) {
-	case VAL_FLOAT:
-		return json_real(v->f);
-	case VAL_INT:
-		return json_integer((json_int_t)v->i);
-	case VAL_BOOL:
-		return json_boolean(v->i);
-	case VAL_STR:
-		return json_string(v->str ? v->str : "");
-	default:
-		return json_null();
-	}
-}
-
 static const char *const kind_names[] = {"uniform", "loguniform", "int", "choice", "fixed"};
 
 static json_t *param_json(const param_def *p)
@@ -49,12 +33,12 @@ static json_t *param_json(const param_def *p)
 	case PARAM_CHOICE: {
 		json_t *a = json_array();
 		for (size_t i = 0; i < p->n_choices; i++)
-			json_array_append_new(a, value_json(&p->choices[i]));
+			json_array_append_new(a, value_to_json(&p->choices[i]));
 		json_object_set_new(o, "values", a);
 		break;
 	}
 	case PARAM_FIXED:
-		json_object_set_new(o, "value", value_json(&p->fixed));
+		json_object_set_new(o, "value", value_to_json(&p->fixed));
 		break;
 	}
 	json_object_set_new(o, "grid_points", json_integer(p->grid_points));
