@@ -38,8 +38,8 @@ static const char usage_text[] =
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
 	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
 	"  --window N           segments waiting in the core's queue at most; later\n"
-	"                       arrivals wait in arrival order (default 2 x GPUs + 16;\n"
-	"                       0 = unlimited)\n"
+	"                       arrivals wait in arrival order (limits backfilling;\n"
+	"                       default 0 = unlimited)\n"
 	"  --series-step-s S    time-series resolution for --out (default 3600)\n"
 	"  --json               print {\"policies\": {...}} instead of a table\n"
 	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n";
@@ -214,13 +214,15 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 
 static json_t *result_json(const sim_result *r)
 {
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
 			 "makespan_s", r->makespan_s, "mean_jct_s", r->mean_jct_s,
 			 "median_jct_s", r->median_jct_s, "p95_jct_s", r->p95_jct_s,
 			 "mean_burst_jct_s", r->mean_burst_jct_s, "mean_queue_s", r->mean_queue_s,
 			 "gpu_mem_util", r->gpu_mem_util, "gpu_mem_reserved", r->gpu_mem_reserved,
 			 "gpu_compute_util", r->gpu_compute_util, "gpu_busy", r->gpu_busy,
 			 "lower_bound_makespan_s", r->lower_bound_makespan_s,
+			 "lb_critical_s", r->lb_critical_s, "lb_memory_s", r->lb_memory_s,
+			 "lb_compute_s", r->lb_compute_s,
 			 "oom_count", (json_int_t)r->oom_count,
 			 "makespan_over_bound", r->makespan_s / r->lower_bound_makespan_s,
 			 "jobs", (json_int_t)r->n_jobs, "segments", (json_int_t)r->n_segments,

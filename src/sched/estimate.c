@@ -35,6 +35,7 @@
 #define EWMA_ALPHA 0.3
 #define FIT_MAX_POINTS 48
 #define FIT_EAGER 16
+#define UTIL_RESTAMP 1.0 /* percentage points */
 
 const char *sched_fit_name(sched_fit f)
 {
@@ -83,6 +84,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->n_feat = req->n_feat;
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
+	p->run_head = SCHED_NONE;
 	s->n_prof++;
 	return pi;
 }
@@ -271,7 +273,7 @@ static void family_fit(sched *s, sched_family *f)
 		if (k > 0 || order[i] == SCHED_FIT_CONST)
 			fit_candidate(f, order[i], s, pts, n, &best);
 	f->fit_id++;
-	f->stamp = ++s->stamp;
+	f->stamp = s->est_stamp = ++s->stamp;
 }
 
 /* Predicted peak (MiB) of an unmeasured shape with features feat, or 0
@@ -449,7 +451,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 			need = obs->peak_mem_mib;
 		if (need > p->oom_floor)
 			p->oom_floor = need;
-		p->stamp = ++s->stamp;
+		p->stamp = s->est_stamp = ++s->stamp;
 		return;
 	}
 	if (obs->peak_mem_mib > 0) {
@@ -458,7 +460,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		if (obs->peak_mem_mib > p->peak || new_shape) {
 			if (obs->peak_mem_mib > p->peak)
 				p->peak = obs->peak_mem_mib;
-			p->stamp = ++s->stamp;
+			p->stamp = s->est_stamp = ++s->stamp;
 			family_add_measure(s, pi, new_shape);
 		}
 	}
@@ -466,14 +468,22 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		return;
 	if (obs->mean_util >= 0 && isfinite(obs->mean_util)) {
 		sched_family *f = &s->fam[p->fam];
-		if (p->util < 0) {
+		int first = p->util < 0;
+		if (first) {
 			p->util = obs->mean_util;
 		} else {
 			f->util_sum -= p->util;
 			f->util_n--;
 			p->util += EWMA_ALPHA * (obs->mean_util - p->util);
 		}
-		p->stamp = ++s->stamp;
+		/* Only a material change (UTIL_RESTAMP points since the last
+		 * one) reopens the shape's refusals: the EWMA of a steady job
+		 * creeps forever, and each creep would cost a rescan of every
+		 * device for every queued segment of the shape. */
+		if (first || fabs(p->util - p->util_stamped) >= UTIL_RESTAMP) {
+			p->util_stamped = p->util;
+			p->stamp = s->est_stamp = ++s->stamp;
+		}
 		f->util_sum += p->util;
 		f->util_n++;
 	}

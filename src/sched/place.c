@@ -51,19 +51,11 @@ static uint64_t dev_free(const sched_dev *d)
 	return d->info.mem_total_mib - d->mem_res;
 }
 
+/* The pass's view of a class: read from the device index (devindex.c). */
 static void pass_refresh(const sched *s, pass *ps, int cls)
 {
-	ps->max_free[cls] = 0;
-	ps->n_empty[cls] = 0;
-	for (size_t k = 0; k < s->n_cls[cls]; k++) {
-		const sched_dev *d = &s->dev[s->cls_dev[cls][k]];
-		if (d->claimed || d->held)
-			continue;
-		if (dev_free(d) > ps->max_free[cls])
-			ps->max_free[cls] = dev_free(d);
-		if (!d->n_run)
-			ps->n_empty[cls]++;
-	}
+	ps->max_free[cls] = devidx_max_free(s, cls);
+	ps->n_empty[cls] = devidx_n_empty(s, cls);
 }
 
 int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
@@ -102,7 +94,15 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 		d->comp_res += pl->compute;
 		if (g->held)
 			d->held++;
+		devidx_update(s, d);
 	}
+	/* onto its shape's list of running segments */
+	sched_profile *p = &s->prof[g->prof];
+	g->srun_prev = SCHED_NONE;
+	g->srun_next = p->run_head;
+	if (p->run_head != SCHED_NONE)
+		s->seg[p->run_head].srun_prev = gi;
+	p->run_head = gi;
 	s->n_running++;
 	return 0;
 }
@@ -117,18 +117,20 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 	if (ps->n_empty[cls] < (size_t)n)
 		return 0;
 	int chosen[SCHED_MAX_GANG], m = 0;
-	for (size_t k = 0; k < s->n_cls[cls]; k++) {
-		int di = s->cls_dev[cls][k];
-		const sched_dev *d = &s->dev[di];
-		if (d->n_run || d->claimed)
-			continue;
-		if (n > 1) {
-			chosen[m++] = di;
-			if (m == n)
-				break;
-		} else if (!m || d->info.mem_total_mib < s->dev[chosen[0]].info.mem_total_mib) {
-			chosen[0] = di;
-			m = 1;
+	if (n > 1 || s->idx[cls].min_total == s->idx[cls].max_total) {
+		/* the first n empty devices in index order, from the index */
+		for (; m < n; m++)
+			chosen[m] = devidx_kth_empty(s, cls, (size_t)m);
+	} else {
+		for (size_t k = 0; k < s->n_cls[cls]; k++) {
+			int di = s->cls_dev[cls][k];
+			const sched_dev *d = &s->dev[di];
+			if (d->n_run || d->claimed)
+				continue;
+			if (!m || d->info.mem_total_mib < s->dev[chosen[0]].info.mem_total_mib) {
+				chosen[0] = di;
+				m = 1;
+			}
 		}
 	}
 	if (m < n)
@@ -162,8 +164,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	int best = -1;
 	double best_gain = -INFINITY, best_comp = 0;
 	uint64_t best_left = UINT64_MAX;
-	for (size_t k = 0; k < s->n_cls[cls]; k++) {
-		int di = s->cls_mru[cls][k];
+	for (int di = s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
 		const sched_dev *d = &s->dev[di];
 		if (d->stamp <= since)
 			break; /* the rest has not changed since the refusal */
@@ -210,6 +211,13 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			p->memo_comp = g->req.compute_hint;
 			p->memo_cls = cls;
 		}
+		/* ... and across calls: refused on every device as it is now,
+		 * so later segments of the shape need only look at devices
+		 * changed after this stamp (until its estimate changes) */
+		p->memo_at = s->stamp;
+		p->memo_at_mem = res;
+		p->memo_at_comp = g->req.compute_hint;
+		p->memo_at_cls = cls;
 		return 0;
 	}
 	pl->n_dev = 1;
@@ -259,9 +267,31 @@ static void claim_for(sched *s, pass *ps, sched_seg *g, int cls, int whole,
 		memcpy(g->claim, used, (size_t)n * sizeof used[0]);
 		g->n_claim = n;
 	}
-	for (int k = 0; k < g->n_claim; k++)
-		s->dev[g->claim[k]].claimed = 1;
+	for (int k = 0; k < g->n_claim; k++) {
+		sched_dev *d = &s->dev[g->claim[k]];
+		if (!d->claimed && s->n_claimed < sizeof s->claimed_list / sizeof s->claimed_list[0]) {
+			d->claimed = 1;
+			s->claimed_list[s->n_claimed++] = g->claim[k];
+			devidx_update(s, d);
+		}
+	}
 	pass_refresh(s, ps, cls);
+}
+
+/* A refusal while devices are claimed: note the claimed devices that could
+ * have taken the segment, so that releasing the claim reopens them (and
+ * only them: a claim that refused nothing changes nothing). */
+static void claim_note(sched *s, int whole, uint64_t res)
+{
+	if (s->n_claim_blocked == s->n_claimed)
+		return; /* all noted already */
+	for (size_t i = 0; i < s->n_claimed; i++) {
+		sched_dev *d = &s->dev[s->claimed_list[i]];
+		if (!d->claim_blocked && (whole ? !d->n_run : !d->held && dev_free(d) >= res)) {
+			d->claim_blocked = 1;
+			s->n_claim_blocked++;
+		}
+	}
 }
 
 static int pass_saturated(const sched *s, const pass *ps)
@@ -289,7 +319,19 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		if (placed >= max || pass_saturated(s, &ps) ||
 		    (s->opt.scan_max && tried >= s->opt.scan_max))
 			break;
-		size_t gi = s->queue[r];
+		sched_qent qe = SCHED_Q(s, r);
+		tried++;
+		/* Fast path, reading the queue entry only: refused before, no
+		 * estimate anywhere changed since, and either bigger than any
+		 * hole or no device of its class changed. */
+		if (qe.memo && qe.memo >= s->est_stamp && qe.memo >= s->all_stamp &&
+		    ps.head_seen[qe.cls] &&
+		    ((qe.memo_res && qe.memo_res > ps.max_free[qe.cls]) ||
+		     qe.memo >= s->cls_stamp[qe.cls])) {
+			SCHED_Q(s, w++) = qe;
+			continue;
+		}
+		size_t gi = qe.gi;
 		sched_seg *g = &s->seg[gi];
 		const sched_profile *p = &s->prof[g->prof];
 		const sched_family *f = &s->fam[p->fam];
@@ -297,18 +339,17 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		/* Rejected before and nothing that could change the answer
 		 * happened since: no need to look again.  Own-estimate changes
 		 * reopen every device, device releases only that device. */
-		int own_same = g->memo && g->memo >= s->all_stamp && g->memo >= p->stamp &&
-			       g->memo >= f->stamp;
+		int own_same = qe.memo && qe.cls == cls && qe.memo >= s->all_stamp &&
+			       qe.memo >= p->stamp && qe.memo >= f->stamp;
 		int ok = 0, whole = 0, have_e = 0;
 		sched_mem_estimate e;
 		memset(&e, 0, sizeof e);
-		tried++;
 		/* Same estimate as at the rejection and bigger than any hole:
 		 * rejected again without recomputing anything. */
-		if (own_same && g->memo_res && g->memo_res > ps.max_free[cls])
+		if (own_same && qe.memo_res && qe.memo_res > ps.max_free[cls])
 			own_same = 2;
-		if (own_same != 2 && !(own_same && g->memo >= s->cls_stamp[cls])) {
-			uint64_t since = own_same ? g->memo : 0;
+		if (own_same != 2 && !(own_same && qe.memo >= s->cls_stamp[cls])) {
+			uint64_t since = own_same ? qe.memo : 0;
 			est_reserve(s, &g->req, g->prof, cls, &e);
 			have_e = 1;
 			whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
@@ -321,16 +362,27 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
 				int memo = p->memo_call == s->call_id && p->memo_cls == cls &&
 					   res >= p->memo_mem && g->req.compute_hint >= p->memo_comp;
+				/* The shape was refused everywhere at memo_at with
+				 * no more than this: only devices changed since
+				 * then can take it. */
+				if (!memo && p->memo_at > since && p->memo_at_cls == cls &&
+				    p->memo_at >= p->stamp && p->memo_at >= f->stamp &&
+				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
+				    g->req.compute_hint >= p->memo_at_comp) {
+					since = p->memo_at;
+					memo = since >= s->cls_stamp[cls];
+				}
 				ok = !memo && place_shared(s, &ps, g, cls, &e, since, &pl);
 			}
 			if (ok && place_commit(s, gi, &pl, now) == 0) {
-				g->memo = 0;
 				out[placed++] = pl;
 				pass_refresh(s, &ps, cls);
 				continue;
 			}
-			g->memo = s->stamp;
-			g->memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
+			qe.memo = s->stamp;
+			qe.memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
+			qe.cls = cls;
+			claim_note(s, whole, qe.memo_res);
 		}
 		if (!ps.head_seen[cls]) {
 			ps.head_seen[cls] = 1;
@@ -345,18 +397,27 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				g->n_claim = 0;
 			}
 		}
-		s->queue[w++] = gi;
+		SCHED_Q(s, w++) = qe;
 	}
-	if (r < s->n_queue && w < r)
-		memmove(&s->queue[w], &s->queue[r], (s->n_queue - r) * sizeof *s->queue);
-	s->n_queue = w + (s->n_queue - r);
-	/* Claims last one call: released devices count as changed, so what
-	 * was refused there because of the claim is looked at again. */
-	for (size_t i = 0; i < s->n_dev; i++) {
-		if (s->dev[i].claimed) {
-			s->dev[i].claimed = 0;
-			sched_touch_dev(s, &s->dev[i]);
-		}
+	/* The w kept segments of the scanned prefix move up to close the gap
+	 * (cheaper than moving the unscanned tail down). */
+	if (w < r) {
+		memmove(&s->qbuf[s->q_lo + r - w], &s->qbuf[s->q_lo], w * sizeof *s->qbuf);
+		s->q_lo += r - w;
+		s->n_queue -= r - w;
 	}
+	/* Claims last one call: released devices where a refusal may have
+	 * been due to the claim count as changed, so what was refused there
+	 * is looked at again. */
+	for (size_t i = 0; i < s->n_claimed; i++) {
+		sched_dev *d = &s->dev[s->claimed_list[i]];
+		d->claimed = 0;
+		devidx_update(s, d);
+		if (d->claim_blocked)
+			sched_touch_dev(s, d);
+		d->claim_blocked = 0;
+	}
+	s->n_claimed = 0;
+	s->n_claim_blocked = 0;
 	return placed;
 }

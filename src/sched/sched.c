@@ -77,17 +77,10 @@ void sched_touch_dev(sched *s, sched_dev *d)
 {
 	d->stamp = ++s->stamp;
 	s->cls_stamp[d->cls] = d->stamp;
-	/* move to the front of the class's most-recently-changed list, so
-	 * re-trying a segment on the devices changed since it was refused
-	 * walks only those */
-	int di = (int)(d - s->dev), *mru = s->cls_mru[d->cls];
-	size_t n = s->n_cls[d->cls], i = 0;
-	while (i < n && mru[i] != di)
-		i++;
-	if (i < n) {
-		memmove(&mru[1], &mru[0], i * sizeof *mru);
-		mru[0] = di;
-	}
+	/* to the front of the class's most-recently-changed list, so re-trying
+	 * a segment on the devices changed since it was refused walks only
+	 * those */
+	devidx_touch(s, d);
 }
 
 void sched_touch_all(sched *s)
@@ -97,12 +90,12 @@ void sched_touch_all(sched *s)
 
 void sched_touch_shape(sched *s, uint64_t shape)
 {
-	for (size_t i = 0; i < s->n_dev; i++)
-		for (size_t k = 0; k < s->dev[i].n_run; k++)
-			if (s->seg[s->dev[i].run[k]].req.shape == shape) {
-				sched_touch_dev(s, &s->dev[i]);
-				break;
-			}
+	size_t pi = est_profile_find(s, shape);
+	if (pi == SCHED_NONE)
+		return;
+	for (size_t gi = s->prof[pi].run_head; gi != SCHED_NONE; gi = s->seg[gi].srun_next)
+		for (int k = 0; k < s->seg[gi].pl.n_dev; k++)
+			sched_touch_dev(s, &s->dev[s->seg[gi].pl.dev[k]]);
 }
 
 /* ---- small containers ------------------------------------------------- */
@@ -230,6 +223,8 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 	s->opt = *opt;
 	s->free_head = SCHED_NONE;
 	s->stamp = 1;
+	for (int c = 0; c < CLS__COUNT; c++)
+		s->idx[c].mru_head = -1;
 	*out = s;
 	return 0;
 }
@@ -243,12 +238,11 @@ void sched_free(sched *s)
 	for (size_t i = 0; i < s->n_seg; i++)
 		free(s->seg[i].ov);
 	free(s->dev);
-	for (int c = 0; c < CLS__COUNT; c++) {
+	for (int c = 0; c < CLS__COUNT; c++)
 		free(s->cls_dev[c]);
-		free(s->cls_mru[c]);
-	}
+	devidx_fini(s);
 	free(s->seg);
-	free(s->queue);
+	free(s->qbuf);
 	sched_map_fini(&s->seg_map);
 	est_fini(s);
 	colo_fini(s);
@@ -272,11 +266,12 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 	if (sched_grow((void **)&s->cls_dev[d->cls], &s->cap_cls_dev[d->cls],
 		       s->n_cls[d->cls] + 1, sizeof(int)))
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
-	if (sched_grow((void **)&s->cls_mru[d->cls], &s->cap_cls_mru[d->cls],
-		       s->n_cls[d->cls] + 1, sizeof(int)))
-		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
-	s->cls_mru[d->cls][s->n_cls[d->cls]] = (int)s->n_dev;
+	d->cpos = s->n_cls[d->cls];
 	s->cls_dev[d->cls][s->n_cls[d->cls]++] = (int)s->n_dev;
+	if (devidx_add(s, (int)s->n_dev)) {
+		s->n_cls[d->cls]--;
+		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
+	}
 	sched_touch_dev(s, d);
 	return (int)s->n_dev++;
 }
@@ -303,12 +298,55 @@ static size_t queue_lower_bound(const sched *s, const sched_request *r)
 	size_t lo = 0, hi = s->n_queue;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (key_less(&s->seg[s->queue[mid]].req, r))
+		if (key_less(&s->seg[SCHED_Q(s, mid).gi].req, r))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Insert gi at queue position pos, moving the shorter side. */
+static int queue_insert(sched *s, size_t pos, size_t gi)
+{
+	size_t n = s->n_queue;
+	int front_room = s->q_lo > 0, back_room = s->q_lo + n < s->cap_queue;
+	if (!front_room && !back_room) {
+		size_t cap = 2 * n + 64, lo = (cap - n) / 2;
+		sched_qent *nb = malloc(cap * sizeof *nb);
+		if (!nb)
+			return RL_ENOMEM;
+		if (n)
+			memcpy(&nb[lo], &s->qbuf[s->q_lo], n * sizeof *nb);
+		free(s->qbuf);
+		s->qbuf = nb;
+		s->cap_queue = cap;
+		s->q_lo = lo;
+		front_room = back_room = 1;
+	}
+	if (front_room && (pos < n / 2 || !back_room)) {
+		memmove(&s->qbuf[s->q_lo - 1], &s->qbuf[s->q_lo], pos * sizeof *s->qbuf);
+		s->q_lo--;
+	} else {
+		memmove(&s->qbuf[s->q_lo + pos + 1], &s->qbuf[s->q_lo + pos],
+			(n - pos) * sizeof *s->qbuf);
+	}
+	SCHED_Q(s, pos) = (sched_qent){ gi, 0, 0, 0 };
+	s->n_queue++;
+	return 0;
+}
+
+static void queue_erase(sched *s, size_t pos)
+{
+	size_t n = s->n_queue;
+	if (pos < n / 2) {
+		memmove(&s->qbuf[s->q_lo + 1], &s->qbuf[s->q_lo], pos * sizeof *s->qbuf);
+		s->q_lo++;
+	} else {
+		memmove(&s->qbuf[s->q_lo + pos], &s->qbuf[s->q_lo + pos + 1],
+			(n - pos - 1) * sizeof *s->qbuf);
+	}
+	s->n_queue--;
 }
 
 static size_t seg_alloc(sched *s)
@@ -392,15 +430,12 @@ int sched_submit(sched *s, const sched_request *req, rl_err *err)
 	int rc = seg_create(s, req, &gi, err);
 	if (rc)
 		return rc;
-	if (sched_grow((void **)&s->queue, &s->cap_queue, s->n_queue + 1, sizeof *s->queue)) {
+	size_t pos = queue_lower_bound(s, &s->seg[gi].req);
+	if (queue_insert(s, pos, gi)) {
 		seg_release_slot(s, gi);
 		return rl_err_set(err, RL_ENOMEM, "submitting segment");
 	}
 	s->seg[gi].state = SEG_QUEUED;
-	size_t pos = queue_lower_bound(s, &s->seg[gi].req);
-	memmove(&s->queue[pos + 1], &s->queue[pos], (s->n_queue - pos) * sizeof *s->queue);
-	s->queue[pos] = gi;
-	s->n_queue++;
 	return 0;
 }
 
@@ -439,8 +474,18 @@ static void seg_unplace(sched *s, size_t gi, double now)
 			g->ov[j].open = 0;
 		}
 	}
-	for (int k = 0; k < g->pl.n_dev; k++)
+	for (int k = 0; k < g->pl.n_dev; k++) {
+		devidx_update(s, &s->dev[g->pl.dev[k]]);
 		sched_touch_dev(s, &s->dev[g->pl.dev[k]]);
+	}
+	/* off its shape's list of running segments */
+	if (g->srun_prev != SCHED_NONE)
+		s->seg[g->srun_prev].srun_next = g->srun_next;
+	else
+		s->prof[g->prof].run_head = g->srun_next;
+	if (g->srun_next != SCHED_NONE)
+		s->seg[g->srun_next].srun_prev = g->srun_prev;
+	g->srun_prev = g->srun_next = SCHED_NONE;
 	s->n_running--;
 }
 
@@ -452,13 +497,10 @@ int sched_remove(sched *s, uint64_t seg_id)
 	sched_seg *g = &s->seg[gi];
 	if (g->state == SEG_QUEUED) {
 		size_t pos = queue_lower_bound(s, &g->req);
-		while (pos < s->n_queue && s->queue[pos] != gi)
+		while (pos < s->n_queue && SCHED_Q(s, pos).gi != gi)
 			pos++;
-		if (pos < s->n_queue) {
-			memmove(&s->queue[pos], &s->queue[pos + 1],
-				(s->n_queue - pos - 1) * sizeof *s->queue);
-			s->n_queue--;
-		}
+		if (pos < s->n_queue)
+			queue_erase(s, pos);
 	} else if (g->state == SEG_RUNNING) {
 		/* No clock here: overlaps close at the latest time the core saw. */
 		seg_unplace(s, gi, s->last_now > g->start ? s->last_now : g->start);
@@ -491,8 +533,10 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 			shared += g->ov[j].total;
 		int timed = !g->adopted && life > 0;
 		int alone = timed && shared <= 0.05 * life;
+		uint64_t before = s->prof[g->prof].stamp;
 		est_observe(s, g->prof, obs, alone, g->pl.mem_mib);
-		sched_touch_shape(s, g->req.shape); /* its utilisation may have moved */
+		if (s->prof[g->prof].stamp != before)
+			sched_touch_shape(s, g->req.shape); /* its utilisation moved */
 		if (timed && !alone && obs->outcome == SCHED_OUT_COMPLETED &&
 		    obs->work > 0 && obs->duration_s > 0) {
 			const sched_profile *p = &s->prof[g->prof];
@@ -577,10 +621,5 @@ int sched_fits_ever(const sched *s, const sched_request *req)
 	sched_mem_estimate e;
 	size_t prof = est_profile_find(s, req->shape);
 	est_reserve(s, req, prof, cls, &e);
-	for (size_t i = 0; i < s->n_dev; i++) {
-		const sched_dev *d = &s->dev[i];
-		if (d->cls == cls && e.reserve_mib <= d->info.mem_total_mib)
-			return 1;
-	}
-	return 0;
+	return e.reserve_mib <= s->idx[cls].max_total;
 }

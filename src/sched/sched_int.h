@@ -43,12 +43,24 @@ typedef struct sched_dev {
 	size_t *run;        /* segment indices running here */
 	size_t n_run, cap_run;
 	int claimed;        /* set during sched_place: drained for a starving request */
+	int claim_blocked;  /* a refusal in this call may be due to the claim */
 	int held;           /* an exclusive segment or a gang holds it whole */
 	uint64_t stamp;     /* last change that may let more fit (a release) */
 	uint64_t t0_call;   /* cached throughput of the running set ... */
 	size_t t0_nrun;     /* ... valid for this call and this many members */
 	double t0;
+	size_t cpos;        /* position in its class (cls_dev, the trees) */
+	int mru_prev, mru_next; /* most-recently-changed list of its class */
 } sched_dev;
+
+/* Per-class device index (devindex.c). */
+typedef struct sched_devidx {
+	size_t P;           /* leaves: a power of two >= devices of the class */
+	uint64_t *maxfree;  /* 2P: max free memory below a node (claimed/held: 0) */
+	uint32_t *nempty;   /* 2P: empty unclaimed devices below a node */
+	int mru_head;       /* most recently changed device, -1 none */
+	uint64_t min_total, max_total; /* device sizes of the class */
+} sched_devidx;
 
 /* One partner a running segment shared its device with. */
 typedef struct sched_overlap {
@@ -61,6 +73,16 @@ typedef struct sched_overlap {
 
 enum { SEG_FREE = 0, SEG_QUEUED, SEG_RUNNING };
 
+/* A queue entry: the segment and what its last refusal taught, kept in the
+ * queue array itself so that skipping a refused segment reads no more
+ * than this (the placement scan is the core's inner loop). */
+typedef struct sched_qent {
+	size_t gi;          /* segment index */
+	uint64_t memo;      /* stamp at its last refusal, 0 = never tried */
+	uint64_t memo_res;  /* its reservation then (0: whole devices) */
+	int cls;            /* its device class then */
+} sched_qent;
+
 typedef struct sched_seg {
 	sched_request req;
 	int state;
@@ -69,13 +91,12 @@ typedef struct sched_seg {
 	sched_placement pl;
 	double start;
 	int held;           /* holds its devices exclusively */
-	uint64_t memo;      /* stamp at its last rejection, 0 = never tried */
-	uint64_t memo_res;  /* its reservation then (0: whole devices) */
 	int claim[SCHED_MAX_GANG]; /* devices it drains while starving */
 	int n_claim;
 	sched_overlap *ov;
 	size_t n_ov, cap_ov;
 	size_t next_free;
+	size_t srun_prev, srun_next; /* running segments of its shape */
 } sched_seg;
 
 /* Feature transforms of the family models. */
@@ -102,6 +123,14 @@ typedef struct sched_profile {
 	/* cached family prediction, valid while pred_fit == family's fit_id */
 	uint64_t pred_fit;
 	double pred;
+	/* rejected everywhere at stamp memo_at with these figures (valid
+	 * across calls while the profile and family stamps are older) */
+	uint64_t memo_at;
+	uint64_t memo_at_mem;
+	double memo_at_comp;
+	int memo_at_cls;
+	double util_stamped;    /* utilisation at the last stamp change */
+	size_t run_head;        /* running segments of this shape, SCHED_NONE none */
 } sched_profile;
 
 typedef struct sched_family {
@@ -135,8 +164,9 @@ struct sched {
 	size_t n_cls[CLS__COUNT];
 	int *cls_dev[CLS__COUNT]; /* device indices of each class */
 	size_t cap_cls_dev[CLS__COUNT];
-	int *cls_mru[CLS__COUNT];  /* the same, most recently changed first */
-	size_t cap_cls_mru[CLS__COUNT];
+	sched_devidx idx[CLS__COUNT];
+	int claimed_list[CLS__COUNT * SCHED_MAX_GANG]; /* claimed in this call */
+	size_t n_claimed, n_claim_blocked;
 
 	sched_seg *seg;
 	size_t n_seg, cap_seg;
@@ -144,8 +174,12 @@ struct sched {
 	sched_map seg_map;      /* seg_id -> index */
 	size_t n_running;
 
-	size_t *queue;          /* queued segment indices, sorted by key */
-	size_t n_queue, cap_queue;
+	/* Queued segment indices sorted by key, stored at qbuf[q_lo ..
+	 * q_lo + n_queue): room at both ends, so that insertions near the
+	 * front (resubmitted segments keep their old submit time) and removals
+	 * from the scanned prefix move only the shorter side. */
+	sched_qent *qbuf;
+	size_t q_lo, n_queue, cap_queue;
 
 	sched_profile *prof;
 	size_t n_prof, cap_prof;
@@ -163,6 +197,7 @@ struct sched {
 	 * or its family changes after m (see place.c). */
 	uint64_t stamp;
 	uint64_t all_stamp;     /* changes that concern every device */
+	uint64_t est_stamp;     /* latest change of any profile or family */
 	uint64_t cls_stamp[CLS__COUNT];
 	uint64_t call_id;
 	double last_now;        /* latest time seen (sched_remove has none) */
@@ -210,6 +245,21 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 /* Learn from a finished segment that shared its device. */
 void colo_observe(sched *s, const sched_seg *g, double now, double speed);
 void colo_fini(sched *s);
+
+/* ---- devindex.c ---- */
+/* Register device di (already in cls_dev, n_cls counted); 0 or RL_ENOMEM. */
+int devidx_add(sched *s, int di);
+/* Re-key d after its reservation, hold, claim or running set changed. */
+void devidx_update(sched *s, const sched_dev *d);
+/* Move d to the front of its class's most-recently-changed list. */
+void devidx_touch(sched *s, sched_dev *d);
+uint64_t devidx_max_free(const sched *s, int cls);
+size_t devidx_n_empty(const sched *s, int cls);
+/* Device index of the k-th empty unclaimed device (index order), or -1. */
+int devidx_kth_empty(const sched *s, int cls, size_t k);
+void devidx_fini(sched *s);
+
+#define SCHED_Q(s, i) ((s)->qbuf[(s)->q_lo + (i)])
 
 /* ---- place.c ---- */
 size_t place_run(sched *s, double now, sched_placement *out, size_t max);

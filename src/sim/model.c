@@ -154,3 +154,29 @@ double sim_model_speed(const sim_model *m, size_t a, const size_t *others, size_
 	}
 	return fmin(prod, fmin(1.0, 100.0 / util));
 }
+
+double sim_model_max_compute(const sim_model *m)
+{
+	/* Largest utilisation of each profile (jobs of one profile normally
+	 * agree; the largest keeps the figure an upper bound). */
+	double *u = calloc(m->np ? m->np : 1, sizeof *u);
+	if (!u)
+		return INFINITY; /* no bound rather than a wrong one */
+	for (size_t j = 0; j < m->t->n_jobs; j++) {
+		const sim_job *job = &m->t->jobs[j];
+		if (job->profile >= 0 && job->util_pct > u[job->profile])
+			u[job->profile] = job->util_pct;
+	}
+	double best = 100;
+	for (size_t a = 0; a < m->np; a++)
+		for (size_t b = 0; b < m->np; b++) {
+			float sab = m->pair[a * m->np + b], sba = m->pair[b * m->np + a];
+			if (isnan(sab) && isnan(sba))
+				continue;
+			double fb = fmin(1.0, 100.0 / (u[a] + u[b]));
+			double c = u[a] * (isnan(sab) ? fb : sab) + u[b] * (isnan(sba) ? fb : sba);
+			best = fmax(best, c);
+		}
+	free(u);
+	return best;
+}

@@ -45,4 +45,12 @@ double sim_model_speed(const sim_model *m, size_t a, const size_t *others, size_
 /* Speed of a beside b alone (the pair term); 1 when a == b is not meaningful. */
 double sim_model_pair(const sim_model *m, size_t a, size_t b);
 
+/* The most compute (sum over members of utilisation x speed, percent of one
+ * GPU) any set of jobs can deliver on one GPU under this model: 100 for
+ * unmeasured sets (the fallback and the cap of sets of three or more keep
+ * the sum at or below 100), more only for a measured pair whose members
+ * both keep most of their speed.  The lower bound on makespan divides the
+ * trace's compute work by it. */
+double sim_model_max_compute(const sim_model *m);
+
 #endif

@@ -56,7 +56,7 @@ void sim_config_default(sim_config *c)
 	c->segment_s = 3600;
 	c->restart_cost_s = 30;
 	c->hints = SIM_HINTS_NOISY;
-	c->window = -1;
+	c->window = 0;
 }
 
 /* ---- per-job and per-device state -------------------------------------- */
@@ -221,18 +221,34 @@ static double job_work(const sim_trace *t, size_t j, int gang)
 	return t->jobs[j].duration_s * (double)t->jobs[j].num_gpus / (double)gang;
 }
 
-double sim_lower_bound(const sim_trace *t, const sim_config *c)
+double sim_lower_bound(const sim_trace *t, const sim_model *m, const sim_config *c,
+		       double parts[3])
 {
-	double t0 = INFINITY, crit = 0, area = 0;
+	/* Every job runs at speed <= 1, so it needs at least its exclusive
+	 * work after its arrival (critical path); its true memory stays
+	 * reserved for at least that long (memory area); and on one GPU the
+	 * members of a set deliver at most cmax percent of compute in
+	 * utilisation x speed, while job j consumes util_j x work_j of it per
+	 * GPU whatever its speed (compute area).  One restart each. */
+	double t0 = INFINITY, crit = 0, area = 0, comp = 0;
+	double cmax = m ? sim_model_max_compute(m) : INFINITY;
 	for (size_t j = 0; j < t->n_jobs; j++)
 		t0 = fmin(t0, t->jobs[j].submit_s);
 	for (size_t j = 0; j < t->n_jobs; j++) {
 		int g = job_gang(t, c, j);
-		double w = job_work(t, j, g);
-		crit = fmax(crit, t->jobs[j].submit_s - t0 + c->restart_cost_s + w);
-		area += (double)t->jobs[j].mem_mib * g * (w + c->restart_cost_s);
+		double w = job_work(t, j, g) + c->restart_cost_s;
+		crit = fmax(crit, t->jobs[j].submit_s - t0 + w);
+		area += (double)t->jobs[j].mem_mib * g * w;
+		comp += t->jobs[j].util_pct * g * w;
 	}
-	return fmax(crit, area / ((double)c->n_gpus * (double)c->gpu_mem_mib));
+	double mem = area / ((double)c->n_gpus * (double)c->gpu_mem_mib);
+	double cpt = isfinite(cmax) ? comp / ((double)c->n_gpus * cmax) : 0;
+	if (parts) {
+		parts[0] = crit;
+		parts[1] = mem;
+		parts[2] = cpt;
+	}
+	return fmax(crit, fmax(mem, cpt));
 }
 
 /* Bring the running totals' integrals (and the series) up to now. */
@@ -734,8 +750,7 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	qsort_r(order, t->n_jobs, sizeof *order, cmp_arrival, (void *)t);
 
 	size_t next = 0, admitted = 0;
-	size_t window = c->window > 0 ? (size_t)c->window
-		      : c->window == 0 ? SIZE_MAX : (size_t)c->n_gpus * 2 + 16;
+	size_t window = c->window > 0 ? (size_t)c->window : SIZE_MAX;
 	while (next < t->n_jobs || x.n_heap) {
 		double ta = next < t->n_jobs ? t->jobs[order[next]].submit_s : INFINITY;
 		double te = x.n_heap ? x.heap[0].t : INFINITY;
@@ -783,7 +798,11 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	}
 	if ((rc = summarise(&x, err)) < 0)
 		goto done;
-	x.r->lower_bound_makespan_s = sim_lower_bound(t, c);
+	double parts[3];
+	x.r->lower_bound_makespan_s = sim_lower_bound(t, m, c, parts);
+	x.r->lb_critical_s = parts[0];
+	x.r->lb_memory_s = parts[1];
+	x.r->lb_compute_s = parts[2];
 	*out = x.r;
 	x.r = NULL;
 	rc = 0;

@@ -48,9 +48,8 @@ typedef struct sim_config {
 	sim_hints hints;
 	/* Admission window: at most this many segments wait in the core's
 	 * queue; later arrivals wait in the driver, in arrival order (segments
-	 * of started jobs always go straight in).  Bounds the core's per-call
-	 * cost on oversaturated clusters; 0 = unlimited; < 0 = default,
-	 * 2 x n_gpus + 16 (docs/simulator.md measures its effect). */
+	 * of started jobs always go straight in).  It limits backfilling and
+	 * so changes results; <= 0 = unlimited (the default). */
 	int window;
 	double series_step_s;     /* > 0: record utilisation per step (for --out) */
 	/* Optional observers (e.g. to compare with the live driver's
@@ -89,6 +88,7 @@ typedef struct sim_result {
 	double gpu_compute_util;
 	double gpu_busy;
 	double lower_bound_makespan_s;
+	double lb_critical_s, lb_memory_s, lb_compute_s; /* its three terms */
 	double *jct_s;            /* per job, trace order (n_jobs) */
 	double *queue_s;          /* per job, trace order */
 	sim_sample *series;       /* n_series rows when series_step_s > 0 */
@@ -105,7 +105,11 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	    sharing_policy policy, sim_result **out, rl_err *err);
 void sim_result_free(sim_result *r);
 
-/* The lower bound on makespan of docs/simulator.md (independent of policy). */
-double sim_lower_bound(const sim_trace *t, const sim_config *c);
+/* The lower bound on makespan of docs/simulator.md (valid for every
+ * policy): the largest of the critical path, the memory area and the
+ * compute area (m may be NULL: no compute term).  The three terms are
+ * written to parts[0..3) when parts is not NULL. */
+double sim_lower_bound(const sim_trace *t, const sim_model *m, const sim_config *c,
+		       double parts[3]);
 
 #endif
