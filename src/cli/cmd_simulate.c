@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"  --segment-s S        exclusive-time work per segment (default 3600)\n"
 	"  --restart-cost-s C   cost of starting or moving a segment (default 30)\n"
 	"  --hints H            user memory hints: noisy (default), exact, none\n"
+	"  --order O            queue order: default (fifo for exclusive and pack, las for\n"
+	"                       relish), fifo, or las (least attained service first)\n"
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
 	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
 	"  --window N           segments waiting in the core's queue at most; later\n"
@@ -65,7 +67,7 @@ static int parse_num(const char *opt, const char *v, double lo, double *out, rl_
 static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
-	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_HELP };
+	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -74,6 +76,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"segment-s", required_argument, NULL, O_SEG},
 		{"restart-cost-s", required_argument, NULL, O_RESTART},
 		{"hints", required_argument, NULL, O_HINTS},
+		{"order", required_argument, NULL, O_ORDER},
 		{"colocate", required_argument, NULL, O_COLOC},
 		{"series-step-s", required_argument, NULL, O_STEP},
 		{"json", no_argument, NULL, O_JSON},
@@ -125,6 +128,10 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		case O_RESTART:
 			if ((rc = parse_num("--restart-cost-s", optarg, 0, &o->cfg.restart_cost_s, err)) < 0)
 				return rc;
+			break;
+		case O_ORDER:
+			if (sim_order_from_name(optarg, &o->cfg.order) < 0)
+				return rl_err_set(err, RL_EUSAGE, "--order: expected default, fifo or las, got \"%s\"", optarg);
 			break;
 		case O_HINTS:
 			if (sim_hints_from_name(optarg, &o->cfg.hints) < 0)
@@ -188,15 +195,15 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	       o->trace, t->n_jobs, t->n_exps, o->gpus, o->mem, o->cfg.segment_s,
 	       o->cfg.restart_cost_s, sim_hints_name(o->cfg.hints), sim_model_pair_count(m),
 	       coloc ? " from " : " (utilisation fallback only)", coloc ? coloc : "");
-	printf("%-9s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy",
+	printf("%-9s %5s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
 	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "burst_jct",
 	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
 	for (int i = 0; i < 3; i++) {
 		const sim_result *r = res[i];
 		if (!r)
 			continue;
-		printf("%-9s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
-		       sim_policy_name(r->policy), H(r->makespan_s), H(r->lower_bound_makespan_s),
+		printf("%-9s %5s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
+		       sim_policy_name(r->policy), sim_order_name(r->order), H(r->makespan_s), H(r->lower_bound_makespan_s),
 		       H(r->mean_jct_s), H(r->median_jct_s), H(r->p95_jct_s), H(r->mean_burst_jct_s),
 		       H(r->mean_queue_s), 100 * r->gpu_mem_util, 100 * r->gpu_mem_reserved,
 		       100 * r->gpu_compute_util, 100 * r->gpu_busy, r->oom_count);
@@ -214,8 +221,8 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 
 static json_t *result_json(const sim_result *r)
 {
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
-			 "makespan_s", r->makespan_s, "mean_jct_s", r->mean_jct_s,
+	return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
+			 "order", sim_order_name(r->order), "makespan_s", r->makespan_s, "mean_jct_s", r->mean_jct_s,
 			 "median_jct_s", r->median_jct_s, "p95_jct_s", r->p95_jct_s,
 			 "mean_burst_jct_s", r->mean_burst_jct_s, "mean_queue_s", r->mean_queue_s,
 			 "gpu_mem_util", r->gpu_mem_util, "gpu_mem_reserved", r->gpu_mem_reserved,

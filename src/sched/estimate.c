@@ -342,6 +342,8 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 	 * alone ignore every estimate. */
 	if (o->policy == SHARE_EXCLUSIVE || req->exclusive || req->n_devices > 1)
 		return;
+	if (o->policy == SHARE_RELISH && o->solo_after_s > 0 && req->attained_s >= o->solo_after_s)
+		return;
 
 	uint64_t res = 0;
 	sched_basis basis = SCHED_BASIS_EXCLUSIVE;
@@ -351,19 +353,28 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		const sched_family *f = &s->fam[fi];
 		fam_res = ceil_mib(fam_pred * (1 + m) + floor_mib + f->loo_rmse);
 	}
-	/* pack believes the user first; relish believes measurements first. */
+	/* pack believes the user first; relish believes measurements first
+	 * (this shape's peak, then the family model fitted on measured shapes
+	 * of the same command), and treats a hint as one more estimate: it
+	 * gets the same headroom as a measured peak, since users' guesses
+	 * are as often a little low as high. */
 	if (o->policy == SHARE_PACK && req->mem_hint_mib) {
 		res = req->mem_hint_mib;
 		basis = SCHED_BASIS_HINT;
 	} else if (prof_res) {
 		res = prof_res;
 		basis = SCHED_BASIS_PROFILE;
-	} else if (o->policy == SHARE_RELISH && req->mem_hint_mib) {
-		res = req->mem_hint_mib;
-		basis = SCHED_BASIS_HINT;
 	} else if (fam_res) {
 		res = fam_res;
 		basis = SCHED_BASIS_FAMILY;
+	} else if (o->policy == SHARE_RELISH && req->mem_hint_mib) {
+		/* With the headroom it may no longer fit any device: then it
+		 * runs alone (whole device) and gets measured. */
+		uint64_t h = ceil_mib((double)req->mem_hint_mib * (1 + m));
+		if (h <= s->idx[cls].max_total) {
+			res = h;
+			basis = SCHED_BASIS_HINT;
+		}
 	}
 	if (basis == SCHED_BASIS_FAMILY) {
 		out->fit = s->fam[fi].fit;

@@ -69,6 +69,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->aging_s = 1800.0;
 	o->oom_factor = 1.5;
 	o->scan_max = 256;
+	o->solo_after_s = policy == SHARE_RELISH ? 86400.0 : 0; /* one GPU-day */
 }
 
 /* ---- change stamps ---------------------------------------------------- */
@@ -285,9 +286,11 @@ int sched_req_class(const sched *s, const sched_request *req)
 	return CLS_HOST;
 }
 
-/* Queue order: (submit_time, seg_id). */
+/* Queue order: (priority, submit_time, seg_id). */
 static int key_less(const sched_request *a, const sched_request *b)
 {
+	if (a->priority != b->priority)
+		return a->priority < b->priority;
 	if (a->submit_time != b->submit_time)
 		return a->submit_time < b->submit_time;
 	return a->seg_id < b->seg_id;
@@ -385,9 +388,9 @@ static int check_request(const sched_request *req, rl_err *err)
 		return rl_err_set(err, RL_EINVAL,
 				  "segment %llu: n_devices %d, expected 0..%d",
 				  (unsigned long long)req->seg_id, req->n_devices, SCHED_MAX_GANG);
-	if (!isfinite(req->submit_time) || !(req->compute_hint >= 0))
+	if (!isfinite(req->submit_time) || !isfinite(req->priority) || !(req->compute_hint >= 0))
 		return rl_err_set(err, RL_EINVAL,
-				  "segment %llu: expected a finite submit_time and compute_hint >= 0",
+				  "segment %llu: expected a finite submit_time and priority, and compute_hint >= 0",
 				  (unsigned long long)req->seg_id);
 	for (size_t i = 0; i < req->n_feat; i++)
 		if (!isfinite(req->feat[i]))

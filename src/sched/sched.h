@@ -78,7 +78,13 @@ typedef struct sched_request {
 	int n_devices;           /* > 1: gang of whole devices (multi-GPU job) */
 	uint64_t min_mem_mib;    /* floor, e.g. after an out-of-memory; 0 = none */
 	int exclusive;           /* must run alone (e.g. OOM with nothing better known) */
-	double submit_time;      /* orders the queue (then seg_id) */
+	double submit_time;      /* orders the queue after priority (then seg_id) */
+	double priority;         /* lower runs first; 0 for all gives FIFO.  The
+				    simulator's relish order passes the job's
+				    attained GPU-seconds (least attained service
+				    first, decided at segment boundaries) */
+	double attained_s;       /* GPU-seconds of service the job has had so
+				    far (0 = new or unknown); see solo_after_s */
 } sched_request;
 
 typedef struct sched_placement {
@@ -118,6 +124,12 @@ typedef struct sched_options {
 				    looks at without placing them (a backfill
 				    window, like Slurm's bf_max_job_test);
 				    0 = the whole queue */
+	double solo_after_s;     /* relish: a segment whose job has attained
+				    this much service runs alone (run times
+				    are heavy-tailed, so a job that has run
+				    long will likely run long: slowing it by
+				    co-location stretches the makespan more
+				    than packing gains); <= 0 off */
 } sched_options;
 
 void sched_options_default(sched_options *o, sharing_policy policy);

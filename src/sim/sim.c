@@ -42,6 +42,30 @@ int sim_hints_from_name(const char *s, sim_hints *out)
 	return RL_EINVAL;
 }
 
+static const char *const order_names[] = {"default", "fifo", "las"};
+
+const char *sim_order_name(sim_order o)
+{
+	return (unsigned)o < 3 ? order_names[o] : "?";
+}
+
+int sim_order_from_name(const char *s, sim_order *out)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, order_names[i])) {
+			*out = (sim_order)i;
+			return 0;
+		}
+	return RL_EINVAL;
+}
+
+sim_order sim_order_for(sim_order o, sharing_policy p)
+{
+	if (o != SIM_ORDER_DEFAULT)
+		return o;
+	return p == SHARE_RELISH ? SIM_ORDER_LAS : SIM_ORDER_FIFO;
+}
+
 const char *sim_policy_name(sharing_policy p)
 {
 	static const char *const names[] = {"exclusive", "pack", "relish"};
@@ -116,6 +140,7 @@ typedef struct simctx {
 	double i_busy, i_mem_used, i_mem_res, i_compute, i_queued;
 	sim_result *r;
 	size_t cap_series;
+	sim_order order;        /* resolved for this policy */
 } simctx;
 
 /* ---- heap ------------------------------------------------------------- */
@@ -398,6 +423,12 @@ static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
 	 * device, as the live driver does. */
 	q.exclusive = s->ooms_in_row >= 3;
 	q.submit_time = job->submit_s;
+	/* Least attained service: GPU-seconds of work the job has done so
+	 * far (new jobs 0), so short jobs pass long ones at the long ones'
+	 * next segment boundary. */
+	q.attained_s = (job_work(x->t, j, s->gang) - s->remaining) * s->gang;
+	if (x->order == SIM_ORDER_LAS)
+		q.priority = q.attained_s;
 	s->queued_at = now;
 	int rc = sched_submit(x->s, &q, err);
 	if (rc < 0)
@@ -656,6 +687,8 @@ static int setup(simctx *x, sharing_policy policy, rl_err *err)
 	if (!x->r->jct_s || !x->r->queue_s)
 		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
 	x->r->policy = policy;
+	x->order = sim_order_for(x->c->order, policy);
+	x->r->order = x->order;
 	x->r->n_jobs = n;
 	x->t0 = INFINITY;
 	for (size_t j = 0; j < n; j++) {

@@ -39,6 +39,22 @@ const char *sim_hints_name(sim_hints h);
 const char *sim_policy_name(sharing_policy p);
 int sim_hints_from_name(const char *s, sim_hints *out);
 
+/* In which order queued segments are offered to the core. */
+typedef enum sim_order {
+	SIM_ORDER_DEFAULT,  /* fifo for exclusive and pack, las for relish */
+	SIM_ORDER_FIFO,     /* by job submission time: today's practice */
+	SIM_ORDER_LAS,      /* least attained service first (GPU-seconds a job
+			       has received), decided at segment boundaries:
+			       segmenting is what makes this possible without
+			       killing work, since a job yields only where it
+			       checkpoints */
+} sim_order;
+
+const char *sim_order_name(sim_order o);
+int sim_order_from_name(const char *s, sim_order *out);
+/* The order a policy uses when cfg says SIM_ORDER_DEFAULT. */
+sim_order sim_order_for(sim_order o, sharing_policy p);
+
 typedef struct sim_config {
 	int n_gpus;               /* >= 1 */
 	uint64_t gpu_mem_mib;     /* per GPU */
@@ -46,6 +62,7 @@ typedef struct sim_config {
 	double restart_cost_s;    /* paid by a segment that does not continue
 				     seamlessly on the devices of its predecessor */
 	sim_hints hints;
+	sim_order order;
 	/* Admission window: at most this many segments wait in the core's
 	 * queue; later arrivals wait in the driver, in arrival order (segments
 	 * of started jobs always go straight in).  It limits backfilling and
@@ -77,6 +94,7 @@ typedef struct sim_sample {
 
 typedef struct sim_result {
 	sharing_policy policy;
+	sim_order order;          /* the queue order used */
 	size_t n_jobs, n_segments, n_events, oom_count, n_gang_capped;
 	size_t n_hpo_exps;
 	double makespan_s;        /* last completion - first arrival */
