@@ -101,7 +101,6 @@ def worker(args):
             train.train_epoch(model, opt, loss_fn, xtr, ytr, int(p["batch"]))
             acc, _ = train.evaluate(model, loss_fn, xva, yva)
             trial.report(acc, epoch)
-            trial.set_user_attr("epochs", epoch)
             if trial.should_prune():
                 raise optuna.TrialPruned()
         return acc
@@ -162,7 +161,8 @@ def main():
     study = optuna.load_study(study_name="digits", storage=storage)
     states = optuna.trial.TrialState
     all_trials = study.get_trials(deepcopy=False)
-    epochs = sum(int(t.user_attrs.get("epochs", 0)) for t in all_trials)
+    # One intermediate value per epoch trained (steps 1..E).
+    epochs = sum(max(t.intermediate_values, default=0) for t in all_trials)
     done = [t for t in all_trials if t.state == states.COMPLETE]
     pruned = sum(1 for t in all_trials if t.state == states.PRUNED)
     best = study.best_value if done else float("nan")
