@@ -23,6 +23,7 @@ struct cli_command {
 #define CLI_COMMANDS(X)                                                        \
 	X("version", cmd_version, "print the version")                                 \
 	X("validate", cmd_validate, "check an experiment spec (YAML or JSON)")         \
+	X("run", cmd_run, "run experiments in the foreground (resumes from the db)")   \
 	X("status", cmd_status, "experiments: state, trial counts, best so far")       \
 	X("trials", cmd_trials, "one row per trial of an experiment")                  \
 	X("best", cmd_best, "the best trial: id, params, objective")                   \

@@ -32,22 +32,14 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/trial_state.h"
 #include "search/sampler.h"
 #include "search/space.h"
 #include "search/stopper.h"
 #include "spec/spec.h"
 
-typedef enum trial_state {
-	TRIAL_PENDING,   /* next segment waits to be (re)run: never started, or
-			  * interrupted / failed and requeued, or awaiting the
-			  * driver's retry decision after a failed segment */
-	TRIAL_RUNNING,   /* a segment is running */
-	TRIAL_PAUSED,    /* passed a boundary; its next segment waits for a slot */
-	TRIAL_COMPLETED, /* trained to schedule.max */
-	TRIAL_STOPPED,   /* stopped early */
-	TRIAL_FAILED,    /* given up by the driver */
-	TRIAL_N_STATES
-} trial_state;
+/* trial_state (TRIAL_PENDING ... TRIAL_FAILED, TRIAL_N_STATES) lives in
+ * common/trial_state.h: the store uses the same enum. */
 
 /* "pending", "running", ... (for the store and --json). */
 const char *engine_state_name(trial_state s);

@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "common/trial_state.h"
 
 typedef struct store store;
 
@@ -58,15 +59,10 @@ typedef enum exp_status {
 	EXP_RUNNING, EXP_DONE, EXP_CANCELLED, EXP_FAILED, EXP__COUNT
 } exp_status;
 
-typedef enum trial_status {
-	TRIAL_PENDING,   /* created, no segment run yet */
-	TRIAL_RUNNING,   /* a segment is planned or running */
-	TRIAL_PAUSED,    /* between segments, waiting for a decision or a device */
-	TRIAL_COMPLETED, /* reached the maximum resource */
-	TRIAL_STOPPED,   /* stopped early by the schedule (ASHA, median, ...) */
-	TRIAL_FAILED,    /* gave up after errors */
-	TRIAL__COUNT
-} trial_status;
+/* Trial states: the engine's enum (common/trial_state.h), so a driver that
+ * includes both headers sees one TRIAL_PENDING. */
+typedef trial_state trial_status;
+#define TRIAL__COUNT TRIAL_N_STATES
 
 /* Segment state.  The first two are the lifecycle; the rest are outcomes of
  * a finished segment and use the same names as sched_outcome. */

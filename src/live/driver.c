@@ -1,0 +1,1052 @@
+/*
+ * driver.c - the live driver's loop: fill the core scheduler with the work
+ * the engines hand out, place it, launch it through the executor, and turn
+ * each segment's end into store rows, engine decisions and the next work.
+ *
+ * One thread, one libuv loop.  Its handles: the executor's processes and
+ * timers, a tick timer (LIVE_TICK_MS: placement retries, GPU sampling, the
+ * display), a "kick" timer that runs fill-and-place once after something
+ * changed (never from inside an executor callback, so launching never
+ * re-enters the executor), and SIGINT / SIGTERM handlers.
+ *
+ * Write before act: a segment's row (planned, then running with its
+ * placement) is committed before its process starts, its pid and start time
+ * right after; its outcome, the trial's progress and status, events and the
+ * shape's profile are committed in one transaction before the core and the
+ * engine are told, so whatever instant relish dies at, recover.c finds a
+ * consistent story in the store.
+ */
+#include "live/live_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/contract.h"
+#include "telemetry/gpu_env.h"
+#include "telemetry/procmem.h"
+
+extern char **environ;
+
+void live_options_default(live_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->progress = -1;
+}
+
+double live_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+long live_max_rss_kib(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return -1;
+	return ru.ru_maxrss;
+}
+
+void live_fatal(live *d, const rl_err *err)
+{
+	if (!d->fatal) {
+		d->fatal = 1;
+		d->fatal_err = *err;
+	}
+	d->stopping = 1;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path, rl_err *err)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof buf)
+		return rl_err_set(err, RL_EINVAL, "path too long: %s", path);
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return rl_err_sys(err, RL_EIO, errno, "creating %s", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", buf);
+	return 0;
+}
+
+live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err)
+{
+	if (idx >= x->cap_trials) {
+		size_t cap = x->cap_trials ? x->cap_trials : 64;
+		while (cap <= idx)
+			cap *= 2;
+		live_trial *t = realloc(x->trials, cap * sizeof *t);
+		if (!t) {
+			rl_err_set(err, RL_ENOMEM, "trial table");
+			return NULL;
+		}
+		memset(t + x->cap_trials, 0, (cap - x->cap_trials) * sizeof *t);
+		x->trials = t;
+		x->cap_trials = cap;
+	}
+	if (idx >= x->n_trials)
+		x->n_trials = idx + 1;
+	return &x->trials[idx];
+}
+
+/* ---- segments list ------------------------------------------------------- */
+
+static void seg_link(live *d, live_seg *g)
+{
+	g->prev = NULL;
+	g->next = d->segs;
+	if (d->segs)
+		d->segs->prev = g;
+	d->segs = g;
+}
+
+static void seg_unlink_free(live *d, live_seg *g)
+{
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		d->segs = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	g->x->n_active--;
+	free(g->reuse_key);
+	free(g);
+}
+
+static live_seg *seg_find(live *d, uint64_t sched_id)
+{
+	for (live_seg *g = d->segs; g; g = g->next)
+		if (g->sched_id == sched_id)
+			return g;
+	return NULL;
+}
+
+/* ---- ending ---------------------------------------------------------------- */
+
+static void close_cb(uv_handle_t *h)
+{
+	(void)h;
+}
+
+/* Stop our own handles and the executor's parked processes: the loop ends
+ * once the last process has gone. */
+static void loop_finish(live *d)
+{
+	if (d->finished)
+		return;
+	d->finished = 1;
+	live_progress_draw(d, 1);
+	exec_shutdown(d->ex);
+	if (d->handles_ready) {
+		d->handles_ready = 0;
+		uv_close((uv_handle_t *)&d->tick, close_cb);
+		uv_close((uv_handle_t *)&d->kick, close_cb);
+		uv_close((uv_handle_t *)&d->sigint, close_cb);
+		uv_close((uv_handle_t *)&d->sigterm, close_cb);
+	}
+}
+
+static void check_end(live *d)
+{
+	if (d->finished)
+		return;
+	if (d->stopping) {
+		if (!d->segs)
+			loop_finish(d);
+		return;
+	}
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (!d->exps[i]->done)
+			return;
+	loop_finish(d);
+}
+
+static void experiment_finish(live *d, live_exp *x)
+{
+	rl_err err = {0};
+	double now = live_now();
+	x->done = 1;
+	if (store_experiment_set_status(d->st, x->id, EXP_DONE, now, &err) < 0 ||
+	    store_event_append(d->st, now, x->id, 0, 0, "experiment.done", "all trials final",
+			       NULL, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
+	size_t c[TRIAL_N_STATES];
+	engine_counts(x->eng, c);
+	live_progress_line(d, "%s: done: %zu trials, %zu completed, %zu stopped, %zu failed",
+			   x->sp->name, (size_t)engine_n_trials(x->eng), c[TRIAL_COMPLETED],
+			   c[TRIAL_STOPPED], c[TRIAL_FAILED]);
+}
+
+/* ---- submitting work ------------------------------------------------------- */
+
+/* A trial the core can never place: fail it without running anything. */
+static int fail_unplaceable(live *d, live_exp *x, uint64_t trial, const char *why, rl_err *err)
+{
+	engine_decision dec;
+	int rc = engine_segment_done(x->eng, trial, 0, -1, &dec, err);
+	if (rc == 0)
+		rc = engine_trial_failed(x->eng, trial, why, err);
+	if (rc < 0)
+		return rc;
+	live_trial *t = &x->trials[trial];
+	double now = live_now();
+	if ((rc = store_trial_set_status(d->st, t->store_id, TRIAL_FAILED, why, now, err)) < 0)
+		return rc;
+	live_progress_line(d, "%s: trial %llu failed: %s", x->sp->name,
+			   (unsigned long long)trial, why);
+	return store_event_append(d->st, now, x->id, t->store_id, 0, "trial.failed", why, NULL,
+				  err);
+}
+
+static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
+{
+	live_trial *t = live_trial_slot(x, w->trial, err);
+	if (!t)
+		return RL_ENOMEM;
+	double now = live_now();
+	int rc;
+	if (!t->store_id) {
+		char *pj = config_to_json(&x->sp->search.space, w->cfg);
+		if (!pj)
+			return rl_err_set(err, RL_ENOMEM, "trial parameters");
+		rc = store_trial_insert(d->st, x->id, (int)w->trial, pj, now, &t->store_id, err);
+		free(pj);
+		if (rc < 0)
+			return rc;
+	}
+	live_seg *g = calloc(1, sizeof *g);
+	if (!g)
+		return rl_err_set(err, RL_ENOMEM, "segment");
+	g->x = x;
+	g->trial = w->trial;
+	g->from = w->from;
+	g->to = w->to;
+	g->seq = t->next_seq;
+	g->last_obj = NAN;
+	g->est_mem = -1;
+	live_request_build(x, w->cfg, &g->req);
+	g->req.seg_id = g->sched_id = ++d->next_sched_id;
+	g->req.min_mem_mib = t->min_mem_mib;
+	g->req.exclusive = t->exclusive;
+	g->req.submit_time = now;
+	live_profile_seed(d, &g->req);
+	if (!sched_fits_ever(d->core, &g->req)) {
+		free(g);
+		return fail_unplaceable(d, x, w->trial, "no device can ever hold its segment", err);
+	}
+	if ((rc = sched_submit(d->core, &g->req, err)) < 0) {
+		free(g);
+		return rc;
+	}
+	seg_link(d, g);
+	x->n_queued++;
+	x->n_active++;
+	return 0;
+}
+
+static void fill(live *d)
+{
+	if (d->stopping)
+		return;
+	for (size_t k = 0; k < d->n_exps; k++) {
+		live_exp *x = d->exps[(d->rr + k) % d->n_exps];
+		while (!x->done && !x->stalled && x->n_queued < LIVE_QUEUE_AHEAD) {
+			engine_work w;
+			rl_err err = {0};
+			int rc = engine_next(x->eng, &w, &err);
+			if (rc < 0) {
+				/* The sampler failed: finish what runs, create nothing. */
+				x->stalled = 1;
+				live_progress_line(d, "%s: %s: no new trials", x->sp->name, err.msg);
+				break;
+			}
+			if (rc == 0)
+				break;
+			if (submit_work(d, x, &w, &err) < 0) {
+				live_fatal(d, &err);
+				return;
+			}
+		}
+	}
+	d->rr++;
+}
+
+/* ---- launching ------------------------------------------------------------- */
+
+static void on_line(void *ud, exec_segment *seg, const contract_line *line);
+static void on_end(void *ud, exec_segment *seg, const exec_result *r);
+static const exec_callbacks callbacks = {on_line, on_end};
+
+static void end_segment(live *d, live_seg *g, const exec_result *r);
+
+/* Write the placement, build argv and environment, start the process. */
+static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
+{
+	live_exp *x = g->x;
+	const spec *sp = x->sp;
+	live_trial *t = &x->trials[g->trial];
+	const device_entry *de = &d->devs->dev[pl->dev[0]];
+	double now = live_now();
+	int rc;
+
+	g->placed = 1;
+	x->n_queued--;
+	g->dev = pl->dev[0];
+	g->mem_mib = pl->mem_mib;
+	g->compute = pl->compute;
+	g->basis = pl->basis;
+	sched_mem_estimate est;
+	sched_estimate(d->core, &g->req, &est);
+	g->est_mem = est.peak_mib > 0 ? (int64_t)ceil(est.peak_mib) : -1;
+
+	char tdir[4096], ckpt[4200], logp[4200], tid[32];
+	snprintf(tdir, sizeof tdir, "%s/trial-%llu", x->dir, (unsigned long long)g->trial);
+	snprintf(ckpt, sizeof ckpt, "%s/ckpt", tdir);
+	snprintf(logp, sizeof logp, "%s/seg-%d.log", tdir, g->seq);
+	snprintf(tid, sizeof tid, "t%llu", (unsigned long long)g->trial);
+	if ((rc = make_dirs(ckpt, err)) < 0)
+		return rc;
+
+	engine_trial_view tv;
+	if ((rc = engine_trial(x->eng, g->trial, &tv, err)) < 0)
+		return rc;
+
+	store_placement spl = {
+		.device = de->info.uuid, .mem_reserved_mib = (int64_t)pl->mem_mib,
+		.compute_share = pl->compute, .basis = sched_basis_name(pl->basis), .log_path = logp,
+	};
+	if ((rc = store_begin(d->st, err)) < 0)
+		return rc;
+	if ((rc = store_segment_insert(d->st, t->store_id, g->seq, g->from, g->to, g->est_mem,
+				       &g->store_id, err)) < 0 ||
+	    (rc = store_segment_place(d->st, g->store_id, &spl, now, err)) < 0 ||
+	    (rc = store_trial_set_status(d->st, t->store_id, TRIAL_RUNNING, NULL, now, err)) < 0 ||
+	    (rc = store_commit(d->st, err)) < 0) {
+		store_rollback(d->st);
+		return rc;
+	}
+	t->next_seq++;
+
+	/* argv and environment */
+	int worker = sp->trial.mode == TRIAL_MODE_WORKER;
+	int on_gpu = de->info.is_gpu;
+	contract_vars v = {
+		.space = worker ? NULL : &sp->search.space, .config = worker ? NULL : tv.cfg,
+		.trial_id = worker ? NULL : tid, .checkpoint_dir = worker ? NULL : ckpt,
+		.from = g->from, .to = g->to, .resource_name = sp->schedule.resource,
+		.mode = sp->trial.mode, .cpus = on_gpu ? sp->trial.resources.cpus : pl->compute,
+		.gpu_memory_mib = on_gpu ? pl->mem_mib : 0,
+	};
+	char **argv = NULL, **envp = NULL;
+	env_var *extra = NULL;
+	size_t n_extra = 0;
+	char *params = config_to_json(&sp->search.space, tv.cfg);
+	if (!params) {
+		rc = rl_err_set(err, RL_ENOMEM, "trial parameters");
+		goto start_failed;
+	}
+	if (on_gpu) {
+		const char *uuids[SCHED_MAX_GANG];
+		for (int i = 0; i < pl->n_dev && i < SCHED_MAX_GANG; i++)
+			uuids[i] = d->devs->dev[pl->dev[i]].info.uuid;
+		gpu_env_request gr = {
+			.n_dev = (size_t)(pl->n_dev > 0 ? pl->n_dev : 1), .uuids = uuids,
+			.mem_mib = pl->mem_mib, .compute_pct = pl->compute, .mps = d->mps,
+			.mps_pipe_dir = d->mps ? d->mps_dir : NULL,
+		};
+		if ((rc = gpu_env_build(&gr, &extra, &n_extra, err)) < 0)
+			goto start_failed;
+	}
+	if ((rc = contract_subst_argv(sp->trial.argv, &v, &argv, err)) < 0 ||
+	    (rc = contract_env_build(environ, sp->trial.env, sp->trial.n_env, &v, extra, n_extra,
+				     &envp, err)) < 0)
+		goto start_failed;
+	if (sp->trial.mode != TRIAL_MODE_ONESHOT && !g->reuse_key) {
+		char key[160];
+		if (worker)
+			snprintf(key, sizeof key, "%016llx@%s", (unsigned long long)g->req.family,
+				 de->info.uuid);
+		else
+			snprintf(key, sizeof key, "%s/%s", sp->name, tid);
+		g->reuse_key = strdup(key);
+	}
+	exec_spec es = {
+		.mode = sp->trial.mode, .reuse_key = g->reuse_key, .argv = argv, .envp = envp,
+		.cwd = sp->trial.workdir, .log_path = logp, .timeout_s = sp->trial.timeout_s,
+		.cpus = v.cpus, .memory_limit_mib = on_gpu ? 0 : pl->mem_mib,
+		.a = {.trial_id = tid, .params_json = params, .from = g->from, .to = g->to,
+		      .checkpoint_dir = ckpt},
+	};
+	g->started_at = now;
+	rc = exec_launch(d->ex, &es, &callbacks, g, &g->es, err);
+	if (rc == 0) {
+		exec_ident id;
+		if (exec_ident_of(d->ex, g->es, &id) == 0) {
+			g->pid = id.pid;
+			rc = store_segment_set_pid(d->st, g->store_id, id.pid, id.start_time,
+						   id.handle[0] ? id.handle : NULL, err);
+		}
+	}
+start_failed:
+	contract_strv_free(argv);
+	contract_strv_free(envp);
+	gpu_env_free(extra, n_extra);
+	free(params);
+	return rc;
+}
+
+static void place(live *d)
+{
+	sched_placement pl[32];
+	for (int guard = 0; guard < 1000 && !d->stopping; guard++) {
+		fill(d);
+		size_t n = sched_place(d->core, live_now(), pl, 32);
+		for (size_t i = 0; i < n; i++) {
+			live_seg *g = seg_find(d, pl[i].seg_id);
+			if (!g)
+				continue;
+			rl_err err = {0};
+			if (launch(d, g, &pl[i], &err) < 0) {
+				if (!g->store_id || err.code == RL_ESTORE) {
+					live_fatal(d, &err);
+					return;
+				}
+				/* Could not start (missing program, bad template):
+				 * the segment fails like one that exited at once. */
+				exec_result r;
+				memset(&r, 0, sizeof r);
+				r.outcome = SCHED_OUT_FAILED;
+				r.exit_code = -1;
+				snprintf(r.reason, sizeof r.reason, "%s", err.msg);
+				g->es = NULL;
+				end_segment(d, g, &r);
+			}
+		}
+		if (n == 0)
+			break;
+	}
+}
+
+static void kick_cb(uv_timer_t *h)
+{
+	live *d = h->data;
+	place(d);
+	check_end(d);
+}
+
+void live_kick(live *d)
+{
+	if (d->handles_ready && !d->finished)
+		uv_timer_start(&d->kick, kick_cb, 0, 0);
+}
+
+/* ---- a segment's output and end ------------------------------------------- */
+
+static void on_line(void *ud, exec_segment *seg, const contract_line *line)
+{
+	(void)seg;
+	live_seg *g = ud;
+	if (line->kind != CONTRACT_METRICS || !line->n)
+		return;
+	live_exp *x = g->x;
+	live *d = x->d;
+	double resource;
+	if (!contract_metric_get(line, x->sp->schedule.resource, &resource))
+		resource = g->to;
+	store_metric m[CONTRACT_MAX_METRICS];
+	double now = live_now();
+	for (size_t i = 0; i < line->n; i++) {
+		m[i] = (store_metric){
+			.trial_id = x->trials[g->trial].store_id, .segment_id = g->store_id,
+			.resource = resource, .name = (char *)line->m[i].name,
+			.value = line->m[i].value, .at = now,
+		};
+	}
+	rl_err err = {0};
+	if (store_metrics_insert(d->st, m, line->n, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
+	double v;
+	if (contract_metric_get(line, x->sp->objective.metric, &v) &&
+	    engine_report(x->eng, g->trial, resource, v, NULL) == 0)
+		g->last_obj = v;
+}
+
+static seg_status seg_status_of(sched_outcome o)
+{
+	static const seg_status map[SCHED_OUT__COUNT] = {
+		[SCHED_OUT_COMPLETED] = SEG_COMPLETED, [SCHED_OUT_FAILED] = SEG_FAILED,
+		[SCHED_OUT_SIGNALED] = SEG_SIGNALED,   [SCHED_OUT_OOM] = SEG_OOM,
+		[SCHED_OUT_TIMEOUT] = SEG_TIMEOUT,     [SCHED_OUT_CANCELLED] = SEG_CANCELLED,
+		[SCHED_OUT_LOST] = SEG_LOST,
+	};
+	return (unsigned)o < SCHED_OUT__COUNT ? map[o] : SEG_FAILED;
+}
+
+static uint64_t ceil_mib(double v)
+{
+	return v <= 0 ? 0 : (uint64_t)ceil(v);
+}
+
+/* Record a segment that ended because relish is stopping: cancelled in the
+ * store, its trial left running there so the next run re-runs it. */
+static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t peak)
+{
+	rl_err err = {0};
+	double now = live_now();
+	store_segment_end e = {
+		.status = SEG_CANCELLED, .exit_code = r->exited ? r->exit_code : -1,
+		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
+		.ended_at = now, .message = "interrupted: relish was stopped; re-run on resume",
+	};
+	if (store_segment_finish(d->st, g->store_id, &e, &err) < 0)
+		live_fatal(d, &err);
+	sched_remove(d->core, g->sched_id);
+	seg_unlink_free(d, g);
+}
+
+static void end_segment(live *d, live_seg *g, const exec_result *r)
+{
+	live_exp *x = g->x;
+	const spec *sp = x->sp;
+	live_trial *t = &x->trials[g->trial];
+	const device_entry *de = &d->devs->dev[g->dev];
+	double now = live_now();
+	rl_err err = {0};
+	uint64_t rss_mib = telemetry_bytes_to_mib(r->peak_rss_bytes);
+	uint64_t peak = de->info.is_gpu ? g->gpu_peak_mib : rss_mib;
+
+	if (g->interrupted || (d->stopping && r->outcome == SCHED_OUT_CANCELLED)) {
+		end_interrupted(d, g, r, peak);
+		check_end(d);
+		return;
+	}
+
+	int ok = r->outcome == SCHED_OUT_COMPLETED;
+	engine_decision dec;
+	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
+	const char *fail_reason = NULL;
+	char why[320] = "";
+	int requeue = 0;
+	if (dec.outcome == ENG_FAILED) {
+		if (r->outcome == SCHED_OUT_OOM) {
+			int alone = g->basis == SCHED_BASIS_EXCLUSIVE || g->req.exclusive ||
+				    g->mem_mib >= de->info.mem_total_mib;
+			if (alone) {
+				fail_reason = LIVE_OOM_ALONE;
+			} else if (t->ooms >= LIVE_MAX_OOM) {
+				snprintf(why, sizeof why, "out of memory %d times", t->ooms + 1);
+				fail_reason = why;
+			} else {
+				/* Observed peak (or what it held) plus the margin;
+				 * more than a device holds: run alone. */
+				t->ooms++;
+				double base = (double)(peak > g->mem_mib ? peak : g->mem_mib);
+				uint64_t need = ceil_mib(base * (1.0 + sp->sharing.memory_margin));
+				if (need >= de->info.mem_total_mib)
+					t->exclusive = 1;
+				else if (need > t->min_mem_mib)
+					t->min_mem_mib = need;
+				requeue = 1;
+			}
+		} else if (t->retries < sp->trial.retries) {
+			t->retries++;
+			requeue = 1;
+		} else {
+			snprintf(why, sizeof why, "%s", ok ? dec.reason : r->reason);
+			fail_reason = why;
+		}
+		int rc = requeue ? engine_requeue(x->eng, g->trial, dec.resource, g->to, &err)
+				 : engine_trial_failed(x->eng, g->trial, fail_reason, &err);
+		if (rc < 0) {
+			live_fatal(d, &err);
+			return;
+		}
+	}
+
+	engine_trial_view tv;
+	if (engine_trial(x->eng, g->trial, &tv, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
+	const char *oname = sched_outcome_name(r->outcome);
+	char msg[400];
+	if (r->outcome == SCHED_OUT_OOM)
+		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s",
+			 r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
+			 (unsigned long long)g->mem_mib, (unsigned long long)peak,
+			 requeue ? "; re-placed with a larger reservation" : "");
+	else
+		snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
+	store_segment_end se = {
+		.status = seg_status_of(r->outcome), .exit_code = r->exited ? r->exit_code : -1,
+		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
+		.ended_at = now, .message = r->outcome == SCHED_OUT_COMPLETED ? NULL : msg,
+	};
+	char kind[48];
+	snprintf(kind, sizeof kind, "segment.%s", oname);
+	int rc = store_begin(d->st, &err);
+	if (rc == 0 && (rc = store_segment_finish(d->st, g->store_id, &se, &err)) == 0 &&
+	    (rc = store_trial_set_progress(d->st, t->store_id, tv.resource, tv.value,
+					   isnan(tv.value) ? NAN : tv.resource, now, &err)) == 0 &&
+	    (rc = store_trial_set_status(d->st, t->store_id, tv.state, fail_reason, now, &err)) == 0 &&
+	    (r->outcome == SCHED_OUT_COMPLETED ||
+	     (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id, kind, msg, NULL,
+				      &err)) == 0) &&
+	    (!fail_reason || (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
+						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
+	    (r->outcome != SCHED_OUT_COMPLETED ||
+	     (rc = live_profile_update(d, g, peak, r->duration_s, &err)) == 0))
+		rc = store_commit(d->st, &err);
+	if (rc < 0) {
+		store_rollback(d->st);
+		live_fatal(d, &err);
+		return;
+	}
+
+	sched_observation obs = {
+		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = -1,
+		.work = g->to - g->from, .duration_s = r->duration_s,
+	};
+	if (sched_finished(d->core, g->sched_id, now, &obs, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
+	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
+	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
+		exec_release(d->ex, g->reuse_key);
+	live_progress_segment(d, g, oname, peak, r->outcome == SCHED_OUT_COMPLETED ? NULL : msg);
+	x->n_seg_done++;
+	seg_unlink_free(d, g);
+	if (!x->done && engine_done(x->eng) && x->n_active == 0)
+		experiment_finish(d, x);
+	live_kick(d);
+	check_end(d);
+}
+
+static void on_end(void *ud, exec_segment *seg, const exec_result *r)
+{
+	(void)seg;
+	live_seg *g = ud;
+	g->es = NULL;
+	end_segment(g->x->d, g, r);
+}
+
+/* ---- tick, signals ----------------------------------------------------------- */
+
+static void sample_gpus(live *d)
+{
+	if (!d->tel || !d->n_gpus)
+		return;
+	telemetry_snapshot snap;
+	if (telemetry_sample(d->tel, live_now(), &snap, NULL) < 0)
+		return;
+	for (live_seg *g = d->segs; g; g = g->next) {
+		if (!g->es || g->pid <= 0)
+			continue;
+		const device_entry *de = &d->devs->dev[g->dev];
+		if (!de->info.is_gpu)
+			continue;
+		uint64_t m = telemetry_snapshot_mem_for_pgid(&snap, de->nvml_index, g->pid);
+		if (m > g->gpu_peak_mib)
+			g->gpu_peak_mib = m;
+	}
+	telemetry_snapshot_fini(&snap);
+}
+
+static void tick_cb(uv_timer_t *h)
+{
+	live *d = h->data;
+	sample_gpus(d);
+	place(d);
+	live_progress_draw(d, 0);
+	check_end(d);
+}
+
+static void signal_cb(uv_signal_t *h, int signum)
+{
+	live *d = h->data;
+	d->sigints++;
+	if (d->sigints > 1) {
+		/* Second signal: no grace. */
+		for (live_seg *g = d->segs; g; g = g->next)
+			if (g->es && g->pid > 0)
+				kill(-g->pid, SIGKILL);
+		return;
+	}
+	d->stopping = 1;
+	double now = live_now();
+	live_progress_line(d, "%s: stopping: cancelling running segments (again to kill them now)",
+			   strsignal(signum));
+	for (size_t i = 0; i < d->n_exps; i++) {
+		live_exp *x = d->exps[i];
+		if (x->done)
+			continue;
+		store_experiment_set_status(d->st, x->id, EXP_CANCELLED, now, NULL);
+		store_event_append(d->st, now, x->id, 0, 0, "experiment.interrupted",
+				   "relish was stopped; run the same command again to resume",
+				   NULL, NULL);
+	}
+	live_seg *g = d->segs;
+	while (g) {
+		live_seg *next = g->next;
+		if (g->es) {
+			g->interrupted = 1;
+			exec_cancel(d->ex, g->es);
+		} else if (!g->placed) {
+			sched_remove(d->core, g->sched_id);
+			g->x->n_queued--;
+			seg_unlink_free(d, g);
+		}
+		g = next;
+	}
+	check_end(d);
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+static int runs_dir_default(const char *db, char **out, rl_err *err)
+{
+	const char *slash = strrchr(db, '/');
+	char *s;
+	if (slash) {
+		if (asprintf(&s, "%.*s/relish-runs", (int)(slash - db), db) < 0)
+			s = NULL;
+	} else {
+		s = strdup("relish-runs");
+	}
+	if (!s)
+		return rl_err_set(err, RL_ENOMEM, "runs folder");
+	*out = s;
+	return 0;
+}
+
+/* The core scheduler, created with the first experiment's policy unless
+ * --policy chose one. */
+static int core_create(live *d, const spec *sp, rl_err *err)
+{
+	sched_options so;
+	sched_options_default(&so, d->opt.policy_set ? d->opt.policy : sp->sharing.policy);
+	so.memory_margin = sp->sharing.memory_margin;
+	int rc = sched_new(&so, &d->core, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < d->devs->n; i++) {
+		if ((rc = sched_add_device(d->core, &d->devs->dev[i].info, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int live_new(const live_options *o, live **out, rl_err *err)
+{
+	live *d = calloc(1, sizeof *d);
+	if (!d)
+		return rl_err_set(err, RL_ENOMEM, "live driver");
+	if (o)
+		d->opt = *o;
+	else
+		live_options_default(&d->opt);
+	d->out = d->opt.out ? d->opt.out : stderr;
+	d->tty = d->opt.quiet ? 0 : d->opt.progress >= 0 ? d->opt.progress : isatty(fileno(d->out));
+	int rc;
+	d->db_path = strdup(d->opt.db_path ? d->opt.db_path : STORE_DEFAULT_PATH);
+	if (!d->db_path) {
+		rc = rl_err_set(err, RL_ENOMEM, "live driver");
+		goto fail;
+	}
+	if (d->opt.runs_dir) {
+		if (!(d->runs_dir = strdup(d->opt.runs_dir))) {
+			rc = rl_err_set(err, RL_ENOMEM, "live driver");
+			goto fail;
+		}
+	} else if ((rc = runs_dir_default(d->db_path, &d->runs_dir, err)) < 0) {
+		goto fail;
+	}
+	if ((rc = make_dirs(d->runs_dir, err)) < 0)
+		goto fail;
+	char *abs = realpath(d->runs_dir, NULL);
+	if (abs) {
+		free(d->runs_dir);
+		d->runs_dir = abs;
+	}
+	if ((rc = store_open(d->db_path, 0, &d->st, err)) < 0)
+		goto fail;
+	if ((rc = uv_loop_init(&d->loop)) < 0) {
+		rc = rl_err_set(err, RL_EIO, "event loop: %s", uv_strerror(rc));
+		goto fail;
+	}
+	d->loop_ready = 1;
+	if ((rc = exec_process_new(&d->loop, NULL, &d->ex, err)) < 0)
+		goto fail;
+	devices_options dopt = {.config_path = d->opt.devices_path};
+	if (d->opt.devices_path || getenv("RELISH_DEVICES")) {
+		rc = devices_discover(&dopt, &d->devs, err);
+	} else {
+		if (telemetry_open(&d->tel, err) < 0) {
+			rl_err_clear(err);
+			d->tel = NULL;
+		}
+		rc = devices_from_telemetry(d->tel, &dopt, &d->devs, err);
+	}
+	if (rc < 0)
+		goto fail;
+	for (size_t i = 0; i < d->devs->n; i++)
+		if (d->devs->dev[i].info.is_gpu)
+			d->n_gpus++;
+	if (d->devs->notice[0] && !d->opt.quiet)
+		fprintf(d->out, "relish: %s\n", d->devs->notice);
+	d->mps = gpu_mps_detect(d->mps_dir, sizeof d->mps_dir);
+	for (size_t i = 0; i < d->devs->n; i++) {
+		const sched_device_info *di = &d->devs->dev[i].info;
+		store_device sd = {.name = (char *)di->name, .uuid = (char *)di->uuid,
+				   .is_gpu = di->is_gpu, .mem_total_mib = (int64_t)di->mem_total_mib,
+				   .compute_total = di->compute_total};
+		if ((rc = store_device_put(d->st, &sd, NULL, err)) < 0)
+			goto fail;
+	}
+	if ((rc = live_profiles_load(d, err)) < 0)
+		goto fail;
+	uv_timer_init(&d->loop, &d->tick);
+	uv_timer_init(&d->loop, &d->kick);
+	uv_signal_init(&d->loop, &d->sigint);
+	uv_signal_init(&d->loop, &d->sigterm);
+	d->tick.data = d->kick.data = d->sigint.data = d->sigterm.data = d;
+	d->handles_ready = 1;
+	*out = d;
+	return 0;
+fail:
+	live_free(d);
+	return rc;
+}
+
+static void exp_free(live_exp *x)
+{
+	if (!x)
+		return;
+	engine_free(x->eng);
+	spec_free(x->sp);
+	free(x->trials);
+	free(x->dir);
+	free(x);
+}
+
+/* The spec as JSON without its file name, for "is this the same experiment". */
+static char *spec_identity(spec *sp)
+{
+	char *src = sp->source;
+	sp->source = NULL;
+	char *j = spec_to_json(sp);
+	sp->source = src;
+	return j;
+}
+
+int live_add_experiment(live *d, spec *sp, rl_err *err)
+{
+	int rc;
+	live_exp *x = NULL;
+	char *ident = NULL;
+	store_experiment se = {0};
+	int found = 0;
+	if (sp->trial.resources.gpus > 0 && !d->n_gpus) {
+		rc = rl_err_set(err, RL_ESPEC,
+				"%s: trial.resources.gpus is %g but relish sees no GPU (%s); "
+				"use a devices file (--devices) or a machine with GPUs",
+				sp->source ? sp->source : sp->name, sp->trial.resources.gpus,
+				d->devs->notice[0] ? d->devs->notice : d->devs->source);
+		goto fail;
+	}
+	if (sp->trial.executor != EXEC_PROCESS) {
+		rc = rl_err_set(err, RL_EUNSUPPORTED, "%s: trial.executor %s: this build runs "
+				"trials as processes only", sp->name,
+				spec_executor_name(sp->trial.executor));
+		goto fail;
+	}
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (strcmp(d->exps[i]->sp->name, sp->name) == 0) {
+			rc = rl_err_set(err, RL_EINVAL, "experiment '%s' given twice", sp->name);
+			goto fail;
+		}
+	if (!(ident = spec_identity(sp))) {
+		rc = rl_err_set(err, RL_ENOMEM, "spec");
+		goto fail;
+	}
+	rc = store_experiment_find(d->st, sp->name, &se, err);
+	if (rc == 0) {
+		found = 1;
+		if (!se.spec_text || strcmp(se.spec_text, ident) != 0) {
+			rc = rl_err_set(err, RL_EINVAL,
+					"%s: experiment '%s' already exists in %s with a different "
+					"spec; use another name or another --db",
+					sp->source ? sp->source : sp->name, sp->name, d->db_path);
+			goto fail;
+		}
+	} else if (rc != RL_ENOTFOUND) {
+		goto fail;
+	}
+	rl_err_clear(err);
+	if (d->opt.max_concurrent > 0)
+		sp->search.max_concurrent = d->opt.max_concurrent;
+	if (!d->core && (rc = core_create(d, sp, err)) < 0)
+		goto fail;
+	x = calloc(1, sizeof *x);
+	live_exp **v = realloc(d->exps, (d->n_exps + 1) * sizeof *v);
+	if (!x || !v) {
+		free(v == d->exps ? NULL : v);
+		rc = rl_err_set(err, RL_ENOMEM, "experiment");
+		goto fail;
+	}
+	d->exps = v;
+	x->d = d;
+	x->sp = sp;
+	sp = NULL;
+	x->key = d->n_exps + 1;
+	if (asprintf(&x->dir, "%s/%s", d->runs_dir, x->sp->name) < 0) {
+		x->dir = NULL;
+		rc = rl_err_set(err, RL_ENOMEM, "experiment");
+		goto fail;
+	}
+	if ((rc = make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0)
+		goto fail;
+	if (found) {
+		x->id = se.id;
+		x->resumed = 1;
+		if ((rc = live_resume(d, x, &se, err)) < 0)
+			goto fail;
+	} else {
+		store_experiment ne = {
+			.name = x->sp->name, .spec_text = ident, .spec_path = x->sp->source,
+			.created_at = live_now(), .objective_metric = x->sp->objective.metric,
+			.mode = (char *)spec_mode_name(x->sp->objective.mode),
+		};
+		if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0)
+			goto fail;
+	}
+	d->exps[d->n_exps++] = x;
+	store_experiment_fini(&se);
+	free(ident);
+	return 0;
+fail:
+	store_experiment_fini(&se);
+	free(ident);
+	exp_free(x);
+	spec_free(sp);
+	return rc;
+}
+
+int live_run(live *d, rl_err *err)
+{
+	int all_done = 1;
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (!d->exps[i]->done)
+			all_done = 0;
+	if (all_done || !d->handles_ready)
+		return 0;
+	uv_signal_start(&d->sigint, signal_cb, SIGINT);
+	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
+	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);
+	live_kick(d);
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	live_progress_clear(d);
+	if (d->fatal) {
+		*err = d->fatal_err;
+		return err->code ? err->code : RL_EINTERNAL;
+	}
+	if (d->sigints)
+		return rl_err_set(err, RL_EINTERRUPTED,
+				  "interrupted; run the same command again to resume");
+	return 0;
+}
+
+size_t live_experiment_count(const live *d)
+{
+	return d->n_exps;
+}
+
+int64_t live_experiment_id(const live *d, size_t i)
+{
+	return i < d->n_exps ? d->exps[i]->id : 0;
+}
+
+const char *live_experiment_name(const live *d, size_t i)
+{
+	return i < d->n_exps ? d->exps[i]->sp->name : NULL;
+}
+
+int live_experiment_has_value(const live *d, size_t i)
+{
+	if (i >= d->n_exps)
+		return 0;
+	store_trial t;
+	if (store_trial_best(d->st, d->exps[i]->id, &t, NULL) < 0)
+		return 0;
+	store_trial_fini(&t);
+	return 1;
+}
+
+const char *live_db_path(const live *d)
+{
+	return d->db_path;
+}
+
+void live_free(live *d)
+{
+	if (!d)
+		return;
+	if (d->handles_ready) {
+		d->handles_ready = 0;
+		uv_close((uv_handle_t *)&d->tick, close_cb);
+		uv_close((uv_handle_t *)&d->kick, close_cb);
+		uv_close((uv_handle_t *)&d->sigint, close_cb);
+		uv_close((uv_handle_t *)&d->sigterm, close_cb);
+	}
+	if (d->ex) {
+		exec_shutdown(d->ex);
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		exec_free(d->ex);
+	}
+	if (d->loop_ready) {
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		uv_loop_close(&d->loop);
+	}
+	while (d->segs) {
+		live_seg *g = d->segs;
+		d->segs = g->next;
+		free(g->reuse_key);
+		free(g);
+	}
+	for (size_t i = 0; i < d->n_exps; i++)
+		exp_free(d->exps[i]);
+	free(d->exps);
+	sched_free(d->core);
+	telemetry_close(d->tel);
+	device_list_free(d->devs);
+	store_profiles_free(d->profiles, d->n_profiles);
+	free(d->profile_used);
+	store_close(d->st);
+	free(d->db_path);
+	free(d->runs_dir);
+	free(d);
+}

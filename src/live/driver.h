@@ -1,0 +1,74 @@
+/*
+ * driver.h - the live driver behind `relish run`: one thread, one libuv
+ * loop, running one or more experiments on this machine's devices.
+ *
+ * It joins the pure pieces to the effectful ones: the experiment engine
+ * (search/engine.h) says which segment of which trial to run next; the core
+ * scheduler (sched/sched.h) says where, with what memory reservation and
+ * compute share; the process executor (exec/exec.h) runs it; telemetry
+ * (NVML, /proc) measures it; the store (store/store.h) records every
+ * transition before it is acted on, so a relish killed at any instant
+ * resumes from the database (recover.c).  docs/architecture.md ("The live
+ * driver") walks through the loop.
+ */
+#ifndef RELISH_LIVE_DRIVER_H
+#define RELISH_LIVE_DRIVER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "spec/spec.h"
+
+typedef struct live live;
+
+typedef struct live_options {
+	const char *db_path;      /* state database; NULL: STORE_DEFAULT_PATH */
+	const char *runs_dir;     /* logs and checkpoints; NULL: relish-runs/ next to the db */
+	const char *devices_path; /* devices file (devices.h); NULL: discover */
+	int policy_set;           /* 1: policy overrides every spec's sharing.policy */
+	sharing_policy policy;
+	int max_concurrent;       /* > 0: overrides search.max_concurrent */
+	int quiet;                /* no progress output at all */
+	int progress;             /* 1 live display, 0 plain lines, -1 auto (isatty) */
+	FILE *out;                /* progress output; NULL: stderr */
+} live_options;
+
+void live_options_default(live_options *o);
+
+/* Open the store, discover devices, set up the loop, executor and core
+ * scheduler.  *out is owned by the caller (live_free). */
+int live_new(const live_options *o, live **out, rl_err *err);
+
+/*
+ * Add an experiment; sp is taken over (freed by the driver, also on error).
+ * A new name is created in the store.  An existing name resumes it
+ * (recover.c): a different spec is RL_EINVAL naming the db and experiment;
+ * a finished one is kept as is (live_run returns at once for it).
+ * Errors: RL_ESPEC when the spec needs GPUs and none are seen.
+ */
+int live_add_experiment(live *d, spec *sp, rl_err *err);
+
+/*
+ * Run the loop until every experiment is done, or until SIGINT / SIGTERM
+ * (running segments are cancelled and recorded so a later run resumes
+ * them; a second SIGINT kills them at once).  Returns 0 when all are done,
+ * RL_EINTERRUPTED when interrupted, another negative code on a store error.
+ */
+int live_run(live *d, rl_err *err);
+
+/* Experiments added, their store ids and names (for printing the best). */
+size_t live_experiment_count(const live *d);
+int64_t live_experiment_id(const live *d, size_t i);
+const char *live_experiment_name(const live *d, size_t i);
+/* 1 when experiment i has a trial with an objective value. */
+int live_experiment_has_value(const live *d, size_t i);
+
+const char *live_db_path(const live *d);
+
+/* Peak resident set size of this process in KiB (getrusage). */
+long live_max_rss_kib(void);
+
+void live_free(live *d); /* NULL accepted */
+
+#endif

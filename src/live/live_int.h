@@ -1,0 +1,152 @@
+/*
+ * live_int.h - the live driver's internal state, shared by driver.c (the
+ * loop: fill, place, launch, segment ends, signals), recover.c (resuming an
+ * experiment from the store), request.c (scheduler requests and memory
+ * profiles) and progress.c (the terminal display).  Not a public header.
+ *
+ * Memory stays small and flat: one live_trial (a few dozen bytes) per trial,
+ * one live_seg per segment that is queued or running, no metric history
+ * beyond what the engine keeps for its decisions.
+ */
+#ifndef RELISH_LIVE_INT_H
+#define RELISH_LIVE_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "exec/exec.h"
+#include "live/driver.h"
+#include "sched/sched.h"
+#include "search/engine.h"
+#include "spec/spec.h"
+#include "store/store.h"
+#include "telemetry/devices.h"
+#include "telemetry/nvml.h"
+
+#define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
+#define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */
+#define LIVE_MAX_OOM 6       /* out-of-memory re-placements of one trial before it fails */
+#define LIVE_OOM_ALONE "out of memory alone on an empty device"
+
+typedef struct live_exp live_exp;
+
+/* Per trial: what the engine does not keep. */
+typedef struct live_trial {
+	int64_t store_id;     /* 0 until the trial row exists */
+	int next_seq;         /* seq of its next segment */
+	int retries;          /* failed segments re-run so far */
+	int ooms;             /* out-of-memory re-placements so far */
+	int exclusive;        /* must run alone (OOM with nothing better) */
+	uint64_t min_mem_mib; /* reservation floor after an OOM */
+} live_trial;
+
+/* A segment queued in the core or running. */
+typedef struct live_seg {
+	struct live_seg *next, *prev;
+	live_exp *x;
+	uint64_t trial;
+	uint64_t sched_id;
+	int64_t store_id;      /* 0 until placed (the row is written at placement) */
+	int seq;
+	double from, to;
+	sched_request req;
+	int placed;
+	int dev;               /* first device index */
+	uint64_t mem_mib;      /* reservation */
+	double compute;
+	sched_basis basis;
+	int64_t est_mem;       /* estimator's predicted peak, -1 unknown */
+	exec_segment *es;      /* while running */
+	pid_t pid;
+	double started_at;
+	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
+	uint64_t rss_now;      /* bytes, last display sample */
+	double last_obj;       /* last objective value, NAN none */
+	int interrupted;       /* cancelled because relish is stopping */
+	char *reuse_key;       /* warm / worker */
+} live_seg;
+
+struct live_exp {
+	live *d;
+	spec *sp;
+	engine *eng;
+	int64_t id;             /* store id */
+	uint64_t key;           /* exp_id for the core */
+	live_trial *trials;
+	size_t n_trials, cap_trials;
+	size_t n_queued;        /* in the core, not placed */
+	size_t n_active;        /* queued or running */
+	int done;               /* engine_done and recorded */
+	int resumed;
+	int stalled;            /* engine_next failed: stop creating */
+	char *dir;              /* <runs>/<name> */
+	size_t n_seg_done;      /* segments ended (display) */
+};
+
+struct live {
+	live_options opt;
+	char *db_path;
+	char *runs_dir;
+	store *st;
+	uv_loop_t loop;
+	int loop_ready;
+	executor *ex;
+	sched *core;
+	telemetry *tel;
+	device_list *devs;
+	int n_gpus;
+	char mps_dir[512];
+	int mps;
+	live_exp **exps;
+	size_t n_exps;
+	size_t rr;              /* round-robin start */
+	live_seg *segs;         /* active segments */
+	uint64_t next_sched_id;
+	uv_timer_t tick, kick;
+	uv_signal_t sigint, sigterm;
+	int handles_ready;
+	int stopping;           /* signal: stop launching */
+	int sigints;
+	int finished;           /* loop asked to end */
+	int fatal;              /* store error during callbacks */
+	rl_err fatal_err;
+	/* profiles from the store not yet given to the core, by shape text */
+	store_profile *profiles;
+	size_t n_profiles;
+	uint8_t *profile_used;
+	/* display */
+	FILE *out;
+	int tty;
+	int drawn_lines;
+	uint64_t last_draw_ms;
+};
+
+/* driver.c */
+double live_now(void);
+void live_kick(live *d);                       /* fill and place soon */
+live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
+void live_fatal(live *d, const rl_err *err);
+
+/* request.c: scheduler requests and memory profiles */
+uint64_t live_hash(uint64_t h, const void *p, size_t n);
+/* The request for trial cfg of experiment x (seg_id and times left 0). */
+void live_request_build(const live_exp *x, const config *cfg, sched_request *out);
+/* Give the core what the store knows about req's shape, once per shape. */
+void live_profile_seed(live *d, const sched_request *req);
+int live_profiles_load(live *d, rl_err *err);
+/* Record a finished segment's measurement in the profiles table. */
+int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
+			rl_err *err);
+
+/* recover.c */
+int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);
+
+/* progress.c */
+void live_progress_segment(live *d, const live_seg *g, const char *outcome,
+			   uint64_t peak_mib, const char *why);
+void live_progress_line(live *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void live_progress_draw(live *d, int force);
+void live_progress_clear(live *d);
+
+#endif
