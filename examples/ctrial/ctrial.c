@@ -151,6 +151,15 @@ static int run_segment(const struct opts *o, const struct seg *s)
 		from = start; /* already trained further: do not redo */
 	else if (start < from)
 		from = start; /* behind: catch up from the checkpoint */
+	if (from >= to && to > 0) {
+		/* Trained this far already (the run that reached it died before
+		 * relish recorded the end): report the value at the boundary
+		 * again, since relish decides on it. */
+		double a = accuracy(s->x, s->y, to, s->trial_id);
+		printf("RELISH epoch=%d accuracy=%.6f loss=%.6f\n", to, a, 1 - a);
+		fflush(stdout);
+		return 0;
+	}
 	for (int e = from + 1; e <= to; e++) {
 		if (e == o->fail_at) {
 			fprintf(stderr, "ctrial: failing at epoch %d as asked\n", e);

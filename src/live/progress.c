@@ -65,6 +65,15 @@ void live_progress_segment(live *d, const live_seg *g, const char *outcome, uint
 			   (unsigned long long)peak_mib, why ? ": " : "", why ? why : "");
 }
 
+/* "341 MiB" below a GiB, "1.2 GiB" above. */
+static void fmt_mem(uint64_t mib, char *buf, size_t n)
+{
+	if (mib < 1024)
+		snprintf(buf, n, "%llu MiB", (unsigned long long)mib);
+	else
+		snprintf(buf, n, "%.1f GiB", (double)mib / 1024.0);
+}
+
 static uint64_t now_ms(void)
 {
 	return (uint64_t)(live_now() * 1000.0);
@@ -122,10 +131,12 @@ void live_progress_draw(live *d, int force)
 		for (live_seg *g = d->segs; g; g = g->next)
 			if (g->es && g->dev == (int)i)
 				used += ds.info.is_gpu ? g->gpu_peak_mib << 20 : g->rss_now;
-		fprintf(d->out, "%s: %zu running, %.1f/%.1f GiB reserved, %.1f GiB in use\n",
-			ds.info.is_gpu ? ds.info.uuid : "host", ds.n_running,
-			(double)ds.mem_reserved_mib / 1024.0, (double)ds.info.mem_total_mib / 1024.0,
-			(double)used / (1024.0 * 1024.0 * 1024.0));
+		char r[32], tot[32], u[32];
+		fmt_mem(ds.mem_reserved_mib, r, sizeof r);
+		fmt_mem(ds.info.mem_total_mib, tot, sizeof tot);
+		fmt_mem(used >> 20, u, sizeof u);
+		fprintf(d->out, "%s: %zu running, %s / %s reserved, %s in use\n",
+			ds.info.is_gpu ? ds.info.uuid : "host", ds.n_running, r, tot, u);
 		lines++;
 	}
 	fflush(d->out);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# test_run_bad.sh - trials that misbehave, chosen by a parameter
+# (tests/support/misbehave.sh maps it to ctrial's knobs), a random seed that
+# draws each behaviour once, retries 0, a 3 s timeout: every bad trial is
+# classified in the store as it should be, the good ones complete, the
+# out-of-memory one is re-placed with a larger reservation until it fits,
+# logs stay bounded, and the experiment finishes with exit 0.
+set -euo pipefail
+: "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}" "${RELISH_SRC:?source dir}"
+PY=/usr/bin/python3
+work=$(mktemp -d /tmp/relish-test-bad-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY
+printf 'host:\n  memory: 2GiB\n  cpus: 4\n' >"$work/devices.yaml"
+
+cat >"$work/bad.yaml" <<S
+name: bad
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: random   # seed 11 draws each of the 7 behaviours once
+  seed: 11
+  max_trials: 7
+  max_concurrent: 7
+  space:
+    behaviour: {type: choice, values: [ok, exit1, segv, hang, oom, garbage, huge]}
+schedule: {algorithm: none, resource: epoch, max: 2}
+trial:
+  command: ["/bin/sh", "$RELISH_SRC/tests/support/misbehave.sh", "{behaviour}", "$RELISH_BUILD/ctrial", "--x", "0.3", "--y", "2"]
+  resources: {memory: 64MiB, cpus: 0.5}
+  timeout: 3s
+  retries: 0
+sharing: {policy: pack}
+S
+
+"$RELISH" run "$work/bad.yaml" --db "$work/b.db" --devices "$work/devices.yaml" \
+  >"$work/out" 2>"$work/err" || fail "relish run exited $?: $(tail -5 "$work/err")"
+grep -q '^bad: trial ' "$work/out" || fail "no best: $(cat "$work/out")"
+"$RELISH" trials --db "$work/b.db" >"$work/trials"
+grep -q 'out of memory' "$work/trials" || grep -q ' oom' "$work/err" || true
+
+"$PY" - "$work/b.db" "$work/trials" <<'P'
+import json, os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+def check(c, w):
+    if not c:
+        sys.exit("FAIL: " + w)
+by = {}
+for tid, params, status, err in db.execute("SELECT id, params_json, status, error FROM trials"):
+    by[json.loads(params)["behaviour"]] = (tid, status, err)
+check(len(by) == 7, "behaviours %s" % sorted(by))
+def segs(b):
+    return db.execute("SELECT status, exit_code, signal, mem_reserved_mib, basis, log_path, message "
+                      "FROM segments WHERE trial_id=? ORDER BY seq", (by[b][0],)).fetchall()
+for b in ("ok", "garbage", "huge"):
+    check(by[b][1] == "completed", "%s: trial %s" % (b, by[b]))
+    check([s[0] for s in segs(b)] == ["completed"], "%s: segments %s" % (b, segs(b)))
+s = segs("exit1")
+check(by["exit1"][1] == "failed" and len(s) == 1 and s[0][:2] == ("failed", 1) and not s[0][2],
+      "exit1: %s %s" % (by["exit1"], s))
+check("exit code 1" in (by["exit1"][2] or ""), "exit1 reason %s" % (by["exit1"],))
+s = segs("segv")
+check(by["segv"][1] == "failed" and len(s) == 1 and s[0][0] == "signaled" and s[0][2] == 11,
+      "segv: %s %s" % (by["segv"], s))
+s = segs("hang")
+check(by["hang"][1] == "failed" and len(s) == 1 and s[0][0] == "timeout", "hang: %s %s" % (by["hang"], s))
+# Out of memory: killed over its 64 MiB reservation, re-placed with more
+# (basis oom) until it fit, then completed.
+s = segs("oom")
+check(s[0][0] == "oom" and s[0][3] == 64, "oom first segment %s" % (s[0],))
+check(s[-1][0] == "completed" and s[-1][4] == "oom" and s[-1][3] >= 200, "oom last segment %s" % (s[-1],))
+check(all(x[0] == "oom" for x in s[:-1]) and all(s[i+1][3] > s[i][3] for i in range(len(s) - 1)),
+      "oom reservations must grow: %s" % (s,))
+check(by["oom"][1] == "completed", "oom trial %s" % (by["oom"],))
+n_ev = db.execute("SELECT count(*) FROM events WHERE kind='segment.oom' AND trial_id=?", (by["oom"][0],)).fetchone()[0]
+check(n_ev == len(s) - 1, "oom events %d for %d oom segments" % (n_ev, len(s) - 1))
+# Logs bounded (64 MiB cap per segment) even for 80 MiB of output.
+for b in ("garbage", "huge"):
+    size = os.path.getsize(segs(b)[0][5])
+    check(size <= (64 << 20) + (1 << 20), "%s log %d bytes" % (b, size))
+check(os.path.getsize(segs("huge")[0][5]) >= (60 << 20), "huge log unexpectedly small")
+# relish trials shows the out-of-memory count.
+rows = [l for l in open(sys.argv[2]) if '"oom"' in l]
+check(len(rows) == 1 and (" %d " % (len(s) - 1)) in rows[0], "relish trials oom row: %s" % rows)
+check(db.execute("SELECT status FROM experiments").fetchone()[0] == "done", "experiment not done")
+P
+echo "test_run_bad: ok"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# test_run_gpu.sh - the GPU path of `relish run` without a GPU: the scripted
+# NVML stand-in shows two 8 GiB GPUs; trials (tests/support/gpu_fake_trial.sh)
+# declare gpus: 1 and "use" the memory of their `need` parameter, which the
+# stand-in reports per process.  Checked from the store and the logs:
+# segments are packed by memory (several share a GPU, reservations never
+# sum past 8 GiB), each trial saw CUDA_VISIBLE_DEVICES=<its GPU's UUID> and
+# RELISH_GPU_MEMORY_MIB=<its reservation>, peaks were measured through
+# NVML, and a trial that needs more than the declared 1 GiB fails with the
+# CUDA out-of-memory message, is re-placed with a larger reservation and
+# completes; its out-of-memory events show in `relish trials`.
+set -euo pipefail
+: "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}" "${RELISH_SRC:?source dir}"
+PY=/usr/bin/python3
+work=$(mktemp -d /tmp/relish-test-gpu-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY
+export RELISH_HOST_MEMORY=4GiB RELISH_HOST_CPUS=2
+export RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml"
+: >"$work/state"
+cat >"$work/nvml" <<S
+driver 550.54.15
+device GPU-fake-0 8192 NVIDIA Stand-in 8GB
+device GPU-fake-1 8192 NVIDIA Stand-in 8GB
+state $work/state
+S
+
+cat >"$work/gpu.yaml" <<S
+name: gpu
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: random
+  seed: 3
+  max_trials: 10
+  max_concurrent: 10
+  space:
+    need: {type: choice, values: [700, 900, 2500]}
+schedule: {algorithm: none, resource: epoch, max: 2}
+trial:
+  command: ["/bin/sh", "$RELISH_SRC/tests/support/gpu_fake_trial.sh", "{need}", "$work/state"]
+  resources: {gpus: 1, gpu_memory: 1GiB, cpus: 0.1}
+  retries: 0
+sharing: {policy: pack}
+S
+
+"$RELISH" run "$work/gpu.yaml" --db "$work/g.db" >"$work/out" 2>"$work/err" \
+  || fail "relish run exited $?: $(tail -5 "$work/err")"
+"$RELISH" trials --db "$work/g.db" >"$work/trials"
+
+"$PY" - "$work/g.db" "$work/trials" <<'P'
+import json, re, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+def check(c, w):
+    if not c:
+        sys.exit("FAIL: " + w)
+st = dict(db.execute("SELECT status, count(*) FROM trials GROUP BY status").fetchall())
+check(st == {"completed": 10}, "trials %s" % st)
+needs = {}
+for tid, p in db.execute("SELECT id, params_json FROM trials"):
+    needs[tid] = json.loads(p)["need"]
+check(2500 in needs.values() and 700 in needs.values(), "need values drawn: %s" % sorted(set(needs.values())))
+segs = db.execute("SELECT id, trial_id, status, device, mem_reserved_mib, peak_mem_mib, basis, log_path, "
+                  "started_at, ended_at, message FROM segments ORDER BY id").fetchall()
+for sid, tid, status, dev, res, peak, basis, log, a, b, msg in segs:
+    check(dev in ("GPU-fake-0", "GPU-fake-1"), "segment %d on %s" % (sid, dev))
+    text = open(log).read()
+    m = re.search(r"ENV CUDA_VISIBLE_DEVICES=(\S*) RELISH_GPU_MEMORY_MIB=(\S*) TF_FORCE_GPU_ALLOW_GROWTH=(\S*)", text)
+    check(m is not None, "segment %d log has no env line: %r" % (sid, text[:200]))
+    check(m.group(1) == dev, "segment %d saw CUDA_VISIBLE_DEVICES=%s, placed on %s" % (sid, m.group(1), dev))
+    check(int(m.group(2)) == res, "segment %d saw RELISH_GPU_MEMORY_MIB=%s, reserved %d" % (sid, m.group(2), res))
+    check(m.group(3) == "true", "TF_FORCE_GPU_ALLOW_GROWTH=%s" % m.group(3))
+    if needs[tid] < 1024:
+        check(status == "completed" and res == 1024 and basis == "hint", "small trial segment %s" % (segs,))
+        # Measured through NVML (the stand-in's per-process memory, by process group).
+        check(peak == needs[tid], "segment %d peak %s, trial used %d" % (sid, peak, needs[tid]))
+# The 2500 MiB trials: out of memory at 1 GiB, re-placed larger (basis oom) until they fit.
+for tid, need in needs.items():
+    if need != 2500:
+        continue
+    s = [x for x in segs if x[1] == tid]
+    check(s[0][2] == "oom" and s[0][4] == 1024 and "CUDA out of memory" in s[0][10], "first %s" % (s[0],))
+    check(s[-1][2] == "completed" and s[-1][6] == "oom" and s[-1][4] >= 2500, "last %s" % (s[-1],))
+    check(all(x[2] == "oom" for x in s[:-1]), "oom ladder %s" % (s,))
+    ev = db.execute("SELECT count(*) FROM events WHERE kind='segment.oom' AND trial_id=?", (tid,)).fetchone()[0]
+    check(ev == len(s) - 1, "oom events %d" % ev)
+    row = [l for l in open(sys.argv[2]) if re.match(r"\s*%d\s" % tid, l)]
+    check(len(row) == 1 and re.search(r"completed .* %d\s+\{" % (len(s) - 1), row[0]) is not None,
+          "relish trials row for trial %d: %s" % (tid, row))
+# Packing: at each segment's start, the reservations running on its GPU
+# sum to at most 8 GiB, and at some instant several segments shared a GPU.
+rows = db.execute("""
+    SELECT a.id, a.device, sum(b.mem_reserved_mib), count(b.id)
+    FROM segments a JOIN segments b ON b.device = a.device
+         AND b.started_at <= a.started_at AND a.started_at < b.ended_at
+    GROUP BY a.id""").fetchall()
+check(max(r[2] for r in rows) <= 8192, "over-committed GPU: %s" % (max(rows, key=lambda r: r[2]),))
+check(max(r[3] for r in rows) >= 3, "segments never shared a GPU: %s" % rows)
+check(len({r[1] for r in rows}) == 2, "only one GPU used: %s" % rows)
+P
+echo "test_run_gpu: ok"
