@@ -50,6 +50,8 @@ static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
 		return NULL;
 	if (sched_map_put(&s->pair_map, a, b, s->n_pair))
 		return NULL;
+	if (sched_map_put(&s->paired_map, a, 0, 1) || sched_map_put(&s->paired_map, b, 0, 1))
+		return NULL;
 	sched_pair *p = &s->pair[s->n_pair++];
 	memset(p, 0, sizeof *p);
 	p->a = a;
@@ -70,7 +72,9 @@ static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
 		return;
 	p->d = p->n ? p->d + COLO_ALPHA * (d - p->d) : d;
 	p->n++;
-	s->place_gen++; /* earlier rejections may no longer hold */
+	/* devices running either shape may now admit what they refused */
+	sched_touch_shape(s, a);
+	sched_touch_shape(s, b);
 }
 
 /* Speeds of a set; returns their sum. */
@@ -78,13 +82,17 @@ static double set_speeds(const sched *s, const uint64_t *shape, const double *ut
 			 size_t n, double *speed)
 {
 	int any = 0;
+	size_t n_paired = 0;
 	double U = 0;
 	for (size_t i = 0; i < n; i++) {
 		U += util[i];
+		n_paired += s->n_pair && sched_map_get(&s->paired_map, shape[i], 0) != SCHED_NONE;
+	}
+	/* Pairs are looked up only among members that are in some pair. */
+	for (size_t i = 0; i < n && n_paired >= 2 && !any; i++)
 		for (size_t j = 0; j < n && !any; j++)
 			if (i != j && pair_find(s, shape[i], shape[j]))
 				any = 1;
-	}
 	double sum = 0;
 	if (!any) {
 		double sp = U > 100 ? 100 / U : 1;
@@ -119,6 +127,8 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 	size_t n = 0;
 	if (d->n_run + 1 > COLO_MAX_SET)
 		return with_cand ? 0 : INFINITY; /* a set this large admits no one */
+	if (!with_cand && d->t0_call == s->call_id && d->t0_nrun == d->n_run)
+		return d->t0; /* members and their profiles are fixed within a call */
 	for (size_t i = 0; i < d->n_run; i++) {
 		const sched_seg *g = &s->seg[d->run[i]];
 		shape[n] = g->req.shape;
@@ -130,7 +140,14 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		util[n] = cand_util;
 		n++;
 	}
-	return set_speeds(s, shape, util, n, speed);
+	double t = set_speeds(s, shape, util, n, speed);
+	if (!with_cand) {
+		sched_dev *md = (sched_dev *)d; /* a cache, logically const */
+		md->t0 = t;
+		md->t0_call = s->call_id;
+		md->t0_nrun = d->n_run;
+	}
+	return t;
 }
 
 void colo_observe(sched *s, const sched_seg *g, double now, double speed)
@@ -161,6 +178,7 @@ void sched_colocate_seed(sched *s, uint64_t shape_a, uint64_t shape_b, double sp
 			p->n = 0;
 			pair_update(s, shape_a, shape_b, 1 / speed_a - 1);
 		}
+		sched_touch_all(s); /* queued segments may pair differently */
 	}
 	if (speed_b > 0 && shape_a != shape_b) {
 		sched_pair *p = pair_ensure(s, shape_b, shape_a);
@@ -208,4 +226,5 @@ void colo_fini(sched *s)
 {
 	free(s->pair);
 	sched_map_fini(&s->pair_map);
+	sched_map_fini(&s->paired_map);
 }

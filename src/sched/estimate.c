@@ -18,8 +18,10 @@
  *   loglog    log peak = w0 + sum w_i log x_i     (power laws; x > 0)
  * Columns are standardised and a tiny ridge term (1e-6 * n) keeps
  * under-determined fits solvable (they then interpolate with minimum norm),
- * so LOO is computed by honest refits without the dropped point.  Ties go to
- * the richer model, because the features were declared memory-relevant.
+ * so LOO is computed by honest refits without the dropped point.  Models are
+ * tried in the order const, linear, loglog, pairwise; a later one must have
+ * a strictly smaller LOO error, except that a tie displaces const (the
+ * features were declared memory-relevant: with two points, a line).
  * Refits run whenever a shape's peak changes while a family has fewer than
  * 16 shapes and then after every n/8 changes, on the 48 most recently
  * measured shapes: bounded work even when a trace has thousands of shapes.
@@ -81,7 +83,6 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->n_feat = req->n_feat;
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
-	p->memo_gen = UINT64_MAX; /* no memo yet */
 	s->n_prof++;
 	return pi;
 }
@@ -234,6 +235,10 @@ static void fit_candidate(sched_family *f, sched_fit fit, const sched *s,
 	double rmse = sqrt(sse / (double)n);
 	if (rmse > *best * (1 + 1e-9) + 1e-9)
 		return;
+	/* A tie displaces only the constant model (features were declared
+	 * memory-relevant); otherwise the simpler model already chosen stays. */
+	if (rmse >= *best * (1 - 1e-9) - 1e-9 && f->fit != SCHED_FIT_CONST)
+		return;
 	if (ridge_fit(Z, y, n, p, SCHED_NONE, w))
 		return;
 	*best = rmse;
@@ -266,18 +271,23 @@ static void family_fit(sched *s, sched_family *f)
 		if (k > 0 || order[i] == SCHED_FIT_CONST)
 			fit_candidate(f, order[i], s, pts, n, &best);
 	f->fit_id++;
+	f->stamp = ++s->stamp;
 }
 
-/* Predicted peak (MiB) of an unmeasured shape, or 0 when no model. */
-static double family_predict(const sched *s, const sched_profile *p)
+/* Predicted peak (MiB) of an unmeasured shape with features feat, or 0
+ * when no model.  p (may be NULL) caches the answer. */
+static double family_predict(const sched *s, size_t fi, const double *feat, size_t n_feat,
+			     const sched_profile *p)
 {
-	const sched_family *f = &s->fam[p->fam];
-	if (f->fit == SCHED_FIT_NONE || p->n_feat < f->n_feat)
+	if (fi == SCHED_NONE)
 		return 0;
-	if (p->pred_fit == f->fit_id)
+	const sched_family *f = &s->fam[fi];
+	if (f->fit == SCHED_FIT_NONE || n_feat < f->n_feat)
+		return 0;
+	if (p && p->pred_fit == f->fit_id)
 		return p->pred;
 	double raw[SCHED_MAX_COEF];
-	size_t c = design_row(f->fit, p->feat, f->n_feat, raw);
+	size_t c = design_row(f->fit, feat, f->n_feat, raw);
 	if (c == SCHED_NONE || c + 1 != f->n_coef)
 		return 0;
 	double v = f->coef[0];
@@ -287,10 +297,11 @@ static double family_predict(const sched *s, const sched_profile *p)
 		v = exp(v);
 	if (!(v >= 1))
 		v = 1;
-	/* The cache is logically const: it depends only on the fit. */
-	sched_profile *mp = (sched_profile *)p;
-	mp->pred = v;
-	mp->pred_fit = f->fit_id;
+	if (p) { /* the cache is logically const: it depends only on the fit */
+		sched_profile *mp = (sched_profile *)p;
+		mp->pred = v;
+		mp->pred_fit = f->fit_id;
+	}
 	return v;
 }
 
@@ -315,7 +326,8 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 	memset(out, 0, sizeof *out);
 	out->basis = SCHED_BASIS_EXCLUSIVE;
 	int measured = p && p->n_measured > 0;
-	double fam_pred = p && !measured ? family_predict(s, p) : 0;
+	size_t fi = p ? p->fam : sched_map_get(&s->fam_map, req->family, 0);
+	double fam_pred = measured ? 0 : family_predict(s, fi, req->feat, req->n_feat, p);
 
 	if (measured)
 		out->peak_mib = (double)p->peak;
@@ -334,7 +346,7 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 	uint64_t prof_res = measured ? ceil_mib((double)p->peak * (1 + m) + floor_mib) : 0;
 	uint64_t fam_res = 0;
 	if (fam_pred > 0) {
-		const sched_family *f = &s->fam[p->fam];
+		const sched_family *f = &s->fam[fi];
 		fam_res = ceil_mib(fam_pred * (1 + m) + floor_mib + f->loo_rmse);
 	}
 	/* pack believes the user first; relish believes measurements first. */
@@ -352,8 +364,8 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		basis = SCHED_BASIS_FAMILY;
 	}
 	if (basis == SCHED_BASIS_FAMILY) {
-		out->fit = s->fam[p->fam].fit;
-		out->loo_rmse_mib = s->fam[p->fam].loo_rmse;
+		out->fit = s->fam[fi].fit;
+		out->loo_rmse_mib = s->fam[fi].loo_rmse;
 	}
 	/* An out-of-memory raises every basis, and turns an unknown shape
 	 * (which would run alone) into one with a known minimum. */
@@ -437,6 +449,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 			need = obs->peak_mem_mib;
 		if (need > p->oom_floor)
 			p->oom_floor = need;
+		p->stamp = ++s->stamp;
 		return;
 	}
 	if (obs->peak_mem_mib > 0) {
@@ -445,6 +458,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		if (obs->peak_mem_mib > p->peak || new_shape) {
 			if (obs->peak_mem_mib > p->peak)
 				p->peak = obs->peak_mem_mib;
+			p->stamp = ++s->stamp;
 			family_add_measure(s, pi, new_shape);
 		}
 	}
@@ -459,6 +473,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 			f->util_n--;
 			p->util += EWMA_ALPHA * (obs->mean_util - p->util);
 		}
+		p->stamp = ++s->stamp;
 		f->util_sum += p->util;
 		f->util_n++;
 	}
@@ -475,7 +490,7 @@ void sched_learn(sched *s, const sched_request *req, const sched_observation *ob
 	if (pi == SCHED_NONE || !obs)
 		return;
 	est_observe(s, pi, obs, 1, 0);
-	s->place_gen++; /* what was rejected may fit now */
+	sched_touch_all(s); /* what was rejected may fit now */
 }
 
 int sched_family_fit(const sched *s, uint64_t family, sched_fit *fit, size_t *n_points,

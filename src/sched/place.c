@@ -104,7 +104,6 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 			d->held++;
 	}
 	s->n_running++;
-	s->place_gen++;
 	return 0;
 }
 
@@ -153,7 +152,7 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 
 /* A shared placement: reservation res, best device by policy. */
 static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
-			const sched_mem_estimate *e, sched_placement *pl)
+			const sched_mem_estimate *e, uint64_t since, sched_placement *pl)
 {
 	uint64_t res = e->reserve_mib ? e->reserve_mib : 1;
 	if (res > ps->max_free[cls])
@@ -164,8 +163,10 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	double best_gain = -INFINITY, best_comp = 0;
 	uint64_t best_left = UINT64_MAX;
 	for (size_t k = 0; k < s->n_cls[cls]; k++) {
-		int di = s->cls_dev[cls][k];
+		int di = s->cls_mru[cls][k];
 		const sched_dev *d = &s->dev[di];
+		if (d->stamp <= since)
+			break; /* the rest has not changed since the refusal */
 		if (d->claimed || d->held || dev_free(d) < res)
 			continue;
 		double comp = est_compute(s, &g->req, g->prof, d);
@@ -191,7 +192,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		else if (relish && fabs(gain - best_gain) > GAIN_TIE)
 			better = gain > best_gain;
 		else
-			better = left < best_left;
+			better = left < best_left || (left == best_left && di < best);
 		if (better) {
 			best = di;
 			best_gain = gain;
@@ -202,9 +203,9 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	if (best < 0) {
 		/* Remember: this shape with at least this reservation and
 		 * compute fits nowhere until something changes. */
-		if (p->memo_gen != s->place_gen || p->memo_cls != cls || res < p->memo_mem ||
+		if (p->memo_call != s->call_id || p->memo_cls != cls || res < p->memo_mem ||
 		    g->req.compute_hint < p->memo_comp) {
-			p->memo_gen = s->place_gen;
+			p->memo_call = s->call_id;
 			p->memo_mem = res;
 			p->memo_comp = g->req.compute_hint;
 			p->memo_cls = cls;
@@ -260,7 +261,6 @@ static void claim_for(sched *s, pass *ps, sched_seg *g, int cls, int whole,
 	}
 	for (int k = 0; k < g->n_claim; k++)
 		s->dev[g->claim[k]].claimed = 1;
-	s->place_gen++; /* memos were made without the claim */
 	pass_refresh(s, ps, cls);
 }
 
@@ -278,55 +278,85 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		s->last_now = now;
 	if (!max || !s->n_queue || !s->n_dev)
 		return 0;
+	s->call_id++;
 	pass ps;
 	memset(&ps, 0, sizeof ps);
-	for (size_t i = 0; i < s->n_dev; i++)
-		s->dev[i].claimed = 0;
 	for (int c = 0; c < CLS__COUNT; c++)
 		pass_refresh(s, &ps, c);
 
-	size_t placed = 0, w = 0, r = 0;
+	size_t placed = 0, tried = 0, w = 0, r = 0;
 	for (; r < s->n_queue; r++) {
-		if (placed >= max || pass_saturated(s, &ps))
+		if (placed >= max || pass_saturated(s, &ps) ||
+		    (s->opt.scan_max && tried >= s->opt.scan_max))
 			break;
 		size_t gi = s->queue[r];
 		sched_seg *g = &s->seg[gi];
+		const sched_profile *p = &s->prof[g->prof];
+		const sched_family *f = &s->fam[p->fam];
 		int cls = sched_req_class(s, &g->req);
+		/* Rejected before and nothing that could change the answer
+		 * happened since: no need to look again.  Own-estimate changes
+		 * reopen every device, device releases only that device. */
+		int own_same = g->memo && g->memo >= s->all_stamp && g->memo >= p->stamp &&
+			       g->memo >= f->stamp;
+		int ok = 0, whole = 0, have_e = 0;
 		sched_mem_estimate e;
-		est_reserve(s, &g->req, g->prof, cls, &e);
-		int whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
-		sched_placement pl;
-		memset(&pl, 0, sizeof pl);
-		pl.seg_id = g->req.seg_id;
-		int ok = 0;
-		if (whole) {
-			ok = place_whole(s, &ps, g, cls, &pl);
-		} else {
-			const sched_profile *p = &s->prof[g->prof];
-			uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
-			int memo = p->memo_gen == s->place_gen && p->memo_cls == cls &&
-				   res >= p->memo_mem && g->req.compute_hint >= p->memo_comp;
-			ok = !memo && place_shared(s, &ps, g, cls, &e, &pl);
-		}
-		if (ok && place_commit(s, gi, &pl, now) == 0) {
-			out[placed++] = pl;
-			pass_refresh(s, &ps, cls);
-			continue;
+		memset(&e, 0, sizeof e);
+		tried++;
+		/* Same estimate as at the rejection and bigger than any hole:
+		 * rejected again without recomputing anything. */
+		if (own_same && g->memo_res && g->memo_res > ps.max_free[cls])
+			own_same = 2;
+		if (own_same != 2 && !(own_same && g->memo >= s->cls_stamp[cls])) {
+			uint64_t since = own_same ? g->memo : 0;
+			est_reserve(s, &g->req, g->prof, cls, &e);
+			have_e = 1;
+			whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+			sched_placement pl;
+			memset(&pl, 0, sizeof pl);
+			pl.seg_id = g->req.seg_id;
+			if (whole) {
+				ok = place_whole(s, &ps, g, cls, &pl);
+			} else {
+				uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
+				int memo = p->memo_call == s->call_id && p->memo_cls == cls &&
+					   res >= p->memo_mem && g->req.compute_hint >= p->memo_comp;
+				ok = !memo && place_shared(s, &ps, g, cls, &e, since, &pl);
+			}
+			if (ok && place_commit(s, gi, &pl, now) == 0) {
+				g->memo = 0;
+				out[placed++] = pl;
+				pass_refresh(s, &ps, cls);
+				continue;
+			}
+			g->memo = s->stamp;
+			g->memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
 		}
 		if (!ps.head_seen[cls]) {
 			ps.head_seen[cls] = 1;
 			if (s->opt.aging_s > 0 && now - g->req.submit_time >= s->opt.aging_s &&
-			    sched_fits_ever(s, &g->req))
+			    sched_fits_ever(s, &g->req)) {
+				if (!have_e) {
+					est_reserve(s, &g->req, g->prof, cls, &e);
+					whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+				}
 				claim_for(s, &ps, g, cls, whole, whole ? 0 : e.reserve_mib);
-			else
+			} else {
 				g->n_claim = 0;
+			}
 		}
 		s->queue[w++] = gi;
 	}
 	if (r < s->n_queue && w < r)
 		memmove(&s->queue[w], &s->queue[r], (s->n_queue - r) * sizeof *s->queue);
 	s->n_queue = w + (s->n_queue - r);
-	for (size_t i = 0; i < s->n_dev; i++)
-		s->dev[i].claimed = 0;
+	/* Claims last one call: released devices count as changed, so what
+	 * was refused there because of the claim is looked at again. */
+	for (size_t i = 0; i < s->n_dev; i++) {
+		if (s->dev[i].claimed) {
+			s->dev[i].claimed = 0;
+			sched_touch_dev(s, &s->dev[i]);
+		}
+	}
 	return placed;
 }

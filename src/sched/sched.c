@@ -68,6 +68,41 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->min_speedup = 1.05;
 	o->aging_s = 1800.0;
 	o->oom_factor = 1.5;
+	o->scan_max = 256;
+}
+
+/* ---- change stamps ---------------------------------------------------- */
+
+void sched_touch_dev(sched *s, sched_dev *d)
+{
+	d->stamp = ++s->stamp;
+	s->cls_stamp[d->cls] = d->stamp;
+	/* move to the front of the class's most-recently-changed list, so
+	 * re-trying a segment on the devices changed since it was refused
+	 * walks only those */
+	int di = (int)(d - s->dev), *mru = s->cls_mru[d->cls];
+	size_t n = s->n_cls[d->cls], i = 0;
+	while (i < n && mru[i] != di)
+		i++;
+	if (i < n) {
+		memmove(&mru[1], &mru[0], i * sizeof *mru);
+		mru[0] = di;
+	}
+}
+
+void sched_touch_all(sched *s)
+{
+	s->all_stamp = ++s->stamp;
+}
+
+void sched_touch_shape(sched *s, uint64_t shape)
+{
+	for (size_t i = 0; i < s->n_dev; i++)
+		for (size_t k = 0; k < s->dev[i].n_run; k++)
+			if (s->seg[s->dev[i].run[k]].req.shape == shape) {
+				sched_touch_dev(s, &s->dev[i]);
+				break;
+			}
 }
 
 /* ---- small containers ------------------------------------------------- */
@@ -194,6 +229,7 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "sched_new");
 	s->opt = *opt;
 	s->free_head = SCHED_NONE;
+	s->stamp = 1;
 	*out = s;
 	return 0;
 }
@@ -207,8 +243,10 @@ void sched_free(sched *s)
 	for (size_t i = 0; i < s->n_seg; i++)
 		free(s->seg[i].ov);
 	free(s->dev);
-	for (int c = 0; c < CLS__COUNT; c++)
+	for (int c = 0; c < CLS__COUNT; c++) {
 		free(s->cls_dev[c]);
+		free(s->cls_mru[c]);
+	}
 	free(s->seg);
 	free(s->queue);
 	sched_map_fini(&s->seg_map);
@@ -234,8 +272,12 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 	if (sched_grow((void **)&s->cls_dev[d->cls], &s->cap_cls_dev[d->cls],
 		       s->n_cls[d->cls] + 1, sizeof(int)))
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
+	if (sched_grow((void **)&s->cls_mru[d->cls], &s->cap_cls_mru[d->cls],
+		       s->n_cls[d->cls] + 1, sizeof(int)))
+		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
+	s->cls_mru[d->cls][s->n_cls[d->cls]] = (int)s->n_dev;
 	s->cls_dev[d->cls][s->n_cls[d->cls]++] = (int)s->n_dev;
-	s->place_gen++;
+	sched_touch_dev(s, d);
 	return (int)s->n_dev++;
 }
 
@@ -397,8 +439,9 @@ static void seg_unplace(sched *s, size_t gi, double now)
 			g->ov[j].open = 0;
 		}
 	}
+	for (int k = 0; k < g->pl.n_dev; k++)
+		sched_touch_dev(s, &s->dev[g->pl.dev[k]]);
 	s->n_running--;
-	s->place_gen++;
 }
 
 int sched_remove(sched *s, uint64_t seg_id)
@@ -449,6 +492,7 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 		int timed = !g->adopted && life > 0;
 		int alone = timed && shared <= 0.05 * life;
 		est_observe(s, g->prof, obs, alone, g->pl.mem_mib);
+		sched_touch_shape(s, g->req.shape); /* its utilisation may have moved */
 		if (timed && !alone && obs->outcome == SCHED_OUT_COMPLETED &&
 		    obs->work > 0 && obs->duration_s > 0) {
 			const sched_profile *p = &s->prof[g->prof];

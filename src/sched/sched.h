@@ -114,6 +114,10 @@ typedef struct sched_options {
 				    there until it fits (no starvation); <= 0 off */
 	double oom_factor;       /* after an OOM the shape needs at least
 				    reservation * oom_factor (1.5) */
+	size_t scan_max;         /* most queued segments one sched_place call
+				    looks at without placing them (a backfill
+				    window, like Slurm's bf_max_job_test);
+				    0 = the whole queue */
 } sched_options;
 
 void sched_options_default(sched_options *o, sharing_policy policy);

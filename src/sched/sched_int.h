@@ -44,6 +44,10 @@ typedef struct sched_dev {
 	size_t n_run, cap_run;
 	int claimed;        /* set during sched_place: drained for a starving request */
 	int held;           /* an exclusive segment or a gang holds it whole */
+	uint64_t stamp;     /* last change that may let more fit (a release) */
+	uint64_t t0_call;   /* cached throughput of the running set ... */
+	size_t t0_nrun;     /* ... valid for this call and this many members */
+	double t0;
 } sched_dev;
 
 /* One partner a running segment shared its device with. */
@@ -65,6 +69,8 @@ typedef struct sched_seg {
 	sched_placement pl;
 	double start;
 	int held;           /* holds its devices exclusively */
+	uint64_t memo;      /* stamp at its last rejection, 0 = never tried */
+	uint64_t memo_res;  /* its reservation then (0: whole devices) */
 	int claim[SCHED_MAX_GANG]; /* devices it drains while starving */
 	int n_claim;
 	sched_overlap *ov;
@@ -86,9 +92,10 @@ typedef struct sched_profile {
 	double util;            /* EWMA, <0 unknown */
 	double thr_alone;       /* EWMA work/s alone, 0 unknown */
 	size_t n_alone;
-	/* per sched_place call: shape rejected everywhere with reservation
-	 * >= memo_mem at placement generation memo_gen */
-	uint64_t memo_gen;
+	/* within one sched_place call: the shape was rejected everywhere
+	 * with reservation >= memo_mem and compute hint >= memo_comp */
+	uint64_t stamp;         /* last change of its reservation or utilisation */
+	uint64_t memo_call;     /* sched_place call of the memo below */
 	uint64_t memo_mem;
 	double memo_comp;
 	int memo_cls;
@@ -104,6 +111,7 @@ typedef struct sched_family {
 	size_t n_feat;          /* feature count used (min over shapes) */
 	size_t since_fit;       /* updates since the last fit */
 	uint64_t fit_id;        /* increments on every fit (0 = never) */
+	uint64_t stamp;         /* stamp of the last fit */
 	sched_fit fit;
 	double coef[SCHED_MAX_COEF];
 	double mean[SCHED_MAX_COEF], scale[SCHED_MAX_COEF]; /* standardisation */
@@ -127,6 +135,8 @@ struct sched {
 	size_t n_cls[CLS__COUNT];
 	int *cls_dev[CLS__COUNT]; /* device indices of each class */
 	size_t cap_cls_dev[CLS__COUNT];
+	int *cls_mru[CLS__COUNT];  /* the same, most recently changed first */
+	size_t cap_cls_mru[CLS__COUNT];
 
 	sched_seg *seg;
 	size_t n_seg, cap_seg;
@@ -146,10 +156,23 @@ struct sched {
 	sched_pair *pair;
 	size_t n_pair, cap_pair;
 	sched_map pair_map;     /* (a, b) -> index */
+	sched_map paired_map;   /* shape -> 1 when it is in some pair */
 
-	uint64_t place_gen;     /* increments on every placement or release */
+	/* Change stamps (one counter): a queued segment rejected at stamp m
+	 * need not be tried again until a device of its class, its profile
+	 * or its family changes after m (see place.c). */
+	uint64_t stamp;
+	uint64_t all_stamp;     /* changes that concern every device */
+	uint64_t cls_stamp[CLS__COUNT];
+	uint64_t call_id;
 	double last_now;        /* latest time seen (sched_remove has none) */
 };
+
+/* Mark a device changed (something may fit that did not), every device,
+ * or the devices running a shape. */
+void sched_touch_dev(sched *s, sched_dev *d);
+void sched_touch_all(sched *s);
+void sched_touch_shape(sched *s, uint64_t shape);
 
 /* Grow an array to hold at least need elements; 0 or RL_ENOMEM. */
 int sched_grow(void **arr, size_t *cap, size_t need, size_t elem);

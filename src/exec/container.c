@@ -1,0 +1,489 @@
+/*
+ * container.c - the pure half of the container executor (container.h): the
+ * engine's command line for a segment, names, labels, the owner id, reading
+ * `ps` output, and what an exit code means when a container runtime sits
+ * between relish and the trial.  Nothing here starts a process; podman.c
+ * does, so everything here is tested without an engine.
+ */
+#include "exec/container.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+void container_options_default(container_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->engine = CONTAINER_PODMAN;
+	o->network = "none";
+	o->check_image = 1;
+	exec_options_default(&o->exec);
+}
+
+/* ---- a growable argv ------------------------------------------------------ */
+
+typedef struct strv {
+	char **v;
+	size_t n, cap;
+	int oom;
+} strv;
+
+static void sv_add(strv *s, const char *x)
+{
+	if (s->oom)
+		return;
+	if (s->n + 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **v = realloc(s->v, cap * sizeof *v);
+		if (!v) {
+			s->oom = 1;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	char *d = strdup(x);
+	if (!d) {
+		s->oom = 1;
+		return;
+	}
+	s->v[s->n++] = d;
+	s->v[s->n] = NULL;
+}
+
+static void sv_addf(strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sv_addf(strv *s, const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= sizeof buf) {
+		/* Long values (a big RELISH_PARAMS) take the slow path. */
+		char *big = NULL;
+		va_start(ap, fmt);
+		if (vasprintf(&big, fmt, ap) < 0)
+			big = NULL;
+		va_end(ap);
+		if (!big) {
+			s->oom = 1;
+			return;
+		}
+		sv_add(s, big);
+		free(big);
+		return;
+	}
+	sv_add(s, buf);
+}
+
+/* ---- names, owner --------------------------------------------------------- */
+
+static void sanitize_into(char *dst, size_t n, const char *src)
+{
+	size_t j = strlen(dst);
+	for (const char *p = src; *p && j + 1 < n; p++) {
+		unsigned char c = (unsigned char)*p;
+		dst[j++] = (isalnum(c) || c == '_' || c == '.' || c == '-') ? (char)c : '_';
+	}
+	dst[j] = '\0';
+}
+
+void container_name(const char *experiment, const char *trial_id, double to, uint32_t tag,
+		    char *buf, size_t n)
+{
+	char tmp[121] = "relish-";
+	char part[64];
+	sanitize_into(tmp, 56, experiment && *experiment ? experiment : "x");
+	strcat(tmp, "-");
+	sanitize_into(tmp, 96, trial_id && *trial_id ? trial_id : "worker");
+	snprintf(part, sizeof part, "-%g-%08x", to, tag);
+	/* "%g" of a resource may hold '+' ("1e+06"): sanitise that too. */
+	sanitize_into(tmp, sizeof tmp, part);
+	snprintf(buf, n, "%s", tmp);
+}
+
+void container_owner_id(const char *store_path, char *buf, size_t n)
+{
+	char abs[PATH_MAX];
+	const char *p = store_path ? store_path : "";
+	if (store_path && realpath(store_path, abs))
+		p = abs;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (const char *c = p; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	snprintf(buf, n, "%016llx", (unsigned long long)h);
+}
+
+/* ---- environment ------------------------------------------------------------ */
+
+/* Always passed, even when relish's own environment holds the same value:
+ * they describe the segment, not the host. */
+static const char *const pass_prefixes[] = {
+	"RELISH_", "OMP_NUM_THREADS=", "OPENBLAS_NUM_THREADS=", "MKL_NUM_THREADS=",
+	"CUDA_", "NVIDIA_", "TF_FORCE_GPU_ALLOW_GROWTH=",
+};
+
+static int env_passes(const char *kv)
+{
+	for (size_t i = 0; i < sizeof pass_prefixes / sizeof *pass_prefixes; i++)
+		if (strncmp(kv, pass_prefixes[i], strlen(pass_prefixes[i])) == 0)
+			return 1;
+	for (char **e = environ; e && *e; e++)
+		if (strcmp(*e, kv) == 0)
+			return 0; /* inherited from relish unchanged */
+	return 1;
+}
+
+/* ---- GPUs -------------------------------------------------------------------- */
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/*
+ * Add the --device arguments for the devices listed in cvd (a
+ * CUDA_VISIBLE_DEVICES value) and write, into inner (size n), the value the
+ * trial sees inside: indices become 0..k-1 (the container sees only its own
+ * devices, in the order given); UUIDs stay, being the same everywhere.
+ */
+static int gpu_args(const container_options *o, const char *cvd, strv *s, char *inner, size_t n,
+		    rl_err *err)
+{
+	char list[1024];
+	snprintf(list, sizeof list, "%s", cvd);
+	inner[0] = '\0';
+	size_t k = 0;
+	char *save = NULL;
+	for (char *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save), k++) {
+		while (*d == ' ')
+			d++;
+		int numeric = all_digits(d);
+		if (o->gpu_mode == CONTAINER_GPU_CDI) {
+			sv_addf(s, "--device=nvidia.com/gpu=%s", d);
+		} else {
+			long idx = -1;
+			if (numeric) {
+				idx = strtol(d, NULL, 10);
+			} else {
+				for (size_t i = 0; i < o->n_gpu_uuids; i++)
+					if (o->gpu_uuids[i] && strcmp(o->gpu_uuids[i], d) == 0)
+						idx = (long)i;
+			}
+			if (idx < 0)
+				return rl_err_set(err, RL_EUNSUPPORTED,
+						  "GPU %s: not among the %zu known devices; gpu mode "
+						  "'devices' needs an index or a known UUID (or use CDI)",
+						  d, o->n_gpu_uuids);
+			sv_addf(s, "--device=/dev/nvidia%ld", idx);
+		}
+		size_t used = strlen(inner);
+		if (numeric)
+			snprintf(inner + used, n - used, "%s%zu", k ? "," : "", k);
+		else
+			snprintf(inner + used, n - used, "%s%s", k ? "," : "", d);
+	}
+	if (o->gpu_mode == CONTAINER_GPU_DEVICES && k > 0) {
+		static const char *const ctl[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
+						  "/dev/nvidia-uvm-tools"};
+		for (size_t i = 0; i < sizeof ctl / sizeof *ctl; i++)
+			sv_addf(s, "--device=%s", ctl[i]);
+	}
+	return 0;
+}
+
+/* ---- argv ---------------------------------------------------------------------- */
+
+static const char *mode_name(trial_mode m)
+{
+	return m == TRIAL_MODE_WARM ? "warm" : m == TRIAL_MODE_WORKER ? "worker" : "oneshot";
+}
+
+int container_build_argv(const container_options *o, const exec_spec *es, const char *name,
+			 const char *cidfile, char ***out, rl_err *err)
+{
+	if (!es->argv || !es->argv[0])
+		return rl_err_set(err, RL_EINVAL, "trial command is empty");
+	if (!o->image || !*o->image)
+		return rl_err_set(err, RL_EINVAL, "no container image given");
+	const char *lp = o->label_prefix ? o->label_prefix : "relish";
+	const char *bin = o->binary ? o->binary : o->engine == CONTAINER_DOCKER ? "docker" : "podman";
+	strv s = {0};
+	sv_add(&s, bin);
+	sv_add(&s, "run");
+	/* --rm: the engine removes a container that ended on its own before
+	 * its attach process exits; podman.c removes the rest. */
+	sv_add(&s, "--rm");
+	/* --init: without it the trial is PID 1, which ignores SIGTERM. */
+	sv_add(&s, "--init");
+	if (es->mode != TRIAL_MODE_ONESHOT)
+		sv_add(&s, "-i"); /* warm/worker: the contract's commands on stdin */
+	sv_addf(&s, "--name=%s", name);
+	sv_addf(&s, "--label=%s.owner=%s", lp, o->owner ? o->owner : "");
+	sv_addf(&s, "--label=%s.experiment=%s", lp, o->experiment ? o->experiment : "");
+	sv_addf(&s, "--label=%s.trial=%s", lp, es->a.trial_id ? es->a.trial_id : "");
+	sv_addf(&s, "--label=%s.segment=%g-%g", lp, es->a.from, es->a.to);
+	sv_addf(&s, "--label=%s.mode=%s", lp, mode_name(es->mode));
+	sv_addf(&s, "--network=%s", o->network && *o->network ? o->network : "none");
+	/* Never reach for a registry: a missing image fails at once. */
+	sv_add(&s, "--pull=never");
+	if (es->memory_limit_mib) {
+		sv_addf(&s, "--memory=%llum", (unsigned long long)es->memory_limit_mib);
+		/* Equal to --memory: no swap, so the limit is an OOM, not a crawl. */
+		sv_addf(&s, "--memory-swap=%llum", (unsigned long long)es->memory_limit_mib);
+	}
+	if (es->cpus > 0)
+		sv_addf(&s, "--cpus=%g", es->cpus);
+	if (o->mps_dir && *o->mps_dir) {
+		/* MPS clients talk to the daemon through its pipe directory and
+		 * shared memory: both must be the host's. */
+		sv_add(&s, "--ipc=host");
+		sv_addf(&s, "--volume=%s:%s", o->mps_dir, o->mps_dir);
+	}
+	for (size_t i = 0; i < o->n_mounts; i++) {
+		const container_mount *m = &o->mounts[i];
+		sv_addf(&s, "--volume=%s:%s%s", m->host, m->target ? m->target : m->host,
+			m->read_only ? ":ro" : "");
+	}
+	if (es->a.checkpoint_dir && *es->a.checkpoint_dir)
+		sv_addf(&s, "--volume=%s:%s", es->a.checkpoint_dir, es->a.checkpoint_dir);
+	if (o->workdir && *o->workdir)
+		sv_addf(&s, "--workdir=%s", o->workdir);
+	if (cidfile)
+		sv_addf(&s, "--cidfile=%s", cidfile);
+	const char *cvd = es->envp ? contract_env_get(es->envp, "CUDA_VISIBLE_DEVICES") : NULL;
+	char inner[1024] = "";
+	int gpus = o->gpu_mode != CONTAINER_GPU_NONE && cvd && *cvd;
+	if (gpus) {
+		int rc = gpu_args(o, cvd, &s, inner, sizeof inner, err);
+		if (rc < 0) {
+			contract_strv_free(s.v);
+			return rc;
+		}
+	}
+	if (o->mps_dir && *o->mps_dir && !(es->envp && contract_env_get(es->envp, "CUDA_MPS_PIPE_DIRECTORY")))
+		sv_addf(&s, "--env=CUDA_MPS_PIPE_DIRECTORY=%s", o->mps_dir);
+	for (char *const *e = es->envp; e && *e; e++) {
+		if (!strchr(*e, '=') || !env_passes(*e))
+			continue;
+		if (gpus && strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0)
+			sv_addf(&s, "--env=CUDA_VISIBLE_DEVICES=%s", inner);
+		else
+			sv_addf(&s, "--env=%s", *e);
+	}
+	sv_add(&s, o->image);
+	for (char *const *a = es->argv; *a; a++)
+		sv_add(&s, *a);
+	if (s.oom) {
+		contract_strv_free(s.v);
+		return rl_err_set(err, RL_ENOMEM, "building the container command");
+	}
+	*out = s.v;
+	return 0;
+}
+
+/* ---- classification ---------------------------------------------------------- */
+
+/* Messages only the engine or the container's init print. */
+static const struct {
+	const char *marker;
+	const char *meaning;
+} runtime_markers[] = {
+	{"image not known", "the image is missing (build or pull it)"},
+	{"No such image", "the image is missing (build or pull it)"},
+	{"Unable to find image", "the image is missing (build or pull it)"},
+	{"failed to exec pid1", "the image cannot execute the trial's command"},
+	{"executable file not found", "the image cannot execute the trial's command"},
+	{"container-init binary not found", "--init needs catatonit on the host"},
+	{"OCI runtime", "the OCI runtime failed"},
+};
+
+int container_runtime_failed(const exec_result *r)
+{
+	return r->outcome == SCHED_OUT_FAILED &&
+	       strncmp(r->reason, CONTAINER_RUNTIME_REASON, strlen(CONTAINER_RUNTIME_REASON)) == 0;
+}
+
+/* The last line of tail that starts with "Error" (the engine's own words). */
+static void last_error_line(const char *tail, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (const char *p = tail; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if ((len >= 6 && strncmp(p, "Error:", 6) == 0) || (len >= 5 && strncmp(p, "ERROR", 5) == 0))
+			snprintf(buf, n, "%.*s", (int)len, p);
+		p = nl ? nl + 1 : p + len;
+	}
+}
+
+void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit_mib)
+{
+	if (r->outcome == SCHED_OUT_CANCELLED || r->outcome == SCHED_OUT_TIMEOUT ||
+	    r->outcome == SCHED_OUT_COMPLETED)
+		return;
+	const char *meaning = NULL;
+	for (size_t i = 0; log_tail && i < sizeof runtime_markers / sizeof *runtime_markers; i++)
+		if (strstr(log_tail, runtime_markers[i].marker)) {
+			meaning = runtime_markers[i].meaning;
+			break;
+		}
+	int code = r->exited ? r->exit_code : -1;
+	if (code == 125 || code == 126 || code == 127 || (r->exited && meaning)) {
+		char line[160];
+		last_error_line(log_tail, line, sizeof line);
+		r->outcome = SCHED_OUT_FAILED;
+		r->oom_marker = NULL;
+		snprintf(r->reason, sizeof r->reason, CONTAINER_RUNTIME_REASON "exit code %d: %s%s%s",
+			 code,
+			 meaning ? meaning
+				 : code == 125 ? "the engine could not run the container"
+				   : code == 126 ? "the command cannot be invoked"
+						 : "the command was not found",
+			 line[0] ? ": " : "", line);
+		return;
+	}
+	if (code == 137) {
+		r->outcome = SCHED_OUT_OOM;
+		r->oom_marker = "exit 137";
+		if (mem_limit_mib)
+			snprintf(r->reason, sizeof r->reason,
+				 "out of memory: killed at the container's memory limit (%llu MiB)",
+				 (unsigned long long)mem_limit_mib);
+		else
+			snprintf(r->reason, sizeof r->reason,
+				 "out of memory: exit 137 (SIGKILL inside the container)");
+	}
+}
+
+/* ---- ps output ------------------------------------------------------------------ */
+
+static const char *label_of(json_t *labels, const char *key, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (json_is_object(labels)) {
+		const char *v = json_string_value(json_object_get(labels, key));
+		if (v)
+			snprintf(buf, n, "%s", v);
+	} else if (json_is_string(labels)) {
+		/* docker: "k=v,k=v" */
+		const char *s = json_string_value(labels);
+		size_t kl = strlen(key);
+		for (const char *p = s; p && *p;) {
+			const char *end = strchr(p, ',');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=')
+				snprintf(buf, n, "%.*s", (int)(len - kl - 1), p + kl + 1);
+			p = end ? end + 1 : p + len;
+		}
+	}
+	return buf;
+}
+
+static int add_info(json_t *obj, const char *lp, container_info **v, size_t *n, size_t *cap)
+{
+	if (!json_is_object(obj))
+		return 0;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		container_info *nv = realloc(*v, c * sizeof *nv);
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = c;
+	}
+	container_info *ci = &(*v)[*n];
+	memset(ci, 0, sizeof *ci);
+	json_t *names = json_object_get(obj, "Names");
+	const char *name = json_is_array(names) ? json_string_value(json_array_get(names, 0))
+						: json_string_value(names);
+	if (!name || !*name)
+		return 0; /* unnamed: not ours */
+	snprintf(ci->name, sizeof ci->name, "%s", name);
+	const char *id = json_string_value(json_object_get(obj, "Id"));
+	if (!id)
+		id = json_string_value(json_object_get(obj, "ID"));
+	snprintf(ci->id, sizeof ci->id, "%s", id ? id : "");
+	const char *st = json_string_value(json_object_get(obj, "State"));
+	snprintf(ci->state, sizeof ci->state, "%s", st ? st : "");
+	json_t *labels = json_object_get(obj, "Labels");
+	char key[96];
+	snprintf(key, sizeof key, "%s.experiment", lp);
+	label_of(labels, key, ci->experiment, sizeof ci->experiment);
+	snprintf(key, sizeof key, "%s.trial", lp);
+	label_of(labels, key, ci->trial, sizeof ci->trial);
+	snprintf(key, sizeof key, "%s.segment", lp);
+	label_of(labels, key, ci->segment, sizeof ci->segment);
+	(*n)++;
+	return 0;
+}
+
+int container_parse_ps(const char *text, const char *label_prefix, container_info **out,
+		       size_t *n_out, rl_err *err)
+{
+	const char *lp = label_prefix ? label_prefix : "relish";
+	container_info *v = NULL;
+	size_t n = 0, cap = 0;
+	json_error_t je;
+	const char *p = text;
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	if (*p == '[') {
+		json_t *arr = json_loads(p, 0, &je);
+		if (!json_is_array(arr)) {
+			json_decref(arr);
+			return rl_err_set(err, RL_EPARSE, "container list: line %d: %s", je.line, je.text);
+		}
+		size_t i;
+		json_t *o;
+		json_array_foreach(arr, i, o) {
+			if (add_info(o, lp, &v, &n, &cap) < 0) {
+				json_decref(arr);
+				free(v);
+				return rl_err_set(err, RL_ENOMEM, "container list");
+			}
+		}
+		json_decref(arr);
+	} else if (*p) {
+		/* One object per line (docker's {{json .}}). */
+		json_t *o;
+		size_t off = 0, len = strlen(p);
+		while (off < len) {
+			o = json_loadb(p + off, len - off, JSON_DISABLE_EOF_CHECK, &je);
+			if (!o) {
+				free(v);
+				return rl_err_set(err, RL_EPARSE, "container list: line %d: %s", je.line,
+						  je.text);
+			}
+			off += je.position;
+			int rc = add_info(o, lp, &v, &n, &cap);
+			json_decref(o);
+			if (rc < 0) {
+				free(v);
+				return rl_err_set(err, RL_ENOMEM, "container list");
+			}
+			while (off < len && (p[off] == '\n' || p[off] == ' ' || p[off] == '\r' || p[off] == '\t'))
+				off++;
+		}
+	}
+	if (n == 0) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+}

@@ -1,0 +1,184 @@
+/*
+ * container.h - trials as containers: the podman (and docker) executor and
+ * the pieces around it (docs/containers.md is the user's version).
+ *
+ * One container per trial process: a oneshot segment is one container; a
+ * warm or worker process is one container that lives across segments
+ * (`run -i`, the contract's stdin commands).  The executor (podman.c) builds
+ * a `podman run` command line (container.c, pure) and hands it to the process
+ * executor, which already does the pipes, the log, the contract's lines,
+ * timeouts, warm reuse and the SIGTERM/SIGKILL ladder; the engine's attach
+ * process forwards SIGTERM to the container (--init makes the trial receive
+ * it), and whatever outlives the ladder is removed with `rm -f`.  podman.c
+ * adds what only a container has: hard limits (--memory, --cpus), the memory
+ * peak from the container's cgroup, exit codes read the container way (125,
+ * 126, 127 and "failed to exec" are the runtime's fault; 137 is the memory
+ * limit), and labels by which a restarted relish finds what it left behind.
+ *
+ * Labels on every container (prefix configurable, "relish" by default):
+ *   relish.owner       container_owner_id(state database path): whose it is
+ *   relish.experiment  the experiment's name
+ *   relish.trial       trial id ("" for a worker process)
+ *   relish.segment     "FROM-TO" of the segment the container was started for
+ *   relish.mode        oneshot | warm | worker
+ * Names: relish-<experiment>-<trial>-<to>-<8 hex>, sanitised to the
+ * engine's [A-Za-z0-9][A-Za-z0-9_.-]* and at most 120 characters.
+ *
+ * docker takes the same arguments (run --init --rm --name --label --network
+ * --memory --cpus -v -e --pull never); docker cannot run on the machines the
+ * tests run on, so the docker engine is built and its command lines are
+ * unit-tested, but it has never started a container.
+ */
+#ifndef RELISH_CONTAINER_H
+#define RELISH_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "exec/exec.h"
+
+typedef enum container_engine { CONTAINER_PODMAN, CONTAINER_DOCKER } container_engine;
+
+/* How a segment's GPUs (the CUDA_VISIBLE_DEVICES the driver put in its
+ * environment: UUIDs from gpu_env, or indices) reach the container. */
+typedef enum container_gpu_mode {
+	CONTAINER_GPU_NONE,    /* no GPU devices are passed (CPU trials) */
+	CONTAINER_GPU_CDI,     /* --device nvidia.com/gpu=<uuid or index> */
+	CONTAINER_GPU_DEVICES, /* --device /dev/nvidiaN + nvidiactl, nvidia-uvm(-tools) */
+} container_gpu_mode;
+
+typedef struct container_mount {
+	const char *host;            /* absolute host path */
+	const char *target;          /* path inside; NULL: same as host */
+	int read_only;
+} container_mount;
+
+/* Everything borrowed: exec_podman_new copies what it keeps. */
+typedef struct container_options {
+	container_engine engine;
+	const char *binary;          /* NULL: "podman" or "docker" (via PATH) */
+	const char *containers_conf; /* CONTAINERS_CONF for every engine call; NULL: inherited */
+	const char *image;           /* required, used verbatim */
+	const char *network;         /* NULL: "none" */
+	const container_mount *mounts; /* extra bind mounts */
+	size_t n_mounts;
+	container_gpu_mode gpu_mode;
+	/* GPU_DEVICES with UUIDs in CUDA_VISIBLE_DEVICES: uuid of /dev/nvidia<i>
+	 * at index i (NVML index order; minor numbers are assumed to follow it). */
+	const char *const *gpu_uuids;
+	size_t n_gpu_uuids;
+	const char *mps_dir;         /* MPS pipe directory: mounted, --ipc host; NULL: no MPS */
+	const char *label_prefix;    /* NULL: "relish" */
+	const char *experiment;      /* required */
+	const char *owner;           /* required: container_owner_id() of the store */
+	const char *workdir;         /* -w inside; NULL: the image's (exec_spec.cwd is a host path) */
+	const char *state_dir;       /* cid files and fallback logs; NULL: $TMPDIR or /tmp */
+	int check_image;             /* exec_podman_new verifies the image exists (blocking) */
+	exec_options exec;           /* grace, sampling, idle limits (exec_options_default) */
+} container_options;
+
+/* Defaults: podman, network none, check_image 1, exec_options_default. */
+void container_options_default(container_options *o);
+
+/*
+ * The container executor on loop.  Fails with RL_ERUNTIME when the engine
+ * cannot be run or (check_image) the image is missing, naming the image and
+ * how to get it; with RL_EINVAL when image, experiment or owner is missing.
+ * The checks run the engine synchronously (tenths of a second): call it
+ * before the loop runs.  Sets SIGPIPE to ignored, as the process executor.
+ *
+ * In exec_spec: argv goes verbatim after the image; envp entries become -e
+ * (those identical to relish's own environment are left out, except the
+ * ones in container.c's pass table: the host's PATH or HOME do not belong in
+ * an image); memory_limit_mib becomes --memory and --memory-swap (0: none),
+ * cpus --cpus (<= 0: none); a.checkpoint_dir is bind-mounted read-write at
+ * the same path (created if missing); cwd is ignored (see workdir);
+ * log_path as for processes (NULL: a temporary log read for runtime errors,
+ * then deleted).  exec_result.peak_rss_bytes is the container's memory
+ * cgroup peak (page cache included) as last sampled, 0 if never sampled.
+ * ident fills handle with the container name and pid with the engine's
+ * attach process; reclaim removes the named container (adoption is not
+ * supported: the output pipes died with the old relish) and returns 0.
+ */
+int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out, rl_err *err);
+
+/* ---- pure helpers (container.c) ---------------------------------------- */
+
+/* Why an ended segment is the runtime's fault, not the trial's: the reason
+ * of such a result starts with this text, and its outcome is FAILED. */
+#define CONTAINER_RUNTIME_REASON "container runtime: "
+
+/* 1 when r ended FAILED because the engine or the image failed (exit 125,
+ * 126, 127, a missing image, a command the image cannot execute). */
+int container_runtime_failed(const exec_result *r);
+
+/*
+ * Reclassify a segment's end as seen through the engine's attach process:
+ * r (from the process executor) is rewritten in place.  log_tail is the end
+ * of the segment's output (may be NULL), mem_limit_mib its --memory.
+ * Rules, first match wins: CANCELLED, TIMEOUT and COMPLETED stay; exit 125,
+ * 126, 127 or a runtime message in log_tail -> FAILED with a
+ * CONTAINER_RUNTIME_REASON reason; exit 137 -> OOM; otherwise r stays.
+ */
+void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit_mib);
+
+/* "relish.owner" value for a state database path: 16 hex digits of a hash
+ * of its absolute path (realpath when it exists).  buf holds >= 17 bytes. */
+void container_owner_id(const char *store_path, char *buf, size_t n);
+
+/*
+ * The engine's argv (NULL-terminated, malloc'd, free with
+ * contract_strv_free) for one trial container: binary run --rm --init
+ * [-i] --name NAME --label ... --network N --pull never [--memory M
+ * --memory-swap M] [--cpus C] [--ipc host] -v mounts... [-w W] [--device ...]
+ * [--cidfile F] -e NAME=value... IMAGE argv...  name must already be valid
+ * (container_name); cidfile may be NULL.  Errors: RL_EINVAL for an empty
+ * argv, RL_EUNSUPPORTED for a GPU UUID that GPU_DEVICES cannot map.
+ */
+int container_build_argv(const container_options *o, const exec_spec *es, const char *name,
+			 const char *cidfile, char ***out, rl_err *err);
+
+/* A container name for a segment, from the experiment, the trial id, the
+ * segment's end and a random 32-bit tag (all sanitised, see above). */
+void container_name(const char *experiment, const char *trial_id, double to, uint32_t tag,
+		    char *buf, size_t n);
+
+/* One container found by label. */
+typedef struct container_info {
+	char name[128];
+	char id[72];
+	char state[32];              /* "running", "exited", "created", ... */
+	char experiment[128];
+	char trial[128];
+	char segment[64];
+} container_info;
+
+/*
+ * Parse `podman ps -a --format json` (a JSON array of objects with Names
+ * [array], Id, State, Labels {object}) or docker's `ps -a --format
+ * '{{json .}}'` (one object per line, Names and Labels as strings
+ * "k=v,k=v").  label_prefix NULL means "relish".  On success *out is a
+ * malloc'd array of *n entries (NULL when 0).
+ */
+int container_parse_ps(const char *text, const char *label_prefix, container_info **out,
+		       size_t *n, rl_err *err);
+
+/* ---- after a restart (podman.c; blocking: call before the loop runs) ---- */
+
+/* The containers labelled with o->owner (any state).  *out as above. */
+int container_list(const container_options *o, container_info **out, size_t *n, rl_err *err);
+
+/*
+ * Find every container of o->owner and remove it (`rm -f -t 0`), running or
+ * not: a restarted relish cannot adopt a container's output, so the segments
+ * they ran are lost and the driver re-runs them from their checkpoints.
+ * Only one relish may use a state database at a time (the store's lock), so
+ * nothing of a live relish is touched.  On success *out (may be NULL: not
+ * wanted) lists what was removed, with its labels, for the driver to match
+ * against the store.
+ */
+int container_reconcile(const container_options *o, container_info **out, size_t *n,
+			rl_err *err);
+
+#endif

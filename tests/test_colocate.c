@@ -1,0 +1,190 @@
+/*
+ * test_colocate.c - the co-location model: the utilisation prior, seeded
+ * pairs, the additive interference of larger sets, learning a pair from
+ * segments that really shared a device, and admission by min_speedup.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+static sched *mk(int n_gpu)
+{
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	sched *s = NULL;
+	rl_err e;
+	assert_int_equal(sched_new(&o, &s, &e), 0);
+	for (int i = 0; i < n_gpu; i++) {
+		sched_device_info d;
+		memset(&d, 0, sizeof d);
+		d.is_gpu = 1;
+		d.mem_total_mib = 40000;
+		d.compute_total = 100;
+		assert_int_equal(sched_add_device(s, &d, &e), i);
+	}
+	return s;
+}
+
+static sched_request rq(uint64_t id, uint64_t shape, double t)
+{
+	sched_request r;
+	memset(&r, 0, sizeof r);
+	r.seg_id = id;
+	r.shape = shape;
+	r.family = shape;
+	r.needs_gpu = 1;
+	r.submit_time = t;
+	return r;
+}
+
+/* Prior: speeds min(1, 100 / sum of utilisations). */
+static void test_prior(void **state)
+{
+	(void)state;
+	sched *s = mk(1);
+	uint64_t sh[3] = { 1, 2, 3 };
+	double sp[3];
+	double u2[2] = { 30, 40 };
+	NEAR(sched_colocate_predict(s, sh, u2, 2, sp), 2.0);
+	NEAR(sp[0], 1.0);
+	double u60[2] = { 60, 60 };
+	NEAR(sched_colocate_predict(s, sh, u60, 2, sp), 2 * 100.0 / 120);
+	NEAR(sp[1], 100.0 / 120);
+	double u40[3] = { 40, 40, 40 };
+	NEAR(sched_colocate_predict(s, sh, u40, 3, sp), 3 * 100.0 / 120);
+	/* without utilisations: unknown shapes count as 100 % busy */
+	NEAR(sched_colocate_predict(s, sh, NULL, 2, sp), 1.0);
+	NEAR(sp[0], 0.5);
+	assert_int_equal(sched_colocate_pair(s, 1, 2, NULL, NULL), RL_ENOTFOUND);
+	sched_free(s);
+}
+
+/* Seeds: 1 beside 2 at 0.8, 2 beside 1 at 0.6 (d12 = 0.25, d21 = 2/3).
+ * In {1, 2, 3} with 3 unobserved at 50 % and 1, 2 at 50 %: prior pairs
+ * d = max(0, 100/100 - 1) = 0, so speeds 0.8, 0.6 and 1. */
+static void test_seeded_pairs_and_sets(void **state)
+{
+	(void)state;
+	sched *s = mk(1);
+	sched_colocate_seed(s, 1, 2, 0.8, 0.6);
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, 1, 2, &v, &n), 0);
+	NEAR(v, 0.8);
+	assert_int_equal(n, 1);
+	assert_int_equal(sched_colocate_pair(s, 2, 1, &v, &n), 0);
+	NEAR(v, 0.6);
+	uint64_t sh[3] = { 1, 2, 3 };
+	double u[3] = { 50, 50, 50 }, sp[3];
+	NEAR(sched_colocate_predict(s, sh, u, 2, sp), 1.4);
+	NEAR(sp[0], 0.8);
+	NEAR(sp[1], 0.6);
+	NEAR(sched_colocate_predict(s, sh, u, 3, sp), 2.4);
+	NEAR(sp[2], 1.0);
+	/* with 3 at 80 %: d13 = d31 = 0.3, d23 = d32 = 0.3:
+	 * speed1 = 1/(1 + 0.25 + 0.3), speed2 = 1/(1 + 2/3 + 0.3),
+	 * speed3 = 1/(1 + 0.3 + 0.3) */
+	u[2] = 80;
+	sched_colocate_predict(s, sh, u, 3, sp);
+	NEAR(sp[0], 1 / 1.55);
+	NEAR(sp[1], 1 / (1 + 2.0 / 3 + 0.3));
+	NEAR(sp[2], 1 / 1.6);
+	sched_free(s);
+}
+
+static void finish(sched *s, uint64_t id, double now, double work, double dur)
+{
+	sched_observation o = { SCHED_OUT_COMPLETED, 2000, 40, work, dur };
+	rl_err e;
+	assert_int_equal(sched_finished(s, id, now, &o, &e), 0);
+}
+
+/* Learning: A and B measured alone at 0.1 work/s, 40 % busy.  They share
+ * the only GPU from t = 0; A finishes at t = 100 having done 5 units:
+ * speed 0.5 over a full overlap, so d_AB = 1, speed 0.5.  Then A2 runs
+ * beside B2 for half of its life at speed 0.8: d = (1/0.8 - 1) / 0.5 =
+ * 0.5, averaged in with weight 0.3: d = 1 + 0.3 (0.5 - 1) = 0.85. */
+static void test_learning_from_sharing(void **state)
+{
+	(void)state;
+	sched *s = mk(1);
+	enum { A = 10, B = 20 };
+	sched_request ra = rq(1, A, 0), rb = rq(2, B, 0);
+	sched_observation alone = { SCHED_OUT_COMPLETED, 2000, 40, 10, 100 };
+	sched_learn(s, &ra, &alone);
+	sched_learn(s, &rb, &alone);
+	rl_err e;
+	assert_int_equal(sched_submit(s, &ra, &e), 0);
+	assert_int_equal(sched_submit(s, &rb, &e), 0);
+	sched_placement pl[4];
+	assert_int_equal(sched_place(s, 0, pl, 4), 2); /* 40 + 40: no slowdown modelled */
+	finish(s, 1, 100, 5, 100);
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	NEAR(v, 0.5);
+	assert_int_equal(n, 1);
+	/* B finishes at 150, overlap with A 100 of 150 s (2/3 >= 1/4); its
+	 * speed (7.5 units / 150 s) / 0.1 = 0.5: d_BA = (2 - 1) / (2/3) = 1.5 */
+	finish(s, 2, 150, 7.5, 150);
+	assert_int_equal(sched_colocate_pair(s, B, A, &v, &n), 0);
+	NEAR(v, 1 / 2.5);
+	/* partial overlap: A2 from 200, B2 joins at 250, A2 ends at 300 */
+	sched_request a2 = rq(3, A, 200), b2 = rq(4, B, 250);
+	assert_int_equal(sched_submit(s, &a2, &e), 0);
+	assert_int_equal(sched_place(s, 200, pl, 4), 1); /* the GPU is empty */
+	assert_int_equal(sched_submit(s, &b2, &e), 0);
+	assert_int_equal(sched_place(s, 250, pl, 4), 0); /* modelled 0.5 + 0.4 < 1.05 */
+	sched_colocate_seed(s, A, B, 0.99, 0.99); /* now compatible: 1.98 */
+	assert_int_equal(sched_place(s, 250, pl, 4), 1);
+	finish(s, 3, 300, 8, 100); /* speed 0.8, F = 0.5 */
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	double d = (1 / 0.99 - 1) + 0.3 * (0.5 - (1 / 0.99 - 1));
+	NEAR(v, 1 / (1 + d));
+	assert_int_equal(n, 2);
+	sched_free(s);
+}
+
+/* min_speedup: a candidate is admitted beside a set only when the set's
+ * modelled throughput grows by 5 %.  Utilisations 100 + 5: speeds 100/105,
+ * throughput 1.905 >= 1.05 -> admitted; with the pair seeded at 0.52 each
+ * (1.04 < 1.05) -> refused. */
+static void test_admission(void **state)
+{
+	(void)state;
+	for (int seeded = 0; seeded < 2; seeded++) {
+		sched *s = mk(1);
+		sched_request r1 = rq(1, 1, 0), r2 = rq(2, 2, 1);
+		sched_observation o1 = { SCHED_OUT_COMPLETED, 1000, 100, 1, 10 };
+		sched_observation o2 = { SCHED_OUT_COMPLETED, 1000, 5, 1, 10 };
+		sched_learn(s, &r1, &o1);
+		sched_learn(s, &r2, &o2);
+		if (seeded)
+			sched_colocate_seed(s, 1, 2, 0.52, 0.52);
+		rl_err e;
+		assert_int_equal(sched_submit(s, &r1, &e), 0);
+		assert_int_equal(sched_submit(s, &r2, &e), 0);
+		sched_placement pl[2];
+		assert_int_equal(sched_place(s, 1, pl, 2), seeded ? 1 : 2);
+		sched_free(s);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prior),
+		cmocka_unit_test(test_seeded_pairs_and_sets),
+		cmocka_unit_test(test_learning_from_sharing),
+		cmocka_unit_test(test_admission),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

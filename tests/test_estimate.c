@@ -1,0 +1,191 @@
+/*
+ * test_estimate.c - the memory estimator: profiles, reservation bases and
+ * the family model, which must recover synthetic memory laws from a few
+ * measured shapes and predict an unseen shape within a stated error.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "sched/sched.h"
+
+static sched *mk(sharing_policy pol)
+{
+	sched_options o;
+	sched_options_default(&o, pol);
+	sched *s = NULL;
+	rl_err e;
+	assert_int_equal(sched_new(&o, &s, &e), 0);
+	sched_device_info d;
+	memset(&d, 0, sizeof d);
+	d.is_gpu = 1;
+	d.mem_total_mib = 81920;
+	d.compute_total = 100;
+	assert_int_equal(sched_add_device(s, &d, &e), 0);
+	return s;
+}
+
+static sched_request shape_req(uint64_t shape, double batch, double width)
+{
+	sched_request r;
+	memset(&r, 0, sizeof r);
+	r.seg_id = shape;
+	r.shape = shape;
+	r.family = 9;
+	r.n_feat = 2;
+	r.feat[0] = batch;
+	r.feat[1] = width;
+	r.needs_gpu = 1;
+	return r;
+}
+
+static void learn_peak(sched *s, const sched_request *r, double peak)
+{
+	sched_observation o = { SCHED_OUT_COMPLETED, (uint64_t)llround(peak), 50, 1, 10 };
+	sched_learn(s, r, &o);
+}
+
+/* peak = 500 + 12 b + 0.5 b w: eight measured shapes, the pairwise model
+ * is exact and wins; the unseen (48, 384) has peak 500 + 576 + 9216 =
+ * 10292 MiB and is predicted within 1 %. */
+static void test_family_pairwise_law(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	static const double bw[8][2] = { { 16, 128 }, { 32, 128 }, { 64, 128 }, { 16, 256 },
+					 { 64, 256 }, { 16, 512 }, { 32, 512 }, { 64, 512 } };
+	for (int i = 0; i < 8; i++) {
+		sched_request r = shape_req(100 + (uint64_t)i, bw[i][0], bw[i][1]);
+		learn_peak(s, &r, 500 + 12 * bw[i][0] + 0.5 * bw[i][0] * bw[i][1]);
+	}
+	sched_fit fit;
+	size_t n;
+	double loo;
+	assert_int_equal(sched_family_fit(s, 9, &fit, &n, &loo), 0);
+	assert_int_equal(fit, SCHED_FIT_PAIRWISE);
+	assert_int_equal(n, 8);
+	assert_true(loo < 5); /* MiB: the law is inside the model */
+	sched_request u = shape_req(999, 48, 384);
+	sched_mem_estimate e;
+	sched_estimate(s, &u, &e);
+	assert_int_equal(e.basis, SCHED_BASIS_FAMILY);
+	assert_int_equal(e.fit, SCHED_FIT_PAIRWISE);
+	assert_true(fabs(e.peak_mib - 10292) / 10292 < 0.01);
+	/* reservation = prediction * 1.2 + 256 + LOO error */
+	assert_true(fabs((double)e.reserve_mib - (e.peak_mib * 1.2 + 256 + e.loo_rmse_mib)) <= 1);
+	/* the driver compares the prediction with the peak it then observes */
+	learn_peak(s, &u, 10292);
+	sched_estimate(s, &u, &e);
+	assert_int_equal(e.basis, SCHED_BASIS_PROFILE);
+	assert_true(e.peak_mib == 10292);
+	assert_int_equal(e.reserve_mib, (uint64_t)ceil(10292 * 1.2 + 256));
+	sched_free(s);
+}
+
+/* Two shapes of a line peak = 1000 + 20 b: a tie in LOO error between the
+ * constant and the line goes to the line, which predicts b = 64 as 2280. */
+static void test_family_two_points(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	sched_request a = shape_req(1, 16, 1), b = shape_req(2, 32, 1);
+	a.n_feat = b.n_feat = 1;
+	learn_peak(s, &a, 1320);
+	sched_request u = shape_req(3, 64, 1);
+	u.n_feat = 1;
+	sched_basis basis;
+	/* one measured shape is not a family model: unknown runs alone */
+	assert_int_equal(sched_estimate_mem(s, &u, &basis), 0);
+	assert_int_equal(basis, SCHED_BASIS_EXCLUSIVE);
+	learn_peak(s, &b, 1640);
+	sched_mem_estimate e;
+	sched_estimate(s, &u, &e);
+	assert_int_equal(e.basis, SCHED_BASIS_FAMILY);
+	assert_int_equal(e.fit, SCHED_FIT_LINEAR);
+	assert_true(fabs(e.peak_mib - 2280) < 2);
+	/* relish believes a declared hint before a family estimate, pack too */
+	u.mem_hint_mib = 4000;
+	assert_int_equal(sched_estimate_mem(s, &u, &basis), 4000);
+	assert_int_equal(basis, SCHED_BASIS_HINT);
+	sched_free(s);
+}
+
+/* A power law peak = 40 b^0.75 over b = 2 .. 256: loglog is exact and
+ * wins; b = 100 (true 1264.9) within 1 %. */
+static void test_family_power_law(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	for (int i = 1; i <= 8; i++) {
+		sched_request r = shape_req(200 + (uint64_t)i, pow(2, i), 1);
+		r.n_feat = 1;
+		learn_peak(s, &r, 40 * pow(pow(2, i), 0.75));
+	}
+	sched_fit fit;
+	assert_int_equal(sched_family_fit(s, 9, &fit, NULL, NULL), 0);
+	assert_int_equal(fit, SCHED_FIT_LOGLOG);
+	sched_request u = shape_req(300, 100, 1);
+	u.n_feat = 1;
+	sched_mem_estimate e;
+	sched_estimate(s, &u, &e);
+	double truth = 40 * pow(100, 0.75);
+	assert_true(fabs(e.peak_mib - truth) / truth < 0.01);
+	sched_free(s);
+}
+
+/* Bases by policy: pack believes hints first, relish measurements first;
+ * the exclusive policy reserves whole devices. */
+static void test_bases_by_policy(void **state)
+{
+	(void)state;
+	sharing_policy pols[3] = { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH };
+	sched_basis want[3] = { SCHED_BASIS_EXCLUSIVE, SCHED_BASIS_HINT, SCHED_BASIS_PROFILE };
+	uint64_t mem[3] = { 0, 7000, (uint64_t)ceil(2000 * 1.2 + 256) };
+	for (int i = 0; i < 3; i++) {
+		sched *s = mk(pols[i]);
+		sched_request r = shape_req(5, 8, 8);
+		learn_peak(s, &r, 2000);
+		r.mem_hint_mib = 7000;
+		sched_basis b;
+		assert_int_equal(sched_estimate_mem(s, &r, &b), mem[i]);
+		assert_int_equal(b, want[i]);
+		sched_shape_info si;
+		assert_int_equal(sched_shape_get(s, 5, &si), 0);
+		assert_int_equal(si.n_measured, 1);
+		assert_int_equal(si.peak_mib, 2000);
+		assert_true(si.util == 50);
+		assert_int_equal(sched_shape_get(s, 6, &si), RL_ENOTFOUND);
+		sched_free(s);
+	}
+	/* host devices use the host floor (64 MiB) */
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	sched *s = NULL;
+	rl_err err;
+	assert_int_equal(sched_new(&o, &s, &err), 0);
+	sched_device_info h;
+	memset(&h, 0, sizeof h);
+	h.mem_total_mib = 64000;
+	h.compute_total = 16;
+	assert_int_equal(sched_add_device(s, &h, &err), 0);
+	sched_request r = shape_req(5, 8, 8);
+	r.needs_gpu = 0;
+	learn_peak(s, &r, 1000);
+	assert_int_equal(sched_estimate_mem(s, &r, NULL), 1000 * 1.2 + 64);
+	sched_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_family_pairwise_law),
+		cmocka_unit_test(test_family_two_points),
+		cmocka_unit_test(test_family_power_law),
+		cmocka_unit_test(test_bases_by_policy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

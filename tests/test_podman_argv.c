@@ -1,0 +1,318 @@
+/*
+ * test_podman_argv.c - the container executor's pure half (container.c),
+ * without an engine: the exact `podman run` / `docker run` command line for
+ * CPU, CDI, device-node and MPS segments; environment filtering; names and
+ * the owner id; `ps` output of both engines; and how exit codes seen
+ * through an engine are classified.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/container.h"
+
+/* Compare a NULL-terminated argv with the expected list, printing both. */
+static void assert_argv(char **got, const char *const *want)
+{
+	size_t i = 0;
+	for (; want[i]; i++) {
+		if (!got[i])
+			fail_msg("argv ends at %zu, expected \"%s\"", i, want[i]);
+		if (strcmp(got[i], want[i]) != 0)
+			fail_msg("argv[%zu] = \"%s\", expected \"%s\"", i, got[i], want[i]);
+	}
+	if (got[i])
+		fail_msg("argv has extra \"%s\" at %zu", got[i], i);
+}
+
+static void base_options(container_options *o)
+{
+	container_options_default(o);
+	o->image = "localhost/relish-host:latest";
+	o->experiment = "exp 1";
+	o->owner = "0123456789abcdef";
+}
+
+static void test_cpu_oneshot(void **state)
+{
+	(void)state;
+	setenv("HOSTONLY", "same", 1);
+	setenv("HOSTONLY2", "host", 1);
+	setenv("RELISH_MODE", "oneshot", 1);
+	container_options o;
+	base_options(&o);
+	container_mount m[] = {{"/usr", NULL, 1}, {"/data", "/in", 0}};
+	o.mounts = m;
+	o.n_mounts = 2;
+	char *argv[] = {"/bin/ctrial", "--x", "0.3", NULL};
+	/* HOSTONLY=same is relish's own value: inherited, left out.
+	 * RELISH_MODE equals relish's too but describes the segment: kept. */
+	char *envp[] = {"RELISH_TRIAL_ID=t7", "OMP_NUM_THREADS=1", "MY_VAR=x", "HOSTONLY=same",
+			"HOSTONLY2=diff", "RELISH_MODE=oneshot", NULL};
+	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .argv = argv, .envp = envp,
+			.memory_limit_mib = 512, .cpus = 1.5, .cwd = "/host/dir",
+			.a = {.trial_id = "t7", .from = 3, .to = 9, .checkpoint_dir = "/ck/t7"}};
+	char name[128];
+	container_name(o.experiment, "t7", 9, 0xabcd, name, sizeof name);
+	assert_string_equal(name, "relish-exp_1-t7-9-0000abcd");
+	char **got = NULL;
+	assert_int_equal(container_build_argv(&o, &es, name, "/tmp/x.cid", &got, NULL), 0);
+	const char *want[] = {
+		"podman", "run", "--rm", "--init", "--name=relish-exp_1-t7-9-0000abcd",
+		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
+		"--label=relish.trial=t7", "--label=relish.segment=3-9", "--label=relish.mode=oneshot",
+		"--network=none", "--pull=never", "--memory=512m", "--memory-swap=512m", "--cpus=1.5",
+		"--volume=/usr:/usr:ro", "--volume=/data:/in", "--volume=/ck/t7:/ck/t7",
+		"--cidfile=/tmp/x.cid", "--env=RELISH_TRIAL_ID=t7", "--env=OMP_NUM_THREADS=1",
+		"--env=MY_VAR=x", "--env=HOSTONLY2=diff", "--env=RELISH_MODE=oneshot",
+		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
+	assert_argv(got, want);
+	contract_strv_free(got);
+
+	/* docker, a network, a label prefix, no limits, no checkpoint. */
+	o.engine = CONTAINER_DOCKER;
+	o.network = "bridge";
+	o.label_prefix = "hpo";
+	o.n_mounts = 0;
+	o.workdir = "/work";
+	exec_spec es2 = {.mode = TRIAL_MODE_ONESHOT, .argv = argv,
+			 .a = {.trial_id = "t8", .from = 0, .to = 1.5}};
+	assert_int_equal(container_build_argv(&o, &es2, "n", NULL, &got, NULL), 0);
+	const char *want2[] = {
+		"docker", "run", "--rm", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
+		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t8", "--label=hpo.segment=0-1.5",
+		"--label=hpo.mode=oneshot", "--network=bridge", "--pull=never", "--workdir=/work",
+		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
+	assert_argv(got, want2);
+	contract_strv_free(got);
+}
+
+static void test_gpu_cdi_mps_warm(void **state)
+{
+	(void)state;
+	container_options o;
+	base_options(&o);
+	o.gpu_mode = CONTAINER_GPU_CDI;
+	o.mps_dir = "/tmp/mps";
+	char *argv[] = {"python3", "train.py", NULL};
+	char *envp[] = {"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b", "RELISH_GPU_MEMORY_MIB=4096", NULL};
+	exec_spec es = {.mode = TRIAL_MODE_WARM, .argv = argv, .envp = envp,
+			.a = {.trial_id = "t1", .from = 0, .to = 3}};
+	char **got = NULL;
+	assert_int_equal(container_build_argv(&o, &es, "c1", NULL, &got, NULL), 0);
+	const char *want[] = {
+		"podman", "run", "--rm", "--init", "-i", "--name=c1",
+		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
+		"--label=relish.trial=t1", "--label=relish.segment=0-3", "--label=relish.mode=warm",
+		"--network=none", "--pull=never", "--ipc=host", "--volume=/tmp/mps:/tmp/mps",
+		"--device=nvidia.com/gpu=GPU-a", "--device=nvidia.com/gpu=GPU-b",
+		"--env=CUDA_MPS_PIPE_DIRECTORY=/tmp/mps", "--env=CUDA_VISIBLE_DEVICES=GPU-a,GPU-b",
+		"--env=RELISH_GPU_MEMORY_MIB=4096", "localhost/relish-host:latest", "python3",
+		"train.py", NULL};
+	assert_argv(got, want);
+	contract_strv_free(got);
+
+	/* Indices: the container sees its devices as 0..k-1. */
+	o.mps_dir = NULL;
+	char *envp2[] = {"CUDA_VISIBLE_DEVICES=2,5", NULL};
+	es.envp = envp2;
+	es.mode = TRIAL_MODE_ONESHOT;
+	assert_int_equal(container_build_argv(&o, &es, "c2", NULL, &got, NULL), 0);
+	const char *want2[] = {
+		"podman", "run", "--rm", "--init", "--name=c2",
+		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
+		"--label=relish.trial=t1", "--label=relish.segment=0-3", "--label=relish.mode=oneshot",
+		"--network=none", "--pull=never", "--device=nvidia.com/gpu=2",
+		"--device=nvidia.com/gpu=5", "--env=CUDA_VISIBLE_DEVICES=0,1",
+		"localhost/relish-host:latest", "python3", "train.py", NULL};
+	assert_argv(got, want2);
+	contract_strv_free(got);
+}
+
+static void test_gpu_devices(void **state)
+{
+	(void)state;
+	container_options o;
+	base_options(&o);
+	o.gpu_mode = CONTAINER_GPU_DEVICES;
+	const char *uuids[] = {"GPU-x", "GPU-y"};
+	o.gpu_uuids = uuids;
+	o.n_gpu_uuids = 2;
+	char *argv[] = {"t", NULL};
+	char *envp[] = {"CUDA_VISIBLE_DEVICES=GPU-y", NULL};
+	exec_spec es = {.mode = TRIAL_MODE_WORKER, .argv = argv, .envp = envp, .a = {.to = 1}};
+	char **got = NULL;
+	assert_int_equal(container_build_argv(&o, &es, "c3", NULL, &got, NULL), 0);
+	const char *want[] = {
+		"podman", "run", "--rm", "--init", "-i", "--name=c3",
+		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
+		"--label=relish.trial=", "--label=relish.segment=0-1", "--label=relish.mode=worker",
+		"--network=none", "--pull=never", "--device=/dev/nvidia1", "--device=/dev/nvidiactl",
+		"--device=/dev/nvidia-uvm", "--device=/dev/nvidia-uvm-tools",
+		"--env=CUDA_VISIBLE_DEVICES=GPU-y", "localhost/relish-host:latest", "t", NULL};
+	assert_argv(got, want);
+	contract_strv_free(got);
+
+	char *envp2[] = {"CUDA_VISIBLE_DEVICES=GPU-unknown", NULL};
+	es.envp = envp2;
+	rl_err err;
+	rl_err_clear(&err);
+	got = NULL;
+	assert_int_equal(container_build_argv(&o, &es, "c4", NULL, &got, &err), RL_EUNSUPPORTED);
+	assert_null(got);
+	assert_non_null(strstr(err.msg, "GPU-unknown"));
+
+	char *none[] = {NULL};
+	es.argv = none;
+	assert_int_equal(container_build_argv(&o, &es, "c5", NULL, &got, &err), RL_EINVAL);
+}
+
+static void test_names_owner(void **state)
+{
+	(void)state;
+	char name[128];
+	container_name("my exp/1", "t:7", 1e6, 0xdeadbeef, name, sizeof name);
+	assert_string_equal(name, "relish-my_exp_1-t_7-1e_06-deadbeef");
+	container_name("e", NULL, 2, 1, name, sizeof name);
+	assert_string_equal(name, "relish-e-worker-2-00000001");
+	/* Long parts are cut, the tag always survives. */
+	char longid[300];
+	memset(longid, 'a', sizeof longid - 1);
+	longid[sizeof longid - 1] = '\0';
+	container_name(longid, longid, 3, 7, name, sizeof name);
+	assert_true(strlen(name) <= 120);
+	assert_non_null(strstr(name, "-3-00000007"));
+
+	char id[32];
+	/* FNV-1a 64 of the path (it does not exist, so it is used as given). */
+	container_owner_id("/nonexistent/relish/state.db", id, sizeof id);
+	assert_string_equal(id, "7d7508dafc36c239");
+	char id2[32];
+	container_owner_id("/nonexistent/relish/other.db", id2, sizeof id2);
+	assert_string_not_equal(id, id2);
+}
+
+static const char podman_ps[] =
+	"[\n {\"AutoRemove\": true, \"Id\": \"9155b16e03c2\", \"Labels\": {\"relish.owner\": \"abc\",\n"
+	"   \"relish.trial\": \"t9\", \"relish.segment\": \"0-3\", \"relish.experiment\": \"e\"},\n"
+	"  \"Names\": [\"relish-e-t9-3-00000001\"], \"State\": \"running\"},\n"
+	" {\"Id\": \"77\", \"Labels\": {\"relish.owner\": \"abc\"}, \"Names\": [\"other\"],"
+	" \"State\": \"exited\"}\n]\n";
+
+static const char docker_ps[] =
+	"{\"ID\":\"aa11\",\"Labels\":\"relish.owner=abc,relish.trial=t1,relish.segment=3-9\","
+	"\"Names\":\"relish-e-t1-9-00000002\",\"State\":\"running\"}\n"
+	"{\"ID\":\"bb22\",\"Labels\":\"relish.owner=abc\",\"Names\":\"x2\",\"State\":\"created\"}\n";
+
+static void test_parse_ps(void **state)
+{
+	(void)state;
+	container_info *v = NULL;
+	size_t n = 0;
+	assert_int_equal(container_parse_ps(podman_ps, NULL, &v, &n, NULL), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].name, "relish-e-t9-3-00000001");
+	assert_string_equal(v[0].id, "9155b16e03c2");
+	assert_string_equal(v[0].state, "running");
+	assert_string_equal(v[0].trial, "t9");
+	assert_string_equal(v[0].segment, "0-3");
+	assert_string_equal(v[0].experiment, "e");
+	assert_string_equal(v[1].name, "other");
+	assert_string_equal(v[1].state, "exited");
+	assert_string_equal(v[1].trial, "");
+	free(v);
+
+	assert_int_equal(container_parse_ps(docker_ps, "relish", &v, &n, NULL), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].name, "relish-e-t1-9-00000002");
+	assert_string_equal(v[0].id, "aa11");
+	assert_string_equal(v[0].trial, "t1");
+	assert_string_equal(v[0].segment, "3-9");
+	assert_string_equal(v[1].state, "created");
+	free(v);
+
+	assert_int_equal(container_parse_ps("[]\n", NULL, &v, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	assert_null(v);
+	assert_int_equal(container_parse_ps("", NULL, &v, &n, NULL), 0);
+	assert_int_equal(n, 0);
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(container_parse_ps("[{\"Names\": ", NULL, &v, &n, &err), RL_EPARSE);
+	assert_non_null(strstr(err.msg, "container list"));
+}
+
+static exec_result ended(sched_outcome o, int exited, int code, int sig)
+{
+	exec_result r;
+	memset(&r, 0, sizeof r);
+	r.outcome = o;
+	r.exited = exited;
+	r.exit_code = code;
+	r.term_signal = sig;
+	snprintf(r.reason, sizeof r.reason, "exit code %d", code);
+	return r;
+}
+
+static void test_classify(void **state)
+{
+	(void)state;
+	exec_result r = ended(SCHED_OUT_FAILED, 1, 125, 0);
+	container_classify(&r, "Trying...\nError: localhost/nope: image not known\n", 0);
+	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_true(container_runtime_failed(&r));
+	assert_string_equal(r.reason, "container runtime: exit code 125: the image is missing (build "
+				      "or pull it): Error: localhost/nope: image not known");
+
+	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
+	container_classify(&r, "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n", 0);
+	assert_true(container_runtime_failed(&r));
+	assert_non_null(strstr(r.reason, "cannot execute the trial's command"));
+
+	r = ended(SCHED_OUT_FAILED, 1, 127, 0);
+	container_classify(&r, NULL, 0);
+	assert_string_equal(r.reason, "container runtime: exit code 127: the command was not found");
+
+	r = ended(SCHED_OUT_FAILED, 1, 137, 0);
+	container_classify(&r, "RELISH epoch=1 accuracy=0.1\n", 64);
+	assert_int_equal(r.outcome, SCHED_OUT_OOM);
+	assert_false(container_runtime_failed(&r));
+	assert_string_equal(r.reason, "out of memory: killed at the container's memory limit (64 MiB)");
+	assert_string_equal(r.oom_marker, "exit 137");
+
+	/* The trial's own failure stays the trial's. */
+	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
+	container_classify(&r, "Traceback ...\nValueError: bad lr\n", 64);
+	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_false(container_runtime_failed(&r));
+	assert_string_equal(r.reason, "exit code 1");
+
+	/* relish stopped it: whatever the code, it was cancelled / timed out. */
+	r = ended(SCHED_OUT_CANCELLED, 1, 137, 0);
+	container_classify(&r, NULL, 64);
+	assert_int_equal(r.outcome, SCHED_OUT_CANCELLED);
+	r = ended(SCHED_OUT_TIMEOUT, 0, 0, 9);
+	container_classify(&r, NULL, 64);
+	assert_int_equal(r.outcome, SCHED_OUT_TIMEOUT);
+	/* The attach process killed by a signal: not an exit code of the trial. */
+	r = ended(SCHED_OUT_SIGNALED, 0, 0, 9);
+	container_classify(&r, NULL, 64);
+	assert_int_equal(r.outcome, SCHED_OUT_SIGNALED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_oneshot),
+		cmocka_unit_test(test_gpu_cdi_mps_warm),
+		cmocka_unit_test(test_gpu_devices),
+		cmocka_unit_test(test_names_owner),
+		cmocka_unit_test(test_parse_ps),
+		cmocka_unit_test(test_classify),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
