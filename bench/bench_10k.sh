@@ -81,7 +81,7 @@ while kill -0 "$spid" 2>/dev/null; do
 	fi
 	now=$(date +%s)
 	if [ $((now - last)) -ge 10 ]; then
-		echo "  ... $(count) / $N trials finished, relish VmHWM $((hwm / 1024)) MB"
+		echo "  ... $(count) / $N trials finished, relish VmHWM $((hwm / 1024)) MiB"
 		last=$now
 	fi
 	sleep 1

@@ -10,7 +10,9 @@
 #   relish  relish run SPEC --db FRESH --quiet (TPE + ASHA, the spec's mode);
 # and prints wall time, epochs trained (relish: sum of resource_to -
 # resource_from over completed segments), best accuracy (best completed
-# trial), the time ratio relish/optuna and the goals of the issue:
+# trial), epochs per second (throughput, which separates the executor's
+# speed from the early-stopping rule's budget), the time ratio relish/optuna
+# and the goals of the issue:
 #   mlp: relish time <= 1.0x Optuna's;  cnn: <= 0.6x;
 #   best accuracy no more than 0.5 points below Optuna's.
 #
@@ -86,7 +88,7 @@ import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 goal_time = {"mlp": 1.0, "cnn": 0.6}
 print("\ndigits benchmark (median of %s run(s) each; load %s)" % (sys.argv[2], open("/proc/loadavg").read().split()[0]))
-print("%-8s %-7s %9s %8s %8s %8s" % ("variant", "tool", "wall s", "epochs", "best", "ratio"))
+print("%-8s %-7s %9s %8s %9s %8s %8s" % ("variant", "tool", "wall s", "epochs", "epochs/s", "best", "ratio"))
 for v in dict.fromkeys(r[1] for r in rows):
     med = {}
     for tool in ("optuna", "relish"):
@@ -95,7 +97,8 @@ for v in dict.fromkeys(r[1] for r in rows):
     ratio = med["relish"][0] / med["optuna"][0]
     for tool in ("optuna", "relish"):
         w, e, b = med[tool]
-        print("%-8s %-7s %9.2f %8d %8.4f %8s" % (v, tool, w, e, b, "%.2fx" % ratio if tool == "relish" else ""))
+        print("%-8s %-7s %9.2f %8d %9.1f %8.4f %8s" % (v, tool, w, e, e / w, b,
+                                                   "%.2fx" % ratio if tool == "relish" else ""))
     gt = goal_time[v]
     t_ok = ratio <= gt
     a_ok = med["relish"][2] >= med["optuna"][2] - 0.005
