@@ -7,7 +7,7 @@
 #                      (VARIANTS="mlp cnn" for both)
 #   bench_10k.sh       relish's peak memory and per-trial overhead over N
 #                      ctrial trials (N=2000 here; N=10000 is the goal's run)
-#   bench-sim          the simulator's policy comparison (when present)
+#   bench-sim.sh       the simulator's policy sweep and bench_sim (when present)
 # Usage: scripts/bench.sh [BUILD_DIR]   (default build/release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,10 +27,7 @@ section "bench-digits (VARIANTS=${VARIANTS:-mlp})"
 VARIANTS=${VARIANTS:-mlp} SKIP_BUILD=1 scripts/bench-digits.sh "$BUILD"
 section "bench_10k (N=${N:-2000})"
 N=${N:-2000} bench/bench_10k.sh "$BUILD"
-if [ -x "$BUILD/bench_sim" ]; then
-	section bench_sim
-	"$BUILD/bench_sim"
-elif [ -x scripts/bench-sim.sh ]; then
+if [ -x scripts/bench-sim.sh ]; then
 	section bench-sim
 	scripts/bench-sim.sh "$BUILD"
 fi
