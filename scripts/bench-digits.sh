@@ -47,11 +47,18 @@ results="$tmp/results.tsv"   # tool variant wall epochs best
 now() { date +%s.%N; }
 
 run_relish() { # variant spec rep
-	local db="$tmp/relish-$1-$3.db" t0 t1 epochs best
+	# A folder per run: runs of one experiment name must not share the
+	# runs folder (a fresh database would pick up the old checkpoints).
+	local dir="$tmp/relish-$1-$3" t0 t1 epochs best
+	local db="$dir/relish.db"
+	mkdir -p "$dir"
 	t0=$(now)
-	if ! "$RELISH" run "$2" --db "$db" --quiet >"$tmp/relish.out" 2>"$tmp/relish.err"; then
-		echo "bench-digits: relish run $2 failed:" >&2
-		tail -n 20 "$tmp/relish.err" >&2
+	if ! "$RELISH" run "$2" --db "$db" --runs-dir "$dir/runs" --quiet >"$dir/relish.out" 2>"$dir/relish.err"; then
+		local keep
+		keep=$(mktemp -d /tmp/relish-bench-digits-failed-XXXXXX)
+		cp -r "$dir"/. "$keep/" 2>/dev/null || true
+		echo "bench-digits: relish run $2 failed (database, logs and output kept in $keep):" >&2
+		tail -n 20 "$dir/relish.err" >&2
 		return 1
 	fi
 	t1=$(now)
