@@ -102,16 +102,19 @@ stats_mb=$(sed -n 's/.*peak RSS \([0-9.]*\) MiB.*/\1/p' "$tmp/err.txt" "$tmp/out
 completed=$(sqlite3 "$db" "SELECT count(*) FROM trials WHERE status = 'completed'")
 segsum=$(sqlite3 "$db" "SELECT COALESCE(sum(ended_at - started_at), 0) FROM segments WHERE status = 'completed'")
 dbsize=$(du -cb "$db"* | awk 'END {print $1}')
+runsize=$(du -sb "$tmp/relish-runs" 2>/dev/null | awk '{print $1}')
+runfiles=$(find "$tmp/relish-runs" -type f 2>/dev/null | wc -l)
 peak_mb=$(awk -v k="$hwm" -v s="${stats_mb:-0}" 'BEGIN { k /= 1024; if (s > k) k = s; printf "%.1f", k }')
 
 awk -v n="$N" -v wall="$wall" -v seg="$segsum" -v hwm="$hwm" -v maxrss="$maxrss_kb" -v stats="${stats_mb:-nan}" \
-	-v db="$dbsize" -v done="$completed" -v goal="$GOAL_MB" -v peak="$peak_mb" 'BEGIN {
+	-v db="$dbsize" -v runs="${runsize:-0}" -v files="$runfiles" -v done="$completed" -v goal="$GOAL_MB" -v peak="$peak_mb" 'BEGIN {
 	printf "  wall time                %9.1f s\n", wall
 	printf "  trials per second        %9.1f\n", n / wall
 	printf "  relish peak RSS (--stats) %8s MiB  (relish run --stats: its own getrusage peak)\n", stats
 	printf "  relish peak RSS (VmHWM)  %9.1f MiB  (/proc, sampled every 1 s)\n", hwm / 1024
 	printf "  GNU time max RSS         %9.1f MiB  (relish or a child, whichever is larger)\n", maxrss / 1024
 	printf "  database size            %9.1f MB   (%.0f bytes per trial)\n", db / 1048576, db / n
+	printf "  runs folder (logs, ckpt) %9.1f MB   (%d files)\n", runs / 1048576, files
 	printf "  trials completed in store %8d / %d  %s\n", done, n, done == n ? "OK" : "MISSING"
 	printf "  mean segment duration    %9.2f ms\n", seg / n * 1000
 	printf "  per-trial overhead       %9.2f ms   ((wall - sum(segment durations) / 2) / N)\n", (wall - seg / 2) / n * 1000
