@@ -74,11 +74,30 @@ def suggest(trial, space):
     return p
 
 
+def journal_storage(path):
+    """JournalStorage on a JournalFileStorage that retries a read which saw
+    another process's line half-written.  Optuna 3.1's read_logs raises
+    JSONDecodeError when a write lands while it iterates the file (the
+    half line is followed by its rest); the read keeps no state from the
+    failed pass, so trying again is safe, and costs nothing otherwise."""
+    from optuna.storages import JournalFileStorage, JournalStorage
+
+    class RetryingFileStorage(JournalFileStorage):
+        def read_logs(self, log_number_from):
+            for _ in range(100):
+                try:
+                    return super().read_logs(log_number_from)
+                except json.JSONDecodeError:
+                    time.sleep(0.005)
+            return super().read_logs(log_number_from)
+
+    return JournalStorage(RetryingFileStorage(path))
+
+
 def worker(args):
     """One of the processes: n trials of the shared study."""
     import zlib
     import optuna
-    from optuna.storages import JournalFileStorage, JournalStorage
     sys.path.insert(0, os.path.join(HERE, "..", "examples", "digits"))
     import torch
     import train  # examples/digits/train.py: load_data, build, train_epoch, evaluate
@@ -105,7 +124,7 @@ def worker(args):
                 raise optuna.TrialPruned()
         return acc
 
-    storage = JournalStorage(JournalFileStorage(args.journal))
+    storage = journal_storage(args.journal)
     # Seeds differ per process: with one seed both would draw the same
     # start-up configurations.
     sampler = optuna.samplers.TPESampler(seed=spec["seed"] + args.worker,
@@ -131,7 +150,6 @@ def main():
         return worker(args)
 
     import optuna
-    from optuna.storages import JournalFileStorage, JournalStorage
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     spec = load_spec(args.spec)
     trials = args.trials or spec["trials"]
@@ -139,7 +157,7 @@ def main():
     if not args.journal:
         tmpdir = tempfile.TemporaryDirectory(prefix="optuna-digits-")
         args.journal = os.path.join(tmpdir.name, "journal.log")
-    storage = JournalStorage(JournalFileStorage(args.journal))
+    storage = journal_storage(args.journal)
     optuna.create_study(study_name="digits", storage=storage,
                         direction="maximize" if spec["mode"] == "max" else "minimize")
 
