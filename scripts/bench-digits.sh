@@ -22,6 +22,9 @@
 #                       default is 1 because one repeat of both variants
 #                       takes 2-5 minutes on 2 cores; timings on a shared
 #                       machine are noisy, so prefer REPEAT=3 when quiet.
+#   SCHEDULE=hyperband  run relish with this schedule.algorithm instead of the
+#                       spec's (asha): Hyperband against Hyperband trains
+#                       about as many epochs as Optuna, ASHA about half
 #   SKIP_BUILD=1        use BUILD_DIR as it is
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,13 +80,21 @@ run_optuna() { # variant spec rep
 	echo "  optuna  $1 #$3: $(tail -n1 "$results" | cut -f3- | awk -F'\t' '{printf "wall %.2f s, %d epochs, best %.4f", $1, $2, $3}')"
 }
 
-echo "bench-digits: variants '$VARIANTS', REPEAT=$REPEAT; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-digits: variants '$VARIANTS', REPEAT=$REPEAT, relish schedule ${SCHEDULE:-from the spec}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for v in $VARIANTS; do
 	case "$v" in
 	mlp) spec=examples/digits/digits-mlp.yaml ;;
 	cnn) spec=examples/digits/digits-cnn.yaml ;;
 	*) echo "bench-digits: unknown variant '$v' (mlp, cnn)" >&2; exit 2 ;;
 	esac
+	if [ -n "${SCHEDULE:-}" ]; then
+		# A copy with the other schedule; workdir made absolute for the copy.
+		sed -e "s/^  algorithm: asha\$/  algorithm: $SCHEDULE/" \
+			-e "s#^  workdir: \.\$#  workdir: $PWD/examples/digits#" "$spec" >"$tmp/$v.yaml"
+		grep -q "^  algorithm: $SCHEDULE\$" "$tmp/$v.yaml" ||
+			{ echo "bench-digits: could not set schedule $SCHEDULE in $spec" >&2; exit 2; }
+		spec="$tmp/$v.yaml"
+	fi
 	for r in $(seq 1 "$REPEAT"); do
 		run_optuna "$v" "$spec" "$r"
 		run_relish "$v" "$spec" "$r"
