@@ -6,7 +6,7 @@ set -euo pipefail
 
 build_pkgs=(gcc make cmake pkg-config libsqlite3-dev libyaml-dev libjansson-dev
             libuv1-dev libmicrohttpd-dev)
-test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3)
+test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time)
 demo_pkgs=(python3-torch python3-sklearn python3-optuna libopenblas0-pthread)
 
 want=("${build_pkgs[@]}")

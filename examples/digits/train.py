@@ -13,6 +13,8 @@ so a later segment resumes where this one stopped.  Works in oneshot, warm
 and worker modes through examples/relish_trial.py; in warm and worker modes
 the imports and the data set are loaded once per process.
 Run by hand:  /usr/bin/python3 examples/digits/train.py  (10 epochs, MLP)
+bench/optuna_digits.py imports load_data, build, train_epoch and evaluate
+from here, so Optuna's reference run trains exactly the same objective.
 """
 import os
 import sys
@@ -58,6 +60,27 @@ def build(p):
         nn.Linear(h, max(h // 2, 10)), nn.ReLU(), nn.Linear(max(h // 2, 10), 10))
 
 
+def train_epoch(model, opt, loss_fn, xtr, ytr, batch):
+    """One pass over the training set in shuffled mini-batches."""
+    model.train()
+    perm = torch.randperm(len(ytr), device=xtr.device)
+    for i in range(0, len(ytr), batch):
+        idx = perm[i:i + batch]
+        opt.zero_grad()
+        loss_fn(model(xtr[idx]), ytr[idx]).backward()
+        opt.step()
+
+
+def evaluate(model, loss_fn, xva, yva):
+    """Validation (accuracy, loss) as Python floats."""
+    model.eval()
+    with torch.no_grad():
+        out = model(xva)
+        vloss = loss_fn(out, yva).item()
+        acc = (out.argmax(1) == yva).float().mean().item()
+    return acc, vloss
+
+
 def main():
     device = rt.setup_torch(torch)
     xtr, ytr, xva, yva = [t.to(device) for t in load_data()]
@@ -75,20 +98,9 @@ def main():
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
             start = state["epoch"]
-        batch = int(p["batch"])
         for epoch in range(start + 1, seg.to + 1):
-            model.train()
-            perm = torch.randperm(len(ytr), device=device)
-            for i in range(0, len(ytr), batch):
-                idx = perm[i:i + batch]
-                opt.zero_grad()
-                loss_fn(model(xtr[idx]), ytr[idx]).backward()
-                opt.step()
-            model.eval()
-            with torch.no_grad():
-                out = model(xva)
-                vloss = loss_fn(out, yva).item()
-                acc = (out.argmax(1) == yva).float().mean().item()
+            train_epoch(model, opt, loss_fn, xtr, ytr, int(p["batch"]))
+            acc, vloss = evaluate(model, loss_fn, xva, yva)
             seg.report(epoch, accuracy=acc, loss=vloss)
             seg.save({"epoch": epoch, "model": model.state_dict(), "opt": opt.state_dict()})
 
