@@ -42,7 +42,7 @@ S
 grep -q '^runtest: trial [0-9]* (index [0-9]*, completed): accuracy = ' "$work/out" \
   || fail "no best line: $(cat "$work/out")"
 grep -q 'segment 0-1 completed accuracy=' "$work/err" || fail "no progress lines: $(cat "$work/err")"
-[ -d "$work/relish-runs/runtest/trial-0/ckpt" ] || fail "no checkpoint folder next to the db"
+ls -d "$work"/relish-runs/runtest.*/trial-0/ckpt >/dev/null 2>&1 || fail "no checkpoint folder next to the db"
 
 "$RELISH" best --db "$work/r.db" --json >"$work/best.json"
 "$PY" - "$work/r.db" "$work/best.json" <<'P'

@@ -1015,7 +1015,13 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	x->sp = sp;
 	sp = NULL;
 	x->key = d->n_exps + 1;
-	if (asprintf(&x->dir, "%s/%s", d->runs_dir, x->sp->name) < 0) {
+	/* The experiment's folder is named by its name and creation time, so
+	 * a new database (or a deleted and recreated one) in the same place
+	 * never resumes from another experiment's checkpoints; a resumed
+	 * experiment finds its own folder again from the stored time. */
+	double created = found ? se.created_at : live_now();
+	if (asprintf(&x->dir, "%s/%s.%lld", d->runs_dir, x->sp->name,
+		     (long long)llround(created * 1000)) < 0) {
 		x->dir = NULL;
 		rc = rl_err_set(err, RL_ENOMEM, "experiment");
 		goto fail;
@@ -1031,7 +1037,7 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	} else {
 		store_experiment ne = {
 			.name = x->sp->name, .spec_text = ident, .spec_path = x->sp->source,
-			.created_at = live_now(), .objective_metric = x->sp->objective.metric,
+			.created_at = created, .objective_metric = x->sp->objective.metric,
 			.mode = (char *)spec_mode_name(x->sp->objective.mode),
 		};
 		if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0)
