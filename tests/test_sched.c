@@ -109,6 +109,43 @@ static const sched_placement *find_pl(const sched_placement *pl, size_t n, uint6
 
 /* ---- tests ------------------------------------------------------------- */
 
+static void test_priority_and_solo(void **state)
+{
+	(void)state;
+	/* Queue order is (priority, submit_time, seg_id): a later request
+	 * with a lower priority goes first on a GPU that holds one. */
+	sched *s = mk(SHARE_EXCLUSIVE);
+	add_gpu(s, 16000);
+	sched_placement pl[4];
+	sched_request a = rq(1, 0, 100, 1000), b = rq(2, 5, 101, 1000);
+	a.priority = 3600;
+	b.priority = 0;
+	submit(s, a);
+	submit(s, b);
+	assert_int_equal(sched_place(s, 10, pl, 4), 1);
+	assert_int_equal(pl[0].seg_id, 2);
+	sched_free(s);
+
+	/* relish: a segment whose job has attained solo_after_s of service
+	 * runs alone (whole device) even with a small hint; a fresh one of
+	 * the same size shares. */
+	s = mk(SHARE_RELISH);
+	add_gpu(s, 16000);
+	add_gpu(s, 16000);
+	sched_request old = rq(3, 0, 200, 1000), young = rq(4, 0, 201, 1000);
+	old.attained_s = 86400;
+	submit(s, old);
+	submit(s, young);
+	size_t n = sched_place(s, 1, pl, 4);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_pl(pl, n, 3)->basis, SCHED_BASIS_EXCLUSIVE);
+	assert_int_equal(find_pl(pl, n, 3)->mem_mib, 16000);
+	assert_int_equal(find_pl(pl, n, 4)->basis, SCHED_BASIS_HINT);
+	assert_int_equal(find_pl(pl, n, 4)->mem_mib, 1200);
+	assert_int_not_equal(find_pl(pl, n, 3)->dev[0], find_pl(pl, n, 4)->dev[0]);
+	sched_free(s);
+}
+
 static void test_names_and_defaults(void **state)
 {
 	(void)state;
@@ -639,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_gang),
 		cmocka_unit_test(test_oom_raise),
 		cmocka_unit_test(test_relish_policy),
+		cmocka_unit_test(test_priority_and_solo),
 		cmocka_unit_test(test_host_compute),
 		cmocka_unit_test(test_adopt_remove),
 		cmocka_unit_test(test_queue_order_and_max),

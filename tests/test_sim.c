@@ -285,6 +285,43 @@ static void test_oom_then_recovers(void **state)
 	sim_trace_free(t);
 }
 
+static void test_las_order(void **state)
+{
+	(void)state;
+	/* One GPU, 100 s segments, no restart cost.  A (300 s) arrives at 0,
+	 * B (100 s) at 50.
+	 * fifo: A runs its three segments back to back 0..300, B 300..400:
+	 *       JCT A 300, B 350.
+	 * las:  at A's first boundary (t=100) A has attained 100 GPU-s and B
+	 *       0, so B runs 100..200 and A resumes 200..400: JCT A 400,
+	 *       B 150.  Mean 325 -> 275. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib\nA,0,300,1000\nB,50,100,1000\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(1, 10000);
+	c.segment_s = 100;
+	c.order = SIM_ORDER_FIFO;
+	sim_result *r = run(t, m, &c, SHARE_EXCLUSIVE);
+	assert_int_equal(r->order, SIM_ORDER_FIFO);
+	assert_near(r->jct_s[0], 300);
+	assert_near(r->jct_s[1], 350);
+	sim_result_free(r);
+	c.order = SIM_ORDER_LAS;
+	r = run(t, m, &c, SHARE_EXCLUSIVE);
+	assert_int_equal(r->order, SIM_ORDER_LAS);
+	assert_near(r->jct_s[0], 400);
+	assert_near(r->jct_s[1], 150);
+	assert_near(r->mean_jct_s, 275);
+	sim_result_free(r);
+	/* The default order: fifo for the baselines, las for relish. */
+	assert_int_equal(sim_order_for(SIM_ORDER_DEFAULT, SHARE_EXCLUSIVE), SIM_ORDER_FIFO);
+	assert_int_equal(sim_order_for(SIM_ORDER_DEFAULT, SHARE_PACK), SIM_ORDER_FIFO);
+	assert_int_equal(sim_order_for(SIM_ORDER_DEFAULT, SHARE_RELISH), SIM_ORDER_LAS);
+	assert_int_equal(sim_order_for(SIM_ORDER_FIFO, SHARE_RELISH), SIM_ORDER_FIFO);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
 static void test_gangs(void **state)
 {
 	(void)state;
@@ -409,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_unplaceable_job),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_synthetic),
+		cmocka_unit_test(test_las_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
