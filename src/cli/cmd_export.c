@@ -237,32 +237,42 @@ static int export_run(store *s, const struct export_kind *k, const cli_read_opts
 	return 0;
 }
 
+/* --format and --what, as given. */
+struct export_args {
+	const char *format, *what;
+};
+
+static int export_opt(int c, const char *arg, void *ctx, rl_err *err)
+{
+	(void)err;
+	struct export_args *a = ctx;
+	if (c == 'f')
+		a->format = arg;
+	else
+		a->what = arg;
+	return 0;
+}
+
 int cmd_export(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {
-		CLI_READ_LONGOPTS,
+	static const struct option own[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"what", required_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0}};
+	struct export_args a = {.what = "trials"};
+	const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nWrites trials (default), metrics or segments of one or all "
+			"experiments to standard output.\n",
+		.own = own,
+		.own_opt = export_opt,
+		.ctx = &a,
+	};
 	cli_read_opts o = {0};
-	const char *format = NULL, *what = "trials";
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (c == 'f')
-			format = optarg;
-		else if (c == 'w')
-			what = optarg;
-		else if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
-			return rc;
-	}
-	if (o.help) {
-		printf("usage: %s\n\nWrites trials (default), metrics or segments of one or all "
-		       "experiments to standard output.\n", usage);
-		return 0;
-	}
-	if (optind < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
+	int rc = cli_read_args(argc, argv, &spec, &o, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	const char *format = a.format, *what = a.what;
 	if (!format && o.json)
 		format = "json";
 	if (!format)
