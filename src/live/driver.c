@@ -144,6 +144,18 @@ static void close_cb(uv_handle_t *h)
 	(void)h;
 }
 
+/* Close the driver's own handles (tick, kick, signals) once. */
+static void close_handles(live *d)
+{
+	if (!d->handles_ready)
+		return;
+	d->handles_ready = 0;
+	uv_close((uv_handle_t *)&d->tick, close_cb);
+	uv_close((uv_handle_t *)&d->kick, close_cb);
+	uv_close((uv_handle_t *)&d->sigint, close_cb);
+	uv_close((uv_handle_t *)&d->sigterm, close_cb);
+}
+
 /* Stop our own handles and the executor's parked processes: the loop ends
  * once the last process has gone. */
 static void loop_finish(live *d)
@@ -156,13 +168,7 @@ static void loop_finish(live *d)
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i]->ex)
 			exec_shutdown(d->exps[i]->ex);
-	if (d->handles_ready) {
-		d->handles_ready = 0;
-		uv_close((uv_handle_t *)&d->tick, close_cb);
-		uv_close((uv_handle_t *)&d->kick, close_cb);
-		uv_close((uv_handle_t *)&d->sigint, close_cb);
-		uv_close((uv_handle_t *)&d->sigterm, close_cb);
-	}
+	close_handles(d);
 }
 
 static void check_end(live *d)
@@ -1112,13 +1118,7 @@ void live_free(live *d)
 {
 	if (!d)
 		return;
-	if (d->handles_ready) {
-		d->handles_ready = 0;
-		uv_close((uv_handle_t *)&d->tick, close_cb);
-		uv_close((uv_handle_t *)&d->kick, close_cb);
-		uv_close((uv_handle_t *)&d->sigint, close_cb);
-		uv_close((uv_handle_t *)&d->sigterm, close_cb);
-	}
+	close_handles(d);
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i]->ex)
 			exec_shutdown(d->exps[i]->ex);
