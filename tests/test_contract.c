@@ -293,8 +293,8 @@ static void test_classify(void **state)
 		{{.exited = 0, .term_signal = 9, .cancelled = 1, .timed_out = 1}, SCHED_OUT_CANCELLED},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-		assert_string_equal(contract_outcome_name(contract_classify(&rows[i].x)),
-				    contract_outcome_name(rows[i].want));
+		assert_string_equal(sched_outcome_name(contract_classify(&rows[i].x)),
+				    sched_outcome_name(rows[i].want));
 	assert_null(contract_oom_marker("all fine"));
 	assert_null(contract_oom_marker(NULL));
 	assert_string_equal(contract_oom_marker("x CUDA out of memory y"), "CUDA out of memory");

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "telemetry/devices.h"
 #include "telemetry/gpu_env.h"
 
@@ -45,6 +46,8 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Sizes in a devices file follow the spec's rules (common/units.h, tested
+ * in test_units.c): GiB binary, GB decimal. */
 static void test_sizes(void **state)
 {
 	(void)state;
@@ -53,19 +56,27 @@ static void test_sizes(void **state)
 		uint64_t mib;
 	} good[] = {
 		{"40GiB", 40960}, {"1.5G", 1536}, {"512", 512}, {"512 MiB", 512},
-		{"2T", 2097152}, {"100K", 1}, {"80gb", 81920}, {" 7Mi", 7}, {"0.5GiB", 512},
+		{"2T", 2097152}, {"100K", 1}, {"80gb", 76294}, {" 7Mi", 7}, {"0.5GiB", 512},
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
 		uint64_t v = 0;
-		assert_int_equal(devices_parse_size_mib(good[i].s, &v), 0);
+		assert_int_equal(units_parse_size_mib(good[i].s, &v), 0);
 		assert_int_equal(v, good[i].mib);
 	}
 	static const char *bad[] = {"abc", "-1G", "4GX", "", "G", "1e400", "12 parsecs"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		uint64_t v = 99;
-		assert_int_equal(devices_parse_size_mib(bad[i], &v), -1);
+		assert_int_equal(units_parse_size_mib(bad[i], &v), UNITS_NOT_A_SIZE);
 		assert_int_equal(v, 99); /* untouched on failure */
 	}
+	/* Through a devices file: 40GB is 40e9 bytes = 38147 MiB (rounded up). */
+	device_list *l = NULL;
+	rl_err err = {0};
+	static const char text[] = "devices:\n  - name: A\n    memory: 40GB\n";
+	assert_int_equal(devices_config_parse(text, sizeof text - 1, "t.yaml", NULL, &l, &err), 0);
+	assert_string_equal(l->dev[0].info.name, "A");
+	assert_int_equal(l->dev[0].info.mem_total_mib, 38147);
+	device_list_free(l);
 }
 
 static void test_meminfo(void **state)

@@ -190,7 +190,7 @@ static void test_completed_and_resume(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.r.exited, 1);
 	assert_int_equal(r.r.exit_code, 0);
 	assert_int_equal(r.n_metrics, 5);
@@ -221,7 +221,7 @@ static void test_completed_and_resume(void **state)
 	a.to = 8;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.n_metrics, 3);
 	assert_float_equal(r.first_epoch, 6, 0);
 	assert_float_equal(r.last_epoch, 8, 0);
@@ -235,7 +235,7 @@ static void test_failed(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
 	assert_int_equal(r.r.exited, 1);
 	assert_int_equal(r.r.exit_code, 1);
 	assert_int_equal(r.n_metrics, 2);
@@ -253,10 +253,10 @@ static void test_segv(void **state)
 	wait_end(f, &r, 20);
 	/* ASan builds catch the SIGSEGV and exit 1; plain builds die by it. */
 	if (r.r.exited) {
-		assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+		assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
 		assert_int_not_equal(r.r.exit_code, 0);
 	} else {
-		assert_string_equal(contract_outcome_name(r.r.outcome), "signaled");
+		assert_string_equal(sched_outcome_name(r.r.outcome), "signaled");
 		assert_int_equal(r.r.term_signal, SIGSEGV);
 	}
 	assert_int_equal(r.n_metrics, 1);
@@ -271,7 +271,7 @@ static void test_signaled_shell(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "signaled");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "signaled");
 	assert_int_equal(r.r.exited, 0);
 	assert_int_equal(r.r.term_signal, SIGSEGV);
 	assert_int_equal(r.n_metrics, 1);
@@ -285,7 +285,7 @@ static void test_timeout(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "timeout");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "timeout");
 	assert_int_equal(r.r.exited, 0);
 	assert_int_equal(r.r.term_signal, SIGTERM); /* it did not ignore SIGTERM */
 	assert_true(r.r.duration_s >= 0.3);
@@ -306,7 +306,7 @@ static void test_cancel_escalates(void **state)
 	exec_cancel(f->ex, r.seg);
 	exec_cancel(f->ex, r.seg); /* twice is harmless */
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "cancelled");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "cancelled");
 	assert_int_equal(r.r.exited, 0);
 	assert_int_equal(r.r.term_signal, SIGKILL); /* SIGTERM was ignored */
 	assert_true(r.r.duration_s >= 0.1 + 0.3);   /* the grace period passed */
@@ -330,7 +330,7 @@ static void test_exec_failure(void **state)
 	launch_args b = {.from = 0, .to = 1};
 	assert_int_equal(launch(f, ok, &b, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 }
 
 static void test_memory_reservation(void **state)
@@ -341,7 +341,7 @@ static void test_memory_reservation(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "oom");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "oom");
 	assert_int_equal(r.r.term_signal, SIGKILL);
 	assert_true(r.r.peak_rss_bytes > (55ull << 20));
 	assert_non_null(strstr(r.r.reason, "over its memory reservation"));
@@ -357,7 +357,7 @@ static void test_oom_message(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "oom");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "oom");
 	assert_int_equal(r.r.exit_code, 1);
 	assert_string_equal(r.r.oom_marker, "CUDA out of memory");
 }
@@ -370,7 +370,7 @@ static void test_garbage_output(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 30);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.n_metrics, 3);         /* good lines after the garbage */
 	assert_int_equal(r.r.bad_lines, 2);       /* "RELISH epoch=oops.." and "RELISH_DONE nope" */
 	char path[256];
@@ -391,7 +391,7 @@ static void test_warm_two_segments(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.r.reused, 0);
 	assert_int_equal(r.n_metrics, 3);
 	assert_int_equal(r.n_done, 1);
@@ -404,7 +404,7 @@ static void test_warm_two_segments(void **state)
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	assert_int_equal(r.pgid, pid); /* the same process */
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.r.reused, 1);
 	assert_int_equal(r.n_metrics, 3);
 	assert_float_equal(r.first_epoch, 4, 0);
@@ -424,7 +424,7 @@ static void test_worker_two_trials(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.n_metrics, 2);
 	assert_true(r.r.ready_s >= 0);
 	pid_t pid = r.pgid;
@@ -436,7 +436,7 @@ static void test_worker_two_trials(void **state)
 	assert_int_equal(launch(f, argv, &b, &r, NULL), 0);
 	assert_int_equal(r.pgid, pid);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.r.reused, 1);
 	assert_int_equal(r.n_metrics, 3);
 	assert_float_equal(r.first_epoch, 1, 0); /* trial wb starts from scratch */
@@ -467,7 +467,7 @@ static void test_worker_misbehaves(void **state)
 	run r;
 	assert_int_equal(launch(f, bad, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
 	assert_non_null(strstr(r.r.reason, "protocol: RELISH_DONE to=3"));
 	assert_group_gone(f, r.pgid);
 	assert_int_equal(f->ex->ops->idle_count(f->ex), 0);
@@ -478,7 +478,7 @@ static void test_worker_misbehaves(void **state)
 	a.timeout_s = 0.3;
 	assert_int_equal(launch(f, hang, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "timeout");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "timeout");
 	assert_group_gone(f, r.pgid);
 
 	/* A worker that exits 0 without its done line failed its assignment. */
@@ -486,7 +486,7 @@ static void test_worker_misbehaves(void **state)
 	a.timeout_s = 0;
 	assert_int_equal(launch(f, quit, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(contract_outcome_name(r.r.outcome), "failed");
+	assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
 	assert_string_equal(r.r.reason, "worker exited before its done line");
 	assert_int_equal(r.n_metrics, 1);
 }

@@ -54,6 +54,79 @@ int cli_read_opt(int c, char **argv, const char *usage, cli_read_opts *o, rl_err
 	}
 }
 
+/* Room for the shared options, the command's own and the terminator. */
+#define CLI_MAX_OPTS 16
+
+int cli_read_args(int argc, char **argv, const cli_read_spec *spec, cli_read_opts *o,
+		  rl_err *err)
+{
+	static const struct option common[] = {CLI_READ_LONGOPTS};
+	struct option opts[CLI_MAX_OPTS];
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
+		if ((common[i].val == CLI_OPT_JSON && (spec->flags & CLI_READ_NO_JSON)) ||
+		    (common[i].val == CLI_OPT_EXPERIMENT && (spec->flags & CLI_READ_NO_EXPERIMENT)))
+			continue;
+		opts[n++] = common[i];
+	}
+	for (const struct option *p = spec->own; p && p->name; p++) {
+		if (n + 1 >= CLI_MAX_OPTS)
+			return rl_err_set(err, RL_EINTERNAL, "%s: too many options", spec->usage);
+		opts[n++] = *p;
+	}
+	opts[n] = (struct option){NULL, 0, NULL, 0};
+	char shorts[16] = ":";
+	if (spec->shorts)
+		snprintf(shorts, sizeof shorts, ":%s", spec->shorts);
+
+	int c, rc;
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		if ((rc = cli_read_opt(c, argv, spec->usage, o, err)) < 0)
+			return rc;
+		if (rc == 1)
+			continue;
+		if (!spec->own_opt)
+			return rl_err_set(err, RL_EINTERNAL, "%s: option '%c' not handled",
+					  spec->usage, c);
+		if ((rc = spec->own_opt(c, optarg, spec->ctx, err)) < 0)
+			return rc;
+	}
+	if (o->help) {
+		printf("usage: %s\n%s", spec->usage, spec->help);
+		return 1;
+	}
+	if (spec->flags & CLI_READ_ARGS) {
+		o->argi = optind;
+		return 0;
+	}
+	if ((spec->flags & CLI_READ_EXP_ARG) && optind < argc) {
+		if (o->experiment)
+			return cli_usage_error(err, spec->usage, "give the experiment once");
+		o->experiment = argv[optind++];
+	}
+	if (optind < argc)
+		return cli_usage_error(err, spec->usage, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+int cli_read_begin(int argc, char **argv, const cli_read_spec *spec, cli_read_opts *o,
+		   store **s, store_experiment *e, rl_err *err)
+{
+	int rc = cli_read_args(argc, argv, spec, o, err);
+	if (rc != 0)
+		return rc;
+	store *st;
+	if ((rc = cli_open_read(o, &st, err)) < 0)
+		return rc;
+	if (e && (rc = cli_pick_experiment(st, o->experiment, e, err)) < 0) {
+		store_close(st);
+		return rc;
+	}
+	*s = st;
+	return 0;
+}
+
 int cli_open_read(const cli_read_opts *o, store **out, rl_err *err)
 {
 	return store_open(o->db ? o->db : STORE_DEFAULT_PATH, STORE_MUST_EXIST, out, err);

@@ -1,7 +1,7 @@
 /*
  * cli_common.h - what the read commands (status, trials, best, logs,
- * export) share: the common options (--db, --json, --experiment, --help),
- * opening the state database without creating it, choosing an experiment,
+ * export, profiles, devices) share: argument parsing with the common options
+ * (--db, --json, --experiment, --help), opening the state database without creating it, choosing an experiment,
  * and output helpers (JSON through jansson, RFC 4180 CSV, times).
  *
  * Every helper follows the error convention: it returns 0 or a negative
@@ -24,6 +24,7 @@ typedef struct cli_read_opts {
 	int json;               /* --json */
 	const char *experiment; /* --experiment NAME (or a positional name) */
 	int help;               /* --help was given */
+	int argi;               /* CLI_READ_ARGS: index of the first positional */
 } cli_read_opts;
 
 /* Long options shared by the read commands, for getopt_long tables. */
@@ -36,6 +37,49 @@ typedef struct cli_read_opts {
 	{"json", no_argument, NULL, CLI_OPT_JSON},                   \
 	{"experiment", required_argument, NULL, CLI_OPT_EXPERIMENT}, \
 	{"help", no_argument, NULL, CLI_OPT_HELP}
+
+/*
+ * What a read command's argument parsing needs to know (cli_read_args).
+ * The shared options are --db and --help always, --json and --experiment
+ * unless flags leave them out; `own` adds the command's options, each handed
+ * to own_opt(c, optarg, ctx, err) (0 or a negative RL_E* code).
+ */
+typedef struct cli_read_spec {
+	const char *usage;        /* one-line synopsis, also under usage errors */
+	const char *help;         /* --help prints "usage: USAGE\n" then this */
+	const struct option *own; /* the command's own options, {0}-ended; or NULL */
+	int (*own_opt)(int c, const char *arg, void *ctx, rl_err *err);
+	void *ctx;                /* passed to own_opt */
+	const char *shorts;       /* short options besides the long ones ("h"), or NULL */
+	unsigned flags;           /* CLI_READ_* below */
+} cli_read_spec;
+
+enum {
+	CLI_READ_NO_JSON = 1u << 0,       /* no --json */
+	CLI_READ_NO_EXPERIMENT = 1u << 1, /* no --experiment */
+	CLI_READ_EXP_ARG = 1u << 2,       /* one optional positional EXPERIMENT */
+	CLI_READ_ARGS = 1u << 3,          /* positionals are the command's: o->argi */
+};
+
+/*
+ * Parse a read command's argv: the option loop, --help (prints the help to
+ * stdout and returns 1), positional arguments (refused unless flags say
+ * otherwise).  Returns 0 when the command should go on, 1 after help, or a
+ * negative RL_E* code (RL_EUSAGE with the synopsis for bad arguments).
+ * Pointers in *o point into argv.
+ */
+int cli_read_args(int argc, char **argv, const cli_read_spec *spec, cli_read_opts *o,
+		  rl_err *err);
+
+/*
+ * cli_read_args, then open the database (cli_open_read) and, when e is not
+ * NULL, choose the experiment (cli_pick_experiment with o->experiment).
+ * Returns 1 after help (nothing opened), 0 with *s open (store_close) and *e
+ * filled (store_experiment_fini), or a negative RL_E* code with nothing left
+ * open.
+ */
+int cli_read_begin(int argc, char **argv, const cli_read_spec *spec, cli_read_opts *o,
+		   store **s, store_experiment *e, rl_err *err);
 
 /*
  * Prepare getopt_long for a command's argv (resets its state, silences its

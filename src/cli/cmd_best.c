@@ -35,36 +35,26 @@ static int best_print(const store_experiment *e, const store_trial *t, int json,
 
 int cmd_best(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {CLI_READ_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nThe best trial: completed trials first, then the best "
+			"objective for the experiment's mode.\n",
+	};
 	cli_read_opts o = {0};
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
-			return rc;
-	}
-	if (o.help) {
-		printf("usage: %s\n\nThe best trial: completed trials first, then the best "
-		       "objective for the experiment's mode.\n", usage);
-		return 0;
-	}
-	if (optind < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
 	store *s;
-	if ((rc = cli_open_read(&o, &s, err)) < 0)
-		return rc;
 	store_experiment e;
-	if ((rc = cli_pick_experiment(s, o.experiment, &e, err)) == 0) {
-		store_trial t;
-		if ((rc = store_trial_best(s, e.id, &t, err)) == 0) {
-			rc = best_print(&e, &t, o.json, err);
-			store_trial_fini(&t);
-		} else if (rc == RL_ENOTFOUND) {
-			rl_err_set(err, rc, "experiment '%s' has no trial with a value of %s yet",
-				   e.name, e.objective_metric);
-		}
-		store_experiment_fini(&e);
+	int rc = cli_read_begin(argc, argv, &spec, &o, &s, &e, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	store_trial t;
+	if ((rc = store_trial_best(s, e.id, &t, err)) == 0) {
+		rc = best_print(&e, &t, o.json, err);
+		store_trial_fini(&t);
+	} else if (rc == RL_ENOTFOUND) {
+		rl_err_set(err, rc, "experiment '%s' has no trial with a value of %s yet", e.name,
+			   e.objective_metric);
 	}
+	store_experiment_fini(&e);
 	store_close(s);
 	return rc;
 }

@@ -155,40 +155,43 @@ static void print_table(const device_list *l, const char *driver, int mps, const
 	}
 }
 
-static void usage(FILE *f)
+/* --devices FILE (the only option of its own). */
+static int devices_opt(int c, const char *arg, void *ctx, rl_err *err)
 {
-	fprintf(f, "usage: relish devices [--json] [--devices FILE] [--db FILE]\n"
-		   "  --json          machine-readable output\n"
-		   "  --devices FILE  declared devices (YAML/JSON) instead of discovery\n"
-		   "                  (also env RELISH_DEVICES)\n"
-		   "  --db FILE       state database: show reservations and running segments\n");
+	(void)c;
+	(void)err;
+	*(const char **)ctx = arg;
+	return 0;
 }
 
 int cmd_devices(int argc, char **argv, rl_err *err)
 {
-	int json = 0;
-	const char *devices_file = NULL, *db = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--devices") && i + 1 < argc) {
-			devices_file = argv[++i];
-		} else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
-			db = argv[++i];
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return rl_err_set(err, RL_EUSAGE, "unexpected argument '%s'", argv[i]);
-		}
-	}
+	static const struct option own[] = {{"devices", required_argument, NULL, 'D'},
+					    {NULL, 0, NULL, 0}};
+	const char *devices_file = NULL;
+	const cli_read_spec cmdline = {
+		.usage = "relish devices [--json] [--devices FILE] [--db FILE]",
+		.help = "  --json          machine-readable output\n"
+			"  --devices FILE  declared devices (YAML/JSON) instead of discovery\n"
+			"                  (also env RELISH_DEVICES)\n"
+			"  --db FILE       state database: show reservations and running segments\n",
+		.own = own,
+		.own_opt = devices_opt,
+		.ctx = &devices_file,
+		.shorts = "h",
+		.flags = CLI_READ_NO_EXPERIMENT,
+	};
+	cli_read_opts o = {0};
+	int rc = cli_read_args(argc, argv, &cmdline, &o, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	int json = o.json;
+	const char *db = o.db;
 	if (!devices_file)
 		devices_file = getenv("RELISH_DEVICES");
 
 	device_list *l = NULL;
 	telemetry *t = NULL;
-	int rc;
 	if (devices_file && *devices_file) {
 		rc = devices_config_load(devices_file, NULL, &l, err);
 	} else {

@@ -22,10 +22,36 @@ struct export_ctx {
 	json_t *arr;            /* JSON: the output array */
 };
 
-static void csv_int(FILE *f, long long v, int known)
+/* One CSV row on stdout, written column by column; each writer puts the
+ * comma before its field, so rows read in the order of the header. */
+struct csv_row {
+	int n; /* fields written so far */
+};
+
+static void col_sep(struct csv_row *r)
 {
+	if (r->n++)
+		putchar(',');
+}
+
+static void col_str(struct csv_row *r, const char *s)
+{
+	col_sep(r);
+	cli_csv_field(stdout, s);
+}
+
+static void col_real(struct csv_row *r, double v)
+{
+	col_sep(r);
+	cli_csv_real(stdout, v);
+}
+
+/* An integer, or an empty field when it is not known. */
+static void col_int(struct csv_row *r, long long v, int known)
+{
+	col_sep(r);
 	if (known)
-		fprintf(f, "%lld", v);
+		printf("%lld", v);
 }
 
 /* ---- trials ---- */
@@ -43,21 +69,20 @@ static int export_trials(struct export_ctx *x, const store_experiment *e, rl_err
 			json_array_append_new(x->arr, cli_trial_json(e, t));
 			continue;
 		}
-		cli_csv_field(stdout, e->name);
-		printf(",%lld,%d,%s,", (long long)t->id, t->idx, trial_status_name(t->status));
-		cli_csv_real(stdout, t->resource_done);
-		putchar(',');
-		cli_csv_real(stdout, t->objective);
-		putchar(',');
-		cli_csv_real(stdout, t->objective_resource);
-		printf(",%d,%d,", t->n_segments, t->n_oom);
-		cli_csv_field(stdout, cli_trial_error(t));
-		putchar(',');
-		cli_csv_real(stdout, t->created_at);
-		putchar(',');
-		cli_csv_real(stdout, t->updated_at);
-		putchar(',');
-		cli_csv_field(stdout, t->params_json);
+		struct csv_row r = {0};
+		col_str(&r, e->name);
+		col_int(&r, t->id, 1);
+		col_int(&r, t->idx, 1);
+		col_str(&r, trial_status_name(t->status));
+		col_real(&r, t->resource_done);
+		col_real(&r, t->objective);
+		col_real(&r, t->objective_resource);
+		col_int(&r, t->n_segments, 1);
+		col_int(&r, t->n_oom, 1);
+		col_str(&r, cli_trial_error(t));
+		col_real(&r, t->created_at);
+		col_real(&r, t->updated_at);
+		col_str(&r, t->params_json);
 		putchar('\n');
 	}
 	store_trials_free(tv, nt);
@@ -87,17 +112,14 @@ static int export_metrics(struct export_ctx *x, const store_experiment *e, rl_er
 					  cli_json_real(m->at)));
 			continue;
 		}
-		cli_csv_field(stdout, e->name);
-		printf(",%lld,", (long long)m->trial_id);
-		csv_int(stdout, m->segment_id, m->segment_id > 0);
-		putchar(',');
-		cli_csv_real(stdout, m->resource);
-		putchar(',');
-		cli_csv_field(stdout, m->name);
-		putchar(',');
-		cli_csv_real(stdout, m->value);
-		putchar(',');
-		cli_csv_real(stdout, m->at);
+		struct csv_row r = {0};
+		col_str(&r, e->name);
+		col_int(&r, m->trial_id, 1);
+		col_int(&r, m->segment_id, m->segment_id > 0);
+		col_real(&r, m->resource);
+		col_str(&r, m->name);
+		col_real(&r, m->value);
+		col_real(&r, m->at);
 		putchar('\n');
 	}
 	store_metrics_free(mv, nm);
@@ -149,39 +171,28 @@ static int export_segments(struct export_ctx *x, const store_experiment *e, rl_e
 			json_array_append_new(x->arr, segment_json(e, g));
 			continue;
 		}
-		cli_csv_field(stdout, e->name);
-		printf(",%lld,%lld,%d,", (long long)g->id, (long long)g->trial_id, g->seq);
-		cli_csv_real(stdout, g->resource_from);
-		putchar(',');
-		cli_csv_real(stdout, g->resource_to);
-		printf(",%s,", seg_status_name(g->status));
-		csv_int(stdout, g->exit_code, g->exit_code >= 0);
-		putchar(',');
-		csv_int(stdout, g->signal, g->signal > 0);
-		putchar(',');
-		cli_csv_field(stdout, g->device);
-		putchar(',');
-		csv_int(stdout, g->mem_reserved_mib, g->mem_reserved_mib >= 0);
-		putchar(',');
-		cli_csv_real(stdout, g->compute_share);
-		putchar(',');
-		cli_csv_field(stdout, g->basis);
-		putchar(',');
-		csv_int(stdout, g->est_mem_mib, g->est_mem_mib >= 0);
-		putchar(',');
-		csv_int(stdout, g->peak_mem_mib, g->peak_mem_mib >= 0);
-		putchar(',');
-		csv_int(stdout, g->pid, g->pid > 0);
-		putchar(',');
-		cli_csv_field(stdout, g->container);
-		putchar(',');
-		cli_csv_real(stdout, g->started_at);
-		putchar(',');
-		cli_csv_real(stdout, g->ended_at);
-		putchar(',');
-		cli_csv_field(stdout, g->log_path);
-		putchar(',');
-		cli_csv_field(stdout, g->message);
+		struct csv_row r = {0};
+		col_str(&r, e->name);
+		col_int(&r, g->id, 1);
+		col_int(&r, g->trial_id, 1);
+		col_int(&r, g->seq, 1);
+		col_real(&r, g->resource_from);
+		col_real(&r, g->resource_to);
+		col_str(&r, seg_status_name(g->status));
+		col_int(&r, g->exit_code, g->exit_code >= 0);
+		col_int(&r, g->signal, g->signal > 0);
+		col_str(&r, g->device);
+		col_int(&r, g->mem_reserved_mib, g->mem_reserved_mib >= 0);
+		col_real(&r, g->compute_share);
+		col_str(&r, g->basis);
+		col_int(&r, g->est_mem_mib, g->est_mem_mib >= 0);
+		col_int(&r, g->peak_mem_mib, g->peak_mem_mib >= 0);
+		col_int(&r, g->pid, g->pid > 0);
+		col_str(&r, g->container);
+		col_real(&r, g->started_at);
+		col_real(&r, g->ended_at);
+		col_str(&r, g->log_path);
+		col_str(&r, g->message);
 		putchar('\n');
 	}
 	store_segments_free(gv, ng);
@@ -237,32 +248,42 @@ static int export_run(store *s, const struct export_kind *k, const cli_read_opts
 	return 0;
 }
 
+/* --format and --what, as given. */
+struct export_args {
+	const char *format, *what;
+};
+
+static int export_opt(int c, const char *arg, void *ctx, rl_err *err)
+{
+	(void)err;
+	struct export_args *a = ctx;
+	if (c == 'f')
+		a->format = arg;
+	else
+		a->what = arg;
+	return 0;
+}
+
 int cmd_export(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {
-		CLI_READ_LONGOPTS,
+	static const struct option own[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"what", required_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0}};
+	struct export_args a = {.what = "trials"};
+	const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nWrites trials (default), metrics or segments of one or all "
+			"experiments to standard output.\n",
+		.own = own,
+		.own_opt = export_opt,
+		.ctx = &a,
+	};
 	cli_read_opts o = {0};
-	const char *format = NULL, *what = "trials";
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (c == 'f')
-			format = optarg;
-		else if (c == 'w')
-			what = optarg;
-		else if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
-			return rc;
-	}
-	if (o.help) {
-		printf("usage: %s\n\nWrites trials (default), metrics or segments of one or all "
-		       "experiments to standard output.\n", usage);
-		return 0;
-	}
-	if (optind < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
+	int rc = cli_read_args(argc, argv, &spec, &o, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	const char *format = a.format, *what = a.what;
 	if (!format && o.json)
 		format = "json";
 	if (!format)

@@ -69,36 +69,37 @@ static int parse_int(const char *s, const char *what, long *out, rl_err *err)
 	return 0;
 }
 
+/* --segment N (the only option of its own). */
+static int segment_opt(int c, const char *arg, void *ctx, rl_err *err)
+{
+	(void)c;
+	return parse_int(arg, "--segment", ctx, err);
+}
+
 int cmd_logs(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {
-		{"db", required_argument, NULL, CLI_OPT_DB},
-		{"segment", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, CLI_OPT_HELP},
-		{NULL, 0, NULL, 0}};
-	cli_read_opts o = {0};
+	static const struct option own[] = {{"segment", required_argument, NULL, 's'},
+					    {NULL, 0, NULL, 0}};
 	long seg = -1, trial_id;
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (c == 's') {
-			if ((rc = parse_int(optarg, "--segment", &seg, err)) < 0)
-				return rc;
-		} else if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0) {
-			return rc;
-		}
-	}
-	if (o.help) {
-		printf("usage: %s\n\nPrints the log of each segment of trial TRIAL (its id, "
-		       "as in `relish trials`), in order.\n", usage);
-		return 0;
-	}
-	if (optind >= argc)
+	const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nPrints the log of each segment of trial TRIAL (its id, as in "
+			"`relish trials`), in order.\n",
+		.own = own,
+		.own_opt = segment_opt,
+		.ctx = &seg,
+		.flags = CLI_READ_NO_JSON | CLI_READ_NO_EXPERIMENT | CLI_READ_ARGS,
+	};
+	cli_read_opts o = {0};
+	int rc = cli_read_args(argc, argv, &spec, &o, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	if (o.argi >= argc)
 		return cli_usage_error(err, usage, "which trial? give its id");
-	if ((rc = parse_int(argv[optind], "TRIAL", &trial_id, err)) < 0)
+	if ((rc = parse_int(argv[o.argi], "TRIAL", &trial_id, err)) < 0)
 		return rc;
-	if (optind + 1 < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind + 1]);
+	if (o.argi + 1 < argc)
+		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[o.argi + 1]);
 	store *s;
 	if ((rc = cli_open_read(&o, &s, err)) < 0)
 		return rc;

@@ -63,25 +63,18 @@ static json_t *profile_json(const store_profile *p)
 
 int cmd_profiles(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {CLI_READ_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nOne row per trial shape measured: shape, segments measured, peak MiB,\n"
+			"mean GPU utilisation (%), throughput alone and shared (resource "
+			"units/s),\nthe basis of the estimate made before it was measured, that "
+			"estimate (MiB)\nand its error against the peak (%), and the shape's "
+			"parameters.\n",
+	};
 	cli_read_opts o = {0};
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
-			return rc;
-	}
-	if (o.help) {
-		printf("usage: %s\n\nOne row per trial shape measured: shape, segments measured, "
-		       "peak MiB,\nmean GPU utilisation (%%), throughput alone and shared "
-		       "(resource units/s),\nthe basis of the estimate made before it was "
-		       "measured, that estimate (MiB)\nand its error against the peak (%%), "
-		       "and the shape's parameters.\n",
-		       usage);
-		return 0;
-	}
-	if (optind < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
+	int rc = cli_read_args(argc, argv, &spec, &o, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (o.experiment)
 		return cli_usage_error(err, usage,
 				       "profiles belong to the database, not to one experiment");

@@ -133,29 +133,17 @@ static int status_run(store *s, const cli_read_opts *o, rl_err *err)
 
 int cmd_status(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {CLI_READ_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nOne line per experiment: state, trials by state "
+			"(done/running/stopped/failed), best objective, start and elapsed time.\n",
+		.flags = CLI_READ_EXP_ARG,
+	};
 	cli_read_opts o = {0};
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
-			return rc;
-	}
-	if (o.help) {
-		printf("usage: %s\n\nOne line per experiment: state, trials by state "
-		       "(done/running/stopped/failed), best objective, start and elapsed time.\n",
-		       usage);
-		return 0;
-	}
-	if (optind < argc && o.experiment)
-		return cli_usage_error(err, usage, "give the experiment once");
-	if (optind < argc)
-		o.experiment = argv[optind++];
-	if (optind < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
 	store *s;
-	if ((rc = cli_open_read(&o, &s, err)) < 0)
-		return rc;
+	int rc = cli_read_begin(argc, argv, &spec, &o, &s, NULL, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	rc = status_run(s, &o, err);
 	store_close(s);
 	return rc;

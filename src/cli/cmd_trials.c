@@ -74,32 +74,19 @@ static json_t *trial_json(const store_experiment *e, const store_trial *t)
 
 int cmd_trials(int argc, char **argv, rl_err *err)
 {
-	static const struct option opts[] = {CLI_READ_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const cli_read_spec spec = {
+		.usage = usage,
+		.help = "\nOne row per trial: id, index, status, resource reached, objective,\n"
+			"its latest segment's reservation basis, estimated and measured peak "
+			"memory\n(MiB) and the estimate's error, that segment's mean GPU "
+			"utilisation (%),\nsegments run, out-of-memory count, params, last error.\n",
+	};
 	cli_read_opts o = {0};
-	int c, rc;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if ((rc = cli_read_opt(c, argv, usage, &o, err)) < 0)
-			return rc;
-	}
-	if (o.help) {
-		printf("usage: %s\n\nOne row per trial: id, index, status, resource reached, "
-		       "objective,\nits latest segment's reservation basis, estimated and measured "
-		       "peak memory\n(MiB) and the estimate's error, that segment's mean GPU "
-		       "utilisation (%%),\nsegments run, out-of-memory count, params, last error.\n",
-		       usage);
-		return 0;
-	}
-	if (optind < argc)
-		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
 	store *s;
-	if ((rc = cli_open_read(&o, &s, err)) < 0)
-		return rc;
 	store_experiment e;
-	if ((rc = cli_pick_experiment(s, o.experiment, &e, err)) < 0) {
-		store_close(s);
-		return rc;
-	}
+	int rc = cli_read_begin(argc, argv, &spec, &o, &s, &e, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	store_trial *tv;
 	size_t nt;
 	rc = store_trial_list(s, e.id, 0, &tv, &nt, err);

@@ -428,14 +428,3 @@ sched_outcome contract_classify(const contract_exit *x)
 		return SCHED_OUT_SIGNALED;
 	return SCHED_OUT_FAILED;
 }
-
-const char *contract_outcome_name(sched_outcome o)
-{
-	static const char *const names[SCHED_OUT__COUNT] = {
-		[SCHED_OUT_COMPLETED] = "completed", [SCHED_OUT_FAILED] = "failed",
-		[SCHED_OUT_SIGNALED] = "signaled",   [SCHED_OUT_OOM] = "oom",
-		[SCHED_OUT_TIMEOUT] = "timeout",     [SCHED_OUT_CANCELLED] = "cancelled",
-		[SCHED_OUT_LOST] = "lost",
-	};
-	return (unsigned)o < SCHED_OUT__COUNT ? names[o] : "unknown";
-}

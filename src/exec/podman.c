@@ -109,8 +109,6 @@ struct cexec {
 	uint32_t counter;
 };
 
-static const exec_ops podman_ops;
-
 /* ---- small helpers ----------------------------------------------------------- */
 
 static char *dup_or_null(const char *s)
@@ -616,29 +614,17 @@ static void cx_destroy(executor *e)
 	uv_close((uv_handle_t *)&ex->t_sweep, timer_closed);
 }
 
-static const exec_ops podman_ops = {
-	.name = "podman",
-	.launch = cx_launch,
-	.cancel = cx_cancel,
-	.ident = cx_ident,
-	.reclaim = cx_reclaim,
-	.release = cx_release,
-	.idle_count = cx_idle_count,
-	.shutdown = cx_shutdown,
-	.destroy = cx_destroy,
-};
-
-static const exec_ops docker_ops = {
-	.name = "docker",
-	.launch = cx_launch,
-	.cancel = cx_cancel,
-	.ident = cx_ident,
-	.reclaim = cx_reclaim,
-	.release = cx_release,
-	.idle_count = cx_idle_count,
-	.shutdown = cx_shutdown,
-	.destroy = cx_destroy,
-};
+/* Both engines share every operation; only the name differs. */
+#define CX_OPS(engine_name)                                                          \
+	{                                                                            \
+		.name = engine_name, .launch = cx_launch, .cancel = cx_cancel,       \
+		.ident = cx_ident, .reclaim = cx_reclaim, .release = cx_release,     \
+		.idle_count = cx_idle_count, .shutdown = cx_shutdown,                \
+		.destroy = cx_destroy,                                               \
+	}
+static const exec_ops podman_ops = CX_OPS("podman");
+static const exec_ops docker_ops = CX_OPS("docker");
+#undef CX_OPS
 
 /* ---- blocking engine calls (start-up only) ------------------------------------- */
 

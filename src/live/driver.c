@@ -116,7 +116,7 @@ static void seg_link(live *d, live_seg *g)
 	d->segs = g;
 }
 
-static void seg_unlink_free(live *d, live_seg *g)
+void live_seg_unlink_free(live *d, live_seg *g)
 {
 	if (g->prev)
 		g->prev->next = g->next;
@@ -144,6 +144,18 @@ static void close_cb(uv_handle_t *h)
 	(void)h;
 }
 
+/* Close the driver's own handles (tick, kick, signals) once. */
+static void close_handles(live *d)
+{
+	if (!d->handles_ready)
+		return;
+	d->handles_ready = 0;
+	uv_close((uv_handle_t *)&d->tick, close_cb);
+	uv_close((uv_handle_t *)&d->kick, close_cb);
+	uv_close((uv_handle_t *)&d->sigint, close_cb);
+	uv_close((uv_handle_t *)&d->sigterm, close_cb);
+}
+
 /* Stop our own handles and the executor's parked processes: the loop ends
  * once the last process has gone. */
 static void loop_finish(live *d)
@@ -156,16 +168,10 @@ static void loop_finish(live *d)
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i]->ex)
 			exec_shutdown(d->exps[i]->ex);
-	if (d->handles_ready) {
-		d->handles_ready = 0;
-		uv_close((uv_handle_t *)&d->tick, close_cb);
-		uv_close((uv_handle_t *)&d->kick, close_cb);
-		uv_close((uv_handle_t *)&d->sigint, close_cb);
-		uv_close((uv_handle_t *)&d->sigterm, close_cb);
-	}
+	close_handles(d);
 }
 
-static void check_end(live *d)
+void live_check_end(live *d)
 {
 	if (d->finished)
 		return;
@@ -184,7 +190,7 @@ static void check_end(live *d)
 	loop_finish(d);
 }
 
-static void experiment_finish(live *d, live_exp *x)
+void live_experiment_finish(live *d, live_exp *x)
 {
 	rl_err err = {0};
 	double now = live_now();
@@ -298,11 +304,7 @@ static void fill(live *d)
 
 /* ---- launching ------------------------------------------------------------- */
 
-static void on_line(void *ud, exec_segment *seg, const contract_line *line);
-static void on_end(void *ud, exec_segment *seg, const exec_result *r);
-static const exec_callbacks callbacks = {on_line, on_end};
 
-static void end_segment(live *d, live_seg *g, const exec_result *r);
 
 /* Write the placement, build argv and environment, start the process. */
 static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
@@ -407,7 +409,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
 		      .checkpoint_dir = ckpt},
 	};
 	g->started_at = now;
-	rc = exec_launch(live_exec(x), &es, &callbacks, g, &g->es, err);
+	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
 	if (rc < 0 && x->ex && rc != RL_ENOMEM) {
 		/* The engine could not be started or refused the segment:
 		 * the runtime's failure, not the trial's (end_segment). */
@@ -454,7 +456,7 @@ static void place(live *d)
 				r.exit_code = -1;
 				snprintf(r.reason, sizeof r.reason, "%s", err.msg);
 				g->es = NULL;
-				end_segment(d, g, &r);
+				live_end_segment(d, g, &r);
 			}
 		}
 		if (n == 0)
@@ -466,297 +468,13 @@ static void kick_cb(uv_timer_t *h)
 {
 	live *d = h->data;
 	place(d);
-	check_end(d);
+	live_check_end(d);
 }
 
 void live_kick(live *d)
 {
 	if (d->handles_ready && !d->finished)
 		uv_timer_start(&d->kick, kick_cb, 0, 0);
-}
-
-/* ---- a segment's output and end ------------------------------------------- */
-
-static void on_line(void *ud, exec_segment *seg, const contract_line *line)
-{
-	(void)seg;
-	live_seg *g = ud;
-	if (line->kind != CONTRACT_METRICS || !line->n)
-		return;
-	live_exp *x = g->x;
-	live *d = x->d;
-	double resource;
-	if (!contract_metric_get(line, x->sp->schedule.resource, &resource))
-		resource = g->to;
-	store_metric m[CONTRACT_MAX_METRICS];
-	double now = live_now();
-	for (size_t i = 0; i < line->n; i++) {
-		m[i] = (store_metric){
-			.trial_id = x->trials[g->trial].store_id, .segment_id = g->store_id,
-			.resource = resource, .name = (char *)line->m[i].name,
-			.value = line->m[i].value, .at = now,
-		};
-	}
-	rl_err err = {0};
-	if (store_metrics_insert(d->st, m, line->n, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
-	double v;
-	if (contract_metric_get(line, x->sp->objective.metric, &v) &&
-	    engine_report(x->eng, g->trial, resource, v, NULL) == 0)
-		g->last_obj = v;
-}
-
-static seg_status seg_status_of(sched_outcome o)
-{
-	static const seg_status map[SCHED_OUT__COUNT] = {
-		[SCHED_OUT_COMPLETED] = SEG_COMPLETED, [SCHED_OUT_FAILED] = SEG_FAILED,
-		[SCHED_OUT_SIGNALED] = SEG_SIGNALED,   [SCHED_OUT_OOM] = SEG_OOM,
-		[SCHED_OUT_TIMEOUT] = SEG_TIMEOUT,     [SCHED_OUT_CANCELLED] = SEG_CANCELLED,
-		[SCHED_OUT_LOST] = SEG_LOST,
-	};
-	return (unsigned)o < SCHED_OUT__COUNT ? map[o] : SEG_FAILED;
-}
-
-static uint64_t ceil_mib(double v)
-{
-	return v <= 0 ? 0 : (uint64_t)ceil(v);
-}
-
-/* Record a segment that ended because relish is stopping: cancelled in the
- * store, its trial left running there so the next run re-runs it. */
-static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t peak)
-{
-	rl_err err = {0};
-	double now = live_now();
-	store_segment_end e = {
-		.status = SEG_CANCELLED, .exit_code = r->exited ? r->exit_code : -1,
-		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
-		.ended_at = now,
-		.message = g->x->runtime_failed
-				   ? "stopped: the container runtime failed for this experiment; re-run on resume"
-				   : "interrupted: relish was stopped; re-run on resume",
-	};
-	if (store_segment_finish(d->st, g->store_id, &e, &err) < 0)
-		live_fatal(d, &err);
-	sched_remove(d->core, g->sched_id);
-	seg_unlink_free(d, g);
-}
-
-/* Stop experiment x after a container runtime failure: cancel its running
- * segments (recorded as interrupted, re-run on resume), drop its queued
- * ones, launch nothing more.  live_run then fails with d->runtime_err. */
-static void stop_experiment(live *d, live_exp *x, const char *why)
-{
-	double now = live_now();
-	x->runtime_failed = 1;
-	x->stalled = 1;
-	if (!d->runtime_err.code)
-		rl_err_set(&d->runtime_err, RL_ERUNTIME,
-			   "%s: %s; nothing more was launched for it (fix the engine or image, then run "
-			   "the same command again to resume)", x->sp->name, why);
-	store_experiment_set_status(d->st, x->id, EXP_FAILED, now, NULL);
-	store_event_append(d->st, now, x->id, 0, 0, "experiment.failed", why, NULL, NULL);
-	live_progress_line(d, "%s: stopped: %s", x->sp->name, why);
-	live_seg *g = d->segs;
-	while (g) {
-		live_seg *next = g->next;
-		if (g->x == x) {
-			if (g->es) {
-				g->interrupted = 1;
-				exec_cancel(live_exec(x), g->es);
-			} else if (!g->placed) {
-				sched_remove(d->core, g->sched_id);
-				x->n_queued--;
-				seg_unlink_free(d, g);
-			}
-		}
-		g = next;
-	}
-}
-
-/*
- * The container runtime failed (engine error, missing image, a mount that
- * does not exist): not the trial's fault, so it is no failed attempt and
- * uses none of trial.retries.  The segment is recorded failed with the
- * runtime's words, the trial goes back to re-run from its checkpoint, and
- * the experiment stops: every further segment would fail the same way.
- */
-static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
-{
-	live_exp *x = g->x;
-	live_trial *t = &x->trials[g->trial];
-	rl_err err = {0};
-	double now = live_now();
-	engine_decision dec;
-	engine_trial_view tv;
-	if (engine_segment_done(x->eng, g->trial, 0, -1, &dec, &err) < 0 ||
-	    (dec.outcome == ENG_FAILED &&
-	     engine_requeue(x->eng, g->trial, dec.resource, g->to, &err) < 0) ||
-	    engine_trial(x->eng, g->trial, &tv, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
-	store_segment_end se = {
-		.status = SEG_FAILED, .exit_code = r->exited ? r->exit_code : -1,
-		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = -1, .ended_at = now,
-		.message = r->reason,
-	};
-	int rc = store_begin(d->st, &err);
-	if (rc == 0 && (rc = store_segment_finish(d->st, g->store_id, &se, &err)) == 0 &&
-	    (rc = store_trial_set_status(d->st, t->store_id, tv.state, NULL, now, &err)) == 0 &&
-	    (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
-				     "segment.runtime_failed", r->reason, NULL, &err)) == 0)
-		rc = store_commit(d->st, &err);
-	if (rc < 0) {
-		store_rollback(d->st);
-		live_fatal(d, &err);
-		return;
-	}
-	sched_remove(d->core, g->sched_id);
-	live_progress_segment(d, g, "failed", 0, r->reason);
-	x->n_seg_done++;
-	seg_unlink_free(d, g);
-	if (!x->runtime_failed)
-		stop_experiment(d, x, r->reason);
-}
-
-static void end_segment(live *d, live_seg *g, const exec_result *r)
-{
-	live_exp *x = g->x;
-	const spec *sp = x->sp;
-	live_trial *t = &x->trials[g->trial];
-	const device_entry *de = &d->devs->dev[g->dev];
-	double now = live_now();
-	rl_err err = {0};
-	uint64_t rss_mib = telemetry_bytes_to_mib(r->peak_rss_bytes);
-	uint64_t peak = de->info.is_gpu ? g->gpu_peak_mib : rss_mib;
-
-	if (g->interrupted || (d->stopping && r->outcome == SCHED_OUT_CANCELLED)) {
-		end_interrupted(d, g, r, peak);
-		check_end(d);
-		return;
-	}
-	if (x->ex && container_runtime_failed(r)) {
-		end_runtime_failed(d, g, r);
-		check_end(d);
-		return;
-	}
-
-	int ok = r->outcome == SCHED_OUT_COMPLETED;
-	engine_decision dec;
-	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
-	const char *fail_reason = NULL;
-	char why[320] = "";
-	int requeue = 0;
-	if (dec.outcome == ENG_FAILED) {
-		if (r->outcome == SCHED_OUT_OOM) {
-			int alone = g->basis == SCHED_BASIS_EXCLUSIVE || g->req.exclusive ||
-				    g->mem_mib >= de->info.mem_total_mib;
-			if (alone) {
-				fail_reason = LIVE_OOM_ALONE;
-			} else if (t->ooms >= LIVE_MAX_OOM) {
-				snprintf(why, sizeof why, "out of memory %d times", t->ooms + 1);
-				fail_reason = why;
-			} else {
-				/* Observed peak (or what it held) plus the margin;
-				 * more than a device holds: run alone. */
-				t->ooms++;
-				double base = (double)(peak > g->mem_mib ? peak : g->mem_mib);
-				uint64_t need = ceil_mib(base * (1.0 + sp->sharing.memory_margin));
-				if (need >= de->info.mem_total_mib)
-					t->exclusive = 1;
-				else if (need > t->min_mem_mib)
-					t->min_mem_mib = need;
-				requeue = 1;
-			}
-		} else if (t->retries < sp->trial.retries) {
-			t->retries++;
-			requeue = 1;
-		} else {
-			snprintf(why, sizeof why, "%s", ok ? dec.reason : r->reason);
-			fail_reason = why;
-		}
-		int rc = requeue ? engine_requeue(x->eng, g->trial, dec.resource, g->to, &err)
-				 : engine_trial_failed(x->eng, g->trial, fail_reason, &err);
-		if (rc < 0) {
-			live_fatal(d, &err);
-			return;
-		}
-	}
-
-	engine_trial_view tv;
-	if (engine_trial(x->eng, g->trial, &tv, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
-	const char *oname = sched_outcome_name(r->outcome);
-	char msg[400];
-	if (r->outcome == SCHED_OUT_OOM)
-		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s",
-			 x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
-			 : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
-			 (unsigned long long)g->mem_mib, (unsigned long long)peak,
-			 requeue ? "; re-placed with a larger reservation" : "");
-	else
-		snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
-	store_segment_end se = {
-		.status = seg_status_of(r->outcome), .exit_code = r->exited ? r->exit_code : -1,
-		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
-		.ended_at = now, .message = r->outcome == SCHED_OUT_COMPLETED ? NULL : msg,
-	};
-	char kind[48];
-	snprintf(kind, sizeof kind, "segment.%s", oname);
-	int rc = store_begin(d->st, &err);
-	if (rc == 0 && (rc = store_segment_finish(d->st, g->store_id, &se, &err)) == 0 &&
-	    (rc = store_trial_set_progress(d->st, t->store_id, tv.resource, tv.value,
-					   isnan(tv.value) ? NAN : tv.resource, now, &err)) == 0 &&
-	    (rc = store_trial_set_status(d->st, t->store_id, tv.state, fail_reason, now, &err)) == 0 &&
-	    (r->outcome == SCHED_OUT_COMPLETED ||
-	     (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id, kind, msg, NULL,
-				      &err)) == 0) &&
-	    (!fail_reason || (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
-						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
-	    (rc = live_gpu_record(d, g, &err)) == 0 &&
-	    (r->outcome != SCHED_OUT_COMPLETED ||
-	     (rc = live_profile_update(d, g, peak, r->duration_s, &err)) == 0))
-		rc = store_commit(d->st, &err);
-	if (rc < 0) {
-		store_rollback(d->st);
-		live_fatal(d, &err);
-		return;
-	}
-
-	sched_observation obs = {
-		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
-		.work = g->to - g->from, .duration_s = r->duration_s,
-	};
-	if (sched_finished(d->core, g->sched_id, now, &obs, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
-	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
-	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
-		exec_release(live_exec(x), g->reuse_key);
-	live_progress_segment(d, g, oname, peak, r->outcome == SCHED_OUT_COMPLETED ? NULL : msg);
-	x->n_seg_done++;
-	seg_unlink_free(d, g);
-	if (!x->done && engine_done(x->eng) && x->n_active == 0)
-		experiment_finish(d, x);
-	live_kick(d);
-	check_end(d);
-}
-
-static void on_end(void *ud, exec_segment *seg, const exec_result *r)
-{
-	(void)seg;
-	live_seg *g = ud;
-	g->es = NULL;
-	end_segment(g->x->d, g, r);
 }
 
 /* ---- tick, signals ----------------------------------------------------------- */
@@ -767,7 +485,7 @@ static void tick_cb(uv_timer_t *h)
 	live_gpu_sample(d);
 	place(d);
 	live_progress_draw(d, 0);
-	check_end(d);
+	live_check_end(d);
 }
 
 static void signal_cb(uv_signal_t *h, int signum)
@@ -803,11 +521,11 @@ static void signal_cb(uv_signal_t *h, int signum)
 		} else if (!g->placed) {
 			sched_remove(d->core, g->sched_id);
 			g->x->n_queued--;
-			seg_unlink_free(d, g);
+			live_seg_unlink_free(d, g);
 		}
 		g = next;
 	}
-	check_end(d);
+	live_check_end(d);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -1005,12 +723,15 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 		goto fail;
 	x = calloc(1, sizeof *x);
 	live_exp **v = realloc(d->exps, (d->n_exps + 1) * sizeof *v);
+	/* A grown table is kept even when x failed: once realloc has moved the
+	 * block the old pointer is gone (freeing v here left d->exps dangling). */
+	if (v)
+		d->exps = v;
 	if (!x || !v) {
-		free(v == d->exps ? NULL : v);
-		rc = rl_err_set(err, RL_ENOMEM, "experiment");
+		rc = rl_err_set(err, RL_ENOMEM, "%s: out of memory adding the experiment",
+				sp->name);
 		goto fail;
 	}
-	d->exps = v;
 	x->d = d;
 	x->sp = sp;
 	sp = NULL;
@@ -1118,13 +839,7 @@ void live_free(live *d)
 {
 	if (!d)
 		return;
-	if (d->handles_ready) {
-		d->handles_ready = 0;
-		uv_close((uv_handle_t *)&d->tick, close_cb);
-		uv_close((uv_handle_t *)&d->kick, close_cb);
-		uv_close((uv_handle_t *)&d->sigint, close_cb);
-		uv_close((uv_handle_t *)&d->sigterm, close_cb);
-	}
+	close_handles(d);
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i]->ex)
 			exec_shutdown(d->exps[i]->ex);

@@ -139,6 +139,14 @@ double live_now(void);
 void live_kick(live *d);                       /* fill and place soon */
 live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);
+void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
+void live_check_end(live *d);                  /* end the loop when all is done */
+void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store */
+
+/* segment_end.c: metric lines and segment ends */
+extern const exec_callbacks live_exec_callbacks; /* what launch gives the executor */
+/* The segment ended with r (also used for launch failures): store, core, engine. */
+void live_end_segment(live *d, live_seg *g, const exec_result *r);
 
 /* request.c: scheduler requests and memory profiles */
 uint64_t live_hash(uint64_t h, const void *p, size_t n);

@@ -102,6 +102,20 @@ int live_profiles_load(live *d, rl_err *err)
 	return 0;
 }
 
+/* Hand a stored profile to the core as one completed observation of req's
+ * shape: its peak, utilisation and throughput (work per second). */
+static void learn_profile(live *d, const sched_request *req, const store_profile *p)
+{
+	sched_observation o = {
+		.outcome = SCHED_OUT_COMPLETED,
+		.peak_mem_mib = (uint64_t)p->peak_mem_mib,
+		.mean_util = isnan(p->mean_util) ? -1 : p->mean_util,
+		.work = isnan(p->throughput) ? 0 : p->throughput,
+		.duration_s = isnan(p->throughput) ? 0 : 1.0,
+	};
+	sched_learn(d->core, req, &o);
+}
+
 /* A profile written since schema 2 carries its family and numeric features:
  * hand it to the core as a measured point of that family, so the family
  * model estimates unseen shapes from everything measured in earlier runs
@@ -133,14 +147,7 @@ static int seed_with_features(live *d, const store_profile *p)
 	json_decref(a);
 	if (!ok)
 		return 0;
-	sched_observation o = {
-		.outcome = SCHED_OUT_COMPLETED,
-		.peak_mem_mib = (uint64_t)p->peak_mem_mib,
-		.mean_util = isnan(p->mean_util) ? -1 : p->mean_util,
-		.work = isnan(p->throughput) ? 0 : p->throughput,
-		.duration_s = isnan(p->throughput) ? 0 : 1.0,
-	};
-	sched_learn(d->core, &r, &o);
+	learn_profile(d, &r, p);
 	return 1;
 }
 
@@ -165,14 +172,7 @@ void live_profile_seed(live *d, const sched_request *req)
 		const store_profile *p = &d->profiles[i];
 		if (p->peak_mem_mib <= 0)
 			return;
-		sched_observation o = {
-			.outcome = SCHED_OUT_COMPLETED,
-			.peak_mem_mib = (uint64_t)p->peak_mem_mib,
-			.mean_util = isnan(p->mean_util) ? -1 : p->mean_util,
-			.work = isnan(p->throughput) ? 0 : p->throughput,
-			.duration_s = isnan(p->throughput) ? 0 : 1.0,
-		};
-		sched_learn(d->core, req, &o);
+		learn_profile(d, req, p);
 		return;
 	}
 }

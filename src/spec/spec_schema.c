@@ -703,39 +703,42 @@ void spec_schema_foreach(void (*fn)(const char *path, const char *help, void *ct
 	foreach_section(&top_section, "", fn, ctx);
 }
 
+/* names[v], or "?" for a value outside the table. */
+#define NAME_OF(names, v) ((unsigned)(v) < sizeof names / sizeof names[0] ? names[v] : "?")
+
 const char *spec_mode_name(objective_mode m)
 {
-	return (unsigned)m < 2 ? mode_names[m] : "?";
+	return NAME_OF(mode_names, m);
 }
 
 const char *spec_search_name(search_algo a)
 {
-	return (unsigned)a < 4 ? search_names[a] : "?";
+	return NAME_OF(search_names, a);
 }
 
 const char *spec_schedule_name(schedule_algo a)
 {
-	return (unsigned)a < 4 ? schedule_names[a] : "?";
+	return NAME_OF(schedule_names, a);
 }
 
 const char *spec_policy_name(sharing_policy p)
 {
-	return (unsigned)p < 3 ? policy_names[p] : "?";
+	return NAME_OF(policy_names, p);
 }
 
 const char *spec_executor_name(executor_kind k)
 {
-	return (unsigned)k < 4 ? executor_names[k] : "?";
+	return NAME_OF(executor_names, k);
 }
 
 const char *spec_trial_mode_name(trial_mode m)
 {
-	return (unsigned)m < 3 ? trial_mode_names[m] : "?";
+	return NAME_OF(trial_mode_names, m);
 }
 
 int spec_policy_from_name(const char *str, sharing_policy *out)
 {
-	for (int i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof policy_names / sizeof policy_names[0]; i++) {
 		if (!strcmp(str, policy_names[i])) {
 			*out = (sharing_policy)i;
 			return 0;

@@ -8,6 +8,7 @@
  * a unit (sizes like 4GiB, durations like 5m), since JSON can only quote.
  */
 #include "spec/spec_internal.h"
+#include "common/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -333,30 +334,6 @@ static const char *unit_text(const node *n)
 	return n->text;
 }
 
-/* Read the leading unsigned decimal number of s; returns chars used or 0. */
-static size_t read_decimal(const char *s, double *v)
-{
-	size_t i = 0, digits = 0;
-	while (isdigit((unsigned char)s[i])) {
-		i++;
-		digits++;
-	}
-	if (s[i] == '.') {
-		i++;
-		while (isdigit((unsigned char)s[i])) {
-			i++;
-			digits++;
-		}
-	}
-	if (!digits || i > 40)
-		return 0;
-	char buf[48];
-	memcpy(buf, s, i);
-	buf[i] = '\0';
-	*v = strtod(buf, NULL);
-	return i;
-}
-
 struct unit {
 	const char *name;
 	double factor;
@@ -364,40 +341,14 @@ struct unit {
 
 int sx_memory(sx *x, const node *n, uint64_t *mib)
 {
-	/* Binary multiples for K/M/G/T with or without "i" and for KiB...TiB
-	 * (the convention of docker --memory and Kubernetes "Gi"); the SI
-	 * spellings KB/MB/GB/TB are decimal. */
-	static const struct unit units[] = {
-		{"b", 1.0},
-		{"k", 1024.0}, {"ki", 1024.0}, {"kib", 1024.0}, {"kb", 1e3},
-		{"m", 1048576.0}, {"mi", 1048576.0}, {"mib", 1048576.0}, {"mb", 1e6},
-		{"g", 1073741824.0}, {"gi", 1073741824.0}, {"gib", 1073741824.0}, {"gb", 1e9},
-		{"t", 1099511627776.0}, {"ti", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12},
-	};
-	const char *expect = "a size such as 512MiB, 4GiB or 2G (a plain number is MiB)";
+	/* The rules are units_parse_size_mib's (common/units.h); this layer adds
+	 * the node's position and the field's path to the message. */
 	const char *s = unit_text(n);
-	double v;
-	size_t used = s ? read_decimal(s, &v) : 0;
-	if (!used)
-		return expect_fail(x, n, expect);
-	const char *u = s + used;
-	while (*u == ' ')
-		u++;
-	double bytes;
-	if (!*u) {
-		bytes = v * 1048576.0;
-	} else {
-		size_t i = 0, nu = sizeof units / sizeof units[0];
-		while (i < nu && strcasecmp(u, units[i].name))
-			i++;
-		if (i == nu)
-			return expect_fail(x, n, expect);
-		bytes = v * units[i].factor;
-	}
-	double m = ceil(bytes / 1048576.0);
-	if (m > 1073741824.0) /* 1 PiB: surely a mistake */
+	int rc = s ? units_parse_size_mib(s, mib) : UNITS_NOT_A_SIZE;
+	if (rc == UNITS_TOO_LARGE)
 		return expect_fail(x, n, "a size of at most 1PiB");
-	*mib = (uint64_t)m;
+	if (rc < 0)
+		return expect_fail(x, n, "a size such as 512MiB, 4GiB or 2G (a plain number is MiB)");
 	return 0;
 }
 
@@ -419,7 +370,7 @@ int sx_duration(sx *x, const node *n, double *seconds)
 		return 0;
 	}
 	while (*s) {
-		size_t used = read_decimal(s, &v);
+		size_t used = units_read_decimal(s, &v);
 		if (!used)
 			return expect_fail(x, n, expect);
 		s += used;

@@ -5,6 +5,7 @@
  * go through the same parser (JSON is YAML flow syntax).
  */
 #include "telemetry/devices.h"
+#include "common/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -46,52 +47,6 @@ static device_entry *list_add(device_list *l, rl_err *err)
 	memset(e, 0, sizeof *e);
 	e->nvml_index = -1;
 	return e;
-}
-
-/* Units, all binary: relish sizes are memory sizes, where "G" means GiB in
- * every tool a user will compare with (nvidia-smi, docker, torch). */
-static const struct size_unit {
-	const char *suffix;
-	double mib;
-} size_units[] = {
-	{"", 1}, {"K", 1.0 / 1024}, {"KB", 1.0 / 1024}, {"KI", 1.0 / 1024}, {"KIB", 1.0 / 1024},
-	{"M", 1}, {"MB", 1}, {"MI", 1}, {"MIB", 1},
-	{"G", 1024}, {"GB", 1024}, {"GI", 1024}, {"GIB", 1024},
-	{"T", 1048576}, {"TB", 1048576}, {"TI", 1048576}, {"TIB", 1048576},
-};
-
-int devices_parse_size_mib(const char *s, uint64_t *out)
-{
-	if (!s)
-		return -1;
-	while (isspace((unsigned char)*s))
-		s++;
-	if (!isdigit((unsigned char)*s) && *s != '.')
-		return -1;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -1;
-	while (isspace((unsigned char)*end))
-		end++;
-	char unit[8];
-	size_t k = 0;
-	for (; end[k] && k < sizeof unit - 1; k++)
-		unit[k] = (char)toupper((unsigned char)end[k]);
-	if (end[k])
-		return -1;
-	unit[k] = 0;
-	for (size_t i = 0; i < sizeof size_units / sizeof size_units[0]; i++) {
-		if (strcmp(unit, size_units[i].suffix))
-			continue;
-		double mib = v * size_units[i].mib;
-		if (mib > 9.0e15)
-			return -1;
-		*out = (uint64_t)ceil(mib - 1e-9); /* a fraction of a MiB is a MiB */
-		return 0;
-	}
-	return -1;
 }
 
 int devices_parse_meminfo(const char *text, uint64_t *total_mib, uint64_t *avail_mib)
@@ -149,7 +104,7 @@ static int add_host(device_list *l, const devices_options *o, uint64_t mem_decl,
 	if (!mem && o && o->host_mem_mib)
 		mem = o->host_mem_mib;
 	const char *env = getenv("RELISH_HOST_MEMORY");
-	if (!mem && env && *env && devices_parse_size_mib(env, &mem) < 0)
+	if (!mem && env && *env && units_parse_size_mib(env, &mem) < 0)
 		return rl_err_set(err, RL_EINVAL,
 				  "RELISH_HOST_MEMORY: expected a size like 16GiB, got \"%s\"", env);
 	if (!mem)
@@ -277,7 +232,7 @@ static int cfg_size(struct cfg *c, const yaml_node_t *n, const char *path, uint6
 	const char *s = scalar(n);
 	if (!s)
 		return cfg_fail(c, n, path, "expected a size like 40GiB, got %s", node_kind(n));
-	if (devices_parse_size_mib(s, out) < 0 || *out == 0)
+	if (units_parse_size_mib(s, out) < 0 || *out == 0)
 		return cfg_fail(c, n, path, "expected a size like 40GiB, got \"%s\"", s);
 	return 0;
 }

@@ -81,9 +81,6 @@ void device_list_free(device_list *l);
 /* Index of the device with this UUID (or name "host"), or -1. */
 int device_list_find(const device_list *l, const char *uuid);
 
-/* "40GiB", "1.5G", "512" (MiB) -> MiB.  Returns 0, or -1 when s is not a size. */
-int devices_parse_size_mib(const char *s, uint64_t *out);
-
 /* MemTotal and MemAvailable (MiB) from the text of /proc/meminfo.
  * Returns 0, or -1 when either line is missing. */
 int devices_parse_meminfo(const char *text, uint64_t *total_mib, uint64_t *avail_mib);

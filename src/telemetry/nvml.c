@@ -499,8 +499,21 @@ static int seen_before(const telemetry_snapshot *s, size_t upto)
 	return 0;
 }
 
-uint64_t telemetry_snapshot_mem_for_pids(const telemetry_snapshot *snap, int device,
-					 const uint32_t *pids, size_t n_pids)
+/* Which processes a sum counts: listed pids, or the members of a group. */
+struct proc_filter {
+	const uint32_t *pids;
+	size_t n_pids;
+	pid_t pgid; /* when pids is NULL */
+};
+
+static int proc_matches(const struct proc_filter *f, uint32_t pid)
+{
+	return f->pids ? pid_listed(pid, f->pids, f->n_pids) : getpgid((pid_t)pid) == f->pgid;
+}
+
+/* Memory of the snapshot's processes on device (-1: any) that f selects,
+ * each pid counted once per device. */
+static uint64_t mem_sum(const telemetry_snapshot *snap, int device, const struct proc_filter *f)
 {
 	uint64_t sum = 0;
 	if (!snap)
@@ -509,10 +522,19 @@ uint64_t telemetry_snapshot_mem_for_pids(const telemetry_snapshot *snap, int dev
 		const telemetry_proc_mem *p = &snap->proc[i];
 		if ((device >= 0 && p->device != device) || p->used_mib == UINT64_MAX)
 			continue;
-		if (pid_listed(p->pid, pids, n_pids) && !seen_before(snap, i))
+		if (proc_matches(f, p->pid) && !seen_before(snap, i))
 			sum += p->used_mib;
 	}
 	return sum;
+}
+
+uint64_t telemetry_snapshot_mem_for_pids(const telemetry_snapshot *snap, int device,
+					 const uint32_t *pids, size_t n_pids)
+{
+	struct proc_filter f = {.pids = pids, .n_pids = n_pids};
+	if (!pids)
+		return 0; /* no list selects nothing (a NULL list must not mean a group) */
+	return mem_sum(snap, device, &f);
 }
 
 uint64_t telemetry_snapshot_mem_for_pid(const telemetry_snapshot *snap, int device, uint32_t pid)
@@ -522,17 +544,8 @@ uint64_t telemetry_snapshot_mem_for_pid(const telemetry_snapshot *snap, int devi
 
 uint64_t telemetry_snapshot_mem_for_pgid(const telemetry_snapshot *snap, int device, pid_t pgid)
 {
-	uint64_t sum = 0;
-	if (!snap)
-		return 0;
-	for (size_t i = 0; i < snap->n_proc; i++) {
-		const telemetry_proc_mem *p = &snap->proc[i];
-		if ((device >= 0 && p->device != device) || p->used_mib == UINT64_MAX)
-			continue;
-		if (getpgid((pid_t)p->pid) == pgid && !seen_before(snap, i))
-			sum += p->used_mib;
-	}
-	return sum;
+	struct proc_filter f = {.pgid = pgid};
+	return mem_sum(snap, device, &f);
 }
 
 double telemetry_snapshot_util_for_pids(const telemetry_snapshot *snap, int device,

@@ -1,7 +1,7 @@
 /*
  * fuzz_spec.c - libFuzzer target for the spec parser (YAML and JSON front
- * ends, schema, cross-key checks).  Not built by default; build and run by
- * hand:
+ * ends, schema, cross-key checks).  Not built by default; scripts/fuzz.sh
+ * builds and runs it with the other targets, or by hand:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
  *     tests/fuzz/fuzz_spec.c src/spec/[a-z]*.c src/search/space.c src/common/err.c \
