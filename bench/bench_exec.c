@@ -147,7 +147,7 @@ static double time_launch(uv_loop_t *loop, executor *ex, char **argv, const char
 	contract_strv_free(env);
 	if (r.r.outcome != SCHED_OUT_COMPLETED) {
 		fprintf(stderr, "bench_exec: segment ended %s (%s)\n",
-			contract_outcome_name(r.r.outcome), r.r.reason);
+			sched_outcome_name(r.r.outcome), r.r.reason);
 		exit(1);
 	}
 	return (double)(r.end_ns - t0) / 1e9;

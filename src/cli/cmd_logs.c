@@ -80,7 +80,7 @@ int cmd_logs(int argc, char **argv, rl_err *err)
 {
 	static const struct option own[] = {{"segment", required_argument, NULL, 's'},
 					    {NULL, 0, NULL, 0}};
-	long seg = -1, trial_id;
+	long seg = -1, trial_id = 0;
 	const cli_read_spec spec = {
 		.usage = usage,
 		.help = "\nPrints the log of each segment of trial TRIAL (its id, as in "

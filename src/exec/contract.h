@@ -165,9 +165,6 @@ sched_outcome contract_classify(const contract_exit *x);
  * contract.c (PyTorch, TensorFlow, JAX, CUDA, C++, Python, libc). */
 const char *contract_oom_marker(const char *text);
 
-/* An outcome's name is sched_outcome_name's (sched/sched.h).  The old name
- * stays as an alias only for bench/bench_container.c; new code calls
- * sched_outcome_name. */
-#define contract_outcome_name sched_outcome_name
+/* An outcome's name is sched_outcome_name's (sched/sched.h). */
 
 #endif
