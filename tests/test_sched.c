@@ -109,6 +109,40 @@ static const sched_placement *find_pl(const sched_placement *pl, size_t n, uint6
 
 /* ---- tests ------------------------------------------------------------- */
 
+static void test_relish_spreads_when_idle(void **state)
+{
+	(void)state;
+	/* Shapes 300 and 301 were measured alone at 30 % utilisation, so the
+	 * co-location prior expects a pair of them to run at full speed: the
+	 * gain of sharing a GPU equals that of an idle one.  relish then
+	 * spreads (sharing gains nothing over an idle device and risks
+	 * interference) and shares only once no GPU is idle. */
+	sched *s = mk(SHARE_RELISH);
+	add_gpu(s, 16000);
+	add_gpu(s, 16000);
+	sched_placement pl[4];
+	submit(s, rq(1, 0, 300, 1000));
+	assert_int_equal(sched_place(s, 0, pl, 4), 1);
+	finish(s, 1, 10, ob(SCHED_OUT_COMPLETED, 1000, 30, 1, 10));
+	submit(s, rq(2, 10, 301, 1000));
+	assert_int_equal(sched_place(s, 10, pl, 4), 1);
+	finish(s, 2, 20, ob(SCHED_OUT_COMPLETED, 1000, 30, 1, 10));
+
+	submit(s, rq(3, 20, 300, 1000));
+	assert_int_equal(sched_place(s, 20, pl, 4), 1);
+	int d3 = pl[0].dev[0];
+	submit(s, rq(4, 21, 301, 1000));
+	assert_int_equal(sched_place(s, 21, pl, 4), 1);
+	assert_int_not_equal(pl[0].dev[0], d3); /* spread: an idle GPU was there */
+	submit(s, rq(5, 22, 300, 1000));
+	assert_int_equal(sched_place(s, 22, pl, 4), 1); /* no idle GPU: share */
+	sched_device_state a, b;
+	assert_int_equal(sched_device_get(s, 0, &a), 0);
+	assert_int_equal(sched_device_get(s, 1, &b), 0);
+	assert_int_equal(a.n_running + b.n_running, 3);
+	sched_free(s);
+}
+
 static void test_priority_and_solo(void **state)
 {
 	(void)state;
@@ -677,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_oom_raise),
 		cmocka_unit_test(test_relish_policy),
 		cmocka_unit_test(test_priority_and_solo),
+		cmocka_unit_test(test_relish_spreads_when_idle),
 		cmocka_unit_test(test_host_compute),
 		cmocka_unit_test(test_adopt_remove),
 		cmocka_unit_test(test_queue_order_and_max),

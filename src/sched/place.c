@@ -164,6 +164,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	int best = -1;
 	double best_gain = -INFINITY, best_comp = 0;
 	uint64_t best_left = UINT64_MAX;
+	int best_empty = 0;
 	for (int di = s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
 		const sched_dev *d = &s->dev[di];
 		if (d->stamp <= since)
@@ -187,11 +188,17 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			}
 		}
 		uint64_t left = dev_free(d) - res;
+		int empty = d->n_run == 0;
 		int better;
 		if (best < 0)
 			better = 1;
 		else if (relish && fabs(gain - best_gain) > GAIN_TIE)
 			better = gain > best_gain;
+		else if (relish && empty != best_empty)
+			/* Sharing that gains nothing over an idle device only
+			 * risks interference: spread while devices are idle,
+			 * pack once they are not. */
+			better = empty;
 		else
 			better = left < best_left || (left == best_left && di < best);
 		if (better) {
@@ -199,6 +206,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			best_gain = gain;
 			best_left = left;
 			best_comp = comp;
+			best_empty = empty;
 		}
 	}
 	if (best < 0) {
