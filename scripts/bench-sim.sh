@@ -10,7 +10,7 @@ set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR [TRACE] [OUT_DIR]}
 trace=${2:-$(dirname "$0")/../../shared/traces/philly_hpo_trace.csv}
 out=${3:-build/sim-eval}
-sizes=${SIZES:-"64 128 256 512"}
+sizes=${SIZES:-"64 256 512 768 1024 1536 2048"}
 mems=${MEMS:-"32768 81920"}
 mkdir -p "$out"
 echo "| GPUs | GiB | policy | makespan h | bound h | mean JCT h | median JCT h | p95 JCT h | HPO exp. h | queue h | mem % | comp % | busy % | OOMs |"
