@@ -331,6 +331,19 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			SCHED_Q(s, w++) = qe;
 			continue;
 		}
+		/* The same for a segment that needed whole devices: while no
+		 * estimate and no device set changed since its refusal, it
+		 * still needs them, and fewer are empty than it takes.  What the
+		 * slow path below would do on refusal is done here: new memo,
+		 * claims noted. */
+		if (qe.memo && !qe.memo_res && qe.memo >= s->est_stamp &&
+		    qe.memo >= s->all_stamp && qe.memo >= s->add_stamp &&
+		    ps.head_seen[qe.cls] && ps.n_empty[qe.cls] < qe.n_whole) {
+			qe.memo = s->stamp;
+			claim_note(s, 1, 0);
+			SCHED_Q(s, w++) = qe;
+			continue;
+		}
 		size_t gi = qe.gi;
 		sched_seg *g = &s->seg[gi];
 		const sched_profile *p = &s->prof[g->prof];

@@ -80,7 +80,9 @@ typedef struct sched_qent {
 	size_t gi;          /* segment index */
 	uint64_t memo;      /* stamp at its last refusal, 0 = never tried */
 	uint64_t memo_res;  /* its reservation then (0: whole devices) */
-	int cls;            /* its device class then */
+	int32_t cls;        /* its device class then */
+	uint16_t n_whole;   /* devices it takes when whole (gang size or 1) */
+	uint16_t pad;
 } sched_qent;
 
 typedef struct sched_seg {
@@ -199,6 +201,9 @@ struct sched {
 	uint64_t all_stamp;     /* changes that concern every device */
 	uint64_t est_stamp;     /* latest change of any profile or family */
 	uint64_t cls_stamp[CLS__COUNT];
+	uint64_t add_stamp;     /* stamp of the latest sched_add_device: a new
+				   device may change a request's class or the
+				   largest device size its estimate reads */
 	uint64_t call_id;
 	double last_now;        /* latest time seen (sched_remove has none) */
 };
