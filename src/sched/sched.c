@@ -335,9 +335,13 @@ static int queue_insert(sched *s, size_t pos, size_t gi)
 		memmove(&s->qbuf[s->q_lo + pos + 1], &s->qbuf[s->q_lo + pos],
 			(n - pos) * sizeof *s->qbuf);
 	}
-	SCHED_Q(s, pos) = (sched_qent){ gi, 0, 0, 0,
-					 (uint16_t)(s->seg[gi].req.n_devices > 1 ?
-						    s->seg[gi].req.n_devices : 1), 0 };
+	const sched_seg *g = &s->seg[gi];
+	SCHED_Q(s, pos) = (sched_qent){
+		.gi = gi,
+		.comp = g->req.compute_hint,
+		.prof = g->prof < UINT32_MAX ? (uint32_t)g->prof : UINT32_MAX,
+		.n_whole = (uint16_t)(g->req.n_devices > 1 ? g->req.n_devices : 1),
+	};
 	s->n_queue++;
 	return 0;
 }
