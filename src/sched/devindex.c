@@ -37,12 +37,18 @@ static uint32_t leaf_empty(const sched_dev *d)
 static void tree_set(sched_devidx *x, size_t pos, uint64_t key, uint32_t empty)
 {
 	size_t i = x->P + pos;
+	if (x->maxfree[i] == key && x->nempty[i] == empty)
+		return; /* nothing above changes */
 	x->maxfree[i] = key;
 	x->nempty[i] = empty;
 	for (i /= 2; i >= 1; i /= 2) {
 		uint64_t a = x->maxfree[2 * i], b = x->maxfree[2 * i + 1];
-		x->maxfree[i] = a > b ? a : b;
-		x->nempty[i] = x->nempty[2 * i] + x->nempty[2 * i + 1];
+		uint64_t m = a > b ? a : b;
+		uint32_t e = x->nempty[2 * i] + x->nempty[2 * i + 1];
+		if (x->maxfree[i] == m && x->nempty[i] == e)
+			break; /* the rest of the path already agrees */
+		x->maxfree[i] = m;
+		x->nempty[i] = e;
 	}
 }
 

@@ -53,13 +53,15 @@ static size_t family_ensure(sched *s, uint64_t family)
 	size_t fi = sched_map_get(&s->fam_map, family, 0);
 	if (fi != SCHED_NONE)
 		return fi;
-	if (sched_grow((void **)&s->fam, &s->cap_fam, s->n_fam + 1, sizeof *s->fam))
+	if (sched_grow((void **)&s->fam, &s->cap_fam, s->n_fam + 1, sizeof *s->fam) ||
+	    sched_grow((void **)&s->fstamp, &s->cap_fstamp, s->n_fam + 1, sizeof *s->fstamp))
 		return SCHED_NONE;
 	fi = s->n_fam;
 	if (sched_map_put(&s->fam_map, family, 0, fi))
 		return SCHED_NONE;
 	memset(&s->fam[fi], 0, sizeof s->fam[fi]);
 	s->fam[fi].family = family;
+	s->fstamp[fi] = 0;
 	s->n_fam++;
 	return fi;
 }
@@ -72,7 +74,8 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	size_t fi = family_ensure(s, req->family);
 	if (fi == SCHED_NONE)
 		return SCHED_NONE;
-	if (sched_grow((void **)&s->prof, &s->cap_prof, s->n_prof + 1, sizeof *s->prof))
+	if (sched_grow((void **)&s->prof, &s->cap_prof, s->n_prof + 1, sizeof *s->prof) ||
+	    sched_grow((void **)&s->pstamp, &s->cap_pstamp, s->n_prof + 1, sizeof *s->pstamp))
 		return SCHED_NONE;
 	pi = s->n_prof;
 	if (sched_map_put(&s->prof_map, req->shape, 0, pi))
@@ -85,6 +88,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
 	p->run_head = SCHED_NONE;
+	s->pstamp[pi] = (sched_est_stamp){ 0, fi };
 	s->n_prof++;
 	return pi;
 }
@@ -274,6 +278,7 @@ static void family_fit(sched *s, sched_family *f)
 			fit_candidate(f, order[i], s, pts, n, &best);
 	f->fit_id++;
 	f->stamp = s->est_stamp = ++s->stamp;
+	s->fstamp[f - s->fam] = f->stamp;
 }
 
 /* Predicted peak (MiB) of an unmeasured shape with features feat, or 0
@@ -450,6 +455,13 @@ static void family_add_measure(sched *s, size_t pi, int new_shape)
 		family_fit(s, f);
 }
 
+/* Mark profile pi's estimate changed (and its dense copy). */
+static void prof_stamp(sched *s, size_t pi)
+{
+	s->prof[pi].stamp = s->est_stamp = ++s->stamp;
+	s->pstamp[pi].stamp = s->prof[pi].stamp;
+}
+
 void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		 uint64_t reserved_mib)
 {
@@ -462,7 +474,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 			need = obs->peak_mem_mib;
 		if (need > p->oom_floor)
 			p->oom_floor = need;
-		p->stamp = s->est_stamp = ++s->stamp;
+		prof_stamp(s, pi);
 		return;
 	}
 	if (obs->peak_mem_mib > 0) {
@@ -471,7 +483,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		if (obs->peak_mem_mib > p->peak || new_shape) {
 			if (obs->peak_mem_mib > p->peak)
 				p->peak = obs->peak_mem_mib;
-			p->stamp = s->est_stamp = ++s->stamp;
+			prof_stamp(s, pi);
 			family_add_measure(s, pi, new_shape);
 		}
 	}
@@ -493,7 +505,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		 * device for every queued segment of the shape. */
 		if (first || fabs(p->util - p->util_stamped) >= UTIL_RESTAMP) {
 			p->util_stamped = p->util;
-			p->stamp = s->est_stamp = ++s->stamp;
+			prof_stamp(s, pi);
 		}
 		f->util_sum += p->util;
 		f->util_n++;
@@ -550,6 +562,8 @@ void est_fini(sched *s)
 		free(s->fam[i].shapes);
 	free(s->fam);
 	free(s->prof);
+	free(s->pstamp);
+	free(s->fstamp);
 	sched_map_fini(&s->fam_map);
 	sched_map_fini(&s->prof_map);
 }

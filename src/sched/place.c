@@ -280,6 +280,8 @@ static void claim_for(sched *s, pass *ps, sched_seg *g, int cls, int whole,
 		if (!d->claimed && s->n_claimed < sizeof s->claimed_list / sizeof s->claimed_list[0]) {
 			d->claimed = 1;
 			s->claimed_list[s->n_claimed++] = g->claim[k];
+			s->noted_whole = 0;
+			s->noted_res = UINT64_MAX;
 			devidx_update(s, d);
 		}
 	}
@@ -293,6 +295,16 @@ static void claim_note(sched *s, int whole, uint64_t res)
 {
 	if (s->n_claim_blocked == s->n_claimed)
 		return; /* all noted already */
+	/* Claimed devices do not change during a pass (nothing is placed on
+	 * them), so a note repeats an earlier one when it is whole again or
+	 * asks for no less memory than a shared one noted since the claimed
+	 * list last grew. */
+	if (whole ? s->noted_whole : res >= s->noted_res)
+		return;
+	if (whole)
+		s->noted_whole = 1;
+	else
+		s->noted_res = res;
 	for (size_t i = 0; i < s->n_claimed; i++) {
 		sched_dev *d = &s->dev[s->claimed_list[i]];
 		if (!d->claim_blocked && (whole ? !d->n_run : !d->held && dev_free(d) >= res)) {
@@ -317,6 +329,8 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 	if (!max || !s->n_queue || !s->n_dev)
 		return 0;
 	s->call_id++;
+	s->noted_whole = 0;
+	s->noted_res = UINT64_MAX;
 	pass ps;
 	memset(&ps, 0, sizeof ps);
 	for (int c = 0; c < CLS__COUNT; c++)
@@ -338,6 +352,43 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		     qe.memo >= s->cls_stamp[qe.cls])) {
 			SCHED_Q(s, w++) = qe;
 			continue;
+		}
+		/* Refused before with an estimate that has not changed since
+		 * (its profile, its family, every device's set and the device
+		 * list are older than the refusal): decide from the queue entry
+		 * and the profile alone, doing exactly what the full path below
+		 * would do on a refusal (new memo, claims noted).  Anything that
+		 * may place the segment takes the full path. */
+		if (qe.memo && ps.head_seen[qe.cls] && qe.memo >= s->all_stamp &&
+		    qe.memo >= s->add_stamp && qe.prof != UINT32_MAX &&
+		    qe.memo >= s->pstamp[qe.prof].stamp &&
+		    qe.memo >= s->fstamp[s->pstamp[qe.prof].fam]) {
+			const sched_profile *p = &s->prof[qe.prof];
+			int cls = qe.cls;
+			if (qe.memo >= s->cls_stamp[cls] ||
+			    (qe.memo_res && qe.memo_res > ps.max_free[cls])) {
+				SCHED_Q(s, w++) = qe;
+				continue;
+			}
+			int refused;
+			if (!qe.memo_res) {
+				refused = ps.n_empty[cls] < qe.n_whole;
+			} else {
+				uint64_t res = qe.memo_res;
+				refused = p->memo_call == s->call_id && p->memo_cls == cls &&
+					  res >= p->memo_mem && qe.comp >= p->memo_comp;
+				if (!refused && p->memo_at > qe.memo && p->memo_at_cls == cls &&
+				    p->memo_at >= p->stamp && p->memo_at >= s->fam[p->fam].stamp &&
+				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
+				    qe.comp >= p->memo_at_comp)
+					refused = p->memo_at >= s->cls_stamp[cls];
+			}
+			if (refused) {
+				qe.memo = s->stamp;
+				claim_note(s, !qe.memo_res, qe.memo_res);
+				SCHED_Q(s, w++) = qe;
+				continue;
+			}
 		}
 		size_t gi = qe.gi;
 		sched_seg *g = &s->seg[gi];
@@ -389,7 +440,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			}
 			qe.memo = s->stamp;
 			qe.memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
-			qe.cls = cls;
+			qe.cls = (int16_t)cls;
 			claim_note(s, whole, qe.memo_res);
 		}
 		if (!ps.head_seen[cls]) {

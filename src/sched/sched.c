@@ -274,6 +274,7 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
 	}
 	sched_touch_dev(s, d);
+	s->add_stamp = d->stamp;
 	return (int)s->n_dev++;
 }
 
@@ -334,7 +335,13 @@ static int queue_insert(sched *s, size_t pos, size_t gi)
 		memmove(&s->qbuf[s->q_lo + pos + 1], &s->qbuf[s->q_lo + pos],
 			(n - pos) * sizeof *s->qbuf);
 	}
-	SCHED_Q(s, pos) = (sched_qent){ gi, 0, 0, 0 };
+	const sched_seg *g = &s->seg[gi];
+	SCHED_Q(s, pos) = (sched_qent){
+		.gi = gi,
+		.comp = g->req.compute_hint,
+		.prof = g->prof < UINT32_MAX ? (uint32_t)g->prof : UINT32_MAX,
+		.n_whole = (uint16_t)(g->req.n_devices > 1 ? g->req.n_devices : 1),
+	};
 	s->n_queue++;
 	return 0;
 }

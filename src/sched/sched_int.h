@@ -80,7 +80,10 @@ typedef struct sched_qent {
 	size_t gi;          /* segment index */
 	uint64_t memo;      /* stamp at its last refusal, 0 = never tried */
 	uint64_t memo_res;  /* its reservation then (0: whole devices) */
-	int cls;            /* its device class then */
+	double comp;        /* its compute hint (copied from the request) */
+	uint32_t prof;      /* its profile index, UINT32_MAX: look it up */
+	int16_t cls;        /* its device class then */
+	uint16_t n_whole;   /* devices it takes when whole (gang size or 1) */
 } sched_qent;
 
 typedef struct sched_seg {
@@ -151,6 +154,11 @@ typedef struct sched_family {
 	size_t util_n;
 } sched_family;
 
+typedef struct sched_est_stamp {
+	uint64_t stamp;         /* = sched_profile.stamp */
+	size_t fam;             /* = sched_profile.fam */
+} sched_est_stamp;
+
 typedef struct sched_pair {
 	uint64_t a, b;
 	double d;               /* interference: 1/speed_a - 1 */
@@ -167,6 +175,9 @@ struct sched {
 	sched_devidx idx[CLS__COUNT];
 	int claimed_list[CLS__COUNT * SCHED_MAX_GANG]; /* claimed in this call */
 	size_t n_claimed, n_claim_blocked;
+	int noted_whole;        /* claim_note for a whole segment done since the
+				   claimed list last grew (place.c) */
+	uint64_t noted_res;     /* least shared reservation noted since then */
 
 	sched_seg *seg;
 	size_t n_seg, cap_seg;
@@ -187,6 +198,14 @@ struct sched {
 	sched_family *fam;
 	size_t n_fam, cap_fam;
 	sched_map fam_map;      /* family -> index */
+	/* Dense copies of the change stamps (profile's stamp and family
+	 * index, family's stamp), so that the placement scan checks whether
+	 * a queued segment's estimate moved without reading the large
+	 * profile and family records (estimate.c keeps them in step). */
+	sched_est_stamp *pstamp; /* n_prof, capacity cap_pstamp */
+	size_t cap_pstamp;
+	uint64_t *fstamp;       /* n_fam, capacity cap_fstamp */
+	size_t cap_fstamp;
 	sched_pair *pair;
 	size_t n_pair, cap_pair;
 	sched_map pair_map;     /* (a, b) -> index */
@@ -199,6 +218,9 @@ struct sched {
 	uint64_t all_stamp;     /* changes that concern every device */
 	uint64_t est_stamp;     /* latest change of any profile or family */
 	uint64_t cls_stamp[CLS__COUNT];
+	uint64_t add_stamp;     /* stamp of the latest sched_add_device: a new
+				   device may change a request's class or the
+				   largest device size its estimate reads */
 	uint64_t call_id;
 	double last_now;        /* latest time seen (sched_remove has none) */
 };
