@@ -205,6 +205,21 @@ static void test_exclusive_schedule(void **state)
 	sim_trace_free(t);
 }
 
+/* on_place observer: the placements CSV (`relish simulate --placements`). */
+typedef struct csv_log {
+	const sim_trace *t;
+	char text[1024];
+} csv_log;
+
+static void log_row(void *ctx, double now, const sched_request *req, const sched_placement *pl)
+{
+	csv_log *lg = ctx;
+	size_t k = strlen(lg->text);
+	assert_true(sim_seg_job(req->seg_id) < lg->t->n_jobs);
+	assert_true(sim_placement_csv_row(lg->t, now, pl, lg->text + k, sizeof lg->text - k) <
+		    (int)(sizeof lg->text - k));
+}
+
 static void test_pack_schedule(void **state)
 {
 	(void)state;
@@ -229,6 +244,19 @@ static void test_pack_schedule(void **state)
 	assert_near(r->mean_jct_s, 195);
 	assert_near(r->mean_queue_s, 0);
 	assert_int_equal(r->n_segments, 4);
+	sim_result_free(r);
+	/* The same decisions as placements CSV rows (hint basis, the default
+	 * 100 % compute share), in event order. */
+	csv_log lg = {.t = t};
+	snprintf(lg.text, sizeof lg.text, "%s", SIM_PLACEMENTS_CSV_HEADER);
+	c.on_place = log_row;
+	c.ctx = &lg;
+	r = run(t, m, &c, SHARE_PACK);
+	assert_string_equal(lg.text, "time_s,job_id,segment,devices,mem_mib,compute,basis\n"
+				     "0.000,j1,1,0,4000,100.0,hint\n"
+				     "0.000,j2,1,0,4000,100.0,hint\n"
+				     "0.000,j3,1,1,4000,100.0,hint\n"
+				     "10.000,j4,1,1,4000,100.0,hint\n");
 	sim_result_free(r);
 	sim_model_free(m);
 	sim_trace_free(t);

@@ -3,7 +3,8 @@
  * scheduler under exclusive, pack and relish, and compare them
  * (docs/simulator.md).  The work is in sim/; this file parses options,
  * prints the comparison (a table, or --json) and writes --out files: CSV
- * time series and per-job completion times, and PNG plots drawn by gnuplot.
+ * time series and per-job completion times, PNG plots drawn by gnuplot and,
+ * with --placements, every placement decision (to compare with a live run).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,11 +45,13 @@ static const char usage_text[] =
 	"                       default 0 = unlimited)\n"
 	"  --series-step-s S    time-series resolution for --out (default 3600)\n"
 	"  --json               print {\"policies\": {...}} instead of a table\n"
-	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n";
+	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n"
+	"  --placements         with --out: also write placements_POLICY.csv, one row\n"
+	"                       per placement (time, job, devices, reservation, basis)\n";
 
 typedef struct sim_opts {
 	const char *trace, *colocate, *out;
-	int gpus, json, policies[3];
+	int gpus, json, placements, policies[3];
 	long long mem;
 	sim_config cfg;
 } sim_opts;
@@ -67,7 +70,8 @@ static int parse_num(const char *opt, const char *v, double lo, double *out, rl_
 static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
-	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_HELP };
+	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
+	       O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -82,6 +86,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"json", no_argument, NULL, O_JSON},
 		{"out", required_argument, NULL, O_OUT},
 		{"window", required_argument, NULL, O_WINDOW},
+		{"placements", no_argument, NULL, O_PLACEMENTS},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -144,6 +149,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			break;
 		case O_JSON: o->json = 1; break;
 		case O_OUT: o->out = optarg; break;
+		case O_PLACEMENTS: o->placements = 1; break;
 		case O_WINDOW:
 			if ((rc = parse_num("--window", optarg, 0, &d, err)) < 0)
 				return rc;
@@ -163,6 +169,8 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		return rl_err_set(err, RL_EUSAGE, "unexpected argument '%s'", argv[optind]);
 	if (!o->trace || !o->gpus || !o->mem)
 		return rl_err_set(err, RL_EUSAGE, "--trace, --gpus and --gpu-memory are required (see relish simulate --help)");
+	if (o->placements && !o->out)
+		return rl_err_set(err, RL_EUSAGE, "--placements needs --out DIR (see relish simulate --help)");
 	o->cfg.n_gpus = o->gpus;
 	o->cfg.gpu_mem_mib = (uint64_t)o->mem;
 	if (!o->out)
@@ -327,6 +335,46 @@ static int run_gnuplot(const char *dir)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* --placements: the on_place observer writes one CSV row per decision. */
+typedef struct place_log {
+	FILE *f;
+	const sim_trace *t;
+} place_log;
+
+static void log_placement(void *ctx, double now, const sched_request *req,
+			  const sched_placement *pl)
+{
+	(void)req;
+	place_log *lg = ctx;
+	char row[512];
+	if (sim_placement_csv_row(lg->t, now, pl, row, sizeof row) < (int)sizeof row)
+		fputs(row, lg->f);
+}
+
+/* Run one policy; with --placements, into DIR/placements_POLICY.csv. */
+static int run_policy(const sim_opts *o, const sim_trace *t, const sim_model *m,
+		      sharing_policy p, sim_result **out, rl_err *err)
+{
+	if (!o->placements)
+		return sim_run(t, m, &o->cfg, p, out, err);
+	if (mkdir(o->out, 0777) != 0 && errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
+	char name[64];
+	snprintf(name, sizeof name, "placements_%s.csv", sim_policy_name(p));
+	place_log lg = {.t = t};
+	int rc = write_file(o->out, name, &lg.f, err);
+	if (rc < 0)
+		return rc;
+	fputs(SIM_PLACEMENTS_CSV_HEADER, lg.f);
+	sim_config c = o->cfg;
+	c.on_place = log_placement;
+	c.ctx = &lg;
+	rc = sim_run(t, m, &c, p, out, err);
+	if (fclose(lg.f) != 0 && rc == 0)
+		rc = rl_err_sys(err, RL_EIO, errno, "writing %s/%s", o->out, name);
+	return rc;
+}
+
 static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 		     json_t *report, rl_err *err)
 {
@@ -409,7 +457,7 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 	if ((rc = sim_model_new(t, coloc, &m, err)) < 0)
 		goto done;
 	for (int i = 0; i < 3; i++)
-		if (o.policies[i] && (rc = sim_run(t, m, &o.cfg, (sharing_policy)i, &res[i], err)) < 0) {
+		if (o.policies[i] && (rc = run_policy(&o, t, m, (sharing_policy)i, &res[i], err)) < 0) {
 			rl_err_prefix(err, "policy %s", sim_policy_name((sharing_policy)i));
 			goto done;
 		}

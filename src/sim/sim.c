@@ -391,6 +391,29 @@ static uint64_t seg_id_of(size_t job, uint32_t attempt)
 	return ((uint64_t)job << 24) | (attempt & 0xffffffu);
 }
 
+size_t sim_seg_job(uint64_t seg_id)
+{
+	return (size_t)(seg_id >> 24);
+}
+
+uint32_t sim_seg_number(uint64_t seg_id)
+{
+	return (uint32_t)(seg_id & 0xffffffu);
+}
+
+int sim_placement_csv_row(const sim_trace *t, double now, const sched_placement *pl,
+			  char *buf, size_t n)
+{
+	size_t j = sim_seg_job(pl->seg_id);
+	char devs[SCHED_MAX_GANG * 8] = "";
+	size_t k = 0;
+	for (int i = 0; i < pl->n_dev && i < SCHED_MAX_GANG; i++)
+		k += (size_t)snprintf(devs + k, sizeof devs - k, "%s%d", i ? ";" : "", pl->dev[i]);
+	return snprintf(buf, n, "%.3f,%s,%u,%s,%llu,%.1f,%s\n", now,
+			j < t->n_jobs ? t->jobs[j].id : "?", (unsigned)sim_seg_number(pl->seg_id), devs,
+			(unsigned long long)pl->mem_mib, pl->compute, sched_basis_name(pl->basis));
+}
+
 static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
 {
 	const sim_job *job = &x->t->jobs[j];

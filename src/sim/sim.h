@@ -78,6 +78,24 @@ typedef struct sim_config {
 	void *ctx;
 } sim_config;
 
+/* The segment ids the simulator gives the core: (job index in trace order)
+ * << 24 | n, with n the job's n-th submission to the core (1-based; each
+ * segment and each retry after an out-of-memory counts). */
+size_t sim_seg_job(uint64_t seg_id);
+uint32_t sim_seg_number(uint64_t seg_id);
+
+/* Optional per-placement CSV (`relish simulate --placements`), for
+ * comparing decisions with the live driver's store: the header below, then
+ * one row per placement from an on_place observer:
+ *   time_s,job_id,segment,devices,mem_mib,compute,basis
+ * devices are GPU indices joined by ';' (gangs), mem_mib the reservation on
+ * each, basis sched_basis_name's word.  sim_placement_csv_row writes the
+ * row (with its newline) into buf of size n and returns its length as
+ * snprintf does (>= n: truncated); t is the trace that was run. */
+#define SIM_PLACEMENTS_CSV_HEADER "time_s,job_id,segment,devices,mem_mib,compute,basis\n"
+int sim_placement_csv_row(const sim_trace *t, double now, const sched_placement *pl,
+			  char *buf, size_t n);
+
 /* Defaults: 8 GPUs of 32 GiB, 3600 s segments, 30 s restart, noisy hints,
  * no series. */
 void sim_config_default(sim_config *c);
