@@ -18,21 +18,7 @@
 #   - a second experiment in the same database (new batch values) starts on
 #     family estimates at once: the stored profiles seed the model.
 set -euo pipefail
-: "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}" "${RELISH_SRC:?source dir}"
-PY=/usr/bin/python3
-work=$(mktemp -d /tmp/relish-test-gpu-family-XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY
-export RELISH_HOST_MEMORY=4GiB RELISH_HOST_CPUS=2
-export RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml"
-: >"$work/state"
-cat >"$work/nvml" <<S
-driver 550.54.15
-device GPU-fake-0 8192 NVIDIA Stand-in 8GB
-device GPU-fake-1 8192 NVIDIA Stand-in 8GB
-state $work/state
-S
+. "$RELISH_SRC/tests/support/fake_gpus.sh" gpu-family
 
 spec() { # NAME SEED TRIALS VALUES
 	cat <<S

@@ -7,21 +7,7 @@
 # every start) and every reservation is the whole device; under `pack` and
 # `relish` segments share a GPU, and reservations never sum past 8 GiB.
 set -euo pipefail
-: "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}" "${RELISH_SRC:?source dir}"
-PY=/usr/bin/python3
-work=$(mktemp -d /tmp/relish-test-gpu-policies-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY
-export RELISH_HOST_MEMORY=4GiB RELISH_HOST_CPUS=2
-export RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml"
-: >"$work/state"
-cat >"$work/nvml" <<S
-driver 550.54.15
-device GPU-fake-0 8192 NVIDIA Stand-in 8GB
-device GPU-fake-1 8192 NVIDIA Stand-in 8GB
-state $work/state
-S
+. "$RELISH_SRC/tests/support/fake_gpus.sh" gpu-policies
 
 for policy in exclusive pack relish; do
 	cat >"$work/$policy.yaml" <<S

@@ -37,21 +37,7 @@
 #              leaving 2880 and 3136 MiB free: D (3856) and E wait, and F
 #              is not yet handed to the core (window of 2).
 set -euo pipefail
-: "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}" "${RELISH_SRC:?source dir}"
-PY=/usr/bin/python3
-work=$(mktemp -d /tmp/relish-test-sim-live-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY
-export RELISH_HOST_MEMORY=4GiB RELISH_HOST_CPUS=2
-export RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml"
-: >"$work/state"
-cat >"$work/nvml" <<S
-driver 550.54.15
-device GPU-fake-0 8192 NVIDIA Stand-in 8GB
-device GPU-fake-1 8192 NVIDIA Stand-in 8GB
-state $work/state
-S
+. "$RELISH_SRC/tests/support/fake_gpus.sh" sim-live
 
 # The grid with seed 1 visits the six values in the order 2, 4, 3, 6, 1, 5
 # of this list, so the trials come as A..F (asserted below).
