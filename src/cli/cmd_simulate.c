@@ -7,6 +7,7 @@
  * with --placements, every placement decision (to compare with a live run).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -94,7 +95,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	sim_config_default(&o->cfg);
 	o->cfg.series_step_s = 3600;
 	o->policies[0] = o->policies[1] = o->policies[2] = 1;
-	double d;
+	double d = 0;
 	int c, rc;
 	optind = 1;
 	opterr = 0;
@@ -375,6 +376,63 @@ static int run_policy(const sim_opts *o, const sim_trace *t, const sim_model *m,
 	return rc;
 }
 
+/* One policy's run on its own thread. */
+typedef struct policy_job {
+	const sim_opts *o;
+	const sim_trace *t;
+	const sim_model *m;
+	sharing_policy p;
+	sim_result *res;
+	rl_err err;
+	int rc;
+} policy_job;
+
+static void *policy_thread(void *arg)
+{
+	policy_job *j = arg;
+	rl_err_clear(&j->err);
+	j->rc = run_policy(j->o, j->t, j->m, j->p, &j->res, &j->err);
+	return NULL;
+}
+
+/*
+ * Run the chosen policies side by side, one thread each: the simulations
+ * are independent (the trace and model are read-only, the core keeps no
+ * global state) and each is deterministic, so the results are the same as
+ * one after another, in about a third of the wall time on a multi-core
+ * machine.  Falls back to running in this thread if a thread cannot start.
+ */
+static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *m,
+			sim_result **res, rl_err *err)
+{
+	policy_job jobs[3];
+	pthread_t th[3];
+	int started[3] = {0, 0, 0};
+	for (int i = 0; i < 3; i++) {
+		jobs[i] = (policy_job){.o = o, .t = t, .m = m, .p = (sharing_policy)i};
+		if (o->policies[i])
+			started[i] = pthread_create(&th[i], NULL, policy_thread, &jobs[i]) == 0;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!o->policies[i])
+			continue;
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			policy_thread(&jobs[i]);
+	}
+	int rc = 0;
+	for (int i = 0; i < 3; i++) {
+		res[i] = jobs[i].res;
+		if (o->policies[i] && jobs[i].rc < 0 && rc == 0) {
+			rc = jobs[i].rc;
+			*err = jobs[i].err;
+			rl_err_prefix(err, "policy %s", sim_policy_name((sharing_policy)i));
+		}
+	}
+	return rc;
+}
+
 static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 		     json_t *report, rl_err *err)
 {
@@ -456,11 +514,8 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 		coloc = default_colocate(o.trace);
 	if ((rc = sim_model_new(t, coloc, &m, err)) < 0)
 		goto done;
-	for (int i = 0; i < 3; i++)
-		if (o.policies[i] && (rc = run_policy(&o, t, m, (sharing_policy)i, &res[i], err)) < 0) {
-			rl_err_prefix(err, "policy %s", sim_policy_name((sharing_policy)i));
-			goto done;
-		}
+	if ((rc = run_policies(&o, t, m, res, err)) < 0)
+		goto done;
 	report = report_json(&o, t, m, res, coloc);
 	if (!report) {
 		rc = rl_err_set(err, RL_ENOMEM, "building the report: out of memory");
