@@ -15,7 +15,7 @@ deps:
 	scripts/deps.sh build
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 test-build:
@@ -28,7 +28,7 @@ test: test-build
 
 demo:
 	scripts/deps.sh demo
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 	scripts/demo.sh $(BUILD)
 
@@ -36,7 +36,7 @@ demo:
 # afterwards no relish container may be left.
 demo-podman:
 	scripts/deps.sh all
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 	CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf scripts/podman-image.sh
 	CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf $(BUILD)/relish run \

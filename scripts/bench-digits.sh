@@ -34,7 +34,7 @@ REPEAT=${REPEAT:-1}
 PY=/usr/bin/python3
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-	cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build "$BUILD" -j 2 --target relish >/dev/null
 fi
 RELISH=$(realpath "$BUILD/relish")

@@ -111,23 +111,33 @@ int cmd_run(int argc, char **argv, rl_err *err)
 	int first = optind;
 	double t0 = wall();
 
-	live *d = NULL;
-	int rc = live_new(&lo, &d, err);
-	if (rc < 0)
-		return rc;
-	for (int i = first; i < argc; i++) {
-		spec *sp = NULL;
-		if ((rc = spec_load(argv[i], &sp, err)) < 0) {
+	/* Every spec is read and checked before anything is opened or
+	 * created, so a typo never leaves a new database behind. */
+	int n_specs = argc - first, rc = 0;
+	spec **specs = calloc((size_t)n_specs, sizeof *specs);
+	if (!specs)
+		return rl_err_set(err, RL_ENOMEM, "reading specs");
+	for (int i = 0; i < n_specs && rc == 0; i++) {
+		if ((rc = spec_load(argv[first + i], &specs[i], err)) < 0) {
 			/* A spec that cannot be read is a bad spec: exit 2. */
 			if (rl_err_exit_code(rc) != 2 && rc != RL_ENOMEM)
 				err->code = rc = RL_ESPEC;
-			live_free(d);
-			return rc;
 		}
-		if ((rc = live_add_experiment(d, sp, err)) < 0) {
-			live_free(d);
-			return rc;
-		}
+	}
+	live *d = NULL;
+	if (rc == 0)
+		rc = live_new(&lo, &d, err);
+	for (int i = 0; i < n_specs; i++) {
+		/* live_add_experiment takes each spec, also when it fails. */
+		if (rc == 0)
+			rc = live_add_experiment(d, specs[i], err);
+		else
+			spec_free(specs[i]);
+	}
+	free(specs);
+	if (rc < 0) {
+		live_free(d);
+		return rc;
 	}
 	rc = live_run(d, err);
 	if (rc == 0) {

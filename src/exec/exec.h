@@ -72,6 +72,9 @@ typedef struct exec_result {
 	size_t bad_lines;            /* lines with a RELISH prefix that broke the format */
 	const char *oom_marker;      /* static text that made it OOM, or NULL */
 	char reason[256];            /* human words: "exit code 1", "killed by SIGSEGV" */
+	int not_started;             /* the command could not be started at all
+					(missing program, no permission): the
+					spec's fault, not the trial's */
 } exec_result;
 
 typedef struct exec_callbacks {

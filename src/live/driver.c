@@ -454,6 +454,7 @@ static void place(live *d)
 				memset(&r, 0, sizeof r);
 				r.outcome = SCHED_OUT_FAILED;
 				r.exit_code = -1;
+				r.not_started = err.code == RL_EEXEC;
 				snprintf(r.reason, sizeof r.reason, "%s", err.msg);
 				g->es = NULL;
 				live_end_segment(d, g, &r);

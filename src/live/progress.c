@@ -59,8 +59,10 @@ void live_progress_segment(live *d, const live_seg *g, const char *outcome, uint
 	fmt_res(g->to, b, sizeof b);
 	if (!isnan(g->last_obj))
 		snprintf(val, sizeof val, " %s=%.6g", x->sp->objective.metric, g->last_obj);
-	live_progress_line(d, "%s: trial %llu segment %s-%s %s%s on %s (reserved %llu MiB, peak %llu MiB)%s%s",
-			   x->sp->name, (unsigned long long)g->trial, a, b, outcome, val,
+	/* Trials are named by their id in the store, as `relish trials`,
+	 * `best` and `logs` name them. */
+	live_progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, peak %llu MiB)%s%s",
+			   x->sp->name, (long long)x->trials[g->trial].store_id, a, b, outcome, val,
 			   d->devs->dev[g->dev].info.uuid, (unsigned long long)g->mem_mib,
 			   (unsigned long long)peak_mib, why ? ": " : "", why ? why : "");
 }
@@ -114,8 +116,9 @@ void live_progress_draw(live *d, int force)
 		char best[160] = "";
 		engine_trial_view bv;
 		if (engine_best(x->eng, &bv, NULL) == 0)
-			snprintf(best, sizeof best, "  best %s=%.6g (trial %llu)",
-				 x->sp->objective.metric, bv.value, (unsigned long long)bv.index);
+			snprintf(best, sizeof best, "  best %s=%.6g (trial %lld)",
+				 x->sp->objective.metric, bv.value,
+				 (long long)x->trials[bv.index].store_id);
 		fprintf(d->out, "%s: %llu/%d trials  done %zu  running %zu  stopped %zu  failed %zu%s%s\n",
 			x->sp->name, (unsigned long long)engine_n_trials(x->eng),
 			x->sp->search.max_trials, c[TRIAL_COMPLETED], engine_running(x->eng),

@@ -89,7 +89,8 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 	live_seg_unlink_free(d, g);
 }
 
-/* Stop experiment x after a container runtime failure: cancel its running
+/* Stop experiment x after a runtime failure (the container runtime failed,
+ * or the trial's command cannot be started at all): cancel its running
  * segments (recorded as interrupted, re-run on resume), drop its queued
  * ones, launch nothing more.  live_run then fails with d->runtime_err. */
 static void stop_experiment(live *d, live_exp *x, const char *why)
@@ -99,8 +100,8 @@ static void stop_experiment(live *d, live_exp *x, const char *why)
 	x->stalled = 1;
 	if (!d->runtime_err.code)
 		rl_err_set(&d->runtime_err, RL_ERUNTIME,
-			   "%s: %s; nothing more was launched for it (fix the engine or image, then run "
-			   "the same command again to resume)", x->sp->name, why);
+			   "%s: %s; nothing more was launched for it (fix the command, engine or image, "
+			   "then run the same command again to resume)", x->sp->name, why);
 	store_experiment_set_status(d->st, x->id, EXP_FAILED, now, NULL);
 	store_event_append(d->st, now, x->id, 0, 0, "experiment.failed", why, NULL, NULL);
 	live_progress_line(d, "%s: stopped: %s", x->sp->name, why);
@@ -123,7 +124,8 @@ static void stop_experiment(live *d, live_exp *x, const char *why)
 
 /*
  * The container runtime failed (engine error, missing image, a mount that
- * does not exist): not the trial's fault, so it is no failed attempt and
+ * does not exist), or the command cannot be started (missing program): not
+ * the trial's fault, so it is no failed attempt and
  * uses none of trial.retries.  The segment is recorded failed with the
  * runtime's words, the trial goes back to re-run from its checkpoint, and
  * the experiment stops: every further segment would fail the same way.
@@ -183,7 +185,7 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		live_check_end(d);
 		return;
 	}
-	if (x->ex && container_runtime_failed(r)) {
+	if ((x->ex && container_runtime_failed(r)) || r->not_started) {
 		end_runtime_failed(d, g, r);
 		live_check_end(d);
 		return;
