@@ -417,7 +417,7 @@ static void test_names(void **state)
 	assert_string_equal(spec_mode_name(MODE_MIN), "min");
 	assert_string_equal(spec_search_name(SEARCH_SOBOL), "sobol");
 	assert_string_equal(spec_schedule_name(SCHED_HYPERBAND), "hyperband");
-	assert_string_equal(spec_executor_name(EXEC_SLURM), "slurm");
+	assert_string_equal(spec_executor_name(EXEC_DOCKER), "docker");
 	assert_string_equal(spec_trial_mode_name(TRIAL_MODE_WORKER), "worker");
 	assert_true(spec_is_builtin("checkpoint_dir") && !spec_is_builtin("lr"));
 }

@@ -689,12 +689,6 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 				d->devs->notice[0] ? d->devs->notice : d->devs->source);
 		goto fail;
 	}
-	if (sp->trial.executor == EXEC_SLURM) {
-		rc = rl_err_set(err, RL_EUNSUPPORTED, "%s: trial.executor %s: relish run starts "
-				"trials as processes or containers (podman, docker)", sp->name,
-				spec_executor_name(sp->trial.executor));
-		goto fail;
-	}
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (strcmp(d->exps[i]->sp->name, sp->name) == 0) {
 			rc = rl_err_set(err, RL_EINVAL, "experiment '%s' given twice", sp->name);

@@ -56,7 +56,7 @@ static const char *const mode_names[] = {"max", "min"};
 static const char *const search_names[] = {"random", "grid", "tpe", "sobol"};
 static const char *const schedule_names[] = {"none", "asha", "hyperband", "median"};
 static const char *const policy_names[] = {"exclusive", "pack", "relish"};
-static const char *const executor_names[] = {"process", "podman", "docker", "slurm"};
+static const char *const executor_names[] = {"process", "podman", "docker"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
 
 static int read_name(sx *x, const node *v, spec *s);
@@ -100,7 +100,7 @@ static const field schedule_rows[] = {
 	{.key = "reduction_factor", .type = F_NUM, .off = OFF(schedule.reduction_factor), .lo = 1,
 	 .hi = INFINITY, .lo_open = 1, .help = "asha/hyperband: keep 1 in eta per rung, > 1 (default 3)"},
 	{.key = "segment", .type = F_NUM, .off = OFF(schedule.segment), .lo = 0, .hi = INFINITY,
-	 .help = "none/median: resource per segment, 0 = the whole range at once (default 0)"},
+	 .help = "resource per segment; with asha/hyperband, extra boundaries between rungs (default 0)"},
 	{.key = "grace", .type = F_INT, .off = OFF(schedule.grace), .lo = 0, .hi = INT_MAX,
 	 .help = "median: finished trials needed before any is stopped (default 5)"},
 };
@@ -125,7 +125,7 @@ static const field trial_rows[] = {
 	{.key = "workdir", .type = F_STR, .off = OFF(trial.workdir),
 	 .help = "working folder; relative to the spec's folder (default: the spec's folder)"},
 	{.key = "executor", .type = F_ENUM, .off = OFF(trial.executor), NAMES(executor_names),
-	 .help = "process | podman | docker | slurm (default process)"},
+	 .help = "process | podman | docker (default process)"},
 	{.key = "image", .type = F_STR, .off = OFF(trial.image), .help = "container image (podman, docker)"},
 	{.key = "network", .type = F_STR, .off = OFF(trial.network),
 	 .help = "container network (default none)"},
@@ -535,14 +535,8 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		sx_pop(x, saved);
 		return rc;
 	}
-	const node *seg = at_path(root, "schedule", "segment");
-	if (seg && (s->schedule.algorithm == SCHED_ASHA || s->schedule.algorithm == SCHED_HYPERBAND)) {
-		saved = sx_push(x, "schedule.segment");
-		rc = sx_fail(x, seg, "applies to algorithms none and median only (%s cuts segments at its rungs)",
-			     spec_schedule_name(s->schedule.algorithm));
-		sx_pop(x, saved);
-		return rc;
-	}
+	/* schedule.segment with asha or hyperband adds boundaries between rungs
+	 * (to re-pack or checkpoint long segments); decisions stay at rungs. */
 
 	/* grid: the default budget is the whole grid */
 	if (s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
