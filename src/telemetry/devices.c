@@ -129,9 +129,12 @@ static int add_host(device_list *l, const devices_options *o, uint64_t mem_decl,
 	e->info.is_gpu = 0;
 	e->info.mem_total_mib = mem;
 	e->info.compute_total = cpus;
+	/* The host's total is relish's budget (MemAvailable when relish
+	 * started, unless declared); used is what the machine uses now, free
+	 * the part of the budget the machine still has available. */
 	e->has_usage = 1;
 	e->mem_used_mib = total > avail ? total - avail : 0;
-	e->mem_free_mib = avail;
+	e->mem_free_mib = avail < mem ? avail : mem;
 	return 0;
 }
 
