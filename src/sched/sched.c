@@ -315,20 +315,32 @@ static int queue_insert(sched *s, size_t pos, size_t gi)
 {
 	size_t n = s->n_queue;
 	int front_room = s->q_lo > 0, back_room = s->q_lo + n < s->cap_queue;
-	if (!front_room && !back_room) {
-		size_t cap = 2 * n + 64, lo = (cap - n) / 2;
-		sched_qent *nb = malloc(cap * sizeof *nb);
-		if (!nb)
-			return RL_ENOMEM;
-		if (n)
-			memcpy(&nb[lo], &s->qbuf[s->q_lo], n * sizeof *nb);
-		free(s->qbuf);
-		s->qbuf = nb;
-		s->cap_queue = cap;
+	int front = pos < n / 2; /* the side that moves */
+	if (front ? !front_room : !back_room) {
+		/* The side that moves has no room.  Moving the whole queue
+		 * by one slot into the other side would do that again at the
+		 * next insertion (appends at the back while placements free the
+		 * front make the queue crawl down the buffer, O(queue) every
+		 * time); instead centre it, in a buffer of at least twice its
+		 * length, so that each side has n/2 slots before this again. */
+		size_t cap = s->cap_queue >= 2 * n + 64 ? s->cap_queue : 2 * n + 64;
+		size_t lo = (cap - n) / 2;
+		if (cap != s->cap_queue) {
+			sched_qent *nb = malloc(cap * sizeof *nb);
+			if (!nb)
+				return RL_ENOMEM;
+			if (n)
+				memcpy(&nb[lo], &s->qbuf[s->q_lo], n * sizeof *nb);
+			free(s->qbuf);
+			s->qbuf = nb;
+			s->cap_queue = cap;
+		} else if (n) {
+			memmove(&s->qbuf[lo], &s->qbuf[s->q_lo], n * sizeof *s->qbuf);
+		}
 		s->q_lo = lo;
 		front_room = back_room = 1;
 	}
-	if (front_room && (pos < n / 2 || !back_room)) {
+	if (front_room && (front || !back_room)) {
 		memmove(&s->qbuf[s->q_lo - 1], &s->qbuf[s->q_lo], pos * sizeof *s->qbuf);
 		s->q_lo--;
 	} else {
