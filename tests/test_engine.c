@@ -404,6 +404,49 @@ static void test_restore_equivalence(void **state)
 	sim_free(b);
 }
 
+/* A segment still running after a restart (its container was adopted):
+ * trial 0 ran 1 -> 3 at the crash, after its boundary at 1. */
+static void test_adopt(void **state)
+{
+	(void)state;
+	spec sp = make_spec(MODE_MIN, SCHED_ASHA, 10, 2);
+	engine *e;
+	rl_err err;
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	config c;
+	assert_int_equal(config_init(&c, 2, &err), 0);
+	c.v[0] = (rl_value){.type = VAL_FLOAT, .f = 0.3};
+	c.v[1] = (rl_value){.type = VAL_FLOAT, .f = 0.6};
+	engine_point b[1] = {{1, 0.5}};
+	engine_trial_record rec = {.index = 0, .cfg = &c, .state = TRIAL_RUNNING,
+				   .n_reports = 1, .reports = b, .n_boundaries = 1, .boundaries = b};
+	assert_int_equal(engine_restore_trial(e, &rec, &err), 0);
+	engine_work w;
+	assert_int_equal(engine_adopt(e, 5, 1, 3, &w, &err), RL_ENOTFOUND);
+	assert_int_equal(engine_adopt(e, 0, 1, 9, &w, &err), RL_EINVAL);
+	assert_int_equal(engine_running(e), 0);
+	assert_int_equal(engine_adopt(e, 0, 1, 3, &w, &err), 0);
+	assert_int_equal(w.trial, 0);
+	assert_true(w.from == 1 && w.to == 3 && w.is_retry && !w.is_new_trial);
+	assert_int_equal(engine_running(e), 1);
+	engine_trial_view v;
+	assert_int_equal(engine_trial(e, 0, &v, &err), 0);
+	assert_int_equal(v.state, TRIAL_RUNNING);
+	/* Adopted once: no re-run left to adopt, and engine_next goes on
+	 * with a new trial instead of handing the segment out again. */
+	assert_int_equal(engine_adopt(e, 0, 1, 3, &w, &err), RL_EINVAL);
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	assert_int_equal(w.trial, 1);
+	assert_true(w.is_new_trial);
+	/* It ends as any running segment does. */
+	assert_int_equal(engine_report(e, 0, 3, 0.25, &err), 0);
+	engine_decision dec;
+	assert_int_equal(engine_segment_done(e, 0, 1, 3, &dec, &err), 0);
+	assert_int_equal(engine_running(e), 1);
+	config_fini(&c);
+	engine_free(e);
+}
+
 static void test_restore_errors(void **state)
 {
 	(void)state;
@@ -604,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_other_stoppers),
 		cmocka_unit_test(test_restore_equivalence),
 		cmocka_unit_test(test_restore_errors),
+		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_failures_and_retries),
 		cmocka_unit_test(test_best_prefers_completed),
 		cmocka_unit_test(test_bad_spec),

@@ -62,7 +62,7 @@ static void test_cpu_oneshot(void **state)
 	char **got = NULL;
 	assert_int_equal(container_build_argv(&o, &es, name, "/tmp/x.cid", &got, NULL), 0);
 	const char *want[] = {
-		"podman", "run", "--rm", "--init", "--name=relish-exp_1-t7-9-0000abcd",
+		"podman", "run", "--init", "--name=relish-exp_1-t7-9-0000abcd",
 		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
 		"--label=relish.trial=t7", "--label=relish.segment=3-9", "--label=relish.mode=oneshot",
 		"--network=none", "--pull=never", "--memory=512m", "--memory-swap=512m", "--cpus=1.5",
@@ -83,7 +83,7 @@ static void test_cpu_oneshot(void **state)
 			 .a = {.trial_id = "t8", .from = 0, .to = 1.5}};
 	assert_int_equal(container_build_argv(&o, &es2, "n", NULL, &got, NULL), 0);
 	const char *want2[] = {
-		"docker", "run", "--rm", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
+		"docker", "run", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
 		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t8", "--label=hpo.segment=0-1.5",
 		"--label=hpo.mode=oneshot", "--network=bridge", "--pull=never", "--workdir=/work",
 		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
@@ -123,7 +123,7 @@ static void test_gpu_cdi_mps_warm(void **state)
 	es.mode = TRIAL_MODE_ONESHOT;
 	assert_int_equal(container_build_argv(&o, &es, "c2", NULL, &got, NULL), 0);
 	const char *want2[] = {
-		"podman", "run", "--rm", "--init", "--name=c2",
+		"podman", "run", "--init", "--name=c2",
 		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
 		"--label=relish.trial=t1", "--label=relish.segment=0-3", "--label=relish.mode=oneshot",
 		"--network=none", "--pull=never", "--device=nvidia.com/gpu=2",

@@ -12,9 +12,11 @@
 #   cancel   SIGINT to relish mid-run: segments recorded cancelled, no
 #            container left;
 #   crash    kill -9 relish mid-run: its containers outlive it; the same
-#            command again removes them (reconcile by owner label), re-runs
-#            their segments from the checkpoint, finishes, leaves nothing;
-#            no trial lost or failed;
+#            command again finds them (by owner label): the one still
+#            running is adopted (its segment completes in the same
+#            container, no lost row, each metric stored once), the one
+#            stopped meanwhile is removed and its segment re-run; it
+#            finishes, leaves nothing; no trial lost or failed;
 #   noimage  a missing image: exit 1 at once with the image named, no trial
 #            created;
 #   runtime  a mount whose host path does not exist: podman fails (125) on
@@ -132,27 +134,57 @@ n=$(sqlite3 "$work/cancel$tag.db" "SELECT count(*) FROM segments WHERE status='c
   >"$work/crash1.out" 2>"$work/crash1.err" &
 pids+=($!)
 wait_running "crash$tag" 2
+# Killed once both trials stored epoch 1 (of 3): adoption then reads lines
+# already stored again.
+for _ in $(seq 100); do
+  [ "$(sqlite3 "$work/crash$tag.db" "SELECT count(DISTINCT trial_id) FROM metrics" 2>/dev/null || echo 0)" -ge 2 ] && break
+  sleep 0.1
+done
 kill -9 "${pids[-1]}"
 wait "${pids[-1]}" 2>/dev/null || true
 sleep 0.3
 [ "$(running "crash$tag")" -ge 1 ] || fail "crash: the containers died with relish (nothing to reconcile)"
+# One of the two is stopped while no relish runs: exited, it is removed and
+# its segment re-run; the other, still running, is adopted.
+podman stop -t 5 "$(podman ps -q --filter "label=relish.experiment=crash$tag" | head -1)" >/dev/null
 run "crash$tag" >"$work/crash2.out" 2>"$work/crash2.err" || fail "crash: resume exit $?: $(tail -5 "$work/crash2.err")"
-grep -q "removed 2 containers left by an earlier relish" "$work/crash2.err" ||
+n=$(grep -c "was still running and was adopted" "$work/crash2.err" || true)
+[ "$n" = 1 ] || fail "crash: $n containers adopted, expected 1: $(head -8 "$work/crash2.err")"
+grep -q "removed 1 container left by an earlier relish (0 still running)" "$work/crash2.err" ||
   fail "crash: no reconcile message: $(head -5 "$work/crash2.err")"
+grep -q "1 to re-run from their checkpoint, 1 running in adopted containers" "$work/crash2.err" ||
+  fail "crash: no resume message: $(head -5 "$work/crash2.err")"
 grep -q "^crash$tag: trial " "$work/crash2.out" || fail "crash: no best"
 [ "$(left "crash$tag")" = 0 ] || fail "crash: containers left: $(podman ps -a --filter label=relish.experiment=crash$tag)"
 "$PY" - "$work/crash$tag.db" <<'P'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-lost = db.execute("SELECT message FROM segments WHERE status='lost'").fetchall()
-if len(lost) != 2 or any("was still running and was removed" not in m[0] for m in lost):
-    sys.exit("FAIL: crash: lost segments %s" % (lost,))
+s = db.execute("SELECT trial_id, status, exit_code, message FROM segments ORDER BY id").fetchall()
+ev = db.execute("SELECT kind, trial_id, segment_id FROM events "
+                "WHERE kind IN ('segment.adopted', 'segment.lost')").fetchall()
+if sorted(k for (k, _, _) in ev) != ["segment.adopted", "segment.lost"]:
+    sys.exit("FAIL: crash: events %s" % ev)
+adopted = [t for (k, t, _) in ev if k == "segment.adopted"][0]
+stopped = [t for (k, t, _) in ev if k == "segment.lost"][0]
+# The adopted trial's one segment (0-3) ran on in its container across the
+# crash: completed, never lost or re-run.  The stopped one: lost, then
+# re-run from its checkpoint to completion.
+a = [r[1:3] for r in s if r[0] == adopted]
+b = [r[1:] for r in s if r[0] == stopped]
+if a != [("completed", 0)]:
+    sys.exit("FAIL: crash: adopted trial's segments %s" % (a,))
+if len(b) != 2 or b[0][0] != "lost" or "had stopped and was removed" not in b[0][2] \
+        or b[1][:2] != ("completed", 0):
+    sys.exit("FAIL: crash: stopped trial's segments %s" % (b,))
 t = db.execute("SELECT status FROM trials").fetchall()
 if t != [("completed",), ("completed",)]:
     sys.exit("FAIL: crash: trials %s" % (t,))
-done = db.execute("SELECT count(*) FROM segments WHERE status='completed'").fetchone()[0]
-if done != 2:
-    sys.exit("FAIL: crash: %d completed segments, expected 2" % done)
+# Epochs 1..3 of the adopted trial stored once each: the lines read again
+# from the container's start are not stored twice.
+m = db.execute("SELECT resource, count(*) FROM metrics WHERE name='accuracy' AND trial_id=? "
+               "GROUP BY resource ORDER BY resource", (adopted,)).fetchall()
+if m != [(1.0, 1), (2.0, 1), (3.0, 1)]:
+    sys.exit("FAIL: crash: adopted trial's metrics %s" % (m,))
 P
 
 # ---- noimage -------------------------------------------------------------------

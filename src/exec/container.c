@@ -224,9 +224,14 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 	strv s = {0};
 	sv_add(&s, bin);
 	sv_add(&s, "run");
-	/* --rm: the engine removes a container that ended on its own before
-	 * its attach process exits; podman.c removes the rest. */
-	sv_add(&s, "--rm");
+	/* --rm for warm/worker containers: the engine removes one that ended
+	 * on its own before its attach process exits; podman.c removes the
+	 * rest.  Not for oneshot ones: with --rm, an attach process whose
+	 * output pipe broke (relish was killed) stops and removes its
+	 * container, which could otherwise be adopted after a restart;
+	 * podman.c removes each oneshot container once it has ended. */
+	if (es->mode != TRIAL_MODE_ONESHOT)
+		sv_add(&s, "--rm");
 	/* --init: without it the trial is PID 1, which ignores SIGTERM. */
 	sv_add(&s, "--init");
 	if (es->mode != TRIAL_MODE_ONESHOT)
@@ -427,6 +432,8 @@ static int add_info(json_t *obj, const char *lp, container_info **v, size_t *n, 
 	label_of(labels, key, ci->trial, sizeof ci->trial);
 	snprintf(key, sizeof key, "%s.segment", lp);
 	label_of(labels, key, ci->segment, sizeof ci->segment);
+	snprintf(key, sizeof key, "%s.mode", lp);
+	label_of(labels, key, ci->mode, sizeof ci->mode);
 	(*n)++;
 	return 0;
 }

@@ -98,8 +98,8 @@ void container_options_default(container_options *o);
  * then deleted).  exec_result.peak_rss_bytes is the container's memory
  * cgroup peak (page cache included) as last sampled, 0 if never sampled.
  * ident fills handle with the container name and pid with the engine's
- * attach process; reclaim removes the named container (adoption is not
- * supported: the output pipes died with the old relish) and returns 0.
+ * attach process; reclaim removes the named container and returns 0
+ * (exec_podman_adopt takes over a running oneshot container instead).
  */
 int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out, rl_err *err);
 
@@ -129,7 +129,7 @@ void container_owner_id(const char *store_path, char *buf, size_t n);
 
 /*
  * The engine's argv (NULL-terminated, malloc'd, free with
- * contract_strv_free) for one trial container: binary run --rm --init
+ * contract_strv_free) for one trial container: binary run --init [--rm: warm, worker]
  * [-i] --name NAME --label ... --network N --pull never [--memory M
  * --memory-swap M] [--cpus C] [--ipc host] -v mounts... [-w W] [--device ...]
  * [--cidfile F] -e NAME=value... IMAGE argv...  name must already be valid
@@ -152,6 +152,8 @@ typedef struct container_info {
 	char experiment[128];
 	char trial[128];
 	char segment[64];
+	char mode[16];               /* oneshot | warm | worker */
+	int kept;                    /* container_reconcile_adoptable left it running */
 } container_info;
 
 /*
@@ -171,8 +173,8 @@ int container_list(const container_options *o, container_info **out, size_t *n, 
 
 /*
  * Find every container of o->owner and remove it (`rm -f -t 0`), running or
- * not: a restarted relish cannot adopt a container's output, so the segments
- * they ran are lost and the driver re-runs them from their checkpoints.
+ * not: the segments they ran are lost and the driver re-runs them from
+ * their checkpoints.
  * Only one relish may use a state database at a time (the store's lock), so
  * nothing of a live relish is touched.  On success *out (may be NULL: not
  * wanted) lists what was removed, with its labels, for the driver to match
@@ -180,5 +182,32 @@ int container_list(const container_options *o, container_info **out, size_t *n, 
  */
 int container_reconcile(const container_options *o, container_info **out, size_t *n,
 			rl_err *err);
+
+/*
+ * As container_reconcile, except that running oneshot containers are left
+ * alone and marked kept: the driver may adopt them (exec_podman_adopt) when
+ * the store says their segment is running, and removes the rest
+ * (exec_reclaim) before its loop starts.  Warm and worker containers read
+ * the contract's commands on stdin, which died with the old relish: they
+ * are removed as before.
+ */
+int container_reconcile_adoptable(const container_options *o, container_info **out, size_t *n,
+				  rl_err *err);
+
+/*
+ * Take over a running oneshot container that an earlier relish started
+ * (its segment still running in the store): the segment's output is read
+ * again from the start with `ENGINE logs -f NAME` (metric lines already
+ * stored come again: the caller skips them), and the segment ends when the
+ * container does, with its exit code from `ENGINE wait NAME` (started
+ * before the logs, so that --rm cannot take the code away).  es gives
+ * mode (must be oneshot), log_path (rewritten from the start),
+ * memory_limit_mib (for the out-of-memory classification) and timeout_s;
+ * argv and envp are ignored.  Cancelling removes the container.  The
+ * callbacks, *out and ident are as for launch.  RL_EINVAL for another mode
+ * or an executor that is not a container executor.
+ */
+int exec_podman_adopt(executor *e, const char *name, const exec_spec *es,
+		      const exec_callbacks *cb, void *ud, exec_segment **out, rl_err *err);
 
 #endif

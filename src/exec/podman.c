@@ -3,7 +3,7 @@
  * arguments): every trial process is a container (see container.h).
  *
  * Design: a wrapper around the process executor.  The trial's "process" is
- * the engine's attach process, `podman run --rm --init ... IMAGE argv`,
+ * the engine's attach process, `podman run --init ... IMAGE argv`,
  * whose stdout and stderr are the container's; so the process executor's
  * pipes, log, contract lines, timeouts, warm reuse and kill ladder all apply
  * unchanged, with no second copy of that code.  What this file adds:
@@ -24,8 +24,11 @@
  *     through --cidfile), since the attach process's own RSS says nothing;
  *   - parked warm/worker containers are watched: once their attach process
  *     is gone, whatever is left of the container is removed;
- *   - after a restart, container_reconcile removes what a crashed relish
- *     left (found by its owner label).
+ *   - after a restart, container_reconcile(_adoptable) removes what a
+ *     crashed relish left (found by its owner label), and exec_podman_adopt
+ *     watches a running oneshot container again through `wait` + `logs -f`
+ *     (oneshot containers have no --rm so that a broken attach pipe does
+ *     not take them down; each is removed here once it ended).
  * Engine calls made on the loop (rm) are uv_spawn'ed; the blocking ones
  * (image check, list, reconcile) are for start-up, before the loop runs.
  */
@@ -80,6 +83,7 @@ struct cseg {
 	char log_path[PATH_MAX];
 	int tmp_log;                /* log_path is ours: delete at the end */
 	exec_result r;              /* kept while the container is being removed */
+	int oneshot;                /* no --rm: removed once it ended */
 };
 
 typedef struct rmjob {
@@ -404,7 +408,7 @@ static void inner_end(void *ud, exec_segment *iseg, const exec_result *r)
 		read_tail(s->log_path, tail, sizeof tail);
 		container_classify(&s->r, tail, s->mem_limit_mib);
 	}
-	int need_rm = r->term_signal != 0 ||
+	int need_rm = s->oneshot || r->term_signal != 0 ||
 		      (r->exited && r->exit_code >= 125 && r->exit_code <= 127);
 	if (need_rm && !c->removing)
 		remove_container(ex, c->name, c, s);
@@ -438,6 +442,7 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 		s->cb = *cb;
 	s->ud = ud;
 	s->mem_limit_mib = es->memory_limit_mib;
+	s->oneshot = es->mode == TRIAL_MODE_ONESHOT;
 	container_name(ex->experiment, es->a.trial_id, es->a.to, tag_next(ex), c->name, sizeof c->name);
 	snprintf(c->cidfile, sizeof c->cidfile, "%s/%s.cid", ex->state_dir, c->name);
 	unlink(c->cidfile); /* the engine refuses an existing cid file */
@@ -500,6 +505,81 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 		c->next = ex->ctrs;
 		ex->ctrs = c;
 	}
+	c->seg = s;
+	s->c = c;
+	*out = (exec_segment *)s;
+	return 0;
+}
+
+static const exec_ops podman_ops, docker_ops; /* below */
+
+/* The watched process of an adopted container: wait first (its exit code
+ * survives --rm only for a waiter already registered), then the output from
+ * the start, then the code.  $1 engine, $2 name, $3 file for the code. */
+static const char adopt_script[] =
+	"\"$1\" wait \"$2\" >\"$3\" & w=$!\n"
+	"\"$1\" logs -f \"$2\"\n"
+	"wait $w || exit 1\n"
+	"read c <\"$3\" && exit \"$c\"\n"
+	"exit 1\n";
+
+int exec_podman_adopt(executor *e, const char *name, const exec_spec *es,
+		      const exec_callbacks *cb, void *ud, exec_segment **out, rl_err *err)
+{
+	if (!e || (e->ops != &podman_ops && e->ops != &docker_ops))
+		return rl_err_set(err, RL_EINVAL, "adopting a container: not a container executor");
+	if (es->mode != TRIAL_MODE_ONESHOT)
+		return rl_err_set(err, RL_EINVAL, "adopting container %s: only oneshot containers "
+				  "can be adopted (warm and worker ones need their stdin)", name);
+	cexec *ex = e->impl;
+	if (ex->shutdown_at)
+		return rl_err_set(err, RL_EBUSY, "the executor is shutting down");
+	cseg *s = calloc(1, sizeof *s);
+	ctr *c = calloc(1, sizeof *c);
+	if (!s || !c) {
+		free(s);
+		free(c);
+		return rl_err_set(err, RL_ENOMEM, "adopting a container");
+	}
+	s->ex = ex;
+	if (cb)
+		s->cb = *cb;
+	s->ud = ud;
+	s->mem_limit_mib = es->memory_limit_mib;
+	s->oneshot = 1;
+	snprintf(c->name, sizeof c->name, "%s", name);
+	char codefile[PATH_MAX];
+	snprintf(codefile, sizeof codefile, "%s/%s.exit", ex->state_dir, c->name);
+	if (es->log_path) {
+		snprintf(s->log_path, sizeof s->log_path, "%s", es->log_path);
+	} else {
+		snprintf(s->log_path, sizeof s->log_path, "%s/%s.log", ex->state_dir, c->name);
+		s->tmp_log = 1;
+	}
+	char *argv[] = {"/bin/sh", "-c", (char *)adopt_script, "sh", ex->binary, c->name, codefile,
+			NULL};
+	exec_spec is = *es;
+	is.argv = argv;
+	is.envp = ex->engine_env;
+	is.cwd = NULL;
+	is.log_path = s->log_path;
+	is.memory_limit_mib = 0;
+	exec_callbacks icb = {.on_line = inner_line, .on_end = inner_end};
+	exec_segment *iseg = NULL;
+	int rc = exec_launch(ex->inner, &is, &icb, s, &iseg, err);
+	if (rc < 0) {
+		free(s);
+		free(c);
+		return rl_err_prefix(err, "adopting container %s", name);
+	}
+	s->inner = iseg;
+	ex->n_segs++;
+	exec_ident id;
+	exec_ident_of(ex->inner, iseg, &id);
+	c->pid = id.pid;
+	c->start_time = id.start_time;
+	c->next = ex->ctrs;
+	ex->ctrs = c;
 	c->seg = s;
 	s->c = c;
 	*out = (exec_segment *)s;
@@ -760,15 +840,26 @@ int container_list(const container_options *o, container_info **out, size_t *n, 
 	return rc < 0 ? rl_err_prefix(err, "%s ps", engine_bin(o)) : 0;
 }
 
-int container_reconcile(const container_options *o, container_info **out, size_t *n_out,
-			rl_err *err)
+static int reconcile(const container_options *o, int keep, container_info **out, size_t *n_out,
+		     rl_err *err)
 {
 	container_info *v = NULL;
 	size_t n = 0;
 	int rc = container_list(o, &v, &n, err);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < n; i += 50) {
+	size_t n_rm = 0;
+	char **names = calloc(n + 1, sizeof *names);
+	if (!names) {
+		free(v);
+		return rl_err_set(err, RL_ENOMEM, "container list");
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i].kept = keep && !strcmp(v[i].state, "running") && !strcmp(v[i].mode, "oneshot");
+		if (!v[i].kept)
+			names[n_rm++] = v[i].name;
+	}
+	for (size_t i = 0; i < n_rm; i += 50) {
 		char *args[64];
 		size_t k = 0;
 		args[k++] = "rm";
@@ -778,18 +869,20 @@ int container_reconcile(const container_options *o, container_info **out, size_t
 			args[k++] = "0";
 			args[k++] = "--ignore";
 		}
-		for (size_t j = i; j < n && j < i + 50; j++)
-			args[k++] = v[j].name;
+		for (size_t j = i; j < n_rm && j < i + 50; j++)
+			args[k++] = names[j];
 		args[k] = NULL;
 		char etext[512];
 		rc = run_engine(o, args, NULL, etext, sizeof etext, err);
 		if (rc != 0) {
+			free(names);
 			free(v);
 			if (rc < 0)
 				return rc;
 			return rl_err_set(err, RL_ERUNTIME, "%s rm: exit %d: %s", engine_bin(o), rc, etext);
 		}
 	}
+	free(names);
 	if (out) {
 		*out = v;
 		*n_out = n;
@@ -797,6 +890,18 @@ int container_reconcile(const container_options *o, container_info **out, size_t
 		free(v);
 	}
 	return 0;
+}
+
+int container_reconcile(const container_options *o, container_info **out, size_t *n_out,
+			rl_err *err)
+{
+	return reconcile(o, 0, out, n_out, err);
+}
+
+int container_reconcile_adoptable(const container_options *o, container_info **out, size_t *n_out,
+				  rl_err *err)
+{
+	return reconcile(o, 1, out, n_out, err);
 }
 
 static int check_image(const container_options *o, rl_err *err)

@@ -8,9 +8,12 @@
  * checkpoint mount and environment come with every launch from the
  * placement.  Before the first such executor starts, the driver removes
  * every container a previous relish left behind on this state database
- * (found by its owner label): their output pipes died with that relish, so
- * they cannot be adopted; recover.c then marks their segments lost and the
- * trials re-run from their checkpoints.
+ * (found by its owner label), except running oneshot containers: recover.c
+ * adopts those whose segment the store says is running (their output is
+ * read again with `logs -f`, their exit code with `wait`); the rest are
+ * removed when the loop starts (live_container_sweep).  Segments of removed
+ * containers are marked lost and re-run from their checkpoints; warm and
+ * worker containers are always removed (their stdin died with relish).
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -53,7 +56,10 @@ static int gpu_mode_choose(container_gpu_mode *out, rl_err *err)
 	return 0;
 }
 
-/* Remove what a previous relish left on this database, once per engine. */
+/* Remove what a previous relish left on this database, once per engine;
+ * running oneshot containers stay for recover.c to adopt.  In d->removed,
+ * kept is 1 + the engine (podman, docker) for such a container until it is
+ * adopted (then -1) or swept (live_container_sweep, then 0). */
 static int reconcile_once(live *d, const container_options *o, rl_err *err)
 {
 	int e = o->engine == CONTAINER_DOCKER;
@@ -61,7 +67,7 @@ static int reconcile_once(live *d, const container_options *o, rl_err *err)
 		return 0;
 	container_info *v = NULL;
 	size_t n = 0;
-	int rc = container_reconcile(o, &v, &n, err);
+	int rc = container_reconcile_adoptable(o, &v, &n, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "removing containers left by an earlier relish");
 	d->reconciled[e] = 1;
@@ -76,21 +82,51 @@ static int reconcile_once(live *d, const container_options *o, rl_err *err)
 	d->removed = all;
 	d->n_removed += n;
 	free(v);
-	size_t running = 0;
-	for (size_t i = 0; i < n; i++)
-		running += !strcmp(d->removed[d->n_removed - n + i].state, "running");
-	live_progress_line(d, "removed %zu container%s left by an earlier relish (%zu still running); "
-			   "their segments re-run from their checkpoints",
-			   n, n == 1 ? "" : "s", running);
+	size_t running = 0, kept = 0;
+	for (size_t i = d->n_removed - n; i < d->n_removed; i++) {
+		container_info *ci = &d->removed[i];
+		if (ci->kept) {
+			ci->kept = 1 + e;
+			kept++;
+		} else {
+			running += !strcmp(ci->state, "running");
+		}
+	}
+	if (n > kept)
+		live_progress_line(d, "removed %zu container%s left by an earlier relish (%zu still running); "
+				   "their segments re-run from their checkpoints",
+				   n - kept, n - kept == 1 ? "" : "s", running);
 	return 0;
 }
 
-const container_info *live_container_removed(const live *d, const char *name)
+container_info *live_container_removed(live *d, const char *name)
 {
 	for (size_t i = 0; name && i < d->n_removed; i++)
 		if (!strcmp(d->removed[i].name, name))
 			return &d->removed[i];
 	return NULL;
+}
+
+void live_container_sweep(live *d)
+{
+	for (size_t i = 0; i < d->n_removed; i++) {
+		container_info *ci = &d->removed[i];
+		if (ci->kept <= 0)
+			continue;
+		int e = ci->kept - 1;
+		for (size_t k = 0; k < d->n_exps; k++) {
+			live_exp *x = d->exps[k];
+			if (!x->ex || (x->sp->trial.executor == EXEC_DOCKER) != e)
+				continue;
+			exec_ident id = {0};
+			snprintf(id.handle, sizeof id.handle, "%s", ci->name);
+			x->ex->ops->reclaim(x->ex, &id, NULL);
+			live_progress_line(d, "removed container %s left running by an earlier relish "
+					   "(no running segment of this run to adopt it)", ci->name);
+			ci->kept = 0;
+			break;
+		}
+	}
 }
 
 int live_container_setup(live *d, live_exp *x, rl_err *err)

@@ -116,6 +116,11 @@ static void seg_link(live *d, live_seg *g)
 	d->segs = g;
 }
 
+void live_seg_link(live *d, live_seg *g)
+{
+	seg_link(d, g);
+}
+
 void live_seg_unlink_free(live *d, live_seg *g)
 {
 	if (g->prev)
@@ -779,6 +784,7 @@ int live_run(live *d, rl_err *err)
 			all_done = 0;
 	if (all_done || !d->handles_ready)
 		return 0;
+	live_container_sweep(d);
 	uv_signal_start(&d->sigint, signal_cb, SIGINT);
 	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);

@@ -69,6 +69,10 @@ typedef struct live_seg {
 	double last_obj;       /* last objective value, NAN none */
 	int interrupted;       /* cancelled because relish is stopping */
 	char *reuse_key;       /* warm / worker */
+	int adopted;           /* its container outlived a crashed relish (recover.c) */
+	double replay_upto;    /* adopted: metric lines at or before this resource are
+				* stored already (the container's output is read again
+				* from its start): reported to the engine, not stored */
 } live_seg;
 
 struct live_exp {
@@ -140,6 +144,7 @@ void live_kick(live *d);                       /* fill and place soon */
 live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);
 void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
+void live_seg_link(live *d, live_seg *g);        /* add a running adopted segment */
 void live_check_end(live *d);                  /* end the loop when all is done */
 void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store */
 
@@ -170,8 +175,12 @@ static inline executor *live_exec(const live_exp *x)
 /* containers.c: x's container executor (nothing for process experiments),
  * after removing what an earlier relish left on this database. */
 int live_container_setup(live *d, live_exp *x, rl_err *err);
-/* The container of that name removed at start-up, or NULL. */
-const container_info *live_container_removed(const live *d, const char *name);
+/* The container of that name found at start-up (removed, or kept running
+ * for adoption: kept > 0), or NULL. */
+container_info *live_container_removed(live *d, const char *name);
+/* Remove the containers kept for adoption that no experiment adopted
+ * (before the loop starts; the removal runs on the loop). */
+void live_container_sweep(live *d);
 /* gpu.c: GPU sampling and what a segment's samples add up to */
 /* Sample NVML: each running GPU segment's peak memory and SM utilisation
  * (by process group), and which segments share a device. */

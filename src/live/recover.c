@@ -9,7 +9,14 @@
  *      (a reused pid is someone else's process and is left alone), and the
  *      segment is marked lost: no orphan keeps a device's memory.
  *      Containers were removed by label before (containers.c); the
- *      message says whether this segment's was still running;
+ *      message says whether this segment's was still running.  A oneshot
+ *      segment whose container is still running is adopted instead, once
+ *      the engine is rebuilt: the engine hands it out as running
+ *      (engine_adopt), the core takes its stored placement (sched_adopt),
+ *      and the executor reads its output again from the start
+ *      (exec_podman_adopt; the metric lines stored already are reported to
+ *      the engine, not stored twice) and its exit code; it ends as any
+ *      segment does.  One that cannot be adopted is lost as above;
  *   2. each trial is rebuilt in the engine (engine_restore_trial) from its
  *      stored state, its learning curve (objective metric rows, in report
  *      order) and its boundaries: every completed segment that reported the
@@ -27,46 +34,162 @@
 
 #include "live/live_int.h"
 
-/* Step 1: stop what the previous relish left running; mark it lost. */
-static int reclaim_running(live *d, live_exp *x, rl_err *err)
+/* A running segment the store holds whose container was kept running at
+ * start-up (containers.c): a candidate for adoption. */
+static container_info *adoptable(live *d, const live_exp *x, const store_segment *g)
 {
-	store_segment *v = NULL;
-	size_t n = 0;
-	int rc = store_segment_list_running(d->st, x->id, &v, &n, err);
-	if (rc < 0)
-		return rc;
+	if (!g->container || !x->ex || x->sp->trial.mode != TRIAL_MODE_ONESHOT || !g->device ||
+	    g->mem_reserved_mib < 0)
+		return NULL;
+	container_info *ci = live_container_removed(d, g->container);
+	return ci && ci->kept > 0 && !strcmp(ci->experiment, x->sp->name) ? ci : NULL;
+}
+
+/* Step 1 for one segment: stop what the previous relish left; mark it lost. */
+static int lose_segment(live *d, live_exp *x, const store_segment *g, const char *why,
+			rl_err *err)
+{
 	double now = live_now();
-	for (size_t i = 0; i < n && rc >= 0; i++) {
-		exec_ident id = {.pid = v[i].pid, .start_time = v[i].pid_start_time};
-		int alive = v[i].pid > 0 && store_pid_is_ours(v[i].pid, v[i].pid_start_time);
-		char what[200];
-		if (v[i].container) {
-			/* Containers: live_container_setup already removed what
-			 * the earlier relish left; reclaim kills a surviving
-			 * attach process and removes the name again if needed. */
-			const container_info *ci = live_container_removed(d, v[i].container);
-			snprintf(id.handle, sizeof id.handle, "%s", v[i].container);
-			snprintf(what, sizeof what, "its container %s %s", v[i].container,
-				 !ci ? "was gone"
-				 : !strcmp(ci->state, "running") ? "was still running and was removed"
-								  : "had stopped and was removed");
-		} else {
-			snprintf(what, sizeof what, "%s",
-				 alive ? "its process was still running and was stopped"
-				       : "its process was gone");
-		}
-		if (v[i].pid > 0 || id.handle[0])
-			live_exec(x)->ops->reclaim(live_exec(x), &id, NULL);
-		char msg[320];
-		snprintf(msg, sizeof msg, "relish restarted; %s; re-run from the last checkpoint", what);
-		store_segment_end e = {.status = SEG_LOST, .exit_code = -1, .signal = 0,
-				       .peak_mem_mib = -1, .ended_at = now, .message = msg};
-		if ((rc = store_segment_finish(d->st, v[i].id, &e, err)) == 0)
-			rc = store_event_append(d->st, now, x->id, v[i].trial_id, v[i].id,
-						"segment.lost", msg, NULL, err);
+	exec_ident id = {.pid = g->pid, .start_time = g->pid_start_time};
+	int alive = g->pid > 0 && store_pid_is_ours(g->pid, g->pid_start_time);
+	char what[300];
+	if (g->container) {
+		/* Containers: live_container_setup already removed what
+		 * the earlier relish left; reclaim kills a surviving
+		 * attach process and removes the name again if needed. */
+		container_info *ci = live_container_removed(d, g->container);
+		snprintf(id.handle, sizeof id.handle, "%s", g->container);
+		snprintf(what, sizeof what, "its container %s %s%s", g->container,
+			 !ci ? "was gone"
+			 : !strcmp(ci->state, "running") ? "was still running and was removed"
+							  : "had stopped and was removed",
+			 why ? why : "");
+		if (ci && ci->kept > 0)
+			ci->kept = 0; /* removed by the reclaim below */
+	} else {
+		snprintf(what, sizeof what, "%s",
+			 alive ? "its process was still running and was stopped"
+			       : "its process was gone");
 	}
-	store_segments_free(v, n);
+	if (g->pid > 0 || id.handle[0])
+		live_exec(x)->ops->reclaim(live_exec(x), &id, NULL);
+	char msg[420];
+	snprintf(msg, sizeof msg, "relish restarted; %s; re-run from the last checkpoint", what);
+	store_segment_end e = {.status = SEG_LOST, .exit_code = -1, .signal = 0,
+			       .peak_mem_mib = -1, .ended_at = now, .message = msg};
+	int rc = store_segment_finish(d->st, g->id, &e, err);
+	if (rc == 0)
+		rc = store_event_append(d->st, now, x->id, g->trial_id, g->id, "segment.lost", msg,
+					NULL, err);
 	return rc;
+}
+
+/* The engine index of the trial with store id tid, -1 when none. */
+static int64_t trial_index(const live_exp *x, int64_t tid)
+{
+	for (size_t i = 0; i < x->n_trials; i++)
+		if (x->trials[i].store_id == tid)
+			return (int64_t)i;
+	return -1;
+}
+
+/*
+ * Adopt segment g (after the engine was restored): the engine hands it out
+ * as running, the core takes its stored placement (sched_adopt), and the
+ * executor watches its container again.  replay_upto: the last resource of
+ * its stored metrics.  Returns 1 when adopted, 0 when it cannot be (*why
+ * says why; the caller marks it lost), < 0 on errors.
+ */
+static int adopt_segment(live *d, live_exp *x, const store_segment *g, double replay_upto,
+			 char *why, size_t why_n, rl_err *err)
+{
+	const spec *sp = x->sp;
+	int64_t idx = trial_index(x, g->trial_id);
+	int dev = -1;
+	for (size_t i = 0; i < d->devs->n; i++)
+		if (!strcmp(d->devs->dev[i].info.uuid, g->device))
+			dev = (int)i;
+	if (idx < 0 || dev < 0) {
+		snprintf(why, why_n, " (%s)", idx < 0 ? "its trial is unknown" : "its device is gone");
+		return 0;
+	}
+	engine_work w;
+	rl_err e2 = {0};
+	if (engine_adopt(x->eng, (uint64_t)idx, g->resource_from, g->resource_to, &w, &e2) < 0) {
+		snprintf(why, why_n, " (%s)", e2.msg);
+		return 0;
+	}
+	live_trial *t = &x->trials[idx];
+	live_seg *s = calloc(1, sizeof *s);
+	if (!s)
+		return rl_err_set(err, RL_ENOMEM, "adopting a segment");
+	s->x = x;
+	s->trial = (uint64_t)idx;
+	s->from = g->resource_from;
+	s->to = g->resource_to;
+	s->seq = g->seq;
+	s->store_id = g->id;
+	s->last_obj = NAN;
+	s->est_mem = g->est_mem_mib;
+	s->adopted = 1;
+	s->replay_upto = replay_upto;
+	live_request_build(x, w.cfg, &s->req);
+	s->req.seg_id = s->sched_id = ++d->next_sched_id;
+	s->req.min_mem_mib = t->min_mem_mib;
+	s->req.exclusive = t->exclusive;
+	s->req.submit_time = isnan(g->started_at) ? live_now() : g->started_at;
+	live_profile_seed(d, &s->req);
+	sched_placement pl = {.seg_id = s->sched_id, .n_dev = 1, .dev = {dev},
+			      .mem_mib = (uint64_t)g->mem_reserved_mib,
+			      .compute = isnan(g->compute_share) ? 0 : g->compute_share};
+	for (int b = 0; b < 16; b++)
+		if (g->basis && !strcmp(sched_basis_name((sched_basis)b), g->basis))
+			pl.basis = (sched_basis)b;
+	int rc = sched_adopt(d->core, &s->req, &pl, &e2);
+	if (rc < 0) {
+		free(s);
+		engine_requeue(x->eng, (uint64_t)idx, g->resource_from, g->resource_to, NULL);
+		snprintf(why, why_n, " (%s)", e2.msg);
+		return 0;
+	}
+	s->placed = 1;
+	s->dev = dev;
+	s->mem_mib = pl.mem_mib;
+	s->compute = pl.compute;
+	s->basis = pl.basis;
+	s->started_at = isnan(g->started_at) ? live_now() : g->started_at;
+	int on_gpu = d->devs->dev[dev].info.is_gpu;
+	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .log_path = g->log_path,
+			.timeout_s = sp->trial.timeout_s,
+			.memory_limit_mib = on_gpu ? 0 : pl.mem_mib};
+	rc = exec_podman_adopt(x->ex, g->container, &es, &live_exec_callbacks, s, &s->es, &e2);
+	if (rc < 0) {
+		sched_remove(d->core, s->sched_id);
+		free(s);
+		engine_requeue(x->eng, (uint64_t)idx, g->resource_from, g->resource_to, NULL);
+		snprintf(why, why_n, " (%s)", e2.msg);
+		return 0;
+	}
+	live_seg_link(d, s);
+	x->n_active++;
+	if (t->next_seq < g->seq + 1)
+		t->next_seq = g->seq + 1;
+	exec_ident id;
+	if (exec_ident_of(x->ex, s->es, &id) == 0) {
+		s->pid = id.pid;
+		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time, g->container,
+						err)) < 0)
+			return rc;
+	}
+	char msg[300];
+	snprintf(msg, sizeof msg, "relish restarted; its container %s was still running and was "
+		 "adopted", g->container);
+	if ((rc = store_event_append(d->st, live_now(), x->id, g->trial_id, g->id,
+				     "segment.adopted", msg, NULL, err)) < 0)
+		return rc;
+	live_progress_line(d, "%s: trial %lld segment %g-%g: %s", sp->name, (long long)g->trial_id,
+			   g->resource_from, g->resource_to, msg);
+	return 1;
 }
 
 static int grow_points(engine_point **p, size_t *cap, size_t need)
@@ -85,16 +208,18 @@ static int grow_points(engine_point **p, size_t *cap, size_t need)
 }
 
 /* Steps 2 and 3 for one trial; segs/n_segs are its segments by seq. */
+/* skip_seg: the segment to be adopted, whose metrics come again from its
+ * container (0: none). */
 static int restore_trial(live *d, live_exp *x, const store_trial *t, const store_segment *segs,
-			 size_t n_segs, engine_point **rep, size_t *rep_cap, engine_point **bnd,
-			 size_t *bnd_cap, rl_err *err)
+			 size_t n_segs, int64_t skip_seg, engine_point **rep, size_t *rep_cap,
+			 engine_point **bnd, size_t *bnd_cap, rl_err *err)
 {
 	const spec *sp = x->sp;
 	const char *obj = sp->objective.metric;
 	size_t nr = 0, nb = 0;
 	for (size_t i = 0; i < t->n_metrics; i++) {
 		const store_metric *m = &t->metrics[i];
-		if (strcmp(m->name, obj) != 0)
+		if (strcmp(m->name, obj) != 0 || (skip_seg && m->segment_id == skip_seg))
 			continue;
 		if (grow_points(rep, rep_cap, nr + 1) < 0)
 			return rl_err_set(err, RL_ENOMEM, "restoring trials");
@@ -154,15 +279,27 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		x->done = 1;
 		return 0;
 	}
-	int rc = reclaim_running(d, x, err);
+	/* Step 1: segments left running are lost, except those whose
+	 * container is still running (adopted after step 2). */
+	store_segment *run = NULL;
+	size_t n_run = 0;
+	int rc = store_segment_list_running(d->st, x->id, &run, &n_run, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "resuming %s", x->sp->name);
+	for (size_t i = 0; i < n_run && rc >= 0; i++)
+		if (!adoptable(d, x, &run[i]))
+			rc = lose_segment(d, x, &run[i], NULL, err);
+	if (rc < 0) {
+		store_segments_free(run, n_run);
+		return rl_err_prefix(err, "resuming %s", x->sp->name);
+	}
 	store_trial *tv = NULL;
 	size_t nt = 0;
 	store_segment *sv = NULL;
 	size_t ns = 0;
 	engine_point *rep = NULL, *bnd = NULL;
 	size_t rep_cap = 0, bnd_cap = 0;
+	size_t n_adopted = 0;
 	if ((rc = store_trial_list(d->st, x->id, STORE_LIST_METRICS, &tv, &nt, err)) < 0 ||
 	    (rc = store_segment_list_experiment(d->st, x->id, &sv, &ns, err)) < 0)
 		goto out;
@@ -176,17 +313,47 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		size_t k = j;
 		while (k < ns && sv[k].trial_id == tv[i].id)
 			k++;
-		rc = restore_trial(d, x, &tv[i], sv + j, k - j, &rep, &rep_cap, &bnd, &bnd_cap, err);
+		int64_t skip = 0;
+		for (size_t r = 0; r < n_run; r++)
+			if (run[r].trial_id == tv[i].id && adoptable(d, x, &run[r]))
+				skip = run[r].id;
+		rc = restore_trial(d, x, &tv[i], sv + j, k - j, skip, &rep, &rep_cap, &bnd, &bnd_cap,
+				   err);
 		if (tv[i].status == TRIAL_RUNNING || tv[i].status == TRIAL_PENDING)
 			n_rerun++;
 		j = k;
 	}
+	/* Adopt what still runs; what cannot be adopted is lost after all. */
+	for (size_t r = 0; r < n_run && rc >= 0; r++) {
+		container_info *ci = adoptable(d, x, &run[r]);
+		if (!ci)
+			continue;
+		double upto = -INFINITY;
+		for (size_t i = 0; i < nt; i++)
+			for (size_t m = 0; tv[i].id == run[r].trial_id && m < tv[i].n_metrics; m++)
+				if (tv[i].metrics[m].segment_id == run[r].id &&
+				    tv[i].metrics[m].resource > upto)
+					upto = tv[i].metrics[m].resource;
+		char why[300] = "";
+		rc = adopt_segment(d, x, &run[r], upto, why, sizeof why, err);
+		if (rc == 1) {
+			ci->kept = -1;
+			n_adopted++;
+			n_rerun--;
+			rc = 0;
+		} else if (rc == 0) {
+			rc = lose_segment(d, x, &run[r], why, err);
+		}
+	}
 	if (rc < 0)
 		goto out;
 	double now = live_now();
-	char msg[160];
+	char msg[220];
 	snprintf(msg, sizeof msg, "resumed: %zu trials restored, %zu to re-run from their checkpoint",
 		 nt, n_rerun);
+	if (n_adopted)
+		snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", %zu running in adopted containers",
+			 n_adopted);
 	if ((rc = store_experiment_set_status(d->st, x->id, EXP_RUNNING, NAN, err)) == 0)
 		rc = store_event_append(d->st, now, x->id, 0, 0, "experiment.resumed", msg, NULL, err);
 	if (rc == 0)
@@ -198,6 +365,7 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		rc = store_experiment_set_status(d->st, x->id, EXP_DONE, now, err);
 	}
 out:
+	store_segments_free(run, n_run);
 	store_trials_free(tv, nt);
 	store_segments_free(sv, ns);
 	free(rep);

@@ -234,6 +234,21 @@ static void start_segment(engine *e, uint64_t index, trial_slot *t, engine_work 
 			     .is_new_trial = is_new, .is_retry = is_retry};
 }
 
+int engine_adopt(engine *e, uint64_t trial, double from, double to, engine_work *out,
+		 rl_err *err)
+{
+	trial_slot *t = trial < e->n_slots ? e->slots[trial] : NULL;
+	if (!t)
+		return rl_err_set(err, RL_ENOTFOUND, "adopt: no trial %llu",
+				  (unsigned long long)trial);
+	if (e->started || t->queued != Q_RETRY || t->from != from || t->to != to)
+		return rl_err_set(err, RL_EINVAL,
+				  "adopt: trial %llu has no re-run of segment %g-%g queued",
+				  (unsigned long long)trial, from, to);
+	start_segment(e, trial, t, out, 0, 1);
+	return 0;
+}
+
 int engine_next(engine *e, engine_work *out, rl_err *err)
 {
 	e->started = 1;

@@ -159,6 +159,18 @@ typedef struct engine_trial_record {
  */
 int engine_restore_trial(engine *e, const engine_trial_record *rec, rl_err *err);
 
+/*
+ * After engine_restore_trial (and before the first engine_next): the
+ * segment [from, to] that trial was running at the crash is still running
+ * (the driver adopted its container), so it is handed out now instead of
+ * being queued as a re-run: the trial is running, *out describes the work
+ * (is_retry 1).  RL_ENOTFOUND for an unknown trial; RL_EINVAL when the
+ * trial has no re-run queued or the re-run is not [from, to] (the driver
+ * then treats the segment as lost).
+ */
+int engine_adopt(engine *e, uint64_t trial, double from, double to, engine_work *out,
+		 rl_err *err);
+
 /* All trials created (or the sampler exhausted) and every trial final. */
 int engine_done(const engine *e);
 
