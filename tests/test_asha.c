@@ -12,27 +12,9 @@
 #include <string.h>
 
 #include "search/stopper.h"
+#include "stopper_steps.h"
 
-static spec asha_spec(double min, double max, double eta, double segment)
-{
-	spec sp;
-	memset(&sp, 0, sizeof sp);
-	sp.source = "exp.yaml";
-	sp.schedule.algorithm = SCHED_ASHA;
-	sp.schedule.min = min;
-	sp.schedule.max = max;
-	sp.schedule.reduction_factor = eta;
-	sp.schedule.segment = segment;
-	sp.schedule.grace = 5;
-	return sp;
-}
 
-typedef struct step {
-	uint64_t trial;
-	double resource, loss;
-	stop_decision want;
-	double want_next;
-} step;
 
 /*
  * min = 1, max = 27, eta = 3: rungs 1, 3, 9, 27.  At a rung with n values
@@ -71,22 +53,11 @@ static const step worked[] = {
 };
 #define N_WORKED (sizeof worked / sizeof worked[0])
 
-static void check_step(stopper *s, const step *st, size_t i)
-{
-	stop_decision d;
-	double next = -1;
-	rl_err err;
-	assert_int_equal(stopper_decide(s, st->trial, st->resource, st->loss, &d, &next, &err), 0);
-	if (d != st->want || next != st->want_next)
-		fail_msg("step %zu (trial %llu at %g): got %s next %g, want %s next %g", i,
-			 (unsigned long long)st->trial, st->resource, stopper_decision_name(d), next,
-			 stopper_decision_name(st->want), st->want_next);
-}
 
 static void test_worked_example(void **state)
 {
 	(void)state;
-	spec sp = asha_spec(1, 27, 3, 0);
+	spec sp = schedule_spec(SCHED_ASHA, 1, 27, 3, 0, 5);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
@@ -103,7 +74,7 @@ static void test_worked_example(void **state)
 static void test_replay_matches(void **state)
 {
 	(void)state;
-	spec sp = asha_spec(1, 27, 3, 0);
+	spec sp = schedule_spec(SCHED_ASHA, 1, 27, 3, 0, 5);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
@@ -127,7 +98,7 @@ static void test_replay_detects_difference(void **state)
 	(void)state;
 	rl_err err;
 	for (int corrupt = 0; corrupt <= 1; corrupt++) {
-		spec sp = asha_spec(1, 27, 3, 0);
+		spec sp = schedule_spec(SCHED_ASHA, 1, 27, 3, 0, 5);
 		stopper *s;
 		assert_int_equal(stopper_new(&sp, &s, &err), 0);
 		for (size_t i = 0; i < 9; i++)
@@ -151,7 +122,7 @@ static void test_replay_detects_difference(void **state)
 static void test_segments_between_rungs(void **state)
 {
 	(void)state;
-	spec sp = asha_spec(1, 27, 3, 2);
+	spec sp = schedule_spec(SCHED_ASHA, 1, 27, 3, 2, 5);
 	stopper *s;
 	rl_err err;
 	stop_decision d;
@@ -174,7 +145,7 @@ static void test_segments_between_rungs(void **state)
 	stopper_free(s);
 
 	/* segment larger than min: the first segment still ends at rung 0. */
-	sp = asha_spec(2, 20, 3, 5);
+	sp = schedule_spec(SCHED_ASHA, 2, 20, 3, 5, 5);
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
 	assert_true(stopper_first_target(s, 0) == 2);
 	assert_true(stopper_next_target(s, 0, 2) == 6);   /* rung 6 < 2 + 5 */
@@ -188,7 +159,7 @@ static void test_segments_between_rungs(void **state)
 static void test_none_segments(void **state)
 {
 	(void)state;
-	spec sp = asha_spec(1, 10, 3, 0);
+	spec sp = schedule_spec(SCHED_ASHA, 1, 10, 3, 0, 5);
 	sp.schedule.algorithm = SCHED_NONE;
 	stopper *s;
 	rl_err err;
@@ -225,7 +196,7 @@ static void test_bad_schedule(void **state)
 		{1, NAN, 3, 0, "exp.yaml: schedule.max: expected a positive number, got nan"},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		spec sp = asha_spec(rows[i].min, rows[i].max, rows[i].eta, rows[i].segment);
+		spec sp = schedule_spec(SCHED_ASHA, rows[i].min, rows[i].max, rows[i].eta, rows[i].segment, 5);
 		stopper *s = NULL;
 		rl_err err;
 		rl_err_clear(&err);
@@ -233,7 +204,7 @@ static void test_bad_schedule(void **state)
 		assert_null(s);
 		assert_string_equal(err.msg, rows[i].want);
 	}
-	spec sp = asha_spec(1, 9, 3, 0);
+	spec sp = schedule_spec(SCHED_ASHA, 1, 9, 3, 0, 5);
 	stopper *s;
 	rl_err err;
 	stop_decision d;
@@ -249,7 +220,7 @@ static void test_bad_schedule(void **state)
 static void test_rungs_real_eta(void **state)
 {
 	(void)state;
-	spec sp = asha_spec(1, 10, 2.5, 0);
+	spec sp = schedule_spec(SCHED_ASHA, 1, 10, 2.5, 0, 5);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);

@@ -11,20 +11,8 @@
 #include <string.h>
 
 #include "search/stopper.h"
+#include "stopper_steps.h"
 
-static spec hb_spec(double min, double max, double eta, double segment)
-{
-	spec sp;
-	memset(&sp, 0, sizeof sp);
-	sp.source = "exp.yaml";
-	sp.schedule.algorithm = SCHED_HYPERBAND;
-	sp.schedule.min = min;
-	sp.schedule.max = max;
-	sp.schedule.reduction_factor = eta;
-	sp.schedule.segment = segment;
-	sp.schedule.grace = 5;
-	return sp;
-}
 
 /*
  * min 1, max 9, eta 3: s_max = floor(log3 9) = 2, three brackets.
@@ -43,7 +31,7 @@ static const size_t want_bracket[17] = {0, 1, 0, 2, 0, 1, 0, 2, 0, 1, 0, 1, 0, 2
 static void test_brackets(void **state)
 {
 	(void)state;
-	spec sp = hb_spec(1, 9, 3, 0);
+	spec sp = schedule_spec(SCHED_HYPERBAND, 1, 9, 3, 0, 5);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
@@ -62,7 +50,7 @@ static void test_brackets(void **state)
 
 	/* min 1, max 27, eta 3: s_max 3, n_b = ceil(4*27/4), ceil(4*9/3),
 	 * ceil(4*3/2), ceil(4*1/1) = 27, 12, 6, 4. */
-	sp = hb_spec(1, 27, 3, 0);
+	sp = schedule_spec(SCHED_HYPERBAND, 1, 27, 3, 0, 5);
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
 	assert_int_equal(hyperband_n_brackets(s), 4);
 	assert_int_equal(hyperband_bracket_weight(s, 0), 27);
@@ -79,24 +67,18 @@ static void test_brackets(void **state)
 	stopper_free(s);
 
 	/* max == min: one bracket that trains straight to max. */
-	sp = hb_spec(4, 4, 3, 0);
+	sp = schedule_spec(SCHED_HYPERBAND, 4, 4, 3, 0, 5);
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
 	assert_int_equal(hyperband_n_brackets(s), 1);
 	assert_true(stopper_first_target(s, 5) == 4);
 	stopper_free(s);
 
 	/* Too many brackets is a spec error naming the field. */
-	sp = hb_spec(1, 1e6, 1.01, 0);
+	sp = schedule_spec(SCHED_HYPERBAND, 1, 1e6, 1.01, 0, 5);
 	assert_int_equal(stopper_new(&sp, &s, &err), RL_ESPEC);
 	assert_non_null(strstr(err.msg, "schedule: hyperband"));
 }
 
-typedef struct step {
-	uint64_t trial;
-	double resource, loss;
-	stop_decision want;
-	double want_next;
-} step;
 
 /*
  * Same config (brackets of trials from the table above):
@@ -126,19 +108,11 @@ static const step worked[] = {
 static void test_worked_decisions(void **state)
 {
 	(void)state;
-	spec sp = hb_spec(1, 9, 3, 0);
+	spec sp = schedule_spec(SCHED_HYPERBAND, 1, 9, 3, 0, 5);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
-	for (size_t i = 0; i < sizeof worked / sizeof worked[0]; i++) {
-		stop_decision d;
-		double next;
-		assert_int_equal(stopper_decide(s, worked[i].trial, worked[i].resource,
-						worked[i].loss, &d, &next, &err), 0);
-		if (d != worked[i].want || next != worked[i].want_next)
-			fail_msg("step %zu: got %s %g, want %s %g", i, stopper_decision_name(d),
-				 next, stopper_decision_name(worked[i].want), worked[i].want_next);
-	}
+	check_steps(s, worked, sizeof worked / sizeof worked[0]);
 	stopper_free(s);
 }
 
@@ -147,7 +121,7 @@ static void test_worked_decisions(void **state)
 static void test_bracket_segments(void **state)
 {
 	(void)state;
-	spec sp = hb_spec(1, 9, 3, 2);
+	spec sp = schedule_spec(SCHED_HYPERBAND, 1, 9, 3, 2, 5);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);

@@ -10,27 +10,9 @@
 #include <string.h>
 
 #include "search/stopper.h"
+#include "stopper_steps.h"
 
-static spec med_spec(double min, double max, double segment, int grace)
-{
-	spec sp;
-	memset(&sp, 0, sizeof sp);
-	sp.source = "exp.yaml";
-	sp.schedule.algorithm = SCHED_MEDIAN;
-	sp.schedule.min = min;
-	sp.schedule.max = max;
-	sp.schedule.reduction_factor = 3;
-	sp.schedule.segment = segment;
-	sp.schedule.grace = grace;
-	return sp;
-}
 
-typedef struct step {
-	uint64_t trial;
-	double resource, loss;
-	stop_decision want;
-	double want_next;
-} step;
 
 /*
  * min 1, max 4, segment 1, grace 2.  "others" are the other trials'
@@ -60,30 +42,17 @@ static const step worked[] = {
 	{0, 4, .40, DECIDE_COMPLETE, 4},
 };
 
-static void run_steps(stopper *s, const step *st, size_t n)
-{
-	rl_err err;
-	for (size_t i = 0; i < n; i++) {
-		stop_decision d;
-		double next;
-		assert_int_equal(stopper_decide(s, st[i].trial, st[i].resource, st[i].loss, &d,
-						&next, &err), 0);
-		if (d != st[i].want || next != st[i].want_next)
-			fail_msg("step %zu: got %s %g, want %s %g", i, stopper_decision_name(d),
-				 next, stopper_decision_name(st[i].want), st[i].want_next);
-	}
-}
 
 static void test_worked_example(void **state)
 {
 	(void)state;
-	spec sp = med_spec(1, 4, 1, 2);
+	spec sp = schedule_spec(SCHED_MEDIAN, 1, 4, 3, 1, 2);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
 	assert_string_equal(stopper_name(s), "median");
 	assert_true(stopper_first_target(s, 0) == 1);
-	run_steps(s, worked, sizeof worked / sizeof worked[0]);
+	check_steps(s, worked, sizeof worked / sizeof worked[0]);
 	stopper_free(s);
 }
 
@@ -91,14 +60,14 @@ static void test_worked_example(void **state)
 static void test_replay(void **state)
 {
 	(void)state;
-	spec sp = med_spec(1, 4, 1, 2);
+	spec sp = schedule_spec(SCHED_MEDIAN, 1, 4, 3, 1, 2);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
 	for (size_t i = 8; i-- > 0;)
 		assert_int_equal(stopper_record(s, worked[i].trial, worked[i].resource,
 						worked[i].loss, &err), 0);
-	run_steps(s, worked + 8, sizeof worked / sizeof worked[0] - 8);
+	check_steps(s, worked + 8, sizeof worked / sizeof worked[0] - 8);
 	stopper_free(s);
 }
 
@@ -108,7 +77,7 @@ static void test_replay(void **state)
 static void test_warmup_and_ties(void **state)
 {
 	(void)state;
-	spec sp = med_spec(2, 5, 1, 1);
+	spec sp = schedule_spec(SCHED_MEDIAN, 2, 5, 3, 1, 1);
 	stopper *s;
 	rl_err err;
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
@@ -126,10 +95,10 @@ static void test_warmup_and_ties(void **state)
 		{2, 2, .25, DECIDE_CONTINUE, 3}, {3, 2, .5, DECIDE_STOP, 2},
 		{4, 2, .375, DECIDE_CONTINUE, 3},
 	};
-	run_steps(s, st, sizeof st / sizeof st[0]);
+	check_steps(s, st, sizeof st / sizeof st[0]);
 	stopper_free(s);
 
-	sp = med_spec(2, 5, 0, 5);
+	sp = schedule_spec(SCHED_MEDIAN, 2, 5, 3, 0, 5);
 	assert_int_equal(stopper_new(&sp, &s, &err), 0);
 	assert_true(stopper_first_target(s, 0) == 2);
 	assert_true(stopper_next_target(s, 0, 2) == 4);
