@@ -421,6 +421,30 @@ static void inner_end(void *ud, exec_segment *iseg, const exec_result *r)
 
 /* ---- exec_ops --------------------------------------------------------------------- */
 
+
+/* A new segment and its container record for a launch or an adoption
+ * (both oneshot when adopting: the caller checked).  0, or -1 when out of
+ * memory (nothing allocated then). */
+static int cseg_new(cexec *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
+		    cseg **out_s, ctr **out_c)
+{
+	cseg *s = calloc(1, sizeof *s);
+	ctr *c = calloc(1, sizeof *c);
+	if (!s || !c) {
+		free(s);
+		free(c);
+		return -1;
+	}
+	s->ex = ex;
+	if (cb)
+		s->cb = *cb;
+	s->ud = ud;
+	s->mem_limit_mib = es->memory_limit_mib;
+	s->oneshot = es->mode == TRIAL_MODE_ONESHOT;
+	*out_s = s;
+	*out_c = c;
+	return 0;
+}
 static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb, void *ud,
 		     exec_segment **out, rl_err *err)
 {
@@ -430,19 +454,10 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 	if (es->a.checkpoint_dir && *es->a.checkpoint_dir && mkdir_p(es->a.checkpoint_dir) < 0)
 		return rl_err_sys(err, RL_EIO, errno, "creating checkpoint directory %s",
 				  es->a.checkpoint_dir);
-	cseg *s = calloc(1, sizeof *s);
-	ctr *c = calloc(1, sizeof *c);
-	if (!s || !c) {
-		free(s);
-		free(c);
+	cseg *s;
+	ctr *c;
+	if (cseg_new(ex, es, cb, ud, &s, &c) < 0)
 		return rl_err_set(err, RL_ENOMEM, "starting a container");
-	}
-	s->ex = ex;
-	if (cb)
-		s->cb = *cb;
-	s->ud = ud;
-	s->mem_limit_mib = es->memory_limit_mib;
-	s->oneshot = es->mode == TRIAL_MODE_ONESHOT;
 	container_name(ex->experiment, es->a.trial_id, es->a.to, tag_next(ex), c->name, sizeof c->name);
 	snprintf(c->cidfile, sizeof c->cidfile, "%s/%s.cid", ex->state_dir, c->name);
 	unlink(c->cidfile); /* the engine refuses an existing cid file */
@@ -534,19 +549,10 @@ int exec_podman_adopt(executor *e, const char *name, const exec_spec *es,
 	cexec *ex = e->impl;
 	if (ex->shutdown_at)
 		return rl_err_set(err, RL_EBUSY, "the executor is shutting down");
-	cseg *s = calloc(1, sizeof *s);
-	ctr *c = calloc(1, sizeof *c);
-	if (!s || !c) {
-		free(s);
-		free(c);
+	cseg *s;
+	ctr *c;
+	if (cseg_new(ex, es, cb, ud, &s, &c) < 0)
 		return rl_err_set(err, RL_ENOMEM, "adopting a container");
-	}
-	s->ex = ex;
-	if (cb)
-		s->cb = *cb;
-	s->ud = ud;
-	s->mem_limit_mib = es->memory_limit_mib;
-	s->oneshot = 1;
 	snprintf(c->name, sizeof c->name, "%s", name);
 	char codefile[PATH_MAX];
 	snprintf(codefile, sizeof codefile, "%s/%s.exit", ex->state_dir, c->name);
