@@ -421,7 +421,6 @@ static void inner_end(void *ud, exec_segment *iseg, const exec_result *r)
 
 /* ---- exec_ops --------------------------------------------------------------------- */
 
-
 /* A new segment and its container record for a launch or an adoption
  * (both oneshot when adopting: the caller checked).  0, or -1 when out of
  * memory (nothing allocated then). */
