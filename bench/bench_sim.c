@@ -10,7 +10,6 @@
  * per GPU is the same, and prints the time ratio (linear scaling: ~10).
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,63 +32,34 @@ static long peak_rss_kib(void)
 	return ru.ru_maxrss;
 }
 
-typedef struct bench_job {
-	const sim_trace *t;
-	const sim_model *m;
-	const sim_config *c;
-	sharing_policy p;
-	sim_result *r;
-	double dt;
-	rl_err err;
-	int rc;
-} bench_job;
-
-static void *bench_thread(void *arg)
-{
-	bench_job *j = arg;
-	rl_err_clear(&j->err);
-	double t0 = now_s();
-	j->rc = sim_run(j->t, j->m, j->c, j->p, &j->r, &j->err);
-	j->dt = now_s() - t0;
-	return NULL;
-}
-
 /*
- * Run all three policies side by side, one thread each, as `relish
- * simulate --policy all` does; prints each policy's own wall time and the
- * wall time of the three together.  Returns that, or < 0 on error.
+ * Run all three policies side by side (sim_run_tasks), as `relish simulate
+ * --policy all` does; prints each policy's own wall time and the wall time
+ * of the three together.  Returns that, or < 0 on error.
  */
 static double run_all(const char *label, const sim_trace *t, const sim_model *m,
 		      const sim_config *c)
 {
-	bench_job jobs[3];
-	pthread_t th[3];
-	int started[3];
-	double t0 = now_s();
-	for (int p = 0; p < 3; p++) {
-		jobs[p] = (bench_job){.t = t, .m = m, .c = c, .p = (sharing_policy)p};
-		started[p] = pthread_create(&th[p], NULL, bench_thread, &jobs[p]) == 0;
-		if (!started[p])
-			bench_thread(&jobs[p]);
-	}
+	sim_task tasks[3];
 	for (int p = 0; p < 3; p++)
-		if (started[p])
-			pthread_join(th[p], NULL);
+		tasks[p] = (sim_task){.policy = (sharing_policy)p, .cfg = c};
+	double t0 = now_s();
+	sim_run_tasks(t, m, tasks, 3);
 	double total = now_s() - t0;
 	size_t events = 0;
 	int bad = 0;
 	for (int p = 0; p < 3; p++) {
-		bench_job *j = &jobs[p];
-		if (j->rc < 0) {
-			fprintf(stderr, "bench_sim: %s\n", j->err.msg);
+		sim_task *k = &tasks[p];
+		if (k->rc < 0) {
+			fprintf(stderr, "bench_sim: %s\n", k->err.msg);
 			bad = 1;
 			continue;
 		}
-		events += j->r->n_events;
+		events += k->result->n_events;
 		printf("  %-8s %-9s %8.3f s  %9zu events  %10.0f events/s  makespan %.0f h\n", label,
-		       sim_policy_name(j->p), j->dt, j->r->n_events, (double)j->r->n_events / j->dt,
-		       j->r->makespan_s / 3600);
-		sim_result_free(j->r);
+		       sim_policy_name(k->policy), k->wall_s, k->result->n_events,
+		       (double)k->result->n_events / k->wall_s, k->result->makespan_s / 3600);
+		sim_result_free(k->result);
 	}
 	if (bad)
 		return -1;

@@ -7,7 +7,6 @@
  * with --placements, every placement decision (to compare with a live run).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -352,83 +351,50 @@ static void log_placement(void *ctx, double now, const sched_request *req,
 		fputs(row, lg->f);
 }
 
-/* Run one policy; with --placements, into DIR/placements_POLICY.csv. */
-static int run_policy(const sim_opts *o, const sim_trace *t, const sim_model *m,
-		      sharing_policy p, sim_result **out, rl_err *err)
-{
-	if (!o->placements)
-		return sim_run(t, m, &o->cfg, p, out, err);
-	if (mkdir(o->out, 0777) != 0 && errno != EEXIST)
-		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
-	char name[64];
-	snprintf(name, sizeof name, "placements_%s.csv", sim_policy_name(p));
-	place_log lg = {.t = t};
-	int rc = write_file(o->out, name, &lg.f, err);
-	if (rc < 0)
-		return rc;
-	fputs(SIM_PLACEMENTS_CSV_HEADER, lg.f);
-	sim_config c = o->cfg;
-	c.on_place = log_placement;
-	c.ctx = &lg;
-	rc = sim_run(t, m, &c, p, out, err);
-	if (fclose(lg.f) != 0 && rc == 0)
-		rc = rl_err_sys(err, RL_EIO, errno, "writing %s/%s", o->out, name);
-	return rc;
-}
-
-/* One policy's run on its own thread. */
-typedef struct policy_job {
-	const sim_opts *o;
-	const sim_trace *t;
-	const sim_model *m;
-	sharing_policy p;
-	sim_result *res;
-	rl_err err;
-	int rc;
-} policy_job;
-
-static void *policy_thread(void *arg)
-{
-	policy_job *j = arg;
-	rl_err_clear(&j->err);
-	j->rc = run_policy(j->o, j->t, j->m, j->p, &j->res, &j->err);
-	return NULL;
-}
-
 /*
- * Run the chosen policies side by side, one thread each: the simulations
- * are independent (the trace and model are read-only, the core keeps no
- * global state) and each is deterministic, so the results are the same as
- * one after another, in about a third of the wall time on a multi-core
- * machine.  Falls back to running in this thread if a thread cannot start.
+ * Run the chosen policies side by side (sim_run_tasks: one thread each,
+ * results identical to running them in turn); with --placements, each
+ * writes DIR/placements_POLICY.csv through its on_place observer.
  */
 static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *m,
 			sim_result **res, rl_err *err)
 {
-	policy_job jobs[3];
-	pthread_t th[3];
-	int started[3] = {0, 0, 0};
-	for (int i = 0; i < 3; i++) {
-		jobs[i] = (policy_job){.o = o, .t = t, .m = m, .p = (sharing_policy)i};
-		if (o->policies[i])
-			started[i] = pthread_create(&th[i], NULL, policy_thread, &jobs[i]) == 0;
-	}
-	for (int i = 0; i < 3; i++) {
+	sim_task tasks[3];
+	sim_config cfg[3];
+	place_log lg[3];
+	char name[3][64];
+	size_t n = 0;
+	int rc = 0;
+	if (o->placements && mkdir(o->out, 0777) != 0 && errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
+	for (int i = 0; i < 3 && rc == 0; i++) {
 		if (!o->policies[i])
 			continue;
-		if (started[i])
-			pthread_join(th[i], NULL);
-		else
-			policy_thread(&jobs[i]);
-	}
-	int rc = 0;
-	for (int i = 0; i < 3; i++) {
-		res[i] = jobs[i].res;
-		if (o->policies[i] && jobs[i].rc < 0 && rc == 0) {
-			rc = jobs[i].rc;
-			*err = jobs[i].err;
-			rl_err_prefix(err, "policy %s", sim_policy_name((sharing_policy)i));
+		cfg[n] = o->cfg;
+		if (o->placements) {
+			snprintf(name[n], sizeof name[n], "placements_%s.csv",
+				 sim_policy_name((sharing_policy)i));
+			lg[n] = (place_log){.t = t};
+			if ((rc = write_file(o->out, name[n], &lg[n].f, err)) < 0)
+				break;
+			fputs(SIM_PLACEMENTS_CSV_HEADER, lg[n].f);
+			cfg[n].on_place = log_placement;
+			cfg[n].ctx = &lg[n];
 		}
+		tasks[n] = (sim_task){.policy = (sharing_policy)i, .cfg = &cfg[n]};
+		n++;
+	}
+	if (rc == 0)
+		sim_run_tasks(t, m, tasks, n);
+	for (size_t k = 0; k < n; k++) {
+		if (rc == 0 && tasks[k].rc < 0) {
+			rc = tasks[k].rc;
+			*err = tasks[k].err;
+			rl_err_prefix(err, "policy %s", sim_policy_name(tasks[k].policy));
+		}
+		if (o->placements && fclose(lg[k].f) != 0 && rc == 0)
+			rc = rl_err_sys(err, RL_EIO, errno, "writing %s/%s", o->out, name[k]);
+		res[tasks[k].policy] = tasks[k].result;
 	}
 	return rc;
 }

@@ -16,6 +16,9 @@
  */
 #include "sim/sim.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -868,4 +871,49 @@ done:
 	free(order);
 	free(pbuf);
 	return rc;
+}
+
+/* ---- several simulations at once ---------------------------------------- */
+
+typedef struct task_arg {
+	const sim_trace *t;
+	const sim_model *m;
+	sim_task *task;
+} task_arg;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *task_thread(void *arg)
+{
+	task_arg *a = arg;
+	sim_task *k = a->task;
+	rl_err_clear(&k->err);
+	double t0 = mono_s();
+	k->rc = sim_run(a->t, a->m, k->cfg, k->policy, &k->result, &k->err);
+	k->wall_s = mono_s() - t0;
+	return NULL;
+}
+
+void sim_run_tasks(const sim_trace *t, const sim_model *m, sim_task *tasks, size_t n)
+{
+	task_arg args[8];
+	pthread_t th[8];
+	int started[8];
+	for (size_t base = 0; base < n; base += 8) {
+		size_t k = n - base < 8 ? n - base : 8;
+		for (size_t i = 0; i < k; i++) {
+			args[i] = (task_arg){t, m, &tasks[base + i]};
+			started[i] = pthread_create(&th[i], NULL, task_thread, &args[i]) == 0;
+			if (!started[i])
+				task_thread(&args[i]);
+		}
+		for (size_t i = 0; i < k; i++)
+			if (started[i])
+				pthread_join(th[i], NULL);
+	}
 }

@@ -139,6 +139,26 @@ typedef struct sim_result {
  */
 int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	    sharing_policy policy, sim_result **out, rl_err *err);
+
+/* One simulation of a batch: fill policy and cfg; sim_run_tasks fills the
+ * rest (result owned by the caller: sim_result_free). */
+typedef struct sim_task {
+	sharing_policy policy;
+	const sim_config *cfg;
+	sim_result *result;
+	double wall_s;            /* this simulation's own wall time */
+	rl_err err;
+	int rc;                   /* 0 or sim_run's error */
+} sim_task;
+
+/*
+ * Run n independent simulations side by side, one thread each (the trace
+ * and model are read-only, the core keeps no global state, and each run is
+ * deterministic, so the results equal running them one after another).
+ * A task whose thread cannot start runs in the caller's thread.  The
+ * cfg observers (on_place, on_finish) are called from the task's thread.
+ */
+void sim_run_tasks(const sim_trace *t, const sim_model *m, sim_task *tasks, size_t n);
 void sim_result_free(sim_result *r);
 
 /* The lower bound on makespan of docs/simulator.md (valid for every
