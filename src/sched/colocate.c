@@ -77,9 +77,11 @@ static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
 	sched_touch_shape(s, b);
 }
 
-/* Speeds of a set; returns their sum. */
-static double set_speeds(const sched *s, const uint64_t *shape, const double *util,
-			 size_t n, double *speed)
+/* Speeds of a set; returns their sum.  *U_out (optional): the members'
+ * utilisation summed in order; *any_out: whether some pair of members has
+ * an observed interference (else the utilisation prior alone applied). */
+static double set_speeds_ex(const sched *s, const uint64_t *shape, const double *util,
+			    size_t n, double *speed, double *U_out, int *any_out)
 {
 	int any = 0;
 	size_t n_paired = 0;
@@ -93,6 +95,10 @@ static double set_speeds(const sched *s, const uint64_t *shape, const double *ut
 		for (size_t j = 0; j < n && !any; j++)
 			if (i != j && pair_find(s, shape[i], shape[j]))
 				any = 1;
+	if (U_out)
+		*U_out = U;
+	if (any_out)
+		*any_out = any;
 	double sum = 0;
 	if (!any) {
 		double sp = U > 100 ? 100 / U : 1;
@@ -119,6 +125,12 @@ static double set_speeds(const sched *s, const uint64_t *shape, const double *ut
 	return sum;
 }
 
+static double set_speeds(const sched *s, const uint64_t *shape, const double *util,
+			 size_t n, double *speed)
+{
+	return set_speeds_ex(s, shape, util, n, speed, NULL, NULL);
+}
+
 double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		       uint64_t cand_shape, double cand_util)
 {
@@ -140,14 +152,40 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		util[n] = cand_util;
 		n++;
 	}
-	double t = set_speeds(s, shape, util, n, speed);
+	double U = 0;
+	int any = 0;
+	double t = set_speeds_ex(s, shape, util, n, speed, &U, &any);
 	if (!with_cand) {
 		sched_dev *md = (sched_dev *)d; /* a cache, logically const */
 		md->t0 = t;
+		md->t0_U = U;
+		md->t0_any = any;
 		md->t0_call = s->call_id;
 		md->t0_nrun = d->n_run;
 	}
 	return t;
+}
+
+int colo_paired(const sched *s, uint64_t shape)
+{
+	return s->n_pair && sched_map_get(&s->paired_map, shape, 0) != SCHED_NONE;
+}
+
+double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_shape,
+			    double cand_util, int cand_paired)
+{
+	/* Common case, in O(1): the running set's figures are cached for this
+	 * call, no pair among its members was observed, and the candidate is
+	 * in no pair, so the utilisation prior decides, and the sum below is
+	 * the same one set_speeds_ex forms (members in order, then the
+	 * candidate): the result is bit for bit the general path's. */
+	if (!cand_paired && d->n_run + 1 <= COLO_MAX_SET && d->t0_call == s->call_id &&
+	    d->t0_nrun == d->n_run && !d->t0_any) {
+		double U = d->t0_U + cand_util;
+		double sp = U > 100 ? 100 / U : 1;
+		return sp * (double)(d->n_run + 1);
+	}
+	return colo_throughput(s, d, 1, cand_shape, cand_util);
 }
 
 void colo_observe(sched *s, const sched_seg *g, double now, double speed)

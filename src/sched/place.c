@@ -165,7 +165,18 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	double best_gain = -INFINITY, best_comp = 0;
 	uint64_t best_left = UINT64_MAX;
 	int best_empty = 0;
-	for (int di = s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
+	int cand_paired = -1; /* colo_paired, looked up once when needed */
+	int fit_query = !relish && cls != CLS_HOST && devidx_fit_on(s, cls);
+	if (fit_query) {
+		/* pack on GPUs: memory alone decides, so best fit is a query.
+		 * Devices unchanged since the refusal (stamp <= since) refused
+		 * this reservation then and cannot take it now, so the global
+		 * best fit is the walk's answer too. */
+		best = devidx_best_fit(s, cls, res);
+		if (best >= 0)
+			best_comp = est_compute(s, &g->req, g->prof, &s->dev[best]);
+	}
+	for (int di = fit_query ? -1 : s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
 		const sched_dev *d = &s->dev[di];
 		if (d->stamp <= since)
 			break; /* the rest has not changed since the refusal */
@@ -177,14 +188,17 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		double gain = 0;
 		if (relish) {
 			double util = est_util(s, &g->req, g->prof, d);
-			double t1 = colo_throughput(s, d, 1, g->req.shape, util);
 			if (d->n_run) {
 				double t0 = colo_throughput(s, d, 0, 0, 0);
+				if (cand_paired < 0)
+					cand_paired = colo_paired(s, g->req.shape);
+				double t1 = colo_throughput_with(s, d, g->req.shape, util,
+								 cand_paired);
 				if (t1 < s->opt.min_speedup * t0)
 					continue;
 				gain = t1 - t0;
 			} else {
-				gain = t1;
+				gain = colo_throughput(s, d, 1, g->req.shape, util);
 			}
 		}
 		uint64_t left = dev_free(d) - res;
@@ -252,7 +266,14 @@ static void claim_for(sched *s, pass *ps, sched_seg *g, int cls, int whole,
 		 * reserved memory beyond what the head can share). */
 		g->n_claim = 0;
 		int used[SCHED_MAX_GANG];
-		for (int m = 0; m < n; m++) {
+		/* every device is big enough: the index answers */
+		int indexed = s->idx[cls].min_total >= res;
+		for (int m = 0; m < n && indexed; m++) {
+			used[m] = devidx_least_reserved(s, cls, used, m);
+			if (used[m] < 0)
+				return;
+		}
+		for (int m = 0; m < n && !indexed; m++) {
 			int pick = -1;
 			uint64_t pick_res = UINT64_MAX;
 			for (size_t k = 0; k < s->n_cls[cls]; k++) {

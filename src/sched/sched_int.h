@@ -49,6 +49,8 @@ typedef struct sched_dev {
 	uint64_t t0_call;   /* cached throughput of the running set ... */
 	size_t t0_nrun;     /* ... valid for this call and this many members */
 	double t0;
+	double t0_U;        /* ... its members' utilisation sum, and whether */
+	int t0_any;         /* some pair of them has observed interference */
 	size_t cpos;        /* position in its class (cls_dev, the trees) */
 	int mru_prev, mru_next; /* most-recently-changed list of its class */
 } sched_dev;
@@ -58,8 +60,18 @@ typedef struct sched_devidx {
 	size_t P;           /* leaves: a power of two >= devices of the class */
 	uint64_t *maxfree;  /* 2P: max free memory below a node (claimed/held: 0) */
 	uint32_t *nempty;   /* 2P: empty unclaimed devices below a node */
+	uint64_t *minres;   /* 2P: least reserved memory below a node (all
+			       devices; padding UINT64_MAX) */
 	int mru_head;       /* most recently changed device, -1 none */
 	uint64_t min_total, max_total; /* device sizes of the class */
+	/* Best-fit index (pack only): a treap over the class positions of
+	 * unheld devices keyed by (free memory, position), so the
+	 * device left with the least free memory is one descent away. */
+	int fit_on;
+	uint64_t *tkey;     /* P: key of the node at a position */
+	int32_t *tl, *tr;   /* P: children, -1 none */
+	int32_t troot;      /* -1 empty */
+	uint8_t *tin;       /* P: position is in the treap */
 } sched_devidx;
 
 /* One partner a running segment shared its device with. */
@@ -264,6 +276,13 @@ void est_fini(sched *s);
  * one candidate with shape cand_shape and utilisation cand_util. */
 double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		       uint64_t cand_shape, double cand_util);
+/* colo_throughput(s, d, 1, cand_shape, cand_util) for a device whose own
+ * set was just measured with colo_throughput(s, d, 0, ...) in this call:
+ * O(1) when neither the set nor the candidate (cand_paired = colo_paired)
+ * has observed pairs, the general path otherwise; same result either way. */
+double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_shape,
+			    double cand_util, int cand_paired);
+int colo_paired(const sched *s, uint64_t shape);
 /* Learn from a finished segment that shared its device. */
 void colo_observe(sched *s, const sched_seg *g, double now, double speed);
 void colo_fini(sched *s);
@@ -279,6 +298,14 @@ uint64_t devidx_max_free(const sched *s, int cls);
 size_t devidx_n_empty(const sched *s, int cls);
 /* Device index of the k-th empty unclaimed device (index order), or -1. */
 int devidx_kth_empty(const sched *s, int cls, size_t k);
+/* Best fit: the unclaimed, unheld device of class cls with the least free
+ * memory >= need (ties: lowest index), or -1.  Only when the class's fit
+ * index is on (devidx_fit_on). */
+int devidx_best_fit(const sched *s, int cls, uint64_t need);
+/* The device of class cls with the least reserved memory (ties: lowest
+ * index), leaving out the n_skip devices in skip, or -1. */
+int devidx_least_reserved(sched *s, int cls, const int *skip, int n_skip);
+int devidx_fit_on(const sched *s, int cls);
 void devidx_fini(sched *s);
 
 #define SCHED_Q(s, i) ((s)->qbuf[(s)->q_lo + (i)])
