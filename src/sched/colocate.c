@@ -141,6 +141,23 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		return with_cand ? 0 : INFINITY; /* a set this large admits no one */
 	if (!with_cand && d->t0_call == s->call_id && d->t0_nrun == d->n_run)
 		return d->t0; /* members and their profiles are fixed within a call */
+	sched_dev *md = (sched_dev *)d; /* caches, logically const */
+	if (!with_cand && d->any_ver == d->ver && !d->any_pair) {
+		/* No pair among the members (known since the set last changed):
+		 * the prior alone, the sum in set_speeds_ex's order. */
+		double U = 0;
+		for (size_t i = 0; i < d->n_run; i++) {
+			const sched_seg *g = &s->seg[d->run[i]];
+			U += est_util(s, &g->req, g->prof, d);
+		}
+		double t = (U > 100 ? 100 / U : 1) * (double)d->n_run;
+		md->t0 = t;
+		md->t0_U = U;
+		md->t0_any = 0;
+		md->t0_call = s->call_id;
+		md->t0_nrun = d->n_run;
+		return t;
+	}
 	for (size_t i = 0; i < d->n_run; i++) {
 		const sched_seg *g = &s->seg[d->run[i]];
 		shape[n] = g->req.shape;
@@ -156,10 +173,11 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 	int any = 0;
 	double t = set_speeds_ex(s, shape, util, n, speed, &U, &any);
 	if (!with_cand) {
-		sched_dev *md = (sched_dev *)d; /* a cache, logically const */
 		md->t0 = t;
 		md->t0_U = U;
 		md->t0_any = any;
+		md->any_pair = any;
+		md->any_ver = d->ver;
 		md->t0_call = s->call_id;
 		md->t0_nrun = d->n_run;
 	}
@@ -174,13 +192,21 @@ int colo_paired(const sched *s, uint64_t shape)
 double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_shape,
 			    double cand_util, int cand_paired)
 {
-	/* Common case, in O(1): the running set's figures are cached for this
-	 * call, no pair among its members was observed, and the candidate is
-	 * in no pair, so the utilisation prior decides, and the sum below is
-	 * the same one set_speeds_ex forms (members in order, then the
-	 * candidate): the result is bit for bit the general path's. */
-	if (!cand_paired && d->n_run + 1 <= COLO_MAX_SET && d->t0_call == s->call_id &&
+	/* Common case: the running set's figures are cached for this call,
+	 * no pair among its members was observed, and none between the
+	 * candidate and a member, so the utilisation prior decides, and the
+	 * sum below is the same one set_speeds_ex forms (members in order,
+	 * then the candidate): the result is bit for bit the general path's. */
+	if (d->n_run + 1 <= COLO_MAX_SET && d->t0_call == s->call_id &&
 	    d->t0_nrun == d->n_run && !d->t0_any) {
+		/* A candidate in some pair: the prior still decides unless it
+		 * pairs with a member (then that member is in a pair too, so
+		 * set_speeds_ex would look the pairs up). */
+		for (size_t i = 0; cand_paired && i < d->n_run; i++) {
+			uint64_t m = s->seg[d->run[i]].req.shape;
+			if (pair_find(s, cand_shape, m) || pair_find(s, m, cand_shape))
+				return colo_throughput(s, d, 1, cand_shape, cand_util);
+		}
 		double U = d->t0_U + cand_util;
 		double sp = U > 100 ? 100 / U : 1;
 		return sp * (double)(d->n_run + 1);

@@ -255,6 +255,10 @@ int devidx_add(sched *s, int di)
 	}
 	if (n == 1 || d->info.mem_total_mib < x->min_total)
 		x->min_total = d->info.mem_total_mib;
+	if (n == 1 || d->info.compute_total < x->min_compute)
+		x->min_compute = d->info.compute_total;
+	if (n == 1 || d->info.compute_total > x->max_compute)
+		x->max_compute = d->info.compute_total;
 	if (d->info.mem_total_mib > x->max_total)
 		x->max_total = d->info.mem_total_mib;
 	d->mru_prev = d->mru_next = -1;

@@ -90,6 +90,7 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 			g->ov[g->n_ov++] = (sched_overlap){ yi, y->req.shape, now, 0, 1 };
 		}
 		d->run[d->n_run++] = gi;
+		d->ver++;
 		d->mem_res += pl->mem_mib;
 		d->comp_res += pl->compute;
 		if (g->held)
@@ -152,6 +153,54 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 	return 1;
 }
 
+/*
+ * Refusals shared between shapes (relish, GPU class).  For a candidate in
+ * no observed pair, whether a device refuses it is monotone: more memory
+ * fits on fewer devices, and a higher utilisation only lowers the modelled
+ * throughput of the set it joins (the prior's sum grows; unobserved pairs
+ * use the same prior).  So a candidate with reservation and utilisation at
+ * least those of one refused everywhere at stamp m needs to look only at
+ * devices changed after m, whatever its shape: above all the first segment
+ * of every new job, which has no refusal of its own and used to look at
+ * every device of a cluster that was full.
+ */
+static int xmemo_usable(const sched *s, int cls)
+{
+	return s->opt.policy == SHARE_RELISH && cls == CLS_GPU &&
+	       s->idx[cls].min_compute == s->idx[cls].max_compute;
+}
+
+static uint64_t xmemo_since(const sched *s, int cls, uint64_t res, double util)
+{
+	uint64_t best = 0;
+	for (size_t i = 0; i < s->n_xmemo[cls]; i++) {
+		const sched_xmemo *m = &s->xmemo[cls][i];
+		if (m->res <= res && m->util <= util && m->stamp > best && m->stamp >= s->all_stamp)
+			best = m->stamp;
+	}
+	return best;
+}
+
+static void xmemo_note(sched *s, int cls, uint64_t res, double util)
+{
+	sched_xmemo *v = s->xmemo[cls];
+	size_t n = s->n_xmemo[cls], w = 0;
+	/* drop what the new refusal makes redundant (it is the newest) */
+	for (size_t i = 0; i < n; i++)
+		if (!(res <= v[i].res && util <= v[i].util))
+			v[w++] = v[i];
+	if (w == SCHED_XMEMO) {
+		/* full: forget the oldest */
+		size_t old = 0;
+		for (size_t i = 1; i < w; i++)
+			if (v[i].stamp < v[old].stamp)
+				old = i;
+		v[old] = v[--w];
+	}
+	v[w++] = (sched_xmemo){res, util, s->stamp};
+	s->n_xmemo[cls] = w;
+}
+
 /* A shared placement: reservation res, best device by policy. */
 static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			const sched_mem_estimate *e, uint64_t since, sched_placement *pl)
@@ -175,6 +224,19 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		best = devidx_best_fit(s, cls, res);
 		if (best >= 0)
 			best_comp = est_compute(s, &g->req, g->prof, &s->dev[best]);
+	}
+	/* relish, a candidate in no pair: refusals of other shapes count */
+	int xmemo = 0;
+	double xutil = 0;
+	if (relish && xmemo_usable(s, cls)) {
+		cand_paired = colo_paired(s, g->req.shape);
+		if (!cand_paired) {
+			xmemo = 1;
+			xutil = est_util(s, &g->req, g->prof, &s->dev[s->cls_dev[cls][0]]);
+			uint64_t m = xmemo_since(s, cls, res, xutil);
+			if (m > since)
+				since = m;
+		}
 	}
 	for (int di = fit_query ? -1 : s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
 		const sched_dev *d = &s->dev[di];
@@ -224,6 +286,8 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		}
 	}
 	if (best < 0) {
+		if (xmemo)
+			xmemo_note(s, cls, res, xutil);
 		/* Remember: this shape with at least this reservation and
 		 * compute fits nowhere until something changes. */
 		if (p->memo_call != s->call_id || p->memo_cls != cls || res < p->memo_mem ||

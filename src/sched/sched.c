@@ -77,6 +77,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 void sched_touch_dev(sched *s, sched_dev *d)
 {
 	d->stamp = ++s->stamp;
+	d->ver++;
 	s->cls_stamp[d->cls] = d->stamp;
 	/* to the front of the class's most-recently-changed list, so re-trying
 	 * a segment on the devices changed since it was refused walks only

@@ -51,6 +51,11 @@ typedef struct sched_dev {
 	double t0;
 	double t0_U;        /* ... its members' utilisation sum, and whether */
 	int t0_any;         /* some pair of them has observed interference */
+	uint64_t ver;       /* bumped when the running set changes or the
+			       device is touched (a pair among its members
+			       can only appear with a touch) */
+	uint64_t any_ver;   /* ver at which any_pair was found */
+	int any_pair;       /* some pair of its members has been observed */
 	size_t cpos;        /* position in its class (cls_dev, the trees) */
 	int mru_prev, mru_next; /* most-recently-changed list of its class */
 } sched_dev;
@@ -64,6 +69,7 @@ typedef struct sched_devidx {
 			       devices; padding UINT64_MAX) */
 	int mru_head;       /* most recently changed device, -1 none */
 	uint64_t min_total, max_total; /* device sizes of the class */
+	double min_compute, max_compute; /* compute_total of the class */
 	/* Best-fit index (pack only): a treap over the class positions of
 	 * unheld devices keyed by (free memory, position), so the
 	 * device left with the least free memory is one descent away. */
@@ -171,6 +177,16 @@ typedef struct sched_est_stamp {
 	size_t fam;             /* = sched_profile.fam */
 } sched_est_stamp;
 
+/* relish: a candidate in no observed pair, with this reservation and
+ * utilisation, was refused on every device as they were at stamp. */
+typedef struct sched_xmemo {
+	uint64_t res;
+	double util;
+	uint64_t stamp;
+} sched_xmemo;
+
+#define SCHED_XMEMO 16
+
 typedef struct sched_pair {
 	uint64_t a, b;
 	double d;               /* interference: 1/speed_a - 1 */
@@ -222,6 +238,11 @@ struct sched {
 	size_t n_pair, cap_pair;
 	sched_map pair_map;     /* (a, b) -> index */
 	sched_map paired_map;   /* shape -> 1 when it is in some pair */
+	/* Recent refusals of unpaired candidates per class (place.c): none
+	 * is dominated by another (smaller or equal reservation and
+	 * utilisation, and as recent). */
+	sched_xmemo xmemo[CLS__COUNT][SCHED_XMEMO];
+	size_t n_xmemo[CLS__COUNT];
 
 	/* Change stamps (one counter): a queued segment rejected at stamp m
 	 * need not be tried again until a device of its class, its profile

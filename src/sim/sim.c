@@ -811,6 +811,14 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	size_t next = 0, admitted = 0;
 	size_t window = c->window > 0 ? (size_t)c->window : SIZE_MAX;
 	while (next < t->n_jobs || x.n_heap) {
+		/* Superseded end events (a re-timed segment leaves its old one
+		 * behind) are dropped before they can pick the next time: a
+		 * time at which nothing happens would cost a placement pass. */
+		while (x.n_heap && (x.heap[0].version != x.js[x.heap[0].job].version ||
+				    !x.js[x.heap[0].job].running))
+			heap_pop(&x);
+		if (next == t->n_jobs && !x.n_heap)
+			break;
 		double ta = next < t->n_jobs ? t->jobs[order[next]].submit_s : INFINITY;
 		double te = x.n_heap ? x.heap[0].t : INFINITY;
 		x.now = fmin(ta, te);
