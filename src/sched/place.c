@@ -238,6 +238,28 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 				since = m;
 		}
 	}
+	/* relish, a candidate in no pair, and an idle device that fits: an
+	 * idle device wins.  Its gain is the candidate alone, 1 when its
+	 * utilisation is at most 100 %; joining a set gains at most the
+	 * candidate's own speed (it only slows the members, the model being
+	 * the same with and without it), so a shared device is either
+	 * clearly worse or a near tie, which goes to the idle one.  Among idle
+	 * devices of one size, best fit is the first.  Exactly the walk's
+	 * answer, without the walk.  (A candidate in a pair can gain more
+	 * than 1: with it the set moves from the set-wide prior to pairwise
+	 * terms, see colocate.c.) */
+	if (relish && cls == CLS_GPU && ps->n_empty[cls] &&
+	    s->idx[cls].min_total == s->idx[cls].max_total &&
+	    (cand_paired < 0 ? (cand_paired = colo_paired(s, g->req.shape)) : cand_paired) == 0) {
+		int di = devidx_kth_empty(s, cls, 0);
+		const sched_dev *d = di >= 0 ? &s->dev[di] : NULL;
+		if (d && dev_free(d) >= res && est_util(s, &g->req, g->prof, d) <= 100) {
+			best = di;
+			best_comp = est_compute(s, &g->req, g->prof, d);
+			fit_query = 1; /* skip the walk */
+		}
+	}
+	size_t n_admit = 0;
 	for (int di = fit_query ? -1 : s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
 		const sched_dev *d = &s->dev[di];
 		if (d->stamp <= since)
@@ -284,6 +306,9 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			best_comp = comp;
 			best_empty = empty;
 		}
+		/* enough candidates compared (a refusal still looks at all) */
+		if (relish && s->opt.score_max && ++n_admit >= s->opt.score_max)
+			break;
 	}
 	if (best < 0) {
 		if (xmemo)

@@ -69,6 +69,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->aging_s = 1800.0;
 	o->oom_factor = 1.5;
 	o->scan_max = 256;
+	o->score_max = 64;
 	o->solo_after_s = policy == SHARE_RELISH ? 86400.0 : 0; /* one GPU-day */
 }
 

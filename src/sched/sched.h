@@ -124,6 +124,12 @@ typedef struct sched_options {
 				    looks at without placing them (a backfill
 				    window, like Slurm's bf_max_job_test);
 				    0 = the whole queue */
+	size_t score_max;        /* relish: a placement compares at most this
+				    many devices that admit the segment, the
+				    most recently changed first (like
+				    Kubernetes' percentageOfNodesToScore);
+				    refusals still look at every device;
+				    0 = all */
 	double solo_after_s;     /* relish: a segment whose job has attained
 				    this much service runs alone (run times
 				    are heavy-tailed, so a job that has run
