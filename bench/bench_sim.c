@@ -3,11 +3,15 @@
  *
  * usage: bench_sim TRACE [GPUS [GPU_MEMORY_MIB [WINDOW]]]
  *
- * Replays TRACE under exclusive, pack and relish (the figures of
- * relish simulate --policy all) and prints wall time, events per second
- * and peak RSS; then does the same for a synthetic trace 10x larger with the
- * same statistics (sim_trace_synthetic) on a cluster 10x larger, so the load
- * per GPU is the same, and prints the time ratio (linear scaling: ~10).
+ * Replays TRACE under exclusive, pack and relish side by side (the figures
+ * of relish simulate --policy all) and prints wall time, events per second
+ * and peak RSS.  Then the scaling series: synthetic traces 1, 2, 5 and 10
+ * times larger with the same statistics (sim_trace_synthetic) on clusters
+ * as many times larger, so the load per GPU is the same, each policy run
+ * alone (one thread, so that the figures do not depend on how the threads
+ * shared the cores); it prints seconds and microseconds per event, and the
+ * time of x10 against x1 (linear scaling: 10).  Set BENCH_SIM_FACTORS to
+ * change the series (e.g. "1 10 20").
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
 #include <stdio.h>
@@ -107,21 +111,60 @@ int main(int argc, char **argv)
 	double base = run_all("trace", t, m, &c);
 	if (base < 0)
 		return 1;
-	if (sim_trace_synthetic(t, 10, 1, &big, &err) < 0 || sim_model_new(big, f ? coloc : NULL, &mbig, &err) < 0) {
-		fprintf(stderr, "bench_sim: %s\n", err.msg);
-		return 1;
+	/* The scaling series. */
+	const char *fs = getenv("BENCH_SIM_FACTORS");
+	int factors[16], n_f = 0;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", fs && *fs ? fs : "1 2 5 10");
+	for (char *tok = strtok(buf, " ,"); tok && n_f < 16; tok = strtok(NULL, " ,"))
+		if (atoi(tok) >= 1)
+			factors[n_f++] = atoi(tok);
+	double secs[16][3];
+	printf("scaling (synthetic traces, each policy alone):\n");
+	printf("  %-6s %8s %6s  %-9s %9s %9s %10s\n", "factor", "jobs", "GPUs", "policy", "events",
+	       "seconds", "us/event");
+	for (int k = 0; k < n_f; k++) {
+		if (sim_trace_synthetic(t, factors[k], 1, &big, &err) < 0 ||
+		    sim_model_new(big, f ? coloc : NULL, &mbig, &err) < 0) {
+			fprintf(stderr, "bench_sim: %s\n", err.msg);
+			return 1;
+		}
+		sim_config ck = c;
+		ck.n_gpus *= factors[k];
+		if (ck.window > 0)
+			ck.window *= factors[k];
+		for (int p = 0; p < 3; p++) {
+			sim_task task = {.policy = (sharing_policy)p, .cfg = &ck};
+			sim_run_tasks(big, mbig, &task, 1);
+			if (task.rc < 0) {
+				fprintf(stderr, "bench_sim: %s\n", task.err.msg);
+				return 1;
+			}
+			secs[k][p] = task.wall_s;
+			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %10.2f\n", factors[k], big->n_jobs,
+			       ck.n_gpus, sim_policy_name(task.policy), task.result->n_events,
+			       task.wall_s, 1e6 * task.wall_s / (double)task.result->n_events);
+			sim_result_free(task.result);
+		}
+		sim_model_free(mbig);
+		sim_trace_free(big);
+		mbig = NULL;
+		big = NULL;
 	}
-	sim_config c10 = c;
-	c10.n_gpus *= 10;
-	if (c10.window > 0)
-		c10.window *= 10;
-	printf("synthetic x10: %zu jobs, %d GPUs\n", big->n_jobs, c10.n_gpus);
-	double scaled = run_all("x10", big, mbig, &c10);
-	if (scaled < 0)
-		return 1;
-	printf("scaling: x10 trace took %.2fx the time of the original (linear = 10)\n", scaled / base);
-	sim_model_free(mbig);
-	sim_trace_free(big);
+	printf("  peak RSS %.1f MB\n", (double)peak_rss_kib() / 1024);
+	if (n_f >= 2) {
+		int a = 0, b = n_f - 1;
+		printf("scaling: x%d against x%d took", factors[b], factors[a]);
+		double ta = 0, tb = 0;
+		for (int p = 0; p < 3; p++) {
+			printf(" %s %.2fx%s", sim_policy_name((sharing_policy)p), secs[b][p] / secs[a][p],
+			       p < 2 ? "," : "");
+			ta += secs[a][p];
+			tb += secs[b][p];
+		}
+		printf("; all three %.2fx (linear = %.0f)\n", tb / ta,
+		       (double)factors[b] / factors[a]);
+	}
 	sim_model_free(m);
 	sim_trace_free(t);
 	return 0;

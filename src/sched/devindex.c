@@ -195,7 +195,9 @@ int devidx_best_fit(const sched *s, int cls, uint64_t need)
 void devidx_update(sched *s, const sched_dev *d)
 {
 	sched_devidx *x = &s->idx[d->cls];
-	tree_set(x, d->cpos, leaf_key(d), leaf_empty(d));
+	uint64_t key = leaf_key(d);
+	s->hot[d - s->dev].free_key = key;
+	tree_set(x, d->cpos, key, leaf_empty(d));
 	minres_set(x, d->cpos, d->mem_res);
 	/* Claims come and go every call; the treap keeps claimed devices
 	 * and the query steps over them (there are at most a few). */
@@ -261,10 +263,10 @@ int devidx_add(sched *s, int di)
 		x->max_compute = d->info.compute_total;
 	if (d->info.mem_total_mib > x->max_total)
 		x->max_total = d->info.mem_total_mib;
-	d->mru_prev = d->mru_next = -1;
+	d->mru_prev = -1;
 	if (x->mru_head >= 0)
 		s->dev[x->mru_head].mru_prev = di;
-	d->mru_next = n > 1 ? x->mru_head : -1;
+	s->hot[di].next = n > 1 ? x->mru_head : -1;
 	x->mru_head = di;
 	devidx_update(s, d);
 	return 0;
@@ -276,12 +278,13 @@ void devidx_touch(sched *s, sched_dev *d)
 	int di = (int)(d - s->dev);
 	if (x->mru_head == di)
 		return;
+	int next = s->hot[di].next;
 	if (d->mru_prev >= 0)
-		s->dev[d->mru_prev].mru_next = d->mru_next;
-	if (d->mru_next >= 0)
-		s->dev[d->mru_next].mru_prev = d->mru_prev;
+		s->hot[d->mru_prev].next = next;
+	if (next >= 0)
+		s->dev[next].mru_prev = d->mru_prev;
 	d->mru_prev = -1;
-	d->mru_next = x->mru_head;
+	s->hot[di].next = x->mru_head;
 	if (x->mru_head >= 0)
 		s->dev[x->mru_head].mru_prev = di;
 	x->mru_head = di;

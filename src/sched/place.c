@@ -260,12 +260,13 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		}
 	}
 	size_t n_admit = 0;
-	for (int di = fit_query ? -1 : s->idx[cls].mru_head; di >= 0; di = s->dev[di].mru_next) {
-		const sched_dev *d = &s->dev[di];
-		if (d->stamp <= since)
+	for (int di = fit_query ? -1 : s->idx[cls].mru_head; di >= 0; di = s->hot[di].next) {
+		const sched_hot *h = &s->hot[di];
+		if (h->stamp <= since)
 			break; /* the rest has not changed since the refusal */
-		if (d->claimed || d->held || dev_free(d) < res)
-			continue;
+		if (h->free_key < res)
+			continue; /* claimed, held, or too little memory */
+		const sched_dev *d = &s->dev[di];
 		double comp = est_compute(s, &g->req, g->prof, d);
 		if (cls == CLS_HOST && d->comp_res + comp > d->info.compute_total + 1e-9)
 			continue;
@@ -436,6 +437,9 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 {
 	if (now > s->last_now)
 		s->last_now = now;
+	/* the front must hold what this call may scan; without memory for
+	 * that, the call scans what the front holds */
+	(void)queue_refill(s);
 	if (!max || !s->n_queue || !s->n_dev)
 		return 0;
 	s->call_id++;

@@ -78,6 +78,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 void sched_touch_dev(sched *s, sched_dev *d)
 {
 	d->stamp = ++s->stamp;
+	s->hot[d - s->dev].stamp = d->stamp;
 	d->ver++;
 	s->cls_stamp[d->cls] = d->stamp;
 	/* to the front of the class's most-recently-changed list, so re-trying
@@ -244,8 +245,10 @@ void sched_free(sched *s)
 	for (int c = 0; c < CLS__COUNT; c++)
 		free(s->cls_dev[c]);
 	devidx_fini(s);
+	free(s->hot);
 	free(s->seg);
 	free(s->qbuf);
+	free(s->hbuf);
 	sched_map_fini(&s->seg_map);
 	est_fini(s);
 	colo_fini(s);
@@ -258,8 +261,10 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 		return rl_err_set(err, RL_EINVAL,
 				  "device %s: expected memory > 0 MiB and compute > 0",
 				  dev->name);
-	if (sched_grow((void **)&s->dev, &s->cap_dev, s->n_dev + 1, sizeof *s->dev))
+	if (sched_grow((void **)&s->dev, &s->cap_dev, s->n_dev + 1, sizeof *s->dev) ||
+	    sched_grow((void **)&s->hot, &s->cap_hot, s->n_dev + 1, sizeof *s->hot))
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
+	memset(&s->hot[s->n_dev], 0, sizeof s->hot[0]);
 	sched_dev *d = &s->dev[s->n_dev];
 	memset(d, 0, sizeof *d);
 	d->info = *dev;
@@ -312,8 +317,80 @@ static size_t queue_lower_bound(const sched *s, const sched_request *r)
 	return lo;
 }
 
-/* Insert gi at queue position pos, moving the shorter side. */
-static int queue_insert(sched *s, size_t pos, size_t gi)
+/* ---- the back of the queue: a binary min-heap by key ---- */
+
+static int heap_less(const sched *s, const sched_qent *a, const sched_qent *b)
+{
+	return key_less(&s->seg[a->gi].req, &s->seg[b->gi].req);
+}
+
+static void heap_set(sched *s, size_t i, sched_qent e)
+{
+	s->hbuf[i] = e;
+	s->seg[e.gi].hpos = i;
+}
+
+static void heap_up(sched *s, size_t i)
+{
+	sched_qent e = s->hbuf[i];
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!heap_less(s, &e, &s->hbuf[p]))
+			break;
+		heap_set(s, i, s->hbuf[p]);
+		i = p;
+	}
+	heap_set(s, i, e);
+}
+
+static void heap_down(sched *s, size_t i)
+{
+	sched_qent e = s->hbuf[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= s->n_back)
+			break;
+		if (c + 1 < s->n_back && heap_less(s, &s->hbuf[c + 1], &s->hbuf[c]))
+			c++;
+		if (!heap_less(s, &s->hbuf[c], &e))
+			break;
+		heap_set(s, i, s->hbuf[c]);
+		i = c;
+	}
+	heap_set(s, i, e);
+}
+
+static int heap_push(sched *s, sched_qent e)
+{
+	if (sched_grow((void **)&s->hbuf, &s->cap_back, s->n_back + 1, sizeof *s->hbuf))
+		return RL_ENOMEM;
+	s->hbuf[s->n_back++] = e;
+	heap_up(s, s->n_back - 1);
+	return 0;
+}
+
+static void heap_remove(sched *s, size_t i)
+{
+	s->seg[s->hbuf[i].gi].hpos = SCHED_NONE;
+	sched_qent last = s->hbuf[--s->n_back];
+	if (i == s->n_back)
+		return;
+	s->hbuf[i] = last;
+	if (i > 0 && heap_less(s, &last, &s->hbuf[(i - 1) / 2]))
+		heap_up(s, i);
+	else
+		heap_down(s, i);
+}
+
+/* Most front entries before the largest moves to the back: room for one
+ * scan, and as much again so that the front is not refilled every call. */
+static size_t front_cap(const sched *s)
+{
+	return s->opt.scan_max ? 2 * s->opt.scan_max + 64 : SIZE_MAX;
+}
+
+/* Insert qe at front position pos, moving the shorter side. */
+static int queue_insert_ent(sched *s, size_t pos, sched_qent qe)
 {
 	size_t n = s->n_queue;
 	int front_room = s->q_lo > 0, back_room = s->q_lo + n < s->cap_queue;
@@ -349,14 +426,51 @@ static int queue_insert(sched *s, size_t pos, size_t gi)
 		memmove(&s->qbuf[s->q_lo + pos + 1], &s->qbuf[s->q_lo + pos],
 			(n - pos) * sizeof *s->qbuf);
 	}
+	SCHED_Q(s, pos) = qe;
+	s->seg[qe.gi].hpos = SCHED_NONE;
+	s->n_queue++;
+	return 0;
+}
+
+static sched_qent qent_new(const sched *s, size_t gi)
+{
 	const sched_seg *g = &s->seg[gi];
-	SCHED_Q(s, pos) = (sched_qent){
+	return (sched_qent){
 		.gi = gi,
 		.comp = g->req.compute_hint,
 		.prof = g->prof < UINT32_MAX ? (uint32_t)g->prof : UINT32_MAX,
 		.n_whole = (uint16_t)(g->req.n_devices > 1 ? g->req.n_devices : 1),
 	};
-	s->n_queue++;
+}
+
+/* Queue a new segment: into the heap when it sorts after the whole front
+ * (and the heap is in use), else into the sorted front, whose largest
+ * entry then moves to the heap when the front is over its cap. */
+static int queue_add(sched *s, size_t gi)
+{
+	const sched_request *r = &s->seg[gi].req;
+	if (s->n_back && (!s->n_queue || key_less(&s->seg[SCHED_Q(s, s->n_queue - 1).gi].req, r)))
+		return heap_push(s, qent_new(s, gi));
+	if (queue_insert_ent(s, queue_lower_bound(s, r), qent_new(s, gi)))
+		return RL_ENOMEM;
+	if (s->n_queue > front_cap(s)) {
+		sched_qent last = SCHED_Q(s, s->n_queue - 1);
+		if (heap_push(s, last) == 0)
+			s->n_queue--;
+	}
+	return 0;
+}
+
+int queue_refill(sched *s)
+{
+	size_t want = s->opt.scan_max ? s->opt.scan_max : SIZE_MAX;
+	while (s->n_back && s->n_queue < want) {
+		sched_qent top = s->hbuf[0];
+		/* the smallest back key is above every front key: append */
+		if (queue_insert_ent(s, s->n_queue, top))
+			return RL_ENOMEM;
+		heap_remove(s, 0);
+	}
 	return 0;
 }
 
@@ -454,8 +568,7 @@ int sched_submit(sched *s, const sched_request *req, rl_err *err)
 	int rc = seg_create(s, req, &gi, err);
 	if (rc)
 		return rc;
-	size_t pos = queue_lower_bound(s, &s->seg[gi].req);
-	if (queue_insert(s, pos, gi)) {
+	if (queue_add(s, gi)) {
 		seg_release_slot(s, gi);
 		return rl_err_set(err, RL_ENOMEM, "submitting segment");
 	}
@@ -519,7 +632,9 @@ int sched_remove(sched *s, uint64_t seg_id)
 	if (gi == SCHED_NONE)
 		return 0;
 	sched_seg *g = &s->seg[gi];
-	if (g->state == SEG_QUEUED) {
+	if (g->state == SEG_QUEUED && g->hpos != SCHED_NONE) {
+		heap_remove(s, g->hpos);
+	} else if (g->state == SEG_QUEUED) {
 		size_t pos = queue_lower_bound(s, &g->req);
 		while (pos < s->n_queue && SCHED_Q(s, pos).gi != gi)
 			pos++;
@@ -631,7 +746,7 @@ size_t sched_device_segments(const sched *s, int dev, uint64_t *ids, size_t max)
 	return d->n_run;
 }
 
-size_t sched_queue_length(const sched *s) { return s->n_queue; }
+size_t sched_queue_length(const sched *s) { return s->n_queue + s->n_back; }
 size_t sched_running_count(const sched *s) { return s->n_running; }
 
 int sched_fits_ever(const sched *s, const sched_request *req)

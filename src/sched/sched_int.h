@@ -57,8 +57,19 @@ typedef struct sched_dev {
 	uint64_t any_ver;   /* ver at which any_pair was found */
 	int any_pair;       /* some pair of its members has been observed */
 	size_t cpos;        /* position in its class (cls_dev, the trees) */
-	int mru_prev, mru_next; /* most-recently-changed list of its class */
+	int mru_prev;       /* most-recently-changed list of its class (the
+			       next link is in sched_hot) */
 } sched_dev;
+
+/* What the walk over recently changed devices reads of each device, kept
+ * apart from the large device records so that the walk stays in cache
+ * (devindex.c keeps it in step). */
+typedef struct sched_hot {
+	uint64_t stamp;     /* = sched_dev.stamp */
+	uint64_t free_key;  /* free memory; 0 when claimed or held */
+	int32_t next;       /* next in the most-recently-changed list, -1 end */
+	int32_t pad;
+} sched_hot;
 
 /* Per-class device index (devindex.c). */
 typedef struct sched_devidx {
@@ -118,6 +129,8 @@ typedef struct sched_seg {
 	size_t n_ov, cap_ov;
 	size_t next_free;
 	size_t srun_prev, srun_next; /* running segments of its shape */
+	size_t hpos;        /* queued in the back heap at this index, else
+			       SCHED_NONE */
 } sched_seg;
 
 /* Feature transforms of the family models. */
@@ -197,6 +210,8 @@ struct sched {
 	sched_options opt;
 	sched_dev *dev;
 	size_t n_dev, cap_dev;
+	sched_hot *hot;         /* per device, capacity cap_hot */
+	size_t cap_hot;
 	size_t n_cls[CLS__COUNT];
 	int *cls_dev[CLS__COUNT]; /* device indices of each class */
 	size_t cap_cls_dev[CLS__COUNT];
@@ -213,12 +228,19 @@ struct sched {
 	sched_map seg_map;      /* seg_id -> index */
 	size_t n_running;
 
-	/* Queued segment indices sorted by key, stored at qbuf[q_lo ..
-	 * q_lo + n_queue): room at both ends, so that insertions near the
-	 * front (resubmitted segments keep their old submit time) and removals
-	 * from the scanned prefix move only the shorter side. */
+	/* The queue in two parts.  The front: the first segments by key,
+	 * sorted, at qbuf[q_lo .. q_lo + n_queue), with room at both ends,
+	 * which is all a placement call scans (at most scan_max of them).
+	 * The back: every later segment in a binary min-heap by key, so that
+	 * a segment resubmitted into the middle of a long queue costs
+	 * O(log queue), not a memmove of half of it.  Every front key is
+	 * below every back key; place.c refills the front from the heap
+	 * (queue_refill) before it scans.  With scan_max = 0 everything is
+	 * in the front. */
 	sched_qent *qbuf;
 	size_t q_lo, n_queue, cap_queue;
+	sched_qent *hbuf;
+	size_t n_back, cap_back;
 
 	sched_profile *prof;
 	size_t n_prof, cap_prof;
@@ -330,6 +352,9 @@ int devidx_fit_on(const sched *s, int cls);
 void devidx_fini(sched *s);
 
 #define SCHED_Q(s, i) ((s)->qbuf[(s)->q_lo + (i)])
+/* Move segments from the back heap into the front until it holds what one
+ * placement call may scan (or the heap is empty); 0 or RL_ENOMEM. */
+int queue_refill(sched *s);
 
 /* ---- place.c ---- */
 size_t place_run(sched *s, double now, sched_placement *out, size_t max);
