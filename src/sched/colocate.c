@@ -52,6 +52,12 @@ static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
 		return NULL;
 	if (sched_map_put(&s->paired_map, a, 0, 1) || sched_map_put(&s->paired_map, b, 0, 1))
 		return NULL;
+	/* the profiles' copies of the flag (colo_throughput reads those) */
+	size_t pa = est_profile_find(s, a), pb = est_profile_find(s, b);
+	if (pa != SCHED_NONE)
+		s->prof[pa].paired = 1;
+	if (pb != SCHED_NONE)
+		s->prof[pb].paired = 1;
 	sched_pair *p = &s->pair[s->n_pair++];
 	memset(p, 0, sizeof *p);
 	p->a = a;
@@ -81,14 +87,18 @@ static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
  * utilisation summed in order; *any_out: whether some pair of members has
  * an observed interference (else the utilisation prior alone applied). */
 static double set_speeds_ex(const sched *s, const uint64_t *shape, const double *util,
-			    size_t n, double *speed, double *U_out, int *any_out)
+			    const unsigned char *paired, size_t n, double *speed,
+			    double *U_out, int *any_out)
 {
 	int any = 0;
 	size_t n_paired = 0;
 	double U = 0;
 	for (size_t i = 0; i < n; i++) {
 		U += util[i];
-		n_paired += s->n_pair && sched_map_get(&s->paired_map, shape[i], 0) != SCHED_NONE;
+		if (paired)
+			n_paired += paired[i];
+		else
+			n_paired += s->n_pair && sched_map_get(&s->paired_map, shape[i], 0) != SCHED_NONE;
 	}
 	/* Pairs are looked up only among members that are in some pair. */
 	for (size_t i = 0; i < n && n_paired >= 2 && !any; i++)
@@ -128,7 +138,7 @@ static double set_speeds_ex(const sched *s, const uint64_t *shape, const double 
 static double set_speeds(const sched *s, const uint64_t *shape, const double *util,
 			 size_t n, double *speed)
 {
-	return set_speeds_ex(s, shape, util, n, speed, NULL, NULL);
+	return set_speeds_ex(s, shape, util, NULL, n, speed, NULL, NULL);
 }
 
 double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
@@ -158,20 +168,23 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		md->t0_nrun = d->n_run;
 		return t;
 	}
+	unsigned char paired[COLO_MAX_SET];
 	for (size_t i = 0; i < d->n_run; i++) {
 		const sched_seg *g = &s->seg[d->run[i]];
 		shape[n] = g->req.shape;
 		util[n] = est_util(s, &g->req, g->prof, d);
+		paired[n] = (unsigned char)s->prof[g->prof].paired;
 		n++;
 	}
 	if (with_cand) {
 		shape[n] = cand_shape;
 		util[n] = cand_util;
+		paired[n] = (unsigned char)colo_paired(s, cand_shape);
 		n++;
 	}
 	double U = 0;
 	int any = 0;
-	double t = set_speeds_ex(s, shape, util, n, speed, &U, &any);
+	double t = set_speeds_ex(s, shape, util, paired, n, speed, &U, &any);
 	if (!with_cand) {
 		md->t0 = t;
 		md->t0_U = U;
@@ -203,8 +216,10 @@ double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_sh
 		 * pairs with a member (then that member is in a pair too, so
 		 * set_speeds_ex would look the pairs up). */
 		for (size_t i = 0; cand_paired && i < d->n_run; i++) {
-			uint64_t m = s->seg[d->run[i]].req.shape;
-			if (pair_find(s, cand_shape, m) || pair_find(s, m, cand_shape))
+			const sched_seg *g = &s->seg[d->run[i]];
+			uint64_t m = g->req.shape;
+			if (s->prof[g->prof].paired &&
+			    (pair_find(s, cand_shape, m) || pair_find(s, m, cand_shape)))
 				return colo_throughput(s, d, 1, cand_shape, cand_util);
 		}
 		double U = d->t0_U + cand_util;

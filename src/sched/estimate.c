@@ -88,6 +88,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
 	p->run_head = SCHED_NONE;
+	p->paired = s->n_pair && sched_map_get(&s->paired_map, req->shape, 0) != SCHED_NONE;
 	s->pstamp[pi] = (sched_est_stamp){ 0, fi };
 	s->n_prof++;
 	return pi;

@@ -229,7 +229,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	int xmemo = 0;
 	double xutil = 0;
 	if (relish && xmemo_usable(s, cls)) {
-		cand_paired = colo_paired(s, g->req.shape);
+		cand_paired = s->prof[g->prof].paired;
 		if (!cand_paired) {
 			xmemo = 1;
 			xutil = est_util(s, &g->req, g->prof, &s->dev[s->cls_dev[cls][0]]);
@@ -250,7 +250,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	 * terms, see colocate.c.) */
 	if (relish && cls == CLS_GPU && ps->n_empty[cls] &&
 	    s->idx[cls].min_total == s->idx[cls].max_total &&
-	    (cand_paired < 0 ? (cand_paired = colo_paired(s, g->req.shape)) : cand_paired) == 0) {
+	    (cand_paired < 0 ? (cand_paired = s->prof[g->prof].paired) : cand_paired) == 0) {
 		int di = devidx_kth_empty(s, cls, 0);
 		const sched_dev *d = di >= 0 ? &s->dev[di] : NULL;
 		if (d && dev_free(d) >= res && est_util(s, &g->req, g->prof, d) <= 100) {
@@ -276,7 +276,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			if (d->n_run) {
 				double t0 = colo_throughput(s, d, 0, 0, 0);
 				if (cand_paired < 0)
-					cand_paired = colo_paired(s, g->req.shape);
+					cand_paired = s->prof[g->prof].paired;
 				double t1 = colo_throughput_with(s, d, g->req.shape, util,
 								 cand_paired);
 				if (t1 < s->opt.min_speedup * t0)

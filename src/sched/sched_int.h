@@ -165,6 +165,7 @@ typedef struct sched_profile {
 	int memo_at_cls;
 	double util_stamped;    /* utilisation at the last stamp change */
 	size_t run_head;        /* running segments of this shape, SCHED_NONE none */
+	int paired;             /* the shape is in some observed pair (paired_map) */
 } sched_profile;
 
 typedef struct sched_family {
