@@ -433,6 +433,16 @@ static int pass_saturated(const sched *s, const pass *ps)
 	return 1;
 }
 
+/* Keep an unchanged scanned entry at the next kept position (the scanned
+ * prefix is compacted in place; most entries stay where they are, and
+ * are not written). */
+#define KEEP_SAME(qe)                     \
+	do {                              \
+		if (w != r)               \
+			SCHED_Q(s, w) = (qe); \
+		w++;                      \
+	} while (0)
+
 size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 {
 	if (now > s->last_now)
@@ -457,6 +467,13 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			break;
 		sched_qent qe = SCHED_Q(s, r);
 		tried++;
+		/* Fastest path: refused before with a reservation that can only
+		 * grow, bigger than every hole of its class now. */
+		if (qe.memo && qe.grows && qe.memo_res > ps.max_free[qe.cls] &&
+		    ps.head_seen[qe.cls] && qe.memo >= s->all_stamp && qe.memo >= s->add_stamp) {
+			KEEP_SAME(qe);
+			continue;
+		}
 		/* Fast path, reading the queue entry only: refused before, no
 		 * estimate anywhere changed since, and either bigger than any
 		 * hole or no device of its class changed. */
@@ -464,7 +481,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		    ps.head_seen[qe.cls] &&
 		    ((qe.memo_res && qe.memo_res > ps.max_free[qe.cls]) ||
 		     qe.memo >= s->cls_stamp[qe.cls])) {
-			SCHED_Q(s, w++) = qe;
+			KEEP_SAME(qe);
 			continue;
 		}
 		/* Refused before with an estimate that has not changed since
@@ -481,7 +498,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			int cls = qe.cls;
 			if (qe.memo >= s->cls_stamp[cls] ||
 			    (qe.memo_res && qe.memo_res > ps.max_free[cls])) {
-				SCHED_Q(s, w++) = qe;
+				KEEP_SAME(qe);
 				continue;
 			}
 			int refused;
@@ -554,7 +571,8 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			}
 			qe.memo = s->stamp;
 			qe.memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
-			qe.cls = (int16_t)cls;
+			qe.cls = (int8_t)cls;
+			qe.grows = !whole && s->opt.policy == SHARE_PACK && g->req.mem_hint_mib > 0;
 			claim_note(s, whole, qe.memo_res);
 		}
 		if (!ps.head_seen[cls]) {

@@ -111,7 +111,10 @@ typedef struct sched_qent {
 	uint64_t memo_res;  /* its reservation then (0: whole devices) */
 	double comp;        /* its compute hint (copied from the request) */
 	uint32_t prof;      /* its profile index, UINT32_MAX: look it up */
-	int16_t cls;        /* its device class then */
+	int8_t cls;         /* its device class then */
+	uint8_t grows;      /* its reservation can only grow (pack, declared
+			       hint): bigger than every hole stays refused
+			       whatever its estimate does */
 	uint16_t n_whole;   /* devices it takes when whole (gang size or 1) */
 } sched_qent;
 
