@@ -101,7 +101,8 @@ typedef struct jstate {
 	double seg_start;       /* when the running segment was placed */
 	uint64_t res_mib;       /* reservation of the running segment */
 	uint64_t min_mem;       /* floor after an out-of-memory */
-	uint32_t version;       /* bumps on every reschedule: stale end events */
+	uint32_t version;       /* bumps on every reschedule */
+	size_t hpos;            /* its end event's index in the heap, SIZE_MAX none */
 	uint32_t attempts;      /* segments submitted */
 	int gang;               /* GPUs used (num_gpus capped) */
 	int running;
@@ -148,54 +149,74 @@ typedef struct simctx {
 
 /* ---- heap ------------------------------------------------------------- */
 
+/* One end event per running job, re-keyed in place when the job is
+ * re-timed (an index from job to heap slot), so the heap holds the running
+ * jobs and nothing superseded.  Equal times pop in the order they were
+ * last (re)scheduled (seq), as when superseded events were left behind. */
 static int ev_less(const ev *a, const ev *b)
 {
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+static void heap_place(simctx *x, size_t i, ev e)
+{
+	x->heap[i] = e;
+	x->js[e.job].hpos = i;
+}
+
+static void heap_sift(simctx *x, size_t i)
+{
+	ev e = x->heap[i];
+	while (i > 0 && ev_less(&e, &x->heap[(i - 1) / 2])) {
+		heap_place(x, i, x->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		const ev *best = &e;
+		if (l < x->n_heap && ev_less(&x->heap[l], best)) {
+			m = l;
+			best = &x->heap[l];
+		}
+		if (r < x->n_heap && ev_less(&x->heap[r], best))
+			m = r;
+		if (m == i)
+			break;
+		heap_place(x, i, x->heap[m]);
+		i = m;
+	}
+	heap_place(x, i, e);
+}
+
 static int heap_push(simctx *x, double t, size_t job, uint32_t version)
 {
-	if (x->n_heap == x->cap_heap) {
-		size_t nc = x->cap_heap ? x->cap_heap * 2 : 1024;
-		ev *p = realloc(x->heap, nc * sizeof *p);
-		if (!p)
-			return RL_ENOMEM;
-		x->heap = p;
-		x->cap_heap = nc;
-	}
 	ev e = {t, x->seq++, job, version};
-	size_t i = x->n_heap++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!ev_less(&e, &x->heap[p]))
-			break;
-		x->heap[i] = x->heap[p];
-		i = p;
+	size_t i = x->js[job].hpos;
+	if (i == SIZE_MAX) {
+		if (x->n_heap == x->cap_heap) {
+			size_t nc = x->cap_heap ? x->cap_heap * 2 : 1024;
+			ev *p = realloc(x->heap, nc * sizeof *p);
+			if (!p)
+				return RL_ENOMEM;
+			x->heap = p;
+			x->cap_heap = nc;
+		}
+		i = x->n_heap++;
 	}
 	x->heap[i] = e;
+	heap_sift(x, i);
 	return 0;
 }
 
 static ev heap_pop(simctx *x)
 {
-	ev top = x->heap[0], last = x->heap[--x->n_heap];
-	size_t i = 0, n = x->n_heap;
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const ev *best = &last;
-		if (l < n && ev_less(&x->heap[l], best)) {
-			m = l;
-			best = &x->heap[l];
-		}
-		if (r < n && ev_less(&x->heap[r], best))
-			m = r;
-		if (m == i)
-			break;
-		x->heap[i] = x->heap[m];
-		i = m;
+	ev top = x->heap[0];
+	x->js[top.job].hpos = SIZE_MAX;
+	ev last = x->heap[--x->n_heap];
+	if (x->n_heap) {
+		x->heap[0] = last;
+		heap_sift(x, 0);
 	}
-	if (n)
-		x->heap[i] = last;
 	return top;
 }
 
@@ -724,6 +745,7 @@ static int setup(simctx *x, sharing_policy policy, rl_err *err)
 			x->r->n_gang_capped++;
 		s->remaining = job_work(t, j, s->gang);
 		s->prev_end = -1;
+		s->hpos = SIZE_MAX;
 		x->t0 = fmin(x->t0, t->jobs[j].submit_s);
 	}
 	x->last_int = x->t0;
@@ -811,14 +833,6 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	size_t next = 0, admitted = 0;
 	size_t window = c->window > 0 ? (size_t)c->window : SIZE_MAX;
 	while (next < t->n_jobs || x.n_heap) {
-		/* Superseded end events (a re-timed segment leaves its old one
-		 * behind) are dropped before they can pick the next time: a
-		 * time at which nothing happens would cost a placement pass. */
-		while (x.n_heap && (x.heap[0].version != x.js[x.heap[0].job].version ||
-				    !x.js[x.heap[0].job].running))
-			heap_pop(&x);
-		if (next == t->n_jobs && !x.n_heap)
-			break;
 		double ta = next < t->n_jobs ? t->jobs[order[next]].submit_s : INFINITY;
 		double te = x.n_heap ? x.heap[0].t : INFINITY;
 		x.now = fmin(ta, te);
@@ -829,7 +843,7 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 		while (x.n_heap && x.heap[0].t == x.now) {
 			ev e = heap_pop(&x);
 			if (e.version != x.js[e.job].version || !x.js[e.job].running)
-				continue; /* superseded */
+				continue; /* not its current end (the heap keeps one per job) */
 			x.r->n_events++;
 			if ((rc = segment_ended(&x, e.job, x.now, err)) < 0)
 				goto done;
