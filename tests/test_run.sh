@@ -72,6 +72,10 @@ bad = db.execute("SELECT count(*) FROM segments WHERE status != 'completed' OR p
                  "OR started_at IS NULL OR ended_at IS NULL OR mem_reserved_mib != 64 "
                  "OR device != 'host'").fetchone()[0]
 check(bad == 0, "%d segments not completed/placed as expected" % bad)
+# RELISH_TRIAL_ID is "t" + the trial's id in the store (ctrial logs it).
+for t, log in db.execute("SELECT trial_id, log_path FROM segments").fetchall():
+    text = open(log).read()
+    check(("ctrial: trial t%d\n" % t) in text, "trial %d: log says %r" % (t, text[:200]))
 # ASHA with eta 3 over rungs 1, 3, 9: every trial's first segment is [0,1];
 # continuations start where the previous one ended.
 rows = db.execute("SELECT trial_id, seq, resource_from, resource_to FROM segments "

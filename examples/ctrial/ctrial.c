@@ -297,6 +297,8 @@ int main(int argc, char **argv)
 	snprintf(s.ckdir, sizeof s.ckdir, "%s",
 		 getenv("RELISH_CHECKPOINT_DIR") ? getenv("RELISH_CHECKPOINT_DIR") : "");
 
+	if (getenv("RELISH_TRIAL_ID"))
+		fprintf(stderr, "ctrial: trial %s\n", s.trial_id);
 	if (strcmp(o.mode, "worker") == 0) {
 		puts("RELISH_READY");
 		fflush(stdout);

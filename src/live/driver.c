@@ -335,7 +335,8 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
 	snprintf(tdir, sizeof tdir, "%s/trial-%llu", x->dir, (unsigned long long)g->trial);
 	snprintf(ckpt, sizeof ckpt, "%s/ckpt", tdir);
 	snprintf(logp, sizeof logp, "%s/seg-%d.log", tdir, g->seq);
-	snprintf(tid, sizeof tid, "t%llu", (unsigned long long)g->trial);
+	/* "t" + the id that relish trials, logs and devices show */
+	snprintf(tid, sizeof tid, "t%lld", (long long)t->store_id);
 	if ((rc = make_dirs(ckpt, err)) < 0)
 		return rc;
 
