@@ -69,6 +69,10 @@ contains 'exit 1: "nan", loss diverged'
 expect_rc 0 "$RELISH" trials --db "$DB"
 contains 'CUDA out of memory. Tried to allocate 2.00 GiB'
 [ "$(wc -l <"$T/out")" -eq 6 ] || fail "trials: expected 2 header lines + 4 trials"
+# tables show params to 6 significant digits; --json keeps every digit
+contains '{"lr":0.483003,"layers":1}'
+expect_rc 0 "$RELISH" trials --db "$DB" --json
+pycheck 't=j[3]; assert t["params"]=={"lr":0.48300251266298522,"layers":1}, t["params"]'
 
 # ---- logs ----
 expect_rc 0 "$RELISH" logs 3 --db "$DB"

@@ -194,6 +194,22 @@ json_t *cli_json_params(const char *params_json)
 	return j ? j : json_string(params_json);
 }
 
+const char *cli_params_text(const char *params_json, char *buf, size_t n)
+{
+	if (!params_json)
+		return "{}";
+	json_error_t je;
+	json_t *j = json_loads(params_json, JSON_DECODE_ANY, &je);
+	if (!j)
+		return params_json;
+	size_t need = json_dumpb(j, buf, n, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(j);
+	if (need == 0 || need >= n)
+		return params_json;
+	buf[need] = '\0';
+	return buf;
+}
+
 int cli_json_print(json_t *j, rl_err *err)
 {
 	if (!j)

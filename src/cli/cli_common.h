@@ -115,6 +115,11 @@ int cli_pick_experiment(store *s, const char *name, store_experiment *out, rl_er
 json_t *cli_json_real(double v);
 json_t *cli_json_str(const char *s);
 json_t *cli_json_params(const char *params_json);
+/* A trial's params for a table or a sentence: compact JSON with reals to 6
+ * significant digits (0.483003, not 0.48300251266298522); --json output and
+ * the store keep every digit.  Returns buf, or the text itself when it is
+ * not JSON or does not fit. */
+const char *cli_params_text(const char *params_json, char *buf, size_t n);
 /* A trial's error for display: its own, else its last failed segment's. */
 const char *cli_trial_error(const store_trial *t);
 /* One trial as the JSON object of `relish trials --json` and export. */

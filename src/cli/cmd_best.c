@@ -24,12 +24,12 @@ static int best_print(const store_experiment *e, const store_trial *t, int json,
 				      cli_json_real(t->objective_resource));
 		return cli_json_print(j, err);
 	}
-	char v[40], r[40];
+	char v[40], r[40], pbuf[1024];
 	cli_format_real(t->objective, v, sizeof v);
 	cli_format_real(t->objective_resource, r, sizeof r);
 	printf("%s: trial %lld (index %d, %s): %s = %s (%s) at resource %s, params %s\n",
 	       e->name, (long long)t->id, t->idx, trial_status_name(t->status),
-	       e->objective_metric, v, e->mode, r, t->params_json ? t->params_json : "{}");
+	       e->objective_metric, v, e->mode, r, cli_params_text(t->params_json, pbuf, sizeof pbuf));
 	return 0;
 }
 

@@ -51,10 +51,11 @@ static void trial_line(const store_trial *t)
 	const char *error = cli_trial_error(t);
 	/* One line per trial: keep only the first line of a multi-line error. */
 	int elen = error ? (int)strcspn(error, "\r\n") : 1;
+	char pbuf[1024];
 	printf("%6lld  %5d  %-9s  %8s  %12s  %-9s  %7s  %8s  %6s  %4s  %4d  %3d  %-40s  %.*s\n",
 	       (long long)t->id, t->idx, trial_status_name(t->status), res, obj,
 	       t->last_basis ? t->last_basis : "-", est, peak, errp, util, t->n_segments, t->n_oom,
-	       t->params_json ? t->params_json : "{}", elen, error ? error : "-");
+	       cli_params_text(t->params_json, pbuf, sizeof pbuf), elen, error ? error : "-");
 }
 
 /* The shared trial object plus the memory columns of this command. */
