@@ -12,25 +12,13 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched_fixture.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
 static sched *mk(int n_gpu)
 {
-	sched_options o;
-	sched_options_default(&o, SHARE_RELISH);
-	sched *s = NULL;
-	rl_err e;
-	assert_int_equal(sched_new(&o, &s, &e), 0);
-	for (int i = 0; i < n_gpu; i++) {
-		sched_device_info d;
-		memset(&d, 0, sizeof d);
-		d.is_gpu = 1;
-		d.mem_total_mib = 40000;
-		d.compute_total = 100;
-		assert_int_equal(sched_add_device(s, &d, &e), i);
-	}
-	return s;
+	return fixture_sched(SHARE_RELISH, NULL, n_gpu, 40000);
 }
 
 static sched_request rq(uint64_t id, uint64_t shape, double t)

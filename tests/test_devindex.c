@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "sched/sched_int.h"
+#include "sched_fixture.h"
 #include "search/rng.h"
 
 #define NDEV 61
@@ -25,19 +26,9 @@
 static sched *mk(sharing_policy policy, rl_rng *r)
 {
 	static const uint64_t sizes[] = {16384, 24576, 32768, 81920};
-	sched_options o;
-	sched_options_default(&o, policy);
-	sched *s = NULL;
-	rl_err e;
-	assert_int_equal(sched_new(&o, &s, &e), 0);
-	for (int i = 0; i < NDEV; i++) {
-		sched_device_info d;
-		memset(&d, 0, sizeof d);
-		d.is_gpu = 1;
-		d.mem_total_mib = sizes[rng_below(r, 4)];
-		d.compute_total = 100;
-		assert_int_equal(sched_add_device(s, &d, &e), i);
-	}
+	sched *s = fixture_sched(policy, NULL, 0, 0);
+	for (int i = 0; i < NDEV; i++)
+		fixture_gpu(s, sizes[rng_below(r, 4)], i);
 	return s;
 }
 

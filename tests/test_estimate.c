@@ -12,21 +12,11 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched_fixture.h"
 
 static sched *mk(sharing_policy pol)
 {
-	sched_options o;
-	sched_options_default(&o, pol);
-	sched *s = NULL;
-	rl_err e;
-	assert_int_equal(sched_new(&o, &s, &e), 0);
-	sched_device_info d;
-	memset(&d, 0, sizeof d);
-	d.is_gpu = 1;
-	d.mem_total_mib = 81920;
-	d.compute_total = 100;
-	assert_int_equal(sched_add_device(s, &d, &e), 0);
-	return s;
+	return fixture_sched(pol, NULL, 1, 81920);
 }
 
 static sched_request shape_req(uint64_t shape, double batch, double width)

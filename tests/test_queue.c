@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched_fixture.h"
 #include "search/rng.h"
 
 #define N 3000
@@ -55,15 +56,8 @@ static void test_order_through_front_and_heap(void **state)
 	sched_options o;
 	sched_options_default(&o, SHARE_EXCLUSIVE);
 	o.aging_s = 0; /* no claims: pure key order */
-	sched *s = NULL;
+	sched *s = fixture_sched(SHARE_EXCLUSIVE, &o, 1, 1000);
 	rl_err e;
-	assert_int_equal(sched_new(&o, &s, &e), 0);
-	sched_device_info d;
-	memset(&d, 0, sizeof d);
-	d.is_gpu = 1;
-	d.mem_total_mib = 1000;
-	d.compute_total = 100;
-	assert_int_equal(sched_add_device(s, &d, &e), 0);
 
 	static key k[N];
 	for (int i = 0; i < N; i++) {
