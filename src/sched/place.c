@@ -214,9 +214,10 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	double best_gain = -INFINITY, best_comp = 0;
 	uint64_t best_left = UINT64_MAX;
 	int best_empty = 0;
-	int cand_paired = -1; /* colo_paired, looked up once when needed */
-	int fit_query = !relish && cls != CLS_HOST && devidx_fit_on(s, cls);
-	if (fit_query) {
+	int cand_paired = p->paired; /* the candidate's shape is in some pair */
+	/* answered by an index: no walk */
+	int answered = !relish && cls != CLS_HOST && devidx_fit_on(s, cls);
+	if (answered) {
 		/* pack on GPUs: memory alone decides, so best fit is a query.
 		 * Devices unchanged since the refusal (stamp <= since) refused
 		 * this reservation then and cannot take it now, so the global
@@ -229,7 +230,6 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	int xmemo = 0;
 	double xutil = 0;
 	if (relish && xmemo_usable(s, cls)) {
-		cand_paired = s->prof[g->prof].paired;
 		if (!cand_paired) {
 			xmemo = 1;
 			xutil = est_util(s, &g->req, g->prof, &s->dev[s->cls_dev[cls][0]]);
@@ -250,17 +250,17 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	 * terms, see colocate.c.) */
 	if (relish && cls == CLS_GPU && ps->n_empty[cls] &&
 	    s->idx[cls].min_total == s->idx[cls].max_total &&
-	    (cand_paired < 0 ? (cand_paired = s->prof[g->prof].paired) : cand_paired) == 0) {
+	    !cand_paired) {
 		int di = devidx_kth_empty(s, cls, 0);
 		const sched_dev *d = di >= 0 ? &s->dev[di] : NULL;
 		if (d && dev_free(d) >= res && est_util(s, &g->req, g->prof, d) <= 100) {
 			best = di;
 			best_comp = est_compute(s, &g->req, g->prof, d);
-			fit_query = 1; /* skip the walk */
+			answered = 1;
 		}
 	}
 	size_t n_admit = 0;
-	for (int di = fit_query ? -1 : s->idx[cls].mru_head; di >= 0; di = s->hot[di].next) {
+	for (int di = answered ? -1 : s->idx[cls].mru_head; di >= 0; di = s->hot[di].next) {
 		const sched_hot *h = &s->hot[di];
 		if (h->stamp <= since)
 			break; /* the rest has not changed since the refusal */
@@ -275,8 +275,6 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			double util = est_util(s, &g->req, g->prof, d);
 			if (d->n_run) {
 				double t0 = colo_throughput(s, d, 0, 0, 0);
-				if (cand_paired < 0)
-					cand_paired = s->prof[g->prof].paired;
 				double t1 = colo_throughput_with(s, d, g->req.shape, util,
 								 cand_paired);
 				if (t1 < s->opt.min_speedup * t0)
