@@ -23,32 +23,17 @@
 #include <time.h>
 
 #include "search/sampler.h"
+#include "../tests/tpe_mixed.h"
 
 #define REPS 5
 #define TIMED 200
 #define GOAL_MS 0.25
 #define OPTUNA_REF_MS 25.0
 
-static rl_value batch_choices[] = {
-	{.type = VAL_INT, .i = 16}, {.type = VAL_INT, .i = 32}, {.type = VAL_INT, .i = 64},
-	{.type = VAL_INT, .i = 128}, {.type = VAL_INT, .i = 256},
-};
-static param_def mixed_params[] = {
-	{.name = "lr", .kind = PARAM_LOGUNIFORM, .low = 1e-5, .high = 1e-1},
-	{.name = "hidden", .kind = PARAM_INT, .low = 16, .high = 1024, .log = 1},
-	{.name = "batch", .kind = PARAM_CHOICE, .n_choices = 5, .choices = batch_choices},
-	{.name = "dropout", .kind = PARAM_UNIFORM, .low = 0, .high = 0.7},
-};
-static const space mixed_space = {.n = 4, .params = mixed_params};
-
 static double mixed(const config *c)
 {
-	static const double batch_penalty[] = {0.3, 0.1, 0.0, 0.05, 0.2};
-	size_t b = 0;
-	while (b < 4 && batch_choices[b].i != c->v[2].i)
-		b++;
-	double a = log10(c->v[0].f) + 2.5, h = log2((double)c->v[1].i) - 7, d = c->v[3].f - 0.2;
-	return a * a + h * h / 4 + batch_penalty[b] + d * d * 4;
+	size_t b = mixed_batch_index(c);
+	return mixed_loss(c, b < 5 ? b : 4);
 }
 
 static double now_ms(clockid_t clk)

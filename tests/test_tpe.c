@@ -16,6 +16,7 @@
 
 #include "search/sampler.h"
 #include "search/tpe_math.h"
+#include "tpe_mixed.h"
 
 /* ---- spaces and objectives ---------------------------------------- */
 
@@ -34,29 +35,13 @@ static double branin(const config *c)
 	return q * q + 10 * (1 - t) * cos(x1) + 10;
 }
 
-static rl_value batch_choices[] = {
-	{.type = VAL_INT, .i = 16}, {.type = VAL_INT, .i = 32}, {.type = VAL_INT, .i = 64},
-	{.type = VAL_INT, .i = 128}, {.type = VAL_INT, .i = 256},
-};
-static param_def mixed_params[] = {
-	{.name = "lr", .kind = PARAM_LOGUNIFORM, .low = 1e-5, .high = 1e-1},
-	{.name = "hidden", .kind = PARAM_INT, .low = 16, .high = 1024, .log = 1},
-	{.name = "batch", .kind = PARAM_CHOICE, .n_choices = 5, .choices = batch_choices},
-	{.name = "dropout", .kind = PARAM_UNIFORM, .low = 0, .high = 0.7},
-};
-static const space mixed_space = {.n = 4, .params = mixed_params};
-
-/* Known optimum 0 at lr = 10^-2.5, hidden = 128, batch = 64, dropout = 0.2. */
+/* The 4-D mixed problem (tests/tpe_mixed.h); a sampled batch is always
+ * one of the choices. */
 static double mixed(const config *c)
 {
-	static const double batch_penalty[] = {0.3, 0.1, 0.0, 0.05, 0.2};
-	double lr = c->v[0].f, hidden = (double)c->v[1].i, drop = c->v[3].f;
-	size_t b = 0;
-	while (b < 5 && batch_choices[b].i != c->v[2].i)
-		b++;
+	size_t b = mixed_batch_index(c);
 	assert_true(b < 5);
-	double a = log10(lr) + 2.5, h = log2(hidden) - 7, d = drop - 0.2;
-	return a * a + h * h / 4 + batch_penalty[b] + d * d * 4;
+	return mixed_loss(c, b);
 }
 
 /* Best loss after n trials of algo on (sp, f) with seed. */
