@@ -10,7 +10,10 @@
  * as many times larger, so the load per GPU is the same, each policy run
  * alone (one thread, so that the figures do not depend on how the threads
  * shared the cores); it prints seconds and microseconds per event, and the
- * time of x10 against x1 (linear scaling: 10).  Set BENCH_SIM_FACTORS to
+ * time of x10 against x1 (linear scaling: 10).  Next to the times, the
+ * core's work per event (sched_work: queue entries scanned, entries
+ * searched, device evaluations), which has no noise: work per event that
+ * stays constant while time per event grows is the machine's caches.  Set BENCH_SIM_FACTORS to
  * change the series (e.g. "1 10 20").
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
@@ -119,10 +122,10 @@ int main(int argc, char **argv)
 	for (char *tok = strtok(buf, " ,"); tok && n_f < 16; tok = strtok(NULL, " ,"))
 		if (atoi(tok) >= 1)
 			factors[n_f++] = atoi(tok);
-	double secs[16][3];
+	double secs[16][3], scan[16][3], evals[16][3];
 	printf("scaling (synthetic traces, each policy alone):\n");
-	printf("  %-6s %8s %6s  %-9s %9s %9s %10s\n", "factor", "jobs", "GPUs", "policy", "events",
-	       "seconds", "us/event");
+	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s\n", "factor", "jobs", "GPUs",
+	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev");
 	for (int k = 0; k < n_f; k++) {
 		if (sim_trace_synthetic(t, factors[k], 1, &big, &err) < 0 ||
 		    sim_model_new(big, f ? coloc : NULL, &mbig, &err) < 0) {
@@ -141,9 +144,15 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			secs[k][p] = task.wall_s;
-			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %10.2f\n", factors[k], big->n_jobs,
-			       ck.n_gpus, sim_policy_name(task.policy), task.result->n_events,
-			       task.wall_s, 1e6 * task.wall_s / (double)task.result->n_events);
+			double ev = (double)task.result->n_events;
+			const sched_work *w = &task.result->work;
+			scan[k][p] = (double)w->scanned / ev;
+			evals[k][p] = (double)w->dev_evals / ev;
+			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n", factors[k],
+			       big->n_jobs, ck.n_gpus, sim_policy_name(task.policy),
+			       task.result->n_events, task.wall_s, 1e6 * task.wall_s / ev,
+			       (double)w->scanned / ev, (double)w->searched / ev,
+			       (double)w->dev_evals / ev);
 			sim_result_free(task.result);
 		}
 		sim_model_free(mbig);
@@ -164,6 +173,13 @@ int main(int argc, char **argv)
 		}
 		printf("; all three %.2fx (linear = %.0f)\n", tb / ta,
 		       (double)factors[b] / factors[a]);
+		printf("work per event, x%d against x%d (constant = 1):", factors[b], factors[a]);
+		for (int p = 0; p < 3; p++) {
+			printf(" %s scan %.2fx", sim_policy_name((sharing_policy)p), scan[b][p] / scan[a][p]);
+			if (evals[a][p] > 0)
+				printf(" evals %.2fx", evals[b][p] / evals[a][p]);
+			printf("%s", p < 2 ? "," : "\n");
+		}
 	}
 	sim_model_free(m);
 	sim_trace_free(t);

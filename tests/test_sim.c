@@ -453,8 +453,28 @@ static void test_synthetic(void **state)
 	assert_int_equal(s->n_exps, t->n_exps * 10);
 	assert_int_equal(s->n_jobs, s2->n_jobs);
 	assert_memory_equal(s->jobs, s2->jobs, s->n_jobs * sizeof *s->jobs);
-	/* ~10x the jobs (experiments drawn with replacement) */
-	assert_true(s->n_jobs > t->n_jobs * 7 && s->n_jobs < t->n_jobs * 13);
+	/* every experiment exactly 10 times, with all its trials */
+	assert_int_equal(s->n_jobs, t->n_jobs * 10);
+	size_t *per = calloc(t->n_exps, sizeof *per);
+	for (size_t i = 0; i < s->n_exps; i++)
+		for (size_t e = 0; e < t->n_exps; e++)
+			if (!strcmp(strchr(s->exps[i].name, ':') + 1, t->exps[e].name))
+				per[e]++;
+	for (size_t e = 0; e < t->n_exps; e++)
+		assert_int_equal(per[e], 10);
+	/* and the same span of arrivals */
+	double lo = INFINITY, hi = -INFINITY, tlo = INFINITY, thi = -INFINITY;
+	for (size_t i = 0; i < t->n_jobs; i++) {
+		tlo = fmin(tlo, t->jobs[i].submit_s);
+		thi = fmax(thi, t->jobs[i].submit_s);
+	}
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		lo = fmin(lo, s->jobs[i].submit_s);
+		hi = fmax(hi, s->jobs[i].submit_s);
+	}
+	assert_true(lo >= tlo);
+	assert_true(hi <= thi + (thi - tlo));
+	free(per);
 	sim_trace_free(s);
 	sim_trace_free(s2);
 	sim_trace_free(t);

@@ -251,9 +251,9 @@ static void fit_candidate(sched_family *f, sched_fit fit, const sched *s,
 	*best = rmse;
 	f->fit = fit;
 	f->n_coef = p;
-	memcpy(f->coef, w, p * sizeof w[0]);
-	memcpy(f->mean, mean, p * sizeof mean[0]);
-	memcpy(f->scale, scale, p * sizeof scale[0]);
+	memcpy(FAM_COEF(f), w, p * sizeof w[0]);
+	memcpy(FAM_MEAN(f), mean, p * sizeof mean[0]);
+	memcpy(FAM_SCALE(f), scale, p * sizeof scale[0]);
 	f->loo_rmse = rmse;
 	f->n_points = n;
 }
@@ -265,6 +265,8 @@ static void family_fit(sched *s, sched_family *f)
 	f->since_fit = 0;
 	if (n < 2)
 		return;
+	if (!f->model && !(f->model = malloc(3 * SCHED_MAX_COEF * sizeof *f->model)))
+		return; /* no memory: no model yet, estimates fall back */
 	size_t k = SCHED_MAX_FEAT;
 	for (size_t r = 0; r < n; r++)
 		if (s->prof[pts[r]].n_feat < k)
@@ -298,9 +300,10 @@ static double family_predict(const sched *s, size_t fi, const double *feat, size
 	size_t c = design_row(f->fit, feat, f->n_feat, raw);
 	if (c == SCHED_NONE || c + 1 != f->n_coef)
 		return 0;
-	double v = f->coef[0];
+	const double *coef = FAM_COEF(f), *mean = FAM_MEAN(f), *scale = FAM_SCALE(f);
+	double v = coef[0];
 	for (size_t j = 1; j < f->n_coef; j++)
-		v += f->coef[j] * (raw[j - 1] - f->mean[j]) / f->scale[j];
+		v += coef[j] * (raw[j - 1] - mean[j]) / scale[j];
 	if (f->fit == SCHED_FIT_LOGLOG)
 		v = exp(v);
 	if (!(v >= 1))
@@ -559,8 +562,10 @@ int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out)
 
 void est_fini(sched *s)
 {
-	for (size_t i = 0; i < s->n_fam; i++)
+	for (size_t i = 0; i < s->n_fam; i++) {
 		free(s->fam[i].shapes);
+		free(s->fam[i].model);
+	}
 	free(s->fam);
 	free(s->prof);
 	free(s->pstamp);

@@ -223,6 +223,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		 * this reservation then and cannot take it now, so the global
 		 * best fit is the walk's answer too. */
 		best = devidx_best_fit(s, cls, res);
+		s->work.dev_evals++;
 		if (best >= 0)
 			best_comp = est_compute(s, &g->req, g->prof, &s->dev[best]);
 	}
@@ -253,6 +254,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	    !cand_paired) {
 		int di = devidx_kth_empty(s, cls, 0);
 		const sched_dev *d = di >= 0 ? &s->dev[di] : NULL;
+		s->work.dev_evals++;
 		if (d && dev_free(d) >= res && est_util(s, &g->req, g->prof, d) <= 100) {
 			best = di;
 			best_comp = est_compute(s, &g->req, g->prof, d);
@@ -267,6 +269,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		if (h->free_key < res)
 			continue; /* claimed, held, or too little memory */
 		const sched_dev *d = &s->dev[di];
+		s->work.dev_evals++;
 		double comp = est_compute(s, &g->req, g->prof, d);
 		if (cls == CLS_HOST && d->comp_res + comp > d->info.compute_total + 1e-9)
 			continue;
@@ -451,6 +454,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 	if (!max || !s->n_queue || !s->n_dev)
 		return 0;
 	s->call_id++;
+	s->work.calls++;
 	s->noted_whole = 0;
 	s->noted_res = UINT64_MAX;
 	pass ps;
@@ -465,6 +469,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			break;
 		sched_qent qe = SCHED_Q(s, r);
 		tried++;
+		s->work.scanned++;
 		/* Fastest path: refused before with a reservation that can only
 		 * grow, bigger than every hole of its class now. */
 		if (qe.memo && qe.grows && qe.memo_res > ps.max_free[qe.cls] &&
@@ -491,7 +496,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		if (qe.memo && ps.head_seen[qe.cls] && qe.memo >= s->all_stamp &&
 		    qe.memo >= s->add_stamp && qe.prof != UINT32_MAX &&
 		    qe.memo >= s->pstamp[qe.prof].stamp &&
-		    qe.memo >= s->fstamp[s->pstamp[qe.prof].fam]) {
+		    qe.memo >= s->fstamp[qe.fam]) {
 			const sched_profile *p = &s->prof[qe.prof];
 			int cls = qe.cls;
 			if (qe.memo >= s->cls_stamp[cls] ||
@@ -507,7 +512,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				refused = p->memo_call == s->call_id && p->memo_cls == cls &&
 					  res >= p->memo_mem && qe.comp >= p->memo_comp;
 				if (!refused && p->memo_at > qe.memo && p->memo_at_cls == cls &&
-				    p->memo_at >= p->stamp && p->memo_at >= s->fam[p->fam].stamp &&
+				    p->memo_at >= p->stamp && p->memo_at >= s->fstamp[qe.fam] &&
 				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
 				    qe.comp >= p->memo_at_comp)
 					refused = p->memo_at >= s->cls_stamp[cls];
@@ -519,16 +524,17 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				continue;
 			}
 		}
+		s->work.searched++;
 		size_t gi = qe.gi;
 		sched_seg *g = &s->seg[gi];
 		const sched_profile *p = &s->prof[g->prof];
-		const sched_family *f = &s->fam[p->fam];
+		uint64_t fstamp = s->fstamp[p->fam]; /* = s->fam[p->fam].stamp */
 		int cls = sched_req_class(s, &g->req);
 		/* Rejected before and nothing that could change the answer
 		 * happened since: no need to look again.  Own-estimate changes
 		 * reopen every device, device releases only that device. */
 		int own_same = qe.memo && qe.cls == cls && qe.memo >= s->all_stamp &&
-			       qe.memo >= p->stamp && qe.memo >= f->stamp;
+			       qe.memo >= p->stamp && qe.memo >= fstamp;
 		int ok = 0, whole = 0, have_e = 0;
 		sched_mem_estimate e;
 		memset(&e, 0, sizeof e);
@@ -554,7 +560,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				 * no more than this: only devices changed since
 				 * then can take it. */
 				if (!memo && p->memo_at > since && p->memo_at_cls == cls &&
-				    p->memo_at >= p->stamp && p->memo_at >= f->stamp &&
+				    p->memo_at >= p->stamp && p->memo_at >= fstamp &&
 				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
 				    g->req.compute_hint >= p->memo_at_comp) {
 					since = p->memo_at;
@@ -564,6 +570,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			}
 			if (ok && place_commit(s, gi, &pl, now) == 0) {
 				out[placed++] = pl;
+				s->work.placed++;
 				pass_refresh(s, &ps, cls);
 				continue;
 			}

@@ -183,6 +183,22 @@ int sched_device_get(const sched *s, int dev, sched_device_state *out);
 size_t sched_queue_length(const sched *s);
 size_t sched_running_count(const sched *s);
 
+/* Counts of the core's work so far.  They depend only on the inputs (no
+ * clock), so bench_sim divides them by events to show how the cost of an
+ * event changes with trace and cluster size, free of the machine's noise
+ * and caches. */
+typedef struct sched_work {
+	uint64_t calls;       /* sched_place calls that looked at the queue */
+	uint64_t scanned;     /* queue entries they looked at */
+	uint64_t searched;    /* ... of which the estimate and devices were
+				 looked at (no shortcut from the last refusal) */
+	uint64_t dev_evals;   /* devices whose fit and (relish) gain a shared
+				 placement computed, and index answers */
+	uint64_t placed;      /* segments placed */
+} sched_work;
+
+void sched_work_get(const sched *s, sched_work *out);
+
 /* The memory the core would reserve for req right now, and on what basis. */
 uint64_t sched_estimate_mem(const sched *s, const sched_request *req,
 			    sched_basis *basis);

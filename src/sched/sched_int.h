@@ -111,12 +111,21 @@ typedef struct sched_qent {
 	uint64_t memo_res;  /* its reservation then (0: whole devices) */
 	double comp;        /* its compute hint (copied from the request) */
 	uint32_t prof;      /* its profile index, UINT32_MAX: look it up */
+	uint32_t fam;       /* its profile's family (with prof), so that the
+			       two stamps are read side by side, not one
+			       after the other */
 	int8_t cls;         /* its device class then */
 	uint8_t grows;      /* its reservation can only grow (pack, declared
 			       hint): bigger than every hole stays refused
 			       whatever its estimate does */
 	uint16_t n_whole;   /* devices it takes when whole (gang size or 1) */
 } sched_qent;
+
+/* The queue order's key of a segment: (priority, submit_time, seg_id). */
+typedef struct sched_qkey {
+	double priority, submit_time;
+	uint64_t seg_id;
+} sched_qkey;
 
 typedef struct sched_seg {
 	sched_request req;
@@ -180,14 +189,22 @@ typedef struct sched_family {
 	uint64_t fit_id;        /* increments on every fit (0 = never) */
 	uint64_t stamp;         /* stamp of the last fit */
 	sched_fit fit;
-	double coef[SCHED_MAX_COEF];
-	double mean[SCHED_MAX_COEF], scale[SCHED_MAX_COEF]; /* standardisation */
+	/* coefficients, then the standardisation's means, then its scales,
+	 * SCHED_MAX_COEF each (FAM_COEF ...): allocated at the first fit,
+	 * since most families never have two measured shapes and the record
+	 * is read on every placement (1.2 kB inline made it a cache miss
+	 * and 55 MB of the simulator's x10 trace) */
+	double *model;
 	size_t n_coef;
 	size_t n_points;
 	double loo_rmse;
 	double util_sum;        /* mean utilisation of measured shapes */
 	size_t util_n;
 } sched_family;
+
+#define FAM_COEF(f) ((f)->model)
+#define FAM_MEAN(f) ((f)->model + SCHED_MAX_COEF)
+#define FAM_SCALE(f) ((f)->model + 2 * SCHED_MAX_COEF)
 
 typedef struct sched_est_stamp {
 	uint64_t stamp;         /* = sched_profile.stamp */
@@ -244,7 +261,11 @@ struct sched {
 	sched_qent *qbuf;
 	size_t q_lo, n_queue, cap_queue;
 	sched_qent *hbuf;
-	size_t n_back, cap_back;
+	sched_qkey *hkey;       /* hbuf[i]'s queue key: the heap compares
+				   these, not the segments' requests (a
+				   random read of a 400-byte record per
+				   comparison, at every level) */
+	size_t n_back, cap_back, cap_hkey;
 
 	sched_profile *prof;
 	size_t n_prof, cap_prof;
@@ -281,6 +302,7 @@ struct sched {
 				   device may change a request's class or the
 				   largest device size its estimate reads */
 	uint64_t call_id;
+	sched_work work;        /* sched_work_get */
 	double last_now;        /* latest time seen (sched_remove has none) */
 };
 

@@ -884,6 +884,7 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 	x.r->lb_critical_s = parts[0];
 	x.r->lb_memory_s = parts[1];
 	x.r->lb_compute_s = parts[2];
+	sched_work_get(x.s, &x.r->work);
 	*out = x.r;
 	x.r = NULL;
 	rc = 0;

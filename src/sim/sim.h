@@ -128,6 +128,7 @@ typedef struct sim_result {
 	double *jct_s;            /* per job, trace order (n_jobs) */
 	double *queue_s;          /* per job, trace order */
 	sim_sample *series;       /* n_series rows when series_step_s > 0 */
+	sched_work work;          /* the core's work counts (bench_sim) */
 	size_t n_series;
 } sim_result;
 

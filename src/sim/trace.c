@@ -532,10 +532,14 @@ int sim_trace_synthetic(const sim_trace *t, int factor, uint64_t seed,
 	rng_seed(&rng, seed);
 	size_t cap_jobs = t->n_jobs * (size_t)factor * 2;
 	for (size_t k = 0; k < n_out_exps; k++) {
-		size_t e = (size_t)rng_below(&rng, t->n_exps);
+		/* Each experiment exactly `factor` times, not drawn with
+		 * replacement: experiment sizes are heavy-tailed, so a draw
+		 * of x1 can miss the largest ones and a draw of x10 repeat
+		 * them, and the series would compare different mixes. */
+		size_t e = k % t->n_exps;
 		double at = t0 + rng_uniform(&rng) * (t1 - t0);
 		size_t nj = start[e + 1] - start[e];
-		if (s->n_jobs + nj > cap_jobs) { /* rare: large experiments drawn often */
+		if (s->n_jobs + nj > cap_jobs) {
 			cap_jobs = (s->n_jobs + nj) * 2;
 			sim_job *p = realloc(s->jobs, cap_jobs * sizeof *p);
 			if (!p) {

@@ -80,12 +80,11 @@ int sim_trace_find_profile(const sim_trace *t, const char *model,
 			   const char *dataset, int batchsize, int amp);
 
 /*
- * A synthetic trace `factor` times larger with the same statistics: each
- * output job is a row of t drawn uniformly with replacement (rng seeded by
- * seed), at an arrival time drawn uniformly over the original span, whole
- * experiments kept together (an experiment is copied with its trials and
- * their offsets).  The arrival rate grows with factor, so a cluster `factor`
- * times larger sees the same load.  Owned by the caller.
+ * A synthetic trace `factor` times larger with the same statistics: every
+ * experiment of t copied exactly `factor` times, with its trials and their
+ * offsets, each copy arriving at a time drawn uniformly over the original
+ * span (rng seeded by seed).  The arrival rate grows with factor, so a
+ * cluster `factor` times larger sees the same load.  Owned by the caller.
  */
 int sim_trace_synthetic(const sim_trace *t, int factor, uint64_t seed,
 			sim_trace **out, rl_err *err);
