@@ -9,12 +9,14 @@
  * times larger with the same statistics (sim_trace_synthetic) on clusters
  * as many times larger, so the load per GPU is the same, each policy run
  * alone (one thread, so that the figures do not depend on how the threads
- * shared the cores); it prints seconds and microseconds per event, and the
- * time of x10 against x1 (linear scaling: 10).  Next to the times, the
+ * shared the cores); it prints the median seconds of repeated runs
+ * (BENCH_SIM_REPEAT; 5 up to x2, 3 beyond) and microseconds per event, and
+ * the time of x10 against x1 (linear scaling: 10).  Next to the times, the
  * core's work per event (sched_work: queue entries scanned, entries
- * searched, device evaluations), which has no noise: work per event that
- * stays constant while time per event grows is the machine's caches.  Set BENCH_SIM_FACTORS to
- * change the series (e.g. "1 10 20").
+ * searched, device evaluations), which has no noise (repeated runs must
+ * count the same, or the bench fails): work per event that stays constant
+ * while time per event grows is the machine's memory hierarchy.  Set
+ * BENCH_SIM_FACTORS to change the series (e.g. "1 10 20").
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
 #include <stdio.h>
@@ -30,6 +32,18 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static long peak_rss_kib(void)
@@ -123,7 +137,13 @@ int main(int argc, char **argv)
 		if (atoi(tok) >= 1)
 			factors[n_f++] = atoi(tok);
 	double secs[16][3], scan[16][3], evals[16][3];
-	printf("scaling (synthetic traces, each policy alone):\n");
+	/* Medians of repeated runs: the short runs are the noisiest. */
+	const char *rs = getenv("BENCH_SIM_REPEAT");
+	int rep_small = 5, rep_large = 3;
+	if (rs && atoi(rs) >= 1)
+		rep_small = rep_large = atoi(rs) < 16 ? atoi(rs) : 15;
+	printf("scaling (synthetic traces, each policy alone; median seconds of %d runs up to x2, "
+	       "%d beyond):\n", rep_small, rep_large);
 	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s\n", "factor", "jobs", "GPUs",
 	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev");
 	for (int k = 0; k < n_f; k++) {
@@ -136,24 +156,42 @@ int main(int argc, char **argv)
 		ck.n_gpus *= factors[k];
 		if (ck.window > 0)
 			ck.window *= factors[k];
+		int reps = factors[k] <= 2 ? rep_small : rep_large;
 		for (int p = 0; p < 3; p++) {
-			sim_task task = {.policy = (sharing_policy)p, .cfg = &ck};
-			sim_run_tasks(big, mbig, &task, 1);
-			if (task.rc < 0) {
-				fprintf(stderr, "bench_sim: %s\n", task.err.msg);
-				return 1;
+			double wall[16];
+			sim_result *first = NULL;
+			for (int r = 0; r < reps; r++) {
+				sim_task task = {.policy = (sharing_policy)p, .cfg = &ck};
+				sim_run_tasks(big, mbig, &task, 1);
+				if (task.rc < 0) {
+					fprintf(stderr, "bench_sim: %s\n", task.err.msg);
+					return 1;
+				}
+				wall[r] = task.wall_s;
+				if (!first) {
+					first = task.result;
+					continue;
+				}
+				/* the work counts depend on the inputs only */
+				if (memcmp(&first->work, &task.result->work, sizeof first->work) ||
+				    first->makespan_s != task.result->makespan_s) {
+					fprintf(stderr, "bench_sim: x%d %s: repeated runs differ\n",
+						factors[k], sim_policy_name(task.policy));
+					return 1;
+				}
+				sim_result_free(task.result);
 			}
-			secs[k][p] = task.wall_s;
-			double ev = (double)task.result->n_events;
-			const sched_work *w = &task.result->work;
+			double med = median(wall, reps);
+			secs[k][p] = med;
+			double ev = (double)first->n_events;
+			const sched_work *w = &first->work;
 			scan[k][p] = (double)w->scanned / ev;
 			evals[k][p] = (double)w->dev_evals / ev;
 			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n", factors[k],
-			       big->n_jobs, ck.n_gpus, sim_policy_name(task.policy),
-			       task.result->n_events, task.wall_s, 1e6 * task.wall_s / ev,
-			       (double)w->scanned / ev, (double)w->searched / ev,
-			       (double)w->dev_evals / ev);
-			sim_result_free(task.result);
+			       big->n_jobs, ck.n_gpus, sim_policy_name((sharing_policy)p),
+			       first->n_events, med, 1e6 * med / ev, (double)w->scanned / ev,
+			       (double)w->searched / ev, (double)w->dev_evals / ev);
+			sim_result_free(first);
 		}
 		sim_model_free(mbig);
 		sim_trace_free(big);
