@@ -10,10 +10,22 @@
  * it.  In a set, interferences add: speed_i = 1 / (1 + sum_{j != i} d_ij).
  * Before any observation, a prior from utilisation: a device does at most
  * 100 % of work, so when the members' mean utilisations u_i (percent of the
- * device) sum to U > 100, each runs at speed min(1, 100 / U).  When no pair
- * of a set has been observed the prior applies to the whole set; otherwise
- * unobserved pairs use the two-member prior d_ij = max(0, (u_i + u_j)/100 - 1)
- * (for two members both rules give the same speeds).
+ * device, counted at most 100) sum to U > 100, each runs at speed
+ * min(1, 100 / U), i.e. with interference P = max(0, U/100 - 1).
+ * Observations correct the prior pair by pair: an observed d_ij replaces
+ * what the prior would say of that pair alone, p_ij = max(0, (u_i + u_j)/100
+ * - 1), so speed_i = 1 / (1 + P + sum over observed j of (d_ij - p_ij)).
+ * For two members that is d_ij itself; with no observation it is the
+ * prior; an observation equal to its prior changes nothing.  (An earlier
+ * version switched the whole set to pairwise priors as soon as one pair was
+ * observed, so one observation could raise a set's modelled throughput
+ * above the prior's, and a candidate could gain more than 1 by joining.)
+ * Two properties follow, for utilisations in [0, 100]: P >= sum of the p_ij
+ * of any member, so every D_i >= its observed d_ij >= 0 (no speed above 1);
+ * and a joining segment raises P by at least its p_ij with every member,
+ * so no member speeds up: joining a set gains at most the newcomer's own
+ * speed, at most 1, what it gains on an idle device (place.c relies on
+ * this to take an idle device without comparing shared ones).
  *
  * Learning.  A segment that completed beside others reports its throughput;
  * divided by its shape's throughput alone that is its observed speed s.  If
@@ -34,6 +46,13 @@
 #define COLO_ALPHA 0.3
 #define COLO_MIN_OVERLAP 0.25
 #define COLO_MAX_SET 128
+
+/* A segment keeps at most the whole device busy (and no less than none):
+ * the model's properties above need utilisations in [0, 100]. */
+static double colo_util(double u)
+{
+	return u > 100 ? 100 : u > 0 ? u : 0;
+}
 
 static const sched_pair *pair_find(const sched *s, uint64_t a, uint64_t b)
 {
@@ -116,20 +135,23 @@ static double set_speeds_ex(const sched *s, const uint64_t *shape, const double 
 			speed[i] = sp;
 		return sp * (double)n;
 	}
+	double P = U > 100 ? U / 100 - 1 : 0;
 	for (size_t i = 0; i < n; i++) {
-		double D = 0;
+		/* observed interferences, and the priors they replace */
+		double obs = 0, pri = 0;
 		for (size_t j = 0; j < n; j++) {
-			if (i == j)
+			if (i == j || (paired && (!paired[i] || !paired[j])))
 				continue;
 			const sched_pair *p = pair_find(s, shape[i], shape[j]);
 			if (p) {
-				D += p->d;
-			} else {
 				double e = (util[i] + util[j]) / 100 - 1;
-				D += e > 0 ? e : 0;
+				obs += p->d;
+				pri += e > 0 ? e : 0;
 			}
 		}
-		speed[i] = 1 / (1 + D);
+		/* P - pri first: exactly 0 for two members, so a pair's
+		 * speeds are its observed ones to the last bit */
+		speed[i] = 1 / (1 + (obs + (P - pri)));
 		sum += speed[i];
 	}
 	return sum;
@@ -158,7 +180,7 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		double U = 0;
 		for (size_t i = 0; i < d->n_run; i++) {
 			const sched_seg *g = &s->seg[d->run[i]];
-			U += est_util(s, &g->req, g->prof, d);
+			U += colo_util(est_util(s, &g->req, g->prof, d));
 		}
 		double t = (U > 100 ? 100 / U : 1) * (double)d->n_run;
 		md->t0 = t;
@@ -172,13 +194,13 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 	for (size_t i = 0; i < d->n_run; i++) {
 		const sched_seg *g = &s->seg[d->run[i]];
 		shape[n] = g->req.shape;
-		util[n] = est_util(s, &g->req, g->prof, d);
+		util[n] = colo_util(est_util(s, &g->req, g->prof, d));
 		paired[n] = (unsigned char)s->prof[g->prof].paired;
 		n++;
 	}
 	if (with_cand) {
 		shape[n] = cand_shape;
-		util[n] = cand_util;
+		util[n] = colo_util(cand_util);
 		paired[n] = (unsigned char)colo_paired(s, cand_shape);
 		n++;
 	}
@@ -222,7 +244,7 @@ double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_sh
 			    (pair_find(s, cand_shape, m) || pair_find(s, m, cand_shape)))
 				return colo_throughput(s, d, 1, cand_shape, cand_util);
 		}
-		double U = d->t0_U + cand_util;
+		double U = d->t0_U + colo_util(cand_util);
 		double sp = U > 100 ? 100 / U : 1;
 		return sp * (double)(d->n_run + 1);
 	}
@@ -276,10 +298,11 @@ double sched_colocate_predict(const sched *s, const uint64_t *shapes, const doub
 		n = COLO_MAX_SET;
 	for (size_t i = 0; i < n; i++) {
 		if (util) {
-			ubuf[i] = util[i];
+			ubuf[i] = colo_util(util[i]);
 		} else {
 			size_t pi = est_profile_find(s, shapes[i]);
-			ubuf[i] = pi != SCHED_NONE && s->prof[pi].util >= 0 ? s->prof[pi].util : 100;
+			ubuf[i] = pi != SCHED_NONE && s->prof[pi].util >= 0 ?
+					  colo_util(s->prof[pi].util) : 100;
 		}
 	}
 	double sum = set_speeds(s, shapes, ubuf, n, sbuf);

@@ -239,19 +239,15 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 				since = m;
 		}
 	}
-	/* relish, a candidate in no pair, and an idle device that fits: an
-	 * idle device wins.  Its gain is the candidate alone, 1 when its
-	 * utilisation is at most 100 %; joining a set gains at most the
-	 * candidate's own speed (it only slows the members, the model being
-	 * the same with and without it), so a shared device is either
-	 * clearly worse or a near tie, which goes to the idle one.  Among idle
-	 * devices of one size, best fit is the first.  Exactly the walk's
-	 * answer, without the walk.  (A candidate in a pair can gain more
-	 * than 1: with it the set moves from the set-wide prior to pairwise
-	 * terms, see colocate.c.) */
+	/* relish, and an idle device that fits: an idle device wins.  Its
+	 * gain is the candidate alone, 1 when its utilisation is at most
+	 * 100 %; joining a set gains at most the candidate's own speed (it
+	 * never speeds a member up, see colocate.c), so a shared device is
+	 * either clearly worse or a near tie, which goes to the idle one.
+	 * Among idle devices of one size, best fit is the first.  The walk's
+	 * answer, without the walk. */
 	if (relish && cls == CLS_GPU && ps->n_empty[cls] &&
-	    s->idx[cls].min_total == s->idx[cls].max_total &&
-	    !cand_paired) {
+	    s->idx[cls].min_total == s->idx[cls].max_total) {
 		int di = devidx_kth_empty(s, cls, 0);
 		const sched_dev *d = di >= 0 ? &s->dev[di] : NULL;
 		s->work.dev_evals++;
