@@ -157,8 +157,8 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
  * Refusals shared between shapes (relish, GPU class).  For a candidate in
  * no observed pair, whether a device refuses it is monotone: more memory
  * fits on fewer devices, and a higher utilisation only lowers the modelled
- * throughput of the set it joins (the prior's sum grows; unobserved pairs
- * use the same prior).  So a candidate with reservation and utilisation at
+ * throughput of the set it joins (the set-wide prior grows, and the
+ * candidate has no observed pair to correct it).  So a candidate with reservation and utilisation at
  * least those of one refused everywhere at stamp m needs to look only at
  * devices changed after m, whatever its shape: above all the first segment
  * of every new job, which has no refusal of its own and used to look at
