@@ -86,8 +86,9 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 		for (size_t i = 0; i < d->n_run; i++) {
 			size_t yi = d->run[i];
 			sched_seg *y = &s->seg[yi];
-			y->ov[y->n_ov++] = (sched_overlap){ gi, g->req.shape, now, 0, 1 };
-			g->ov[g->n_ov++] = (sched_overlap){ yi, y->req.shape, now, 0, 1 };
+			uint32_t a = (uint32_t)g->n_ov++, b = (uint32_t)y->n_ov++;
+			y->ov[b] = (sched_overlap){ gi, g->req.shape, now, 0, a, 1 };
+			g->ov[a] = (sched_overlap){ yi, y->req.shape, now, 0, b, 1 };
 		}
 		d->run[d->n_run++] = gi;
 		d->ver++;

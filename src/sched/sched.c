@@ -614,23 +614,21 @@ static void seg_unplace(sched *s, size_t gi, double now)
 			if (d->run[i] == gi) {
 				memmove(&d->run[i], &d->run[i + 1], (d->n_run - i - 1) * sizeof *d->run);
 				d->n_run--;
-				i--;
-				continue;
-			}
-			sched_seg *y = &s->seg[d->run[i]];
-			for (size_t j = 0; j < y->n_ov; j++) {
-				if (y->ov[j].open && y->ov[j].seg == gi) {
-					y->ov[j].total += now > y->ov[j].since ? now - y->ov[j].since : 0;
-					y->ov[j].open = 0;
-				}
+				break;
 			}
 		}
 	}
+	/* close its open overlaps, and each partner's entry for them */
 	for (size_t j = 0; j < g->n_ov; j++) {
-		if (g->ov[j].open) {
-			g->ov[j].total += now > g->ov[j].since ? now - g->ov[j].since : 0;
-			g->ov[j].open = 0;
-		}
+		sched_overlap *o = &g->ov[j];
+		if (!o->open)
+			continue;
+		double dt = now > o->since ? now - o->since : 0;
+		sched_overlap *p = &s->seg[o->seg].ov[o->peer];
+		p->total += dt;
+		p->open = 0;
+		o->total += dt;
+		o->open = 0;
 	}
 	for (int k = 0; k < g->pl.n_dev; k++) {
 		devidx_update(s, &s->dev[g->pl.dev[k]]);

@@ -97,6 +97,9 @@ typedef struct sched_overlap {
 	uint64_t shape;
 	double since;       /* start of the overlap */
 	double total;       /* closed overlap seconds */
+	uint32_t peer;      /* the partner's entry for this overlap: closing
+			       it costs O(1), not a scan of every partner
+			       the other segment ever had */
 	int open;
 } sched_overlap;
 
