@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "exec/container.h"
+#include "median.h"
 
 #define IMAGE "localhost/relish-host:latest"
 
@@ -62,18 +63,6 @@ static double one(uv_loop_t *loop, executor *ex, const exec_spec *es)
 		return -1;
 	}
 	return s;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void finish(uv_loop_t *loop, executor *ex)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "median.h"
 
 extern char **environ;
 
@@ -59,18 +60,6 @@ static void on_end(void *ud, exec_segment *seg, const exec_result *res)
 }
 
 static const exec_callbacks cbs = {on_line, on_end};
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Environment and argv of one segment of trial `id` in mode m. */
 static char **segment_env(const char *id, const char *ck, trial_mode m)

@@ -296,13 +296,24 @@ int sched_req_class(const sched *s, const sched_request *req)
 }
 
 /* Queue order: (priority, submit_time, seg_id). */
-static int key_less(const sched_request *a, const sched_request *b)
+static sched_qkey req_key(const sched_request *r)
+{
+	return (sched_qkey){ r->priority, r->submit_time, r->seg_id };
+}
+
+static int qkey_less(const sched_qkey *a, const sched_qkey *b)
 {
 	if (a->priority != b->priority)
 		return a->priority < b->priority;
 	if (a->submit_time != b->submit_time)
 		return a->submit_time < b->submit_time;
 	return a->seg_id < b->seg_id;
+}
+
+static int key_less(const sched_request *a, const sched_request *b)
+{
+	sched_qkey x = req_key(a), y = req_key(b);
+	return qkey_less(&x, &y);
 }
 
 static size_t queue_lower_bound(const sched *s, const sched_request *r)
@@ -322,18 +333,7 @@ static size_t queue_lower_bound(const sched *s, const sched_request *r)
 
 static sched_qkey qkey_of(const sched *s, const sched_qent *e)
 {
-	const sched_request *r = &s->seg[e->gi].req;
-	return (sched_qkey){ r->priority, r->submit_time, r->seg_id };
-}
-
-/* key_less on keys */
-static int qkey_less(const sched_qkey *a, const sched_qkey *b)
-{
-	if (a->priority != b->priority)
-		return a->priority < b->priority;
-	if (a->submit_time != b->submit_time)
-		return a->submit_time < b->submit_time;
-	return a->seg_id < b->seg_id;
+	return req_key(&s->seg[e->gi].req);
 }
 
 static void heap_set(sched *s, size_t i, sched_qent e, sched_qkey k)
