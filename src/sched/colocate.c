@@ -7,25 +7,25 @@
  *
  * Model.  Each ordered pair of shapes (a, b) has an interference d_ab =
  * 1/speed_ab - 1: the extra time a needs per unit of work when b runs beside
- * it.  In a set, interferences add: speed_i = 1 / (1 + sum_{j != i} d_ij).
- * Before any observation, a prior from utilisation: a device does at most
- * 100 % of work, so when the members' mean utilisations u_i (percent of the
- * device, counted at most 100) sum to U > 100, each runs at speed
- * min(1, 100 / U), i.e. with interference P = max(0, U/100 - 1).
- * Observations correct the prior pair by pair: an observed d_ij replaces
- * what the prior would say of that pair alone, p_ij = max(0, (u_i + u_j)/100
- * - 1), so speed_i = 1 / (1 + P + sum over observed j of (d_ij - p_ij)).
- * For two members that is d_ij itself; with no observation it is the
- * prior; an observation equal to its prior changes nothing.  (An earlier
- * version switched the whole set to pairwise priors as soon as one pair was
- * observed, so one observation could raise a set's modelled throughput
- * above the prior's, and a candidate could gain more than 1 by joining.)
- * Two properties follow, for utilisations in [0, 100]: P >= sum of the p_ij
- * of any member, so every D_i >= its observed d_ij >= 0 (no speed above 1);
- * and a joining segment raises P by at least its p_ij with every member,
- * so no member speeds up: joining a set gains at most the newcomer's own
- * speed, at most 1, what it gains on an idle device (place.c relies on
- * this to take an idle device without comparing shared ones).
+ * it.  In a set, a member's interferences add up to D_i, and it runs at
+ * speed 1 / (1 + D_i).  Before any observation, a prior from utilisation:
+ * a device does at most 100 % of work, so when the members' mean
+ * utilisations u_i (percent of the device, counted at most 100) sum to
+ * U > 100, each runs at speed min(1, 100 / U), i.e. D_i = P = max(0,
+ * U/100 - 1).  Observations correct the prior pair by pair: an observed
+ * d_ij replaces what the prior would say of that pair alone, p_ij =
+ * max(0, (u_i + u_j)/100 - 1), so D_i = P + sum over observed j of
+ * (d_ij - p_ij).  For two members that is d_ij itself; with no observation
+ * it is the prior; an observation equal to its prior changes nothing.  (An
+ * earlier version switched the whole set to pairwise priors as soon as one
+ * pair was observed, so one observation could raise a set's modelled
+ * throughput above the prior's, and a candidate could gain more than 1 by
+ * joining.)  Two properties follow, for utilisations in [0, 100]: P >= the
+ * sum of any member's p_ij, so every D_i >= its observed d_ij >= 0 (no
+ * speed above 1); and a joining segment raises P by at least its p_ij with
+ * every member, so no member speeds up: joining a set gains at most the
+ * newcomer's own speed, at most 1, what it gains on an idle device (place.c
+ * relies on this to take an idle device without comparing shared ones).
  *
  * Learning.  A segment that completed beside others reports its throughput;
  * divided by its shape's throughput alone that is its observed speed s.  If
