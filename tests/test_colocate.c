@@ -49,6 +49,9 @@ static void test_prior(void **state)
 	NEAR(sp[1], 100.0 / 120);
 	double u40[3] = { 40, 40, 40 };
 	NEAR(sched_colocate_predict(s, sh, u40, 3, sp), 3 * 100.0 / 120);
+	/* a segment keeps at most the whole device busy: 150 % counts as 100 */
+	double u150[2] = { 150, 50 };
+	NEAR(sched_colocate_predict(s, sh, u150, 2, sp), 2 * 100.0 / 150);
 	/* without utilisations: unknown shapes count as 100 % busy */
 	NEAR(sched_colocate_predict(s, sh, NULL, 2, sp), 1.0);
 	NEAR(sp[0], 0.5);
