@@ -159,11 +159,12 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
  * no observed pair, whether a device refuses it is monotone: more memory
  * fits on fewer devices, and a higher utilisation only lowers the modelled
  * throughput of the set it joins (the set-wide prior grows, and the
- * candidate has no observed pair to correct it).  So a candidate with reservation and utilisation at
- * least those of one refused everywhere at stamp m needs to look only at
- * devices changed after m, whatever its shape: above all the first segment
- * of every new job, which has no refusal of its own and used to look at
- * every device of a cluster that was full.
+ * candidate has no observed pair to correct it).  So a candidate with
+ * reservation and utilisation at least those of one refused everywhere at
+ * stamp m needs to look only at devices changed after m, whatever its
+ * shape: above all the first segment of every new job, which has no
+ * refusal of its own and used to look at every device of a cluster that
+ * was full.
  */
 static int xmemo_usable(const sched *s, int cls)
 {
@@ -493,7 +494,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		if (qe.memo && ps.head_seen[qe.cls] && qe.memo >= s->all_stamp &&
 		    qe.memo >= s->add_stamp && qe.prof != UINT32_MAX &&
 		    qe.memo >= s->pstamp[qe.prof].stamp &&
-		    qe.memo >= s->fstamp[qe.fam]) {
+		    qe.memo >= s->fstamp[s->pstamp[qe.prof].fam]) {
 			const sched_profile *p = &s->prof[qe.prof];
 			int cls = qe.cls;
 			if (qe.memo >= s->cls_stamp[cls] ||
@@ -509,7 +510,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				refused = p->memo_call == s->call_id && p->memo_cls == cls &&
 					  res >= p->memo_mem && qe.comp >= p->memo_comp;
 				if (!refused && p->memo_at > qe.memo && p->memo_at_cls == cls &&
-				    p->memo_at >= p->stamp && p->memo_at >= s->fstamp[qe.fam] &&
+				    p->memo_at >= p->stamp && p->memo_at >= s->fstamp[p->fam] &&
 				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
 				    qe.comp >= p->memo_at_comp)
 					refused = p->memo_at >= s->cls_stamp[cls];

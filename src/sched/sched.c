@@ -249,7 +249,6 @@ void sched_free(sched *s)
 	free(s->seg);
 	free(s->qbuf);
 	free(s->hbuf);
-	free(s->hkey);
 	sched_map_fini(&s->seg_map);
 	est_fini(s);
 	colo_fini(s);
@@ -296,24 +295,13 @@ int sched_req_class(const sched *s, const sched_request *req)
 }
 
 /* Queue order: (priority, submit_time, seg_id). */
-static sched_qkey req_key(const sched_request *r)
-{
-	return (sched_qkey){ r->priority, r->submit_time, r->seg_id };
-}
-
-static int qkey_less(const sched_qkey *a, const sched_qkey *b)
+static int key_less(const sched_request *a, const sched_request *b)
 {
 	if (a->priority != b->priority)
 		return a->priority < b->priority;
 	if (a->submit_time != b->submit_time)
 		return a->submit_time < b->submit_time;
 	return a->seg_id < b->seg_id;
-}
-
-static int key_less(const sched_request *a, const sched_request *b)
-{
-	sched_qkey x = req_key(a), y = req_key(b);
-	return qkey_less(&x, &y);
 }
 
 static size_t queue_lower_bound(const sched *s, const sched_request *r)
@@ -331,58 +319,52 @@ static size_t queue_lower_bound(const sched *s, const sched_request *r)
 
 /* ---- the back of the queue: a binary min-heap by key ---- */
 
-static sched_qkey qkey_of(const sched *s, const sched_qent *e)
+static int heap_less(const sched *s, const sched_qent *a, const sched_qent *b)
 {
-	return req_key(&s->seg[e->gi].req);
+	return key_less(&s->seg[a->gi].req, &s->seg[b->gi].req);
 }
 
-static void heap_set(sched *s, size_t i, sched_qent e, sched_qkey k)
+static void heap_set(sched *s, size_t i, sched_qent e)
 {
 	s->hbuf[i] = e;
-	s->hkey[i] = k;
 	s->seg[e.gi].hpos = i;
 }
 
 static void heap_up(sched *s, size_t i)
 {
 	sched_qent e = s->hbuf[i];
-	sched_qkey k = s->hkey[i];
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
-		if (!qkey_less(&k, &s->hkey[p]))
+		if (!heap_less(s, &e, &s->hbuf[p]))
 			break;
-		heap_set(s, i, s->hbuf[p], s->hkey[p]);
+		heap_set(s, i, s->hbuf[p]);
 		i = p;
 	}
-	heap_set(s, i, e, k);
+	heap_set(s, i, e);
 }
 
 static void heap_down(sched *s, size_t i)
 {
 	sched_qent e = s->hbuf[i];
-	sched_qkey k = s->hkey[i];
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= s->n_back)
 			break;
-		if (c + 1 < s->n_back && qkey_less(&s->hkey[c + 1], &s->hkey[c]))
+		if (c + 1 < s->n_back && heap_less(s, &s->hbuf[c + 1], &s->hbuf[c]))
 			c++;
-		if (!qkey_less(&s->hkey[c], &k))
+		if (!heap_less(s, &s->hbuf[c], &e))
 			break;
-		heap_set(s, i, s->hbuf[c], s->hkey[c]);
+		heap_set(s, i, s->hbuf[c]);
 		i = c;
 	}
-	heap_set(s, i, e, k);
+	heap_set(s, i, e);
 }
 
 static int heap_push(sched *s, sched_qent e)
 {
-	if (sched_grow((void **)&s->hbuf, &s->cap_back, s->n_back + 1, sizeof *s->hbuf) ||
-	    sched_grow((void **)&s->hkey, &s->cap_hkey, s->n_back + 1, sizeof *s->hkey))
+	if (sched_grow((void **)&s->hbuf, &s->cap_back, s->n_back + 1, sizeof *s->hbuf))
 		return RL_ENOMEM;
-	s->hbuf[s->n_back] = e;
-	s->hkey[s->n_back] = qkey_of(s, &e);
-	s->n_back++;
+	s->hbuf[s->n_back++] = e;
 	heap_up(s, s->n_back - 1);
 	return 0;
 }
@@ -390,13 +372,11 @@ static int heap_push(sched *s, sched_qent e)
 static void heap_remove(sched *s, size_t i)
 {
 	s->seg[s->hbuf[i].gi].hpos = SCHED_NONE;
-	s->n_back--;
+	sched_qent last = s->hbuf[--s->n_back];
 	if (i == s->n_back)
 		return;
-	s->hbuf[i] = s->hbuf[s->n_back];
-	s->hkey[i] = s->hkey[s->n_back];
-	s->seg[s->hbuf[i].gi].hpos = i;
-	if (i > 0 && qkey_less(&s->hkey[i], &s->hkey[(i - 1) / 2]))
+	s->hbuf[i] = last;
+	if (i > 0 && heap_less(s, &last, &s->hbuf[(i - 1) / 2]))
 		heap_up(s, i);
 	else
 		heap_down(s, i);
@@ -459,7 +439,6 @@ static sched_qent qent_new(const sched *s, size_t gi)
 		.gi = gi,
 		.comp = g->req.compute_hint,
 		.prof = g->prof < UINT32_MAX ? (uint32_t)g->prof : UINT32_MAX,
-		.fam = g->prof < UINT32_MAX ? (uint32_t)s->prof[g->prof].fam : 0,
 		.n_whole = (uint16_t)(g->req.n_devices > 1 ? g->req.n_devices : 1),
 	};
 }

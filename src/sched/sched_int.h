@@ -114,21 +114,12 @@ typedef struct sched_qent {
 	uint64_t memo_res;  /* its reservation then (0: whole devices) */
 	double comp;        /* its compute hint (copied from the request) */
 	uint32_t prof;      /* its profile index, UINT32_MAX: look it up */
-	uint32_t fam;       /* its profile's family (with prof), so that the
-			       two stamps are read side by side, not one
-			       after the other */
 	int8_t cls;         /* its device class then */
 	uint8_t grows;      /* its reservation can only grow (pack, declared
 			       hint): bigger than every hole stays refused
 			       whatever its estimate does */
 	uint16_t n_whole;   /* devices it takes when whole (gang size or 1) */
 } sched_qent;
-
-/* The queue order's key of a segment: (priority, submit_time, seg_id). */
-typedef struct sched_qkey {
-	double priority, submit_time;
-	uint64_t seg_id;
-} sched_qkey;
 
 typedef struct sched_seg {
 	sched_request req;
@@ -264,11 +255,7 @@ struct sched {
 	sched_qent *qbuf;
 	size_t q_lo, n_queue, cap_queue;
 	sched_qent *hbuf;
-	sched_qkey *hkey;       /* hbuf[i]'s queue key: the heap compares
-				   these, not the segments' requests (a
-				   random read of a 400-byte record per
-				   comparison, at every level) */
-	size_t n_back, cap_back, cap_hkey;
+	size_t n_back, cap_back;
 
 	sched_profile *prof;
 	size_t n_prof, cap_prof;
