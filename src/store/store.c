@@ -166,7 +166,7 @@ static int name_lookup(const char *const *names, int n, const char *name, const 
 
 int exp_status_from_name(const char *name, exp_status *out, rl_err *err)
 {
-	int v;
+	int v = 0;
 	int rc = name_lookup(exp_names, EXP__COUNT, name, "experiment", &v, err);
 	if (rc == 0)
 		*out = (exp_status)v;
@@ -175,7 +175,7 @@ int exp_status_from_name(const char *name, exp_status *out, rl_err *err)
 
 int trial_status_from_name(const char *name, trial_status *out, rl_err *err)
 {
-	int v;
+	int v = 0;
 	int rc = name_lookup(trial_names, TRIAL__COUNT, name, "trial", &v, err);
 	if (rc == 0)
 		*out = (trial_status)v;
@@ -184,7 +184,7 @@ int trial_status_from_name(const char *name, trial_status *out, rl_err *err)
 
 int seg_status_from_name(const char *name, seg_status *out, rl_err *err)
 {
-	int v;
+	int v = 0;
 	int rc = name_lookup(seg_names, SEG__COUNT, name, "segment", &v, err);
 	if (rc == 0)
 		*out = (seg_status)v;
@@ -489,7 +489,7 @@ void store_close(store *s)
 
 int store_schema_version(store *s)
 {
-	int v;
+	int v = -1;
 	return read_user_version(s, &v, NULL) == 0 ? v : -1;
 }
 
