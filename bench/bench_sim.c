@@ -79,6 +79,114 @@ static double run_all(const char *label, const sim_trace *t, const sim_model *m,
 	return total;
 }
 
+typedef struct series {
+	const char *coloc;        /* pair table, or NULL */
+	int factors[16], n_f;
+	int rep_small, rep_large; /* repetitions up to x2, and beyond */
+} series;
+
+/*
+ * One scaling series: for each factor, a synthetic trace (mode) under each
+ * policy alone, repeated; prints median seconds, time and work per event,
+ * and the last factor against the first.  DENSER runs on clusters `factor`
+ * times base->n_gpus; LONGER on gpus GPUs throughout.  Returns < 0 on error.
+ */
+static int run_series(const series *ser, const sim_trace *t, const sim_config *base,
+		      sim_synth_mode mode, int gpus)
+{
+	double secs[16][3], scan[16][3], evals[16][3];
+	rl_err err;
+	rl_err_clear(&err);
+	if (mode == SIM_SYNTH_DENSER)
+		printf("scaling, denser: synthetic traces x N arriving over the original span on "
+		       "clusters N times larger (%d GPUs x N)", gpus);
+	else
+		printf("scaling, longer: synthetic traces x N arriving over N times the original "
+		       "span, on %d GPUs throughout", gpus);
+	printf("; each policy alone; median seconds of %d runs up to x2, %d beyond:\n",
+	       ser->rep_small, ser->rep_large);
+	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s\n", "factor", "jobs", "GPUs",
+	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev");
+	for (int k = 0; k < ser->n_f; k++) {
+		int fk = ser->factors[k];
+		sim_trace *big = NULL;
+		sim_model *mbig = NULL;
+		if (sim_trace_synthetic(t, fk, mode, 1, &big, &err) < 0 ||
+		    sim_model_new(big, ser->coloc, &mbig, &err) < 0) {
+			fprintf(stderr, "bench_sim: %s\n", err.msg);
+			sim_trace_free(big);
+			return -1;
+		}
+		sim_config ck = *base;
+		ck.n_gpus = mode == SIM_SYNTH_DENSER ? gpus * fk : gpus;
+		if (ck.window > 0 && mode == SIM_SYNTH_DENSER)
+			ck.window *= fk;
+		int reps = fk <= 2 ? ser->rep_small : ser->rep_large;
+		for (int p = 0; p < 3; p++) {
+			double wall[16];
+			sim_result *first = NULL;
+			for (int r = 0; r < reps; r++) {
+				sim_task task = {.policy = (sharing_policy)p, .cfg = &ck};
+				sim_run_tasks(big, mbig, &task, 1);
+				if (task.rc < 0) {
+					fprintf(stderr, "bench_sim: %s\n", task.err.msg);
+					return -1;
+				}
+				wall[r] = task.wall_s;
+				if (!first) {
+					first = task.result;
+					continue;
+				}
+				/* the work counts depend on the inputs only */
+				if (memcmp(&first->work, &task.result->work, sizeof first->work) ||
+				    first->makespan_s != task.result->makespan_s) {
+					fprintf(stderr, "bench_sim: x%d %s: repeated runs differ\n", fk,
+						sim_policy_name(task.policy));
+					return -1;
+				}
+				sim_result_free(task.result);
+			}
+			double med = median(wall, reps);
+			secs[k][p] = med;
+			double ev = (double)first->n_events;
+			const sched_work *w = &first->work;
+			scan[k][p] = (double)w->scanned / ev;
+			evals[k][p] = (double)w->dev_evals / ev;
+			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n", fk,
+			       big->n_jobs, ck.n_gpus, sim_policy_name((sharing_policy)p),
+			       first->n_events, med, 1e6 * med / ev, (double)w->scanned / ev,
+			       (double)w->searched / ev, (double)w->dev_evals / ev);
+			sim_result_free(first);
+		}
+		sim_model_free(mbig);
+		sim_trace_free(big);
+	}
+	printf("  peak RSS %.1f MB\n", (double)peak_rss_kib() / 1024);
+	if (ser->n_f < 2)
+		return 0;
+	int a = 0, b = ser->n_f - 1;
+	const char *name = mode == SIM_SYNTH_DENSER ? "denser" : "longer";
+	printf("scaling, %s: x%d against x%d took", name, ser->factors[b], ser->factors[a]);
+	double ta = 0, tb = 0;
+	for (int p = 0; p < 3; p++) {
+		printf(" %s %.2fx%s", sim_policy_name((sharing_policy)p), secs[b][p] / secs[a][p],
+		       p < 2 ? "," : "");
+		ta += secs[a][p];
+		tb += secs[b][p];
+	}
+	printf("; all three %.2fx (linear = %.0f)\n", tb / ta,
+	       (double)ser->factors[b] / ser->factors[a]);
+	printf("work per event, %s, x%d against x%d (constant = 1):", name, ser->factors[b],
+	       ser->factors[a]);
+	for (int p = 0; p < 3; p++) {
+		printf(" %s scan %.2fx", sim_policy_name((sharing_policy)p), scan[b][p] / scan[a][p]);
+		if (evals[a][p] > 0)
+			printf(" evals %.2fx", evals[b][p] / evals[a][p]);
+		printf("%s", p < 2 ? "," : "\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -93,8 +201,8 @@ int main(int argc, char **argv)
 		c.window = atoi(argv[4]);
 	rl_err err;
 	rl_err_clear(&err);
-	sim_trace *t = NULL, *big = NULL;
-	sim_model *m = NULL, *mbig = NULL;
+	sim_trace *t = NULL;
+	sim_model *m = NULL;
 	double t0 = now_s();
 	if (sim_trace_load(argv[1], &t, &err) < 0) {
 		fprintf(stderr, "bench_sim: %s\n", err.msg);
@@ -119,95 +227,28 @@ int main(int argc, char **argv)
 		return 1;
 	/* The scaling series. */
 	const char *fs = getenv("BENCH_SIM_FACTORS");
-	int factors[16], n_f = 0;
+	series ser = {.coloc = f ? coloc : NULL};
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s", fs && *fs ? fs : "1 2 5 10");
-	for (char *tok = strtok(buf, " ,"); tok && n_f < 16; tok = strtok(NULL, " ,"))
+	for (char *tok = strtok(buf, " ,"); tok && ser.n_f < 16; tok = strtok(NULL, " ,"))
 		if (atoi(tok) >= 1)
-			factors[n_f++] = atoi(tok);
-	double secs[16][3], scan[16][3], evals[16][3];
+			ser.factors[ser.n_f++] = atoi(tok);
 	/* Medians of repeated runs: the short runs are the noisiest. */
 	const char *rs = getenv("BENCH_SIM_REPEAT");
-	int rep_small = 5, rep_large = 3;
+	ser.rep_small = 5;
+	ser.rep_large = 3;
 	if (rs && atoi(rs) >= 1)
-		rep_small = rep_large = atoi(rs) < 16 ? atoi(rs) : 15;
-	printf("scaling (synthetic traces, each policy alone; median seconds of %d runs up to x2, "
-	       "%d beyond):\n", rep_small, rep_large);
-	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s\n", "factor", "jobs", "GPUs",
-	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev");
-	for (int k = 0; k < n_f; k++) {
-		if (sim_trace_synthetic(t, factors[k], 1, &big, &err) < 0 ||
-		    sim_model_new(big, f ? coloc : NULL, &mbig, &err) < 0) {
-			fprintf(stderr, "bench_sim: %s\n", err.msg);
-			return 1;
-		}
-		sim_config ck = c;
-		ck.n_gpus *= factors[k];
-		if (ck.window > 0)
-			ck.window *= factors[k];
-		int reps = factors[k] <= 2 ? rep_small : rep_large;
-		for (int p = 0; p < 3; p++) {
-			double wall[16];
-			sim_result *first = NULL;
-			for (int r = 0; r < reps; r++) {
-				sim_task task = {.policy = (sharing_policy)p, .cfg = &ck};
-				sim_run_tasks(big, mbig, &task, 1);
-				if (task.rc < 0) {
-					fprintf(stderr, "bench_sim: %s\n", task.err.msg);
-					return 1;
-				}
-				wall[r] = task.wall_s;
-				if (!first) {
-					first = task.result;
-					continue;
-				}
-				/* the work counts depend on the inputs only */
-				if (memcmp(&first->work, &task.result->work, sizeof first->work) ||
-				    first->makespan_s != task.result->makespan_s) {
-					fprintf(stderr, "bench_sim: x%d %s: repeated runs differ\n",
-						factors[k], sim_policy_name(task.policy));
-					return 1;
-				}
-				sim_result_free(task.result);
-			}
-			double med = median(wall, reps);
-			secs[k][p] = med;
-			double ev = (double)first->n_events;
-			const sched_work *w = &first->work;
-			scan[k][p] = (double)w->scanned / ev;
-			evals[k][p] = (double)w->dev_evals / ev;
-			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n", factors[k],
-			       big->n_jobs, ck.n_gpus, sim_policy_name((sharing_policy)p),
-			       first->n_events, med, 1e6 * med / ev, (double)w->scanned / ev,
-			       (double)w->searched / ev, (double)w->dev_evals / ev);
-			sim_result_free(first);
-		}
-		sim_model_free(mbig);
-		sim_trace_free(big);
-		mbig = NULL;
-		big = NULL;
-	}
-	printf("  peak RSS %.1f MB\n", (double)peak_rss_kib() / 1024);
-	if (n_f >= 2) {
-		int a = 0, b = n_f - 1;
-		printf("scaling: x%d against x%d took", factors[b], factors[a]);
-		double ta = 0, tb = 0;
-		for (int p = 0; p < 3; p++) {
-			printf(" %s %.2fx%s", sim_policy_name((sharing_policy)p), secs[b][p] / secs[a][p],
-			       p < 2 ? "," : "");
-			ta += secs[a][p];
-			tb += secs[b][p];
-		}
-		printf("; all three %.2fx (linear = %.0f)\n", tb / ta,
-		       (double)factors[b] / factors[a]);
-		printf("work per event, x%d against x%d (constant = 1):", factors[b], factors[a]);
-		for (int p = 0; p < 3; p++) {
-			printf(" %s scan %.2fx", sim_policy_name((sharing_policy)p), scan[b][p] / scan[a][p]);
-			if (evals[a][p] > 0)
-				printf(" evals %.2fx", evals[b][p] / evals[a][p]);
-			printf("%s", p < 2 ? "," : "\n");
-		}
-	}
+		ser.rep_small = ser.rep_large = atoi(rs) < 16 ? atoi(rs) : 15;
+	if (run_series(&ser, t, &c, SIM_SYNTH_DENSER, c.n_gpus) < 0)
+		return 1;
+	/* The same trace made longer, on a cluster that keeps up with it
+	 * under every policy, so that x10 simulates the same system for ten
+	 * times as long (on a saturated cluster the backlog, and with it the
+	 * state each event sees, would grow with the trace). */
+	const char *lg = getenv("BENCH_SIM_LONGER_GPUS");
+	int longer_gpus = lg && *lg ? atoi(lg) : 2048;
+	if (longer_gpus > 0 && run_series(&ser, t, &c, SIM_SYNTH_LONGER, longer_gpus) < 0)
+		return 1;
 	sim_model_free(m);
 	sim_trace_free(t);
 	return 0;

@@ -441,15 +441,28 @@ static void test_deterministic(void **state)
 	sim_trace_free(t);
 }
 
-static void test_synthetic(void **state)
+/* Experiment arrivals (first submission of each) of a trace: min, max. */
+static void first_arrivals(const sim_trace *t, double *lo, double *hi)
 {
-	(void)state;
-	char *csv = busy_trace();
-	sim_trace *t = parse(csv);
-	free(csv);
+	double *first = malloc(t->n_exps * sizeof *first);
+	for (size_t e = 0; e < t->n_exps; e++)
+		first[e] = INFINITY;
+	for (size_t i = 0; i < t->n_jobs; i++)
+		first[t->jobs[i].exp] = fmin(first[t->jobs[i].exp], t->jobs[i].submit_s);
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (size_t e = 0; e < t->n_exps; e++) {
+		*lo = fmin(*lo, first[e]);
+		*hi = fmax(*hi, first[e]);
+	}
+	free(first);
+}
+
+static void check_synthetic(const sim_trace *t, sim_synth_mode mode)
+{
 	sim_trace *s = NULL, *s2 = NULL;
-	assert_int_equal(sim_trace_synthetic(t, 10, 7, &s, NULL), 0);
-	assert_int_equal(sim_trace_synthetic(t, 10, 7, &s2, NULL), 0);
+	assert_int_equal(sim_trace_synthetic(t, 10, mode, 7, &s, NULL), 0);
+	assert_int_equal(sim_trace_synthetic(t, 10, mode, 7, &s2, NULL), 0);
 	assert_int_equal(s->n_exps, t->n_exps * 10);
 	assert_int_equal(s->n_jobs, s2->n_jobs);
 	assert_memory_equal(s->jobs, s2->jobs, s->n_jobs * sizeof *s->jobs);
@@ -462,21 +475,37 @@ static void test_synthetic(void **state)
 				per[e]++;
 	for (size_t e = 0; e < t->n_exps; e++)
 		assert_int_equal(per[e], 10);
-	/* and the same span of arrivals */
-	double lo = INFINITY, hi = -INFINITY, tlo = INFINITY, thi = -INFINITY;
+	free(per);
+	/* Experiments arrive over the original span of submissions (denser)
+	 * or ten times that span (longer), from the original start.  Copies
+	 * are drawn uniformly, so with ten per experiment the latest lands in
+	 * the last half of its span (deterministic for the seed). */
+	double tlo = INFINITY, thi = -INFINITY, lo, hi;
 	for (size_t i = 0; i < t->n_jobs; i++) {
 		tlo = fmin(tlo, t->jobs[i].submit_s);
 		thi = fmax(thi, t->jobs[i].submit_s);
 	}
-	for (size_t i = 0; i < s->n_jobs; i++) {
-		lo = fmin(lo, s->jobs[i].submit_s);
-		hi = fmax(hi, s->jobs[i].submit_s);
-	}
+	first_arrivals(s, &lo, &hi);
+	double span = (thi - tlo) * (mode == SIM_SYNTH_LONGER ? 10 : 1);
+	assert_true(thi > tlo);
 	assert_true(lo >= tlo);
-	assert_true(hi <= thi + (thi - tlo));
-	free(per);
+	assert_true(hi <= tlo + span);
+	assert_true(hi > tlo + span / 2);
 	sim_trace_free(s);
 	sim_trace_free(s2);
+}
+
+static void test_synthetic(void **state)
+{
+	(void)state;
+	char *csv = busy_trace();
+	sim_trace *t = parse(csv);
+	free(csv);
+	check_synthetic(t, SIM_SYNTH_DENSER);
+	check_synthetic(t, SIM_SYNTH_LONGER);
+	sim_trace *s = NULL;
+	assert_int_equal(sim_trace_synthetic(t, 0, SIM_SYNTH_DENSER, 7, &s, NULL), RL_EINVAL);
+	assert_null(s);
 	sim_trace_free(t);
 }
 

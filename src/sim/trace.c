@@ -477,11 +477,13 @@ int sim_trace_find_profile(const sim_trace *t, const char *model,
 	return -1;
 }
 
-int sim_trace_synthetic(const sim_trace *t, int factor, uint64_t seed,
+int sim_trace_synthetic(const sim_trace *t, int factor, sim_synth_mode mode, uint64_t seed,
 			sim_trace **out, rl_err *err)
 {
 	if (factor < 1 || !t->n_jobs)
 		return rl_err_set(err, RL_EINVAL, "synthetic trace: factor must be >= 1");
+	if (mode != SIM_SYNTH_DENSER && mode != SIM_SYNTH_LONGER)
+		return rl_err_set(err, RL_EINVAL, "synthetic trace: unknown mode %d", (int)mode);
 	/* Jobs of each experiment, and each experiment's first arrival. */
 	size_t *start = calloc(t->n_exps + 1, sizeof *start);
 	size_t *order = malloc(t->n_jobs * sizeof *order);
@@ -530,6 +532,7 @@ int sim_trace_synthetic(const sim_trace *t, int factor, uint64_t seed,
 
 	rl_rng rng;
 	rng_seed(&rng, seed);
+	double span = (t1 - t0) * (mode == SIM_SYNTH_LONGER ? (double)factor : 1.0);
 	size_t cap_jobs = t->n_jobs * (size_t)factor * 2;
 	for (size_t k = 0; k < n_out_exps; k++) {
 		/* Each experiment exactly `factor` times, not drawn with
@@ -537,7 +540,7 @@ int sim_trace_synthetic(const sim_trace *t, int factor, uint64_t seed,
 		 * of x1 can miss the largest ones and a draw of x10 repeat
 		 * them, and the series would compare different mixes. */
 		size_t e = k % t->n_exps;
-		double at = t0 + rng_uniform(&rng) * (t1 - t0);
+		double at = t0 + rng_uniform(&rng) * span;
 		size_t nj = start[e + 1] - start[e];
 		if (s->n_jobs + nj > cap_jobs) {
 			cap_jobs = (s->n_jobs + nj) * 2;

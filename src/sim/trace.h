@@ -82,11 +82,21 @@ int sim_trace_find_profile(const sim_trace *t, const char *model,
 /*
  * A synthetic trace `factor` times larger with the same statistics: every
  * experiment of t copied exactly `factor` times, with its trials and their
- * offsets, each copy arriving at a time drawn uniformly over the original
- * span (rng seeded by seed).  The arrival rate grows with factor, so a
- * cluster `factor` times larger sees the same load.  Owned by the caller.
+ * offsets, each copy arriving at a time drawn uniformly (rng seeded by
+ * seed) over
+ *   SIM_SYNTH_DENSER  the original span: the arrival rate grows with
+ *                     factor, so a cluster `factor` times larger sees the
+ *                     same load per GPU;
+ *   SIM_SYNTH_LONGER  a span `factor` times longer: the same arrival rate,
+ *                     for the same cluster.
+ * Owned by the caller.
  */
-int sim_trace_synthetic(const sim_trace *t, int factor, uint64_t seed,
+typedef enum sim_synth_mode {
+	SIM_SYNTH_DENSER,
+	SIM_SYNTH_LONGER,
+} sim_synth_mode;
+
+int sim_trace_synthetic(const sim_trace *t, int factor, sim_synth_mode mode, uint64_t seed,
 			sim_trace **out, rl_err *err);
 
 #endif
