@@ -5,18 +5,24 @@
  *
  * Replays TRACE under exclusive, pack and relish side by side (the figures
  * of relish simulate --policy all) and prints wall time, events per second
- * and peak RSS.  Then the scaling series: synthetic traces 1, 2, 5 and 10
- * times larger with the same statistics (sim_trace_synthetic) on clusters
- * as many times larger, so the load per GPU is the same, each policy run
- * alone (one thread, so that the figures do not depend on how the threads
- * shared the cores); it prints the median seconds of repeated runs
- * (BENCH_SIM_REPEAT; 5 up to x2, 3 beyond) and microseconds per event, and
- * the time of x10 against x1 (linear scaling: 10).  Next to the times, the
- * core's work per event (sched_work: queue entries scanned, entries
- * searched, device evaluations), which has no noise (repeated runs must
- * count the same, or the bench fails): work per event that stays constant
- * while time per event grows is the machine's memory hierarchy.  Set
- * BENCH_SIM_FACTORS to change the series (e.g. "1 10 20").
+ * and peak RSS.  Then two scaling series of synthetic traces 1, 2, 5 and 10
+ * times larger with the same experiments (sim_trace_synthetic):
+ *   denser  copies arriving over the original span, on clusters as many
+ *           times larger (GPUS x N), so the load per GPU is the same;
+ *   longer  copies arriving over N times the span (the same arrival rate),
+ *           on BENCH_SIM_LONGER_GPUS GPUs throughout (default 2048, where
+ *           no policy queues on the Philly trace, so the backlog does not
+ *           grow with the trace; 0 skips the series).
+ * Each policy runs alone (one thread, so that the figures do not depend on
+ * how the threads shared the cores); the bench prints the median seconds
+ * of repeated runs (BENCH_SIM_REPEAT; 5 up to x2, 3 beyond), microseconds
+ * per event, and the time of the last factor against the first (linear
+ * scaling: 10).  Next to the times, the core's work per event (sched_work:
+ * queue entries scanned, entries searched, device evaluations), which has
+ * no noise (repeated runs must count the same, or the bench fails): work
+ * per event that stays constant while time per event grows is the
+ * machine's memory hierarchy.  BENCH_SIM_FACTORS changes the factors
+ * (e.g. "1 10 20").
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
 #include <stdio.h>
@@ -189,6 +195,8 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 
 int main(int argc, char **argv)
 {
+	/* line by line, so that a redirected run shows its progress */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_sim TRACE [GPUS [GPU_MEMORY_MIB [WINDOW]]]\n");
 		return 2;
