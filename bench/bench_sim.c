@@ -120,8 +120,7 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 		if (sim_trace_synthetic(t, fk, mode, 1, &big, &err) < 0 ||
 		    sim_model_new(big, ser->coloc, &mbig, &err) < 0) {
 			fprintf(stderr, "bench_sim: %s\n", err.msg);
-			sim_trace_free(big);
-			return -1;
+			goto fail;
 		}
 		sim_config ck = *base;
 		ck.n_gpus = mode == SIM_SYNTH_DENSER ? gpus * fk : gpus;
@@ -136,7 +135,8 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 				sim_run_tasks(big, mbig, &task, 1);
 				if (task.rc < 0) {
 					fprintf(stderr, "bench_sim: %s\n", task.err.msg);
-					return -1;
+					sim_result_free(first);
+					goto fail;
 				}
 				wall[r] = task.wall_s;
 				if (!first) {
@@ -144,13 +144,15 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 					continue;
 				}
 				/* the work counts depend on the inputs only */
-				if (memcmp(&first->work, &task.result->work, sizeof first->work) ||
-				    first->makespan_s != task.result->makespan_s) {
+				int same = !memcmp(&first->work, &task.result->work, sizeof first->work) &&
+					   first->makespan_s == task.result->makespan_s;
+				sim_result_free(task.result);
+				if (!same) {
 					fprintf(stderr, "bench_sim: x%d %s: repeated runs differ\n", fk,
 						sim_policy_name(task.policy));
-					return -1;
+					sim_result_free(first);
+					goto fail;
 				}
-				sim_result_free(task.result);
 			}
 			double med = median(wall, reps);
 			secs[k][p] = med;
@@ -166,6 +168,11 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 		}
 		sim_model_free(mbig);
 		sim_trace_free(big);
+		continue;
+fail:
+		sim_model_free(mbig);
+		sim_trace_free(big);
+		return -1;
 	}
 	printf("  peak RSS %.1f MB\n", (double)peak_rss_kib() / 1024);
 	if (ser->n_f < 2)
