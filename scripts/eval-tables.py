@@ -26,46 +26,52 @@ def hours(r, k):
     return r[k] / 3600
 
 
-def sweep(out, sizes, mems):
-    print("| GPUs | GiB | policy | order | makespan h | bound h | mean JCT h | median JCT h "
-          "| p95 JCT h | HPO exp. h | queue h | mem % | comp % | busy % | OOMs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+def header(*cols):
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+
+
+def sweep_runs(out, sizes, mems):
+    """(GPUs, GiB, policies) of each sweep run, memory-major as in the doc."""
     for mem in mems:
         for n in sizes:
-            d = load(f"{out}/sim_{n}_{mem}.json")
-            for p in POLICIES:
-                r = d[p]
-                print(f"| {n} | {int(mem) // 1024} | {p} | {r['order']} "
-                      f"| {hours(r, 'makespan_s'):.0f} | {hours(r, 'lower_bound_makespan_s'):.0f} "
-                      f"| {hours(r, 'mean_jct_s'):.1f} | {hours(r, 'median_jct_s'):.2f} "
-                      f"| {hours(r, 'p95_jct_s'):.0f} | {hours(r, 'mean_burst_jct_s'):.1f} "
-                      f"| {hours(r, 'mean_queue_s'):.1f} | {100 * r['gpu_mem_util']:.1f} "
-                      f"| {100 * r['gpu_compute_util']:.1f} | {100 * r['gpu_busy']:.1f} "
-                      f"| {r['oom_count']} |")
+            yield n, int(mem) // 1024, load(f"{out}/sim_{n}_{mem}.json")
+
+
+def sweep(out, sizes, mems):
+    header("GPUs", "GiB", "policy", "order", "makespan h", "bound h", "mean JCT h",
+           "median JCT h", "p95 JCT h", "HPO exp. h", "queue h", "mem %", "comp %",
+           "busy %", "OOMs")
+    for n, gib, d in sweep_runs(out, sizes, mems):
+        for p in POLICIES:
+            r = d[p]
+            print(f"| {n} | {gib} | {p} | {r['order']} "
+                  f"| {hours(r, 'makespan_s'):.0f} | {hours(r, 'lower_bound_makespan_s'):.0f} "
+                  f"| {hours(r, 'mean_jct_s'):.1f} | {hours(r, 'median_jct_s'):.2f} "
+                  f"| {hours(r, 'p95_jct_s'):.0f} | {hours(r, 'mean_burst_jct_s'):.1f} "
+                  f"| {hours(r, 'mean_queue_s'):.1f} | {100 * r['gpu_mem_util']:.1f} "
+                  f"| {100 * r['gpu_compute_util']:.1f} | {100 * r['gpu_busy']:.1f} "
+                  f"| {r['oom_count']} |")
 
 
 def ratios(out, sizes, mems):
-    print("| GPUs | GiB | relish/exclusive mean JCT | relish/exclusive makespan "
-          "| pack/exclusive mean JCT | relish makespan / bound |")
-    print("|---|---|---|---|---|---|")
-    for mem in mems:
-        for n in sizes:
-            d = load(f"{out}/sim_{n}_{mem}.json")
-            e, p, r = d["exclusive"], d["pack"], d["relish"]
-            print(f"| {n} | {int(mem) // 1024} "
-                  f"| {e['mean_jct_s'] / r['mean_jct_s']:.2f}x "
-                  f"| {e['makespan_s'] / r['makespan_s']:.2f}x "
-                  f"| {e['mean_jct_s'] / p['mean_jct_s']:.2f}x "
-                  f"| {r['makespan_s'] / r['lower_bound_makespan_s']:.2f} |")
+    header("GPUs", "GiB", "relish/exclusive mean JCT", "relish/exclusive makespan",
+           "pack/exclusive mean JCT", "relish makespan / bound")
+    for n, gib, d in sweep_runs(out, sizes, mems):
+        e, p, r = d["exclusive"], d["pack"], d["relish"]
+        print(f"| {n} | {gib} "
+              f"| {e['mean_jct_s'] / r['mean_jct_s']:.2f}x "
+              f"| {e['makespan_s'] / r['makespan_s']:.2f}x "
+              f"| {e['mean_jct_s'] / p['mean_jct_s']:.2f}x "
+              f"| {r['makespan_s'] / r['lower_bound_makespan_s']:.2f} |")
 
 
 def ablation(out, sizes):
     def cell(r):
         return f"{hours(r, 'mean_jct_s'):.1f} / {hours(r, 'makespan_s'):.0f} / {r['oom_count']}"
 
-    print("| GPUs | exclusive fifo | exclusive las | pack fifo | relish fifo | relish las "
-          "| relish las, exact hints |")
-    print("|---|---|---|---|---|---|---|")
+    header("GPUs", "exclusive fifo", "exclusive las", "pack fifo", "relish fifo", "relish las",
+           "relish las, exact hints")
     for n in sizes:
         d = load(f"{out}/sim_{n}_32768.json")
         ex = load(f"{out}/abl_exclas_{n}.json")["exclusive"]
