@@ -62,6 +62,33 @@ static int brute_least_reserved(const sched *s, const int *skip, int n_skip)
 	return best;
 }
 
+/* The treap's shape: keys in search order, priorities in heap order, and
+ * exactly the positions marked in it, each once.  Returns the nodes below t. */
+static size_t treap_check(const sched_devidx *x, int32_t t, uint64_t lo, uint64_t hi,
+			  uint32_t max_prio)
+{
+	if (t < 0)
+		return 0;
+	assert_true(x->tin[t]);
+	assert_true(x->tkey[t] >= lo && x->tkey[t] <= hi);
+	assert_true(x->tprio[t] <= max_prio);
+	size_t n = 1;
+	if (x->tkey[t] > 0)
+		n += treap_check(x, x->tl[t], lo, x->tkey[t] - 1, x->tprio[t]);
+	else
+		assert_int_equal(x->tl[t], -1);
+	return n + treap_check(x, x->tr[t], x->tkey[t] + 1, hi, x->tprio[t]);
+}
+
+static void check_treap(const sched *s)
+{
+	const sched_devidx *x = &s->idx[CLS_GPU];
+	size_t in = 0;
+	for (size_t k = 0; k < x->P; k++)
+		in += x->tin[k];
+	assert_int_equal(treap_check(x, x->troot, 0, UINT64_MAX, UINT32_MAX), in);
+}
+
 static void test_indexes_match_brute_force(void **state)
 {
 	(void)state;
@@ -87,6 +114,7 @@ static void test_indexes_match_brute_force(void **state)
 			break;
 		}
 		devidx_update(s, d);
+		check_treap(s);
 		for (int q = 0; q < 8; q++) {
 			uint64_t need = 1 + rng_below(&r, 82000);
 			assert_int_equal(devidx_best_fit(s, CLS_GPU, need), brute_best_fit(s, need));

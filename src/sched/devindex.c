@@ -133,7 +133,7 @@ static int32_t fit_merge(sched_devidx *x, int32_t a, int32_t b)
 		return b;
 	if (b < 0)
 		return a;
-	if (fit_prio(a) > fit_prio(b)) {
+	if (x->tprio[a] > x->tprio[b]) {
 		x->tr[a] = fit_merge(x, x->tr[a], b);
 		return a;
 	}
@@ -141,23 +141,37 @@ static int32_t fit_merge(sched_devidx *x, int32_t a, int32_t b)
 	return b;
 }
 
+/* The link (root or child slot) that holds pos, which is in the treap. */
+static int32_t *fit_link(sched_devidx *x, int32_t pos)
+{
+	uint64_t k = x->tkey[pos];
+	int32_t *link = &x->troot;
+	while (*link != pos)
+		link = k < x->tkey[*link] ? &x->tl[*link] : &x->tr[*link];
+	return link;
+}
+
+/* Remove and insert each touch one path: the node's children merge into
+ * its place; a new node goes where its priority puts it on its key's path
+ * and takes what lies below, split by its key.  (Three splits and merges
+ * per change, as a first version did, cost twice as much.) */
 static void fit_set(sched_devidx *x, int32_t pos, int in, uint64_t free_mib)
 {
 	uint64_t key = in ? free_mib << FIT_POS_BITS | (uint64_t)pos : 0;
 	if (x->tin[pos] == in && (!in || x->tkey[pos] == key))
 		return;
-	int32_t l, m, r;
 	if (x->tin[pos]) {
-		fit_split(x, x->troot, x->tkey[pos], &l, &r);
-		fit_split(x, r, x->tkey[pos] + 1, &m, &r);
-		x->troot = fit_merge(x, l, r);
+		int32_t *link = fit_link(x, pos);
+		*link = fit_merge(x, x->tl[pos], x->tr[pos]);
 		x->tin[pos] = 0;
 	}
 	if (in) {
 		x->tkey[pos] = key;
-		x->tl[pos] = x->tr[pos] = -1;
-		fit_split(x, x->troot, key, &l, &r);
-		x->troot = fit_merge(x, fit_merge(x, l, pos), r);
+		int32_t *link = &x->troot;
+		while (*link >= 0 && x->tprio[*link] > x->tprio[pos])
+			link = key < x->tkey[*link] ? &x->tl[*link] : &x->tr[*link];
+		fit_split(x, *link, key, &x->tl[pos], &x->tr[pos]);
+		*link = pos;
 		x->tin[pos] = 1;
 	}
 }
@@ -223,7 +237,8 @@ int devidx_add(sched *s, int di)
 		int32_t *tl = fit ? calloc(P, sizeof *tl) : NULL;
 		int32_t *tr = fit ? calloc(P, sizeof *tr) : NULL;
 		uint8_t *ti = fit ? calloc(P, sizeof *ti) : NULL;
-		if (!mf || !ne || !mr || (fit && (!tk || !tl || !tr || !ti))) {
+		uint32_t *tp = fit ? malloc(P * sizeof *tp) : NULL;
+		if (!mf || !ne || !mr || (fit && (!tk || !tl || !tr || !ti || !tp))) {
 			free(mf);
 			free(ne);
 			free(mr);
@@ -231,8 +246,11 @@ int devidx_add(sched *s, int di)
 			free(tl);
 			free(tr);
 			free(ti);
+			free(tp);
 			return RL_ENOMEM;
 		}
+		for (size_t k = 0; fit && k < P; k++)
+			tp[k] = fit_prio((int32_t)k);
 		for (size_t k = 0; k < 2 * P; k++)
 			mr[k] = UINT64_MAX; /* padding leaves never win */
 		free(x->maxfree);
@@ -242,6 +260,7 @@ int devidx_add(sched *s, int di)
 		free(x->tl);
 		free(x->tr);
 		free(x->tin);
+		free(x->tprio);
 		x->maxfree = mf;
 		x->nempty = ne;
 		x->minres = mr;
@@ -249,6 +268,7 @@ int devidx_add(sched *s, int di)
 		x->tl = tl;
 		x->tr = tr;
 		x->tin = ti;
+		x->tprio = tp;
 		x->troot = -1;
 		x->fit_on = fit;
 		x->P = P;
@@ -327,5 +347,6 @@ void devidx_fini(sched *s)
 		free(s->idx[c].tl);
 		free(s->idx[c].tr);
 		free(s->idx[c].tin);
+		free(s->idx[c].tprio);
 	}
 }

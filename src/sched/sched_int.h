@@ -87,6 +87,7 @@ typedef struct sched_devidx {
 	int fit_on;
 	uint64_t *tkey;     /* P: key of the node at a position */
 	int32_t *tl, *tr;   /* P: children, -1 none */
+	uint32_t *tprio;    /* P: heap priority of a position (a hash of it) */
 	int32_t troot;      /* -1 empty */
 	uint8_t *tin;       /* P: position is in the treap */
 } sched_devidx;
