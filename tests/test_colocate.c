@@ -223,6 +223,29 @@ static void test_admission(void **state)
 	}
 }
 
+/* Many pairs: every one seeded is found with its speed, through the
+ * filter's regrowths (it starts at 64 pairs' worth of bits), and the
+ * reversed pairs, never seeded, are not. */
+static void test_many_pairs(void **state)
+{
+	(void)state;
+	sched *s = mk(1);
+	enum { N = 3000 };
+	for (uint64_t k = 0; k < N; k++)
+		sched_colocate_seed(s, 1000 + k, 500000 + k * 7, 0.5 + (double)(k % 40) / 100, 0);
+	size_t absent = 0;
+	for (uint64_t k = 0; k < N; k++) {
+		double sp = 0;
+		size_t n = 0;
+		assert_int_equal(sched_colocate_pair(s, 1000 + k, 500000 + k * 7, &sp, &n), 0);
+		NEAR(sp, 0.5 + (double)(k % 40) / 100);
+		assert_int_equal(n, 1);
+		absent += sched_colocate_pair(s, 500000 + k * 7, 1000 + k, NULL, NULL) == RL_ENOTFOUND;
+	}
+	assert_int_equal(absent, N);
+	sched_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_model_properties),
 		cmocka_unit_test(test_learning_from_sharing),
 		cmocka_unit_test(test_admission),
+		cmocka_unit_test(test_many_pairs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

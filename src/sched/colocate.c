@@ -54,8 +54,64 @@ static double colo_util(double u)
 	return u > 100 ? 100 : u > 0 ? u : 0;
 }
 
+/* ---- the pair filter ---- */
+
+/* Bits per pair: with two probes, 1-2 % of absent pairs pass. */
+#define BLOOM_BITS_PER_PAIR 16
+
+static uint64_t bloom_hash(uint64_t a, uint64_t b)
+{
+	uint64_t h = a ^ (b * 0x9e3779b97f4a7c15ULL + 0x7f4a7c15ULL);
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+static void bloom_set(uint64_t *bits, size_t n_bits, uint64_t a, uint64_t b)
+{
+	uint64_t h = bloom_hash(a, b);
+	size_t i = (size_t)h & (n_bits - 1), j = (size_t)(h >> 32) & (n_bits - 1);
+	bits[i / 64] |= 1ULL << (i % 64);
+	bits[j / 64] |= 1ULL << (j % 64);
+}
+
+static int bloom_maybe(const sched *s, uint64_t a, uint64_t b)
+{
+	if (!s->pair_bloom_bits)
+		return 0; /* no pair yet */
+	uint64_t h = bloom_hash(a, b);
+	size_t m = s->pair_bloom_bits - 1, i = (size_t)h & m, j = (size_t)(h >> 32) & m;
+	return (s->pair_bloom[i / 64] >> (i % 64) & 1) && (s->pair_bloom[j / 64] >> (j % 64) & 1);
+}
+
+/* Add the newest pair; grow the filter (rebuilt from the pairs) when it
+ * holds fewer bits per pair than it should.  Out of memory: -1, and the
+ * filter is off (every lookup goes to the map) until the next pair tries
+ * again. */
+static int bloom_add(sched *s, uint64_t a, uint64_t b)
+{
+	if (s->pair_bloom_bits >= s->n_pair * BLOOM_BITS_PER_PAIR) {
+		bloom_set(s->pair_bloom, s->pair_bloom_bits, a, b);
+		return 0;
+	}
+	size_t n_bits = 1024;
+	while (n_bits < 2 * s->n_pair * BLOOM_BITS_PER_PAIR)
+		n_bits *= 2;
+	uint64_t *bits = calloc(n_bits / 64, sizeof *bits);
+	free(s->pair_bloom);
+	s->pair_bloom = bits;
+	s->pair_bloom_bits = bits ? n_bits : 0;
+	if (!bits)
+		return -1;
+	for (size_t k = 0; k < s->n_pair; k++)
+		bloom_set(bits, n_bits, s->pair[k].a, s->pair[k].b);
+	return 0;
+}
+
 static const sched_pair *pair_find(const sched *s, uint64_t a, uint64_t b)
 {
+	if (s->pair_bloom && !bloom_maybe(s, a, b))
+		return NULL;
 	size_t i = sched_map_get(&s->pair_map, a, b);
 	return i == SCHED_NONE ? NULL : &s->pair[i];
 }
@@ -81,6 +137,7 @@ static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
 	memset(p, 0, sizeof *p);
 	p->a = a;
 	p->b = b;
+	(void)bloom_add(s, a, b); /* without memory the map answers alone */
 	return p;
 }
 
@@ -326,6 +383,7 @@ int sched_colocate_pair(const sched *s, uint64_t shape_a, uint64_t shape_b,
 
 void colo_fini(sched *s)
 {
+	free(s->pair_bloom);
 	free(s->pair);
 	sched_map_fini(&s->pair_map);
 	sched_map_fini(&s->paired_map);

@@ -276,6 +276,11 @@ struct sched {
 	size_t n_pair, cap_pair;
 	sched_map pair_map;     /* (a, b) -> index */
 	sched_map paired_map;   /* shape -> 1 when it is in some pair */
+	/* A Bloom filter over the pairs (colocate.c): most lookups are of
+	 * pairs never observed, and the filter, a few bits per pair, answers
+	 * those without a probe into the much larger map. */
+	uint64_t *pair_bloom;
+	size_t pair_bloom_bits; /* a power of two, 0 = none yet */
 	/* Recent refusals of unpaired candidates per class (place.c): none
 	 * is dominated by another (smaller or equal reservation and
 	 * utilisation, and as recent). */
