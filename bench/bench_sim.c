@@ -15,7 +15,8 @@
  *           grow with the trace; 0 skips the series).
  * Each policy runs alone (one thread, so that the figures do not depend on
  * how the threads shared the cores); the bench prints the median seconds
- * of repeated runs (BENCH_SIM_REPEAT; 5 up to x2, 3 beyond), microseconds
+ * of repeated runs (BENCH_SIM_REPEAT; 5 up to x2, 3 beyond; interleaved
+ * round by round over factors and policies), microseconds
  * per event, and the time of the last factor against the first (linear
  * scaling: 10).  Next to the times, the core's work per event (sched_work:
  * queue entries scanned, entries searched, device evaluations), which has
@@ -91,89 +92,115 @@ typedef struct series {
 	int rep_small, rep_large; /* repetitions up to x2, and beyond */
 } series;
 
+/* One factor and policy of a series: wall times of its runs, and the
+ * first run's result (work counts, makespan) that the others must match. */
+typedef struct cell {
+	double wall[16];
+	int n;
+	sim_result *first;
+} cell;
+
 /*
  * One scaling series: for each factor, a synthetic trace (mode) under each
  * policy alone, repeated; prints median seconds, time and work per event,
  * and the last factor against the first.  DENSER runs on clusters `factor`
- * times base->n_gpus; LONGER on gpus GPUs throughout.  Returns < 0 on error.
+ * times base->n_gpus; LONGER on gpus GPUs throughout.  The repetitions go
+ * round by round over every factor and policy, so that a slow spell of
+ * this shared machine falls on all of them rather than on one factor's
+ * runs.  Returns < 0 on error.
  */
 static int run_series(const series *ser, const sim_trace *t, const sim_config *base,
 		      sim_synth_mode mode, int gpus)
 {
+	sim_trace *big[16] = {0};
+	sim_model *mbig[16] = {0};
+	sim_config ck[16];
+	cell cells[16][3];
 	double secs[16][3], scan[16][3], evals[16][3];
+	int rc = -1;
 	rl_err err;
 	rl_err_clear(&err);
+	memset(cells, 0, sizeof cells);
 	if (mode == SIM_SYNTH_DENSER)
 		printf("scaling, denser: synthetic traces x N arriving over the original span on "
 		       "clusters N times larger (%d GPUs x N)", gpus);
 	else
 		printf("scaling, longer: synthetic traces x N arriving over N times the original "
 		       "span, on %d GPUs throughout", gpus);
-	printf("; each policy alone; median seconds of %d runs up to x2, %d beyond:\n",
-	       ser->rep_small, ser->rep_large);
+	printf("; each policy alone; median seconds of %d runs up to x2, %d beyond, "
+	       "interleaved:\n", ser->rep_small, ser->rep_large);
 	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s\n", "factor", "jobs", "GPUs",
 	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev");
 	for (int k = 0; k < ser->n_f; k++) {
 		int fk = ser->factors[k];
-		sim_trace *big = NULL;
-		sim_model *mbig = NULL;
-		if (sim_trace_synthetic(t, fk, mode, 1, &big, &err) < 0 ||
-		    sim_model_new(big, ser->coloc, &mbig, &err) < 0) {
+		if (sim_trace_synthetic(t, fk, mode, 1, &big[k], &err) < 0 ||
+		    sim_model_new(big[k], ser->coloc, &mbig[k], &err) < 0) {
 			fprintf(stderr, "bench_sim: %s\n", err.msg);
-			goto fail;
+			goto out;
 		}
-		sim_config ck = *base;
-		ck.n_gpus = mode == SIM_SYNTH_DENSER ? gpus * fk : gpus;
-		if (ck.window > 0 && mode == SIM_SYNTH_DENSER)
-			ck.window *= fk;
-		int reps = fk <= 2 ? ser->rep_small : ser->rep_large;
-		for (int p = 0; p < 3; p++) {
-			double wall[16];
-			sim_result *first = NULL;
-			for (int r = 0; r < reps; r++) {
-				sim_task task = {.policy = (sharing_policy)p, .cfg = &ck};
-				sim_run_tasks(big, mbig, &task, 1);
+		ck[k] = *base;
+		ck[k].n_gpus = mode == SIM_SYNTH_DENSER ? gpus * fk : gpus;
+		if (ck[k].window > 0 && mode == SIM_SYNTH_DENSER)
+			ck[k].window *= fk;
+	}
+	int rounds = ser->rep_small > ser->rep_large ? ser->rep_small : ser->rep_large;
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 0; k < ser->n_f; k++) {
+			int fk = ser->factors[k];
+			if (r >= (fk <= 2 ? ser->rep_small : ser->rep_large))
+				continue;
+			for (int p = 0; p < 3; p++) {
+				cell *c = &cells[k][p];
+				sim_task task = {.policy = (sharing_policy)p, .cfg = &ck[k]};
+				sim_run_tasks(big[k], mbig[k], &task, 1);
 				if (task.rc < 0) {
 					fprintf(stderr, "bench_sim: %s\n", task.err.msg);
-					sim_result_free(first);
-					goto fail;
+					goto out;
 				}
-				wall[r] = task.wall_s;
-				if (!first) {
-					first = task.result;
+				c->wall[c->n++] = task.wall_s;
+				if (!c->first) {
+					c->first = task.result;
 					continue;
 				}
 				/* the work counts depend on the inputs only */
-				int same = !memcmp(&first->work, &task.result->work, sizeof first->work) &&
-					   first->makespan_s == task.result->makespan_s;
+				int same = !memcmp(&c->first->work, &task.result->work,
+						   sizeof c->first->work) &&
+					   c->first->makespan_s == task.result->makespan_s;
 				sim_result_free(task.result);
 				if (!same) {
 					fprintf(stderr, "bench_sim: x%d %s: repeated runs differ\n", fk,
 						sim_policy_name(task.policy));
-					sim_result_free(first);
-					goto fail;
+					goto out;
 				}
 			}
-			double med = median(wall, reps);
+		}
+	}
+	for (int k = 0; k < ser->n_f; k++) {
+		for (int p = 0; p < 3; p++) {
+			cell *c = &cells[k][p];
+			double med = median(c->wall, c->n); /* sorts c->wall */
 			secs[k][p] = med;
-			double ev = (double)first->n_events;
-			const sched_work *w = &first->work;
+			double ev = (double)c->first->n_events;
+			const sched_work *w = &c->first->work;
 			scan[k][p] = (double)w->scanned / ev;
 			evals[k][p] = (double)w->dev_evals / ev;
-			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n", fk,
-			       big->n_jobs, ck.n_gpus, sim_policy_name((sharing_policy)p),
-			       first->n_events, med, 1e6 * med / ev, (double)w->scanned / ev,
-			       (double)w->searched / ev, (double)w->dev_evals / ev);
-			sim_result_free(first);
+			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n",
+			       ser->factors[k], big[k]->n_jobs, ck[k].n_gpus,
+			       sim_policy_name((sharing_policy)p), c->first->n_events, med,
+			       1e6 * med / ev, (double)w->scanned / ev, (double)w->searched / ev,
+			       (double)w->dev_evals / ev);
 		}
-		sim_model_free(mbig);
-		sim_trace_free(big);
-		continue;
-fail:
-		sim_model_free(mbig);
-		sim_trace_free(big);
-		return -1;
 	}
+	rc = 0;
+out:
+	for (int k = 0; k < ser->n_f; k++) {
+		for (int p = 0; p < 3; p++)
+			sim_result_free(cells[k][p].first);
+		sim_model_free(mbig[k]);
+		sim_trace_free(big[k]);
+	}
+	if (rc < 0)
+		return rc;
 	printf("  peak RSS %.1f MB\n", (double)peak_rss_kib() / 1024);
 	if (ser->n_f < 2)
 		return 0;
