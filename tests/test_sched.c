@@ -509,6 +509,52 @@ static void test_relish_policy(void **state)
 	sched_free(s);
 }
 
+/* One probe per unmeasured shape: relish trusts a hint (+ 20 %) for the
+ * first segment of a shape it has never measured; while that probe runs,
+ * more segments of the shape (an HPO burst of one configuration) run alone
+ * instead of all betting on the same hint, and once the probe is measured
+ * they share on its measurement. */
+static void test_relish_probe_per_shape(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	add_gpu(s, 40000);
+	add_gpu(s, 40000);
+	sched_placement pl[8];
+	for (uint64_t id = 1; id <= 3; id++) {
+		sched_request r = rq(id, (double)id, 300, 5000);
+		r.family = 99;
+		submit(s, r);
+	}
+	size_t n = sched_place(s, 10, pl, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_pl(pl, n, 1)->basis, SCHED_BASIS_HINT);
+	assert_int_equal(find_pl(pl, n, 1)->mem_mib, 6000);
+	assert_int_equal(find_pl(pl, n, 2)->basis, SCHED_BASIS_EXCLUSIVE);
+	assert_int_equal(find_pl(pl, n, 2)->mem_mib, 40000);
+	assert_int_not_equal(find_pl(pl, n, 1)->dev[0], find_pl(pl, n, 2)->dev[0]);
+	/* segment 3: no empty device left, and not on a hint while the probe
+	 * runs */
+	assert_null(find_pl(pl, n, 3));
+	/* the whole-device run ends unmeasured (killed): still one probe */
+	assert_int_equal(sched_remove(s, 2), 1);
+	n = sched_place(s, 11, pl, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(pl[0].seg_id, 3);
+	assert_int_equal(pl[0].basis, SCHED_BASIS_EXCLUSIVE);
+	/* the probe is measured: the next segment shares on its peak */
+	finish(s, 1, 100, ob(SCHED_OUT_COMPLETED, 4000, 30, 1, 90));
+	sched_request r4 = rq(4, 101, 300, 5000);
+	r4.family = 99;
+	submit(s, r4);
+	n = sched_place(s, 101, pl, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(pl[0].basis, SCHED_BASIS_PROFILE);
+	assert_int_equal(pl[0].mem_mib, 5056); /* 4000 x 1.2 + 256 */
+	check_capacity(s);
+	sched_free(s);
+}
+
 /* Host devices: CPU shares must fit.  8 CPUs, 3 CPUs each: two fit. */
 static void test_host_compute(void **state)
 {
@@ -710,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_gang),
 		cmocka_unit_test(test_oom_raise),
 		cmocka_unit_test(test_relish_policy),
+		cmocka_unit_test(test_relish_probe_per_shape),
 		cmocka_unit_test(test_priority_and_solo),
 		cmocka_unit_test(test_relish_spreads_when_idle),
 		cmocka_unit_test(test_host_compute),

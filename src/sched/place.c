@@ -100,11 +100,14 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	}
 	/* onto its shape's list of running segments */
 	sched_profile *p = &s->prof[g->prof];
+	int first = p->run_head == SCHED_NONE;
 	g->srun_prev = SCHED_NONE;
 	g->srun_next = p->run_head;
 	if (p->run_head != SCHED_NONE)
 		s->seg[p->run_head].srun_prev = gi;
 	p->run_head = gi;
+	if (first)
+		est_running_changed(s, g->prof);
 	s->n_running++;
 	return 0;
 }

@@ -624,6 +624,8 @@ static void seg_unplace(sched *s, size_t gi, double now)
 	if (g->srun_next != SCHED_NONE)
 		s->seg[g->srun_next].srun_prev = g->srun_prev;
 	g->srun_prev = g->srun_next = SCHED_NONE;
+	if (s->prof[g->prof].run_head == SCHED_NONE)
+		est_running_changed(s, g->prof);
 	s->n_running--;
 }
 

@@ -334,6 +334,10 @@ double est_util(const sched *s, const sched_request *req, size_t prof,
  * alone != 0), OOM raise with the reservation the segment had. */
 void est_observe(sched *s, size_t prof, const sched_observation *obs, int alone,
 		 uint64_t reserved_mib);
+/* The shape's first segment started running, or its last stopped: under
+ * relish an unmeasured shape reserves by whether its probe runs, so its
+ * queued segments must be looked at again. */
+void est_running_changed(sched *s, size_t prof);
 void est_fini(sched *s);
 
 /* ---- colocate.c ---- */
