@@ -107,6 +107,16 @@ static const sched_placement *find_pl(const sched_placement *pl, size_t n, uint6
 	return NULL;
 }
 
+/* Segment id was placed with this basis and reservation. */
+static void expect_pl(const sched_placement *pl, size_t n, uint64_t id, sched_basis basis,
+		      uint64_t mem_mib)
+{
+	const sched_placement *p = find_pl(pl, n, id);
+	assert_non_null(p);
+	assert_int_equal(p->basis, basis);
+	assert_int_equal(p->mem_mib, mem_mib);
+}
+
 /* ---- tests ------------------------------------------------------------- */
 
 static void test_relish_spreads_when_idle(void **state)
@@ -172,10 +182,8 @@ static void test_priority_and_solo(void **state)
 	submit(s, young);
 	size_t n = sched_place(s, 1, pl, 4);
 	assert_int_equal(n, 2);
-	assert_int_equal(find_pl(pl, n, 3)->basis, SCHED_BASIS_EXCLUSIVE);
-	assert_int_equal(find_pl(pl, n, 3)->mem_mib, 16000);
-	assert_int_equal(find_pl(pl, n, 4)->basis, SCHED_BASIS_HINT);
-	assert_int_equal(find_pl(pl, n, 4)->mem_mib, 1200);
+	expect_pl(pl, n, 3, SCHED_BASIS_EXCLUSIVE, 16000);
+	expect_pl(pl, n, 4, SCHED_BASIS_HINT, 1200);
 	assert_int_not_equal(find_pl(pl, n, 3)->dev[0], find_pl(pl, n, 4)->dev[0]);
 	sched_free(s);
 }
@@ -464,10 +472,8 @@ static void test_relish_policy(void **state)
 	submit(s, r2);
 	size_t n = sched_place(s, 1, pl, 8);
 	assert_int_equal(n, 2);
-	assert_int_equal(find_pl(pl, n, 1)->basis, SCHED_BASIS_EXCLUSIVE);
-	assert_int_equal(find_pl(pl, n, 1)->mem_mib, 40000);
-	assert_int_equal(find_pl(pl, n, 2)->basis, SCHED_BASIS_HINT);
-	assert_int_equal(find_pl(pl, n, 2)->mem_mib, 6000); /* hint + 20 % margin */
+	expect_pl(pl, n, 1, SCHED_BASIS_EXCLUSIVE, 40000);
+	expect_pl(pl, n, 2, SCHED_BASIS_HINT, 6000); /* hint + 20 % margin */
 	int d1 = find_pl(pl, n, 1)->dev[0], d2 = find_pl(pl, n, 2)->dev[0];
 	assert_int_not_equal(d1, d2);
 	/* shape 100 measured alone: 3000 MiB, 40 % busy, 2 epochs/100 s */
@@ -528,10 +534,8 @@ static void test_relish_probe_per_shape(void **state)
 	}
 	size_t n = sched_place(s, 10, pl, 8);
 	assert_int_equal(n, 2);
-	assert_int_equal(find_pl(pl, n, 1)->basis, SCHED_BASIS_HINT);
-	assert_int_equal(find_pl(pl, n, 1)->mem_mib, 6000);
-	assert_int_equal(find_pl(pl, n, 2)->basis, SCHED_BASIS_EXCLUSIVE);
-	assert_int_equal(find_pl(pl, n, 2)->mem_mib, 40000);
+	expect_pl(pl, n, 1, SCHED_BASIS_HINT, 6000);
+	expect_pl(pl, n, 2, SCHED_BASIS_EXCLUSIVE, 40000);
 	assert_int_not_equal(find_pl(pl, n, 1)->dev[0], find_pl(pl, n, 2)->dev[0]);
 	/* segment 3: no empty device left, and not on a hint while the probe
 	 * runs */
