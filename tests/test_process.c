@@ -458,6 +458,36 @@ static void test_worker_two_trials(void **state)
 	assert_group_gone(f, r.pgid);
 }
 
+/* A segment shorter than the sampling interval still reports a peak: a
+ * worker lives on after its done line, so it is sampled then.  (Sampling
+ * every hour here, so that no periodic sample can be what reports it.) */
+static void test_worker_short_segment_peak(void **state)
+{
+	fixture *f = *state;
+	exec_options o;
+	exec_options_default(&o);
+	o.sample_interval_s = 3600;
+	executor *fast = f->ex, *slow = NULL;
+	assert_int_equal(exec_process_new(&f->loop, &o, &slow, NULL), 0);
+	f->ex = slow;
+	char *argv[] = {f->ctrial, NULL};
+	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "short@host", .trial_id = "ws",
+			 .from = 0, .to = 1, .params = "{\"x\":0.3,\"y\":2}"};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	wait_end(f, &r, 20);
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	assert_true(r.r.duration_s < 3600);
+	assert_true(r.r.peak_rss_bytes > (1ull << 20)); /* a process uses a MiB */
+	pid_t pid = r.pgid;
+	exec_shutdown(slow);
+	assert_group_gone(f, pid);
+	wait_s(f, 0.2);
+	exec_free(slow);
+	wait_s(f, 0.2);
+	f->ex = fast;
+}
+
 static void test_worker_misbehaves(void **state)
 {
 	fixture *f = *state;
@@ -537,6 +567,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_garbage_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warm_two_segments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_two_trials, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_short_segment_peak, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_misbehaves, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

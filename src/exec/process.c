@@ -20,7 +20,8 @@
  *
  * Memory: one timer samples the RSS of every group (telemetry/procmem) and
  * SIGKILLs a group above its reservation * (1 + memory_margin), which ends as
- * OOM.  rlimits are not used: RLIMIT_AS counts virtual memory, and PyTorch,
+ * OOM; a warm or worker process is sampled once more at its done line, so
+ * that a segment shorter than the interval still reports a peak.  rlimits are not used: RLIMIT_AS counts virtual memory, and PyTorch,
  * CUDA and JAX reserve far more address space than they touch, so any cap
  * low enough to matter breaks them; raising limits needs CAP_SYS_RESOURCE,
  * which relish may not have; cgroups (v1 here) may not be writable.  The
@@ -279,6 +280,12 @@ static void handle_line(proc *p, const char *s, size_t n, int overflow)
 		}
 		if (seg->cb.on_line)
 			seg->cb.on_line(seg->ud, seg, &l);
+		/* The process lives on: one more sample now, so that a segment
+		 * shorter than the sampling interval still reports a peak (its
+		 * group's memory at the end, a lower bound as every sample is). */
+		uint64_t rss;
+		if (procmem_sample(&p->pid, 1, &rss, NULL, NULL) == 0 && rss > seg->peak_rss)
+			seg->peak_rss = rss;
 		segment_end(p, SCHED_OUT_COMPLETED, "done line");
 		return;
 	default:

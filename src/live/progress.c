@@ -61,10 +61,15 @@ void live_progress_segment(live *d, const live_seg *g, const char *outcome, uint
 		snprintf(val, sizeof val, " %s=%.6g", x->sp->objective.metric, g->last_obj);
 	/* Trials are named by their id in the store, as `relish trials`,
 	 * `best` and `logs` name them. */
-	live_progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, peak %llu MiB)%s%s",
+	/* 0 is no sample: the segment ended before the first one (the core
+	 * learns nothing from it either), not a segment that used nothing. */
+	char peak[32] = "peak not sampled";
+	if (peak_mib)
+		snprintf(peak, sizeof peak, "peak %llu MiB", (unsigned long long)peak_mib);
+	live_progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, %s)%s%s",
 			   x->sp->name, (long long)x->trials[g->trial].store_id, a, b, outcome, val,
-			   d->devs->dev[g->dev].info.uuid, (unsigned long long)g->mem_mib,
-			   (unsigned long long)peak_mib, why ? ": " : "", why ? why : "");
+			   d->devs->dev[g->dev].info.uuid, (unsigned long long)g->mem_mib, peak,
+			   why ? ": " : "", why ? why : "");
 }
 
 /* "341 MiB" below a GiB, "1.2 GiB" above. */
