@@ -167,6 +167,14 @@ static void wait_end(fixture *f, run *r, double max_s)
 	}
 }
 
+/* Launch a segment and wait for its end, which must have this outcome. */
+static void run_expect(fixture *f, char **argv, const launch_args *a, run *r, const char *outcome)
+{
+	assert_int_equal(launch(f, argv, a, r, NULL), 0);
+	wait_end(f, r, 20);
+	assert_string_equal(sched_outcome_name(r->r.outcome), outcome);
+}
+
 static void wait_s(fixture *f, double s)
 {
 	uint64_t t0 = uv_hrtime();
@@ -188,9 +196,7 @@ static void test_completed_and_resume(void **state)
 	char *argv[] = {f->ctrial, "--sleep-ms", "1", NULL};
 	launch_args a = {.trial_id = "t1", .x = 0.3, .y = 2, .from = 0, .to = 5};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	run_expect(f, argv, &a, &r, "completed");
 	assert_int_equal(r.r.exited, 1);
 	assert_int_equal(r.r.exit_code, 0);
 	assert_int_equal(r.n_metrics, 5);
@@ -219,9 +225,7 @@ static void test_completed_and_resume(void **state)
 	/* Next segment resumes at epoch 6. */
 	a.from = 5;
 	a.to = 8;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	run_expect(f, argv, &a, &r, "completed");
 	assert_int_equal(r.n_metrics, 3);
 	assert_float_equal(r.first_epoch, 6, 0);
 	assert_float_equal(r.last_epoch, 8, 0);
@@ -233,9 +237,7 @@ static void test_failed(void **state)
 	char *argv[] = {f->ctrial, "--fail-at", "3", NULL};
 	launch_args a = {.from = 0, .to = 5};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
+	run_expect(f, argv, &a, &r, "failed");
 	assert_int_equal(r.r.exited, 1);
 	assert_int_equal(r.r.exit_code, 1);
 	assert_int_equal(r.n_metrics, 2);
@@ -269,9 +271,7 @@ static void test_signaled_shell(void **state)
 	char *argv[] = {"/bin/sh", "-c", "echo 'RELISH epoch=1 a=2'; kill -SEGV $$", NULL};
 	launch_args a = {.from = 0, .to = 1};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "signaled");
+	run_expect(f, argv, &a, &r, "signaled");
 	assert_int_equal(r.r.exited, 0);
 	assert_int_equal(r.r.term_signal, SIGSEGV);
 	assert_int_equal(r.n_metrics, 1);
@@ -283,9 +283,7 @@ static void test_timeout(void **state)
 	char *argv[] = {f->ctrial, "--hang-at", "2", NULL};
 	launch_args a = {.from = 0, .to = 5, .timeout_s = 0.3};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "timeout");
+	run_expect(f, argv, &a, &r, "timeout");
 	assert_int_equal(r.r.exited, 0);
 	assert_int_equal(r.r.term_signal, SIGTERM); /* it did not ignore SIGTERM */
 	assert_true(r.r.duration_s >= 0.3);
@@ -339,9 +337,7 @@ static void test_memory_reservation(void **state)
 	char *argv[] = {f->ctrial, "--alloc-mb", "200", "--sleep-ms", "100", NULL};
 	launch_args a = {.from = 0, .to = 50, .mem_mib = 50};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "oom");
+	run_expect(f, argv, &a, &r, "oom");
 	assert_int_equal(r.r.term_signal, SIGKILL);
 	assert_true(r.r.peak_rss_bytes > (55ull << 20));
 	assert_non_null(strstr(r.r.reason, "over its memory reservation"));
@@ -355,9 +351,7 @@ static void test_oom_message(void **state)
 	char *argv[] = {f->ctrial, "--oom-message", NULL};
 	launch_args a = {.from = 0, .to = 3};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "oom");
+	run_expect(f, argv, &a, &r, "oom");
 	assert_int_equal(r.r.exit_code, 1);
 	assert_string_equal(r.r.oom_marker, "CUDA out of memory");
 }
@@ -389,9 +383,7 @@ static void test_warm_two_segments(void **state)
 	launch_args a = {.mode = TRIAL_MODE_WARM, .key = "t5", .trial_id = "t5", .x = 0.3, .y = 2,
 			 .from = 0, .to = 3, .params = "{\"x\":0.3,\"y\":2}"};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	run_expect(f, argv, &a, &r, "completed");
 	assert_int_equal(r.r.reused, 0);
 	assert_int_equal(r.n_metrics, 3);
 	assert_int_equal(r.n_done, 1);
@@ -422,9 +414,7 @@ static void test_worker_two_trials(void **state)
 	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "shape1@host", .trial_id = "wa",
 			 .from = 0, .to = 2, .params = "{\"x\":0.3,\"y\":2}"};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	run_expect(f, argv, &a, &r, "completed");
 	assert_int_equal(r.n_metrics, 2);
 	assert_true(r.r.ready_s >= 0);
 	pid_t pid = r.pgid;
@@ -474,9 +464,7 @@ static void test_worker_short_segment_peak(void **state)
 	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "short@host", .trial_id = "ws",
 			 .from = 0, .to = 1, .params = "{\"x\":0.3,\"y\":2}"};
 	run r;
-	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
-	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	run_expect(f, argv, &a, &r, "completed");
 	assert_true(r.r.duration_s < 3600);
 	assert_true(r.r.peak_rss_bytes > (1ull << 20)); /* a process uses a MiB */
 	pid_t pid = r.pgid;

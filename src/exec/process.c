@@ -21,8 +21,9 @@
  * Memory: one timer samples the RSS of every group (telemetry/procmem) and
  * SIGKILLs a group above its reservation * (1 + memory_margin), which ends as
  * OOM; a warm or worker process is sampled once more at its done line, so
- * that a segment shorter than the interval still reports a peak.  rlimits are not used: RLIMIT_AS counts virtual memory, and PyTorch,
- * CUDA and JAX reserve far more address space than they touch, so any cap
+ * that a segment shorter than the interval still reports a peak.  rlimits
+ * are not used: RLIMIT_AS counts virtual memory, and PyTorch, CUDA and JAX
+ * reserve far more address space than they touch, so any cap
  * low enough to matter breaks them; raising limits needs CAP_SYS_RESOURCE,
  * which relish may not have; cgroups (v1 here) may not be writable.  The
  * container executors enforce hard limits instead.

@@ -386,9 +386,9 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		 * send every one of them out of memory together (on the Philly
 		 * trace this cut relish's out-of-memory events by a third at
 		 * the same mean JCT; docs/evaluation.md). */
-		uint64_t h = ceil_mib((double)req->mem_hint_mib * (1 + m));
 		if (p && p->run_head != SCHED_NONE)
 			return;
+		uint64_t h = ceil_mib((double)req->mem_hint_mib * (1 + m));
 		if (h <= s->idx[cls].max_total) {
 			res = h;
 			basis = SCHED_BASIS_HINT;
