@@ -559,6 +559,56 @@ static void test_relish_probe_per_shape(void **state)
 	sched_free(s);
 }
 
+/* A refusal stays valid only while what it was judged on stays: here a
+ * device refused segment 4 beside a shape never measured, whose
+ * utilisation was the default 100 %; a sibling of that shape (same family)
+ * is then measured at 10 %, which becomes the family's estimate for the
+ * running one, so the device now admits segment 4, though nothing ran or
+ * stopped on it. */
+static void test_relish_family_util_reopens(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	int d0 = add_gpu(s, 40000), d1 = add_gpu(s, 40000);
+	sched_placement pl[8];
+	/* two busy measured shapes of other families */
+	sched_request c = rq(900, 0, 500, 0), f = rq(901, 0, 600, 0);
+	c.family = 55;
+	f.family = 66;
+	sched_learn(s, &c, &(sched_observation){ SCHED_OUT_COMPLETED, 3000, 95, 1, 10 });
+	sched_learn(s, &f, &(sched_observation){ SCHED_OUT_COMPLETED, 3000, 97, 1, 10 });
+	/* probes of two unmeasured shapes of family 99, one per device */
+	for (uint64_t id = 1; id <= 2; id++) {
+		sched_request r = rq(id, (double)id, 299 + id, 5000);
+		r.family = 99;
+		submit(s, r);
+	}
+	size_t n = sched_place(s, 1, pl, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_pl(pl, n, 1)->dev[0], d0);
+	assert_int_equal(find_pl(pl, n, 2)->dev[0], d1);
+	/* 97 % and 95 % beside a 100 % default: 200/197 and 200/195 < 1.05,
+	 * refused on both devices */
+	sched_request r3 = rq(3, 2, 600, 0), r4 = rq(4, 3, 500, 0);
+	r3.family = 66;
+	r4.family = 55;
+	submit(s, r3);
+	submit(s, r4);
+	assert_int_equal(sched_place(s, 3, pl, 8), 0);
+	/* segment 2's shape measured at 10 %: family 99's estimate for shape
+	 * 300 is now 10 %.  Segment 3 takes the freed d1 (an idle device
+	 * wins); segment 4 is refused beside it (95 + 97: 200/192 < 1.05)
+	 * and admitted on d0 beside shape 300 (200/105 = 1.9). */
+	finish(s, 2, 10, ob(SCHED_OUT_COMPLETED, 4000, 10, 1, 9));
+	n = sched_place(s, 10, pl, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_pl(pl, n, 3)->dev[0], d1);
+	assert_non_null(find_pl(pl, n, 4));
+	assert_int_equal(find_pl(pl, n, 4)->dev[0], d0);
+	check_capacity(s);
+	sched_free(s);
+}
+
 /* Host devices: CPU shares must fit.  8 CPUs, 3 CPUs each: two fit. */
 static void test_host_compute(void **state)
 {
@@ -761,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_oom_raise),
 		cmocka_unit_test(test_relish_policy),
 		cmocka_unit_test(test_relish_probe_per_shape),
+		cmocka_unit_test(test_relish_family_util_reopens),
 		cmocka_unit_test(test_priority_and_solo),
 		cmocka_unit_test(test_relish_spreads_when_idle),
 		cmocka_unit_test(test_host_compute),

@@ -61,6 +61,8 @@ static size_t family_ensure(sched *s, uint64_t family)
 		return SCHED_NONE;
 	memset(&s->fam[fi], 0, sizeof s->fam[fi]);
 	s->fam[fi].family = family;
+	s->fam[fi].util_stamped = -1;
+	s->fam[fi].guess_head = SCHED_NONE;
 	s->fstamp[fi] = 0;
 	s->n_fam++;
 	return fi;
@@ -88,6 +90,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
 	p->run_head = SCHED_NONE;
+	p->guess_prev = p->guess_next = SCHED_NONE;
 	p->paired = s->n_pair && sched_map_get(&s->paired_map, req->shape, 0) != SCHED_NONE;
 	s->pstamp[pi] = (sched_est_stamp){ 0, fi };
 	s->n_prof++;
@@ -475,12 +478,65 @@ static void prof_stamp(sched *s, size_t pi)
 	s->pstamp[pi].stamp = s->prof[pi].stamp;
 }
 
+/*
+ * A running shape never measured to completion has its family's mean
+ * utilisation as its own (est_util), so when that mean moves, the devices
+ * it runs on judge candidates differently although nothing started or
+ * stopped there: their refusals must be re-opened, or a device that
+ * refused a candidate beside the default 100 % keeps refusing it after
+ * the family turns out to use 10 %.  Each family lists such shapes.
+ */
+static void guess_set(sched *s, size_t pi)
+{
+	sched_profile *p = &s->prof[pi];
+	int want = s->opt.policy == SHARE_RELISH && p->util < 0 && p->run_head != SCHED_NONE;
+	if (want == p->on_guess)
+		return;
+	sched_family *f = &s->fam[p->fam];
+	if (want) {
+		p->guess_prev = SCHED_NONE;
+		p->guess_next = f->guess_head;
+		if (f->guess_head != SCHED_NONE)
+			s->prof[f->guess_head].guess_prev = pi;
+		f->guess_head = pi;
+	} else {
+		if (p->guess_prev != SCHED_NONE)
+			s->prof[p->guess_prev].guess_next = p->guess_next;
+		else
+			f->guess_head = p->guess_next;
+		if (p->guess_next != SCHED_NONE)
+			s->prof[p->guess_next].guess_prev = p->guess_prev;
+		p->guess_prev = p->guess_next = SCHED_NONE;
+	}
+	p->on_guess = want;
+}
+
+/* Family fi's mean utilisation changed; when materially (as for one
+ * shape, UTIL_RESTAMP points since the last time), stamp the family (its
+ * queued shapes' refusals are re-examined) and touch the devices of its
+ * running shapes that use the mean. */
+static void family_util_moved(sched *s, size_t fi)
+{
+	sched_family *f = &s->fam[fi];
+	double mean = f->util_n ? f->util_sum / (double)f->util_n : -1;
+	if (mean < 0 || (f->util_stamped >= 0 && fabs(mean - f->util_stamped) < UTIL_RESTAMP))
+		return;
+	f->util_stamped = mean;
+	f->stamp = s->est_stamp = ++s->stamp;
+	s->fstamp[fi] = f->stamp;
+	for (size_t pi = f->guess_head; pi != SCHED_NONE; pi = s->prof[pi].guess_next)
+		for (size_t gi = s->prof[pi].run_head; gi != SCHED_NONE; gi = s->seg[gi].srun_next)
+			for (int k = 0; k < s->seg[gi].pl.n_dev; k++)
+				sched_touch_dev(s, &s->dev[s->seg[gi].pl.dev[k]]);
+}
+
 void est_running_changed(sched *s, size_t pi)
 {
 	/* Only a shape never measured reserves by whether it runs (its
 	 * probe, est_reserve); only relish has probes. */
 	if (s->opt.policy == SHARE_RELISH && !s->prof[pi].n_measured)
 		prof_stamp(s, pi);
+	guess_set(s, pi);
 }
 
 void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
@@ -515,6 +571,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		int first = p->util < 0;
 		if (first) {
 			p->util = obs->mean_util;
+			guess_set(s, pi); /* its own figure from now on */
 		} else {
 			f->util_sum -= p->util;
 			f->util_n--;
@@ -530,6 +587,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		}
 		f->util_sum += p->util;
 		f->util_n++;
+		family_util_moved(s, p->fam);
 	}
 	if (alone && obs->work > 0 && obs->duration_s > 0) {
 		double thr = obs->work / obs->duration_s;

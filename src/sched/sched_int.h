@@ -173,6 +173,10 @@ typedef struct sched_profile {
 	double util_stamped;    /* utilisation at the last stamp change */
 	size_t run_head;        /* running segments of this shape, SCHED_NONE none */
 	int paired;             /* the shape is in some observed pair (paired_map) */
+	/* relish: on its family's list of running shapes whose utilisation
+	 * is the family's mean (util < 0), linked by profile index */
+	int on_guess;
+	size_t guess_prev, guess_next;
 } sched_profile;
 
 typedef struct sched_family {
@@ -182,7 +186,8 @@ typedef struct sched_family {
 	size_t n_feat;          /* feature count used (min over shapes) */
 	size_t since_fit;       /* updates since the last fit */
 	uint64_t fit_id;        /* increments on every fit (0 = never) */
-	uint64_t stamp;         /* stamp of the last fit */
+	uint64_t stamp;         /* last change of its estimates: a fit, or a
+				   material move of its mean utilisation */
 	sched_fit fit;
 	/* coefficients, then the standardisation's means, then its scales,
 	 * SCHED_MAX_COEF each (FAM_COEF ...): allocated at the first fit,
@@ -195,6 +200,9 @@ typedef struct sched_family {
 	double loo_rmse;
 	double util_sum;        /* mean utilisation of measured shapes */
 	size_t util_n;
+	double util_stamped;    /* that mean at the last stamp, < 0 none */
+	size_t guess_head;      /* running shapes that use that mean (relish),
+				   SCHED_NONE none */
 } sched_family;
 
 #define FAM_COEF(f) ((f)->model)
