@@ -476,6 +476,44 @@ static void test_worker_short_segment_peak(void **state)
 	f->ex = fast;
 }
 
+/* A spike between two samples still counts: the trial touches 150 MiB at
+ * start and frees it, and with hourly sampling only the kernel's
+ * high-water mark, read at the done line, can report it.  The worker's
+ * next segment starts from a reset mark, so it does not inherit the
+ * spike. */
+static void test_worker_spike_peak(void **state)
+{
+	fixture *f = *state;
+	exec_options o;
+	exec_options_default(&o);
+	o.sample_interval_s = 3600;
+	executor *fast = f->ex, *slow = NULL;
+	assert_int_equal(exec_process_new(&f->loop, &o, &slow, NULL), 0);
+	f->ex = slow;
+	char *argv[] = {f->ctrial, "--spike-mb", "150", NULL};
+	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "spike@host", .trial_id = "sp",
+			 .from = 0, .to = 1, .params = "{\"x\":0.3,\"y\":2}"};
+	run r;
+	run_expect(f, argv, &a, &r, "completed");
+	assert_int_equal(r.r.reused, 0);
+	assert_true(r.r.peak_rss_bytes >= (150ull << 20));
+	pid_t pid = r.pgid;
+
+	a.from = 1;
+	a.to = 2;
+	run_expect(f, argv, &a, &r, "completed");
+	assert_int_equal(r.pgid, pid); /* the same process, its spike long over */
+	assert_int_equal(r.r.reused, 1);
+	assert_true(r.r.peak_rss_bytes > (1ull << 20));
+	assert_true(r.r.peak_rss_bytes < (100ull << 20));
+	exec_shutdown(slow);
+	assert_group_gone(f, pid);
+	wait_s(f, 0.2);
+	exec_free(slow);
+	wait_s(f, 0.2);
+	f->ex = fast;
+}
+
 static void test_worker_misbehaves(void **state)
 {
 	fixture *f = *state;
@@ -532,11 +570,21 @@ static void test_procmem(void **state)
 	assert_int_equal(procmem_pid_alive(getpid(), 0), 1);
 	assert_int_equal(procmem_start_time(0x3fffffff, &t, NULL), RL_ENOTFOUND);
 	pid_t g = getpgrp();
-	uint64_t rss = 0;
+	uint64_t rss = 0, hwm = 0;
 	int n = 0;
-	assert_int_equal(procmem_sample(&g, 1, &rss, &n, NULL), 0);
+	assert_int_equal(procmem_sample(&g, 1, &rss, &hwm, &n, NULL), 0);
 	assert_true(n >= 1);
 	assert_true(rss > (1u << 20));
+	assert_true(hwm > (1u << 20));
+
+	uint64_t b = 0;
+	assert_int_equal(procmem_parse_hwm("Name:\tx\nVmPeak:\t  9 kB\nVmHWM:\t    1234 kB\n", &b), 0);
+	assert_int_equal(b, 1234ull << 10);
+	assert_int_equal(procmem_parse_hwm("VmHWM: 2 kB\n", &b), 0);
+	assert_int_equal(b, 2048);
+	assert_int_equal(procmem_parse_hwm("Name:\tkthreadd\nState:\tS\n", &b), -1);
+	assert_int_equal(procmem_parse_hwm("VmHWM:\t 12 MB\n", &b), -1);
+	assert_int_equal(procmem_parse_hwm("VmHWM:\t kB\n", &b), -1);
 }
 
 int main(void)
@@ -556,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_warm_two_segments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_two_trials, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_short_segment_peak, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_spike_peak, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_misbehaves, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
  *
  * Misbehaviour knobs for tests: --fail-at E (exit 1 at epoch E), --segv-at E,
  * --hang-at E (sleep forever), --alloc-mb N (touch N MiB at start, then run),
+ * --spike-mb N (touch N MiB at start and free it at once: a short peak),
  * --garbage (random bytes and an unterminated 10 MB line on stdout first),
  * --oom-message (print PyTorch's CUDA OOM text to stderr and exit 1),
  * --bad-done (worker/warm: announce the wrong end of segment),
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +45,7 @@ struct opts {
 	double x, y;
 	int sleep_ms;
 	int fail_at, segv_at, hang_at;
-	long alloc_mb;
+	long alloc_mb, spike_mb;
 	int garbage, oom_message, bad_done, ignore_term;
 	const char *mode;
 };
@@ -256,6 +258,8 @@ int main(int argc, char **argv)
 			o.hang_at = atoi(v);
 		else if (VAL("--alloc-mb"))
 			o.alloc_mb = atol(v);
+		else if (VAL("--spike-mb"))
+			o.spike_mb = atol(v);
 		else if (VAL("--mode"))
 			o.mode = v;
 		else if (FLAG("--garbage"))
@@ -282,6 +286,16 @@ int main(int argc, char **argv)
 		}
 		memset(m, 1, n); /* touch every page: resident, not just reserved */
 		fprintf(stderr, "ctrial: holding %ld MiB\n", o.alloc_mb);
+	}
+	if (o.spike_mb > 0) {
+		size_t n = (size_t)o.spike_mb << 20;
+		char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			fprintf(stderr, "ctrial: Cannot allocate memory\n");
+			return 1;
+		}
+		memset(m, 1, n);
+		munmap(m, n); /* given back: only the high-water mark remembers */
 	}
 	if (o.garbage)
 		garbage();

@@ -21,7 +21,12 @@
  * Memory: one timer samples the RSS of every group (telemetry/procmem) and
  * SIGKILLs a group above its reservation * (1 + memory_margin), which ends as
  * OOM; a warm or worker process is sampled once more at its done line, so
- * that a segment shorter than the interval still reports a peak.  rlimits
+ * that a segment shorter than the interval still reports a peak.  The peak
+ * is the larger of the sampled group RSS and the members' kernel high-water
+ * marks (VmHWM), which catch a spike between two samples; a reused process's
+ * mark is reset when its next segment starts, and not used if that fails.
+ * Only current RSS is held against the limit: a spike already over is not
+ * a reason to kill.  rlimits
  * are not used: RLIMIT_AS counts virtual memory, and PyTorch, CUDA and JAX
  * reserve far more address space than they touch, so any cap
  * low enough to matter breaks them; raising limits needs CAP_SYS_RESOURCE,
@@ -58,6 +63,7 @@ struct exec_segment {
 	double from, to;
 	uint64_t t_start;          /* uv_hrtime */
 	uint64_t peak_rss;
+	int hwm_ok;                /* the group's VmHWM covers this segment only */
 	uint64_t mem_limit;        /* bytes at which it is killed; 0: none */
 	int reused;
 	int cancelled, timed_out, mem_exceeded;
@@ -242,6 +248,16 @@ static void tail_add(proc *p, const char *buf, size_t n)
 
 static void segment_end(proc *p, sched_outcome outcome, const char *why);
 
+/* Fold one sample into the segment's peak: its group's RSS now, and the
+ * members' high-water marks when they cover this segment alone. */
+static void seg_peak(exec_segment *seg, uint64_t rss, uint64_t hwm)
+{
+	if (seg->hwm_ok && hwm > rss)
+		rss = hwm;
+	if (rss > seg->peak_rss)
+		seg->peak_rss = rss;
+}
+
 static void handle_line(proc *p, const char *s, size_t n, int overflow)
 {
 	exec_segment *seg = p->seg;
@@ -284,9 +300,9 @@ static void handle_line(proc *p, const char *s, size_t n, int overflow)
 		/* The process lives on: one more sample now, so that a segment
 		 * shorter than the sampling interval still reports a peak (its
 		 * group's memory at the end, a lower bound as every sample is). */
-		uint64_t rss;
-		if (procmem_sample(&p->pid, 1, &rss, NULL, NULL) == 0 && rss > seg->peak_rss)
-			seg->peak_rss = rss;
+		uint64_t rss, hwm;
+		if (procmem_sample(&p->pid, 1, &rss, &hwm, NULL, NULL) == 0)
+			seg_peak(seg, rss, hwm);
 		segment_end(p, SCHED_OUT_COMPLETED, "done line");
 		return;
 	default:
@@ -577,13 +593,12 @@ static void sample_cb(uv_timer_t *t)
 	}
 	if (n == 0)
 		return;
-	uint64_t rss[MAXG];
-	if (procmem_sample(g, n, rss, NULL, NULL) < 0)
+	uint64_t rss[MAXG], hwm[MAXG];
+	if (procmem_sample(g, n, rss, hwm, NULL, NULL) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		exec_segment *seg = ps[i]->seg;
-		if (rss[i] > seg->peak_rss)
-			seg->peak_rss = rss[i];
+		seg_peak(seg, rss[i], hwm[i]);
 		if (seg->mem_limit && rss[i] > seg->mem_limit && !seg->mem_exceeded) {
 			seg->mem_exceeded = 1;
 			proc_kill_now(ps[i]);
@@ -651,6 +666,7 @@ static exec_segment *segment_new(proc *p, const exec_spec *es, const exec_callba
 	seg->to = es->a.to;
 	seg->t_start = uv_hrtime();
 	seg->reused = reused;
+	seg->hwm_ok = !reused; /* a new process's mark starts at its exec */
 	if (es->memory_limit_mib)
 		seg->mem_limit = (uint64_t)((double)(es->memory_limit_mib << 20) *
 					    (1.0 + p->ex->opt.memory_margin));
@@ -679,6 +695,8 @@ static int launch_reuse(proc *p, const exec_spec *es, const exec_callbacks *cb, 
 	exec_segment *seg = segment_new(p, es, cb, ud, 1);
 	if (!seg)
 		return rl_err_set(err, RL_ENOMEM, "starting a segment");
+	/* the mark so far is the earlier segments' */
+	seg->hwm_ok = procmem_reset_hwm(p->pid, NULL) == 0;
 	rc = send_command(p, &es->a, err);
 	if (rc < 0) {
 		free(seg);

@@ -98,7 +98,7 @@ static void sample_rss(live *d)
 			gs[n++] = g;
 		}
 	uint64_t rss[64];
-	if (n && procmem_sample(pg, n, rss, NULL, NULL) == 0)
+	if (n && procmem_sample(pg, n, rss, NULL, NULL, NULL) == 0)
 		for (size_t i = 0; i < n; i++)
 			gs[i]->rss_now = rss[i];
 }

@@ -68,13 +68,54 @@ static int read_stat(pid_t pid, procmem_stat *st)
 	return procmem_parse_stat(buf, st, NULL) < 0 ? -1 : 0;
 }
 
-int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, int *nproc, rl_err *err)
+int procmem_parse_hwm(const char *text, uint64_t *bytes)
+{
+	const char *p = strstr(text, "\nVmHWM:");
+	if (!p && strncmp(text, "VmHWM:", 6) == 0)
+		p = text - 1;
+	if (!p)
+		return -1;
+	p += 7;
+	char *end;
+	errno = 0;
+	unsigned long long kib = strtoull(p, &end, 10);
+	if (end == p || errno)
+		return -1;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (strncmp(end, "kB", 2) != 0)
+		return -1;
+	*bytes = (uint64_t)kib << 10;
+	return 0;
+}
+
+/* VmHWM of pid in bytes; 0 when gone or unreadable. */
+static uint64_t read_hwm(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	uint64_t b;
+	return procmem_parse_hwm(buf, &b) == 0 ? b : 0;
+}
+
+int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, int *nproc,
+		   rl_err *err)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
 		return rl_err_sys(err, RL_EIO, errno, "opening /proc");
 	for (size_t i = 0; i < n; i++) {
 		rss[i] = 0;
+		if (hwm)
+			hwm[i] = 0;
 		if (nproc)
 			nproc[i] = 0;
 	}
@@ -89,12 +130,48 @@ int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, int *nproc, rl_e
 		for (size_t i = 0; i < n; i++)
 			if (pgids[i] > 0 && st.pgid == pgids[i]) {
 				rss[i] += st.rss_pages * (uint64_t)page;
+				if (hwm) {
+					uint64_t h = read_hwm(st.pid);
+					if (h > hwm[i])
+						hwm[i] = h;
+				}
 				if (nproc)
 					nproc[i]++;
 			}
 	}
 	closedir(d);
 	return 0;
+}
+
+int procmem_reset_hwm(pid_t pgid, rl_err *err)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return rl_err_sys(err, RL_EIO, errno, "opening /proc");
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		procmem_stat st;
+		if (read_stat((pid_t)atoi(de->d_name), &st) < 0 || st.state == 'Z' || st.pgid != pgid)
+			continue;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/clear_refs", (int)st.pid);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue; /* exited since: its mark no longer counts */
+		/* "5": reset the peak RSS (Linux 4.0 and later) */
+		if (fd < 0 || write(fd, "5", 1) != 1) {
+			if (rc == 0)
+				rc = rl_err_sys(err, RL_EIO, errno, "resetting the peak of process %d",
+						(int)st.pid);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	closedir(d);
+	return rc;
 }
 
 int procmem_start_time(pid_t pid, uint64_t *out, rl_err *err)
@@ -118,7 +195,7 @@ int procmem_group_alive(pid_t pgid)
 {
 	uint64_t rss;
 	int n = 0;
-	if (procmem_sample(&pgid, 1, &rss, &n, NULL) < 0)
+	if (procmem_sample(&pgid, 1, &rss, NULL, &n, NULL) < 0)
 		return 0;
 	return n;
 }
