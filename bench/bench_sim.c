@@ -19,10 +19,13 @@
  * round by round over factors and policies), microseconds
  * per event, and the time of the last factor against the first (linear
  * scaling: 10).  Next to the times, the core's work per event (sched_work:
- * queue entries scanned, entries searched, device evaluations), which has
- * no noise (repeated runs must count the same, or the bench fails): work
- * per event that stays constant while time per event grows is the
- * machine's memory hierarchy.  BENCH_SIM_FACTORS changes the factors
+ * queue entries scanned, entries searched, device evaluations, and the
+ * co-runners a placed segment found, share/ev), which has no noise
+ * (repeated runs must count the same, or the bench fails): work per event
+ * that stays constant while time per event grows is the machine's memory
+ * hierarchy; share/ev growing says the workload itself shares more (every
+ * co-runner costs an overlap record and a re-timing in the simulator).
+ * BENCH_SIM_FACTORS changes the factors
  * (e.g. "1 10 20").
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
@@ -116,7 +119,7 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 	sim_model *mbig[16] = {0};
 	sim_config ck[16];
 	cell cells[16][3];
-	double secs[16][3], scan[16][3], evals[16][3];
+	double secs[16][3], scan[16][3], evals[16][3], share[16][3];
 	int rc = -1;
 	rl_err err;
 	rl_err_clear(&err);
@@ -129,8 +132,9 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 		       "span, on %d GPUs throughout", gpus);
 	printf("; each policy alone; median seconds of %d runs up to x2, %d beyond, "
 	       "interleaved:\n", ser->rep_small, ser->rep_large);
-	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s\n", "factor", "jobs", "GPUs",
-	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev");
+	printf("  %-6s %8s %6s  %-9s %9s %9s %9s  %8s %8s %8s %8s\n", "factor", "jobs", "GPUs",
+	       "policy", "events", "seconds", "us/event", "scan/ev", "search/ev", "evals/ev",
+	       "share/ev");
 	for (int k = 0; k < ser->n_f; k++) {
 		int fk = ser->factors[k];
 		if (sim_trace_synthetic(t, fk, mode, 1, &big[k], &err) < 0 ||
@@ -184,11 +188,12 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 			const sched_work *w = &c->first->work;
 			scan[k][p] = (double)w->scanned / ev;
 			evals[k][p] = (double)w->dev_evals / ev;
-			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f\n",
+			share[k][p] = (double)w->partners / ev;
+			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f %8.3f\n",
 			       ser->factors[k], big[k]->n_jobs, ck[k].n_gpus,
 			       sim_policy_name((sharing_policy)p), c->first->n_events, med,
 			       1e6 * med / ev, (double)w->scanned / ev, (double)w->searched / ev,
-			       (double)w->dev_evals / ev);
+			       (double)w->dev_evals / ev, share[k][p]);
 		}
 	}
 	rc = 0;
@@ -222,6 +227,8 @@ out:
 		printf(" %s scan %.2fx", sim_policy_name((sharing_policy)p), scan[b][p] / scan[a][p]);
 		if (evals[a][p] > 0)
 			printf(" evals %.2fx", evals[b][p] / evals[a][p]);
+		if (share[a][p] > 0)
+			printf(" share %.2fx", share[b][p] / share[a][p]);
 		printf("%s", p < 2 ? "," : "\n");
 	}
 	return 0;

@@ -76,6 +76,7 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	}
 	if (sched_grow((void **)&g->ov, &g->cap_ov, g->n_ov + partners, sizeof *g->ov))
 		return RL_ENOMEM;
+	s->work.partners += partners;
 	g->pl = *pl;
 	g->start = now;
 	g->state = SEG_RUNNING;

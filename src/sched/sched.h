@@ -195,6 +195,10 @@ typedef struct sched_work {
 	uint64_t dev_evals;   /* devices whose fit and (relish) gain a shared
 				 placement computed, and index answers */
 	uint64_t placed;      /* segments placed */
+	uint64_t partners;    /* segments already running beside a placed one:
+				 the overlap records opened (each is closed
+				 once), which grow with how densely the
+				 workload shares, not with the queue */
 } sched_work;
 
 void sched_work_get(const sched *s, sched_work *out);
