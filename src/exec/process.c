@@ -22,9 +22,10 @@
  * SIGKILLs a group above its reservation * (1 + memory_margin), which ends as
  * OOM; a warm or worker process is sampled once more at its done line, so
  * that a segment shorter than the interval still reports a peak.  The peak
- * is the larger of the sampled group RSS and the members' kernel high-water
- * marks (VmHWM), which catch a spike between two samples; a reused process's
- * mark is reset when its next segment starts, and not used if that fails.
+ * is the larger of the sampled group RSS and the leader's kernel high-water
+ * mark (VmHWM), which catches a spike between two samples; a reused
+ * process's mark is reset when its next segment starts, and not used if
+ * that fails.
  * Only current RSS is held against the limit: a spike already over is not
  * a reason to kill.  rlimits
  * are not used: RLIMIT_AS counts virtual memory, and PyTorch, CUDA and JAX
@@ -63,7 +64,7 @@ struct exec_segment {
 	double from, to;
 	uint64_t t_start;          /* uv_hrtime */
 	uint64_t peak_rss;
-	int hwm_ok;                /* the group's VmHWM covers this segment only */
+	int hwm_ok;                /* the leader's VmHWM covers this segment only */
 	uint64_t mem_limit;        /* bytes at which it is killed; 0: none */
 	int reused;
 	int cancelled, timed_out, mem_exceeded;
@@ -249,7 +250,7 @@ static void tail_add(proc *p, const char *buf, size_t n)
 static void segment_end(proc *p, sched_outcome outcome, const char *why);
 
 /* Fold one sample into the segment's peak: its group's RSS now, and the
- * members' high-water marks when they cover this segment alone. */
+ * leader's high-water mark when it covers this segment alone. */
 static void seg_peak(exec_segment *seg, uint64_t rss, uint64_t hwm)
 {
 	if (seg->hwm_ok && hwm > rss)

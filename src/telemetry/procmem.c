@@ -130,11 +130,8 @@ int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, i
 		for (size_t i = 0; i < n; i++)
 			if (pgids[i] > 0 && st.pgid == pgids[i]) {
 				rss[i] += st.rss_pages * (uint64_t)page;
-				if (hwm) {
-					uint64_t h = read_hwm(st.pid);
-					if (h > hwm[i])
-						hwm[i] = h;
-				}
+				if (hwm && st.pid == pgids[i])
+					hwm[i] = read_hwm(st.pid);
 				if (nproc)
 					nproc[i]++;
 			}
@@ -143,34 +140,18 @@ int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, i
 	return 0;
 }
 
-int procmem_reset_hwm(pid_t pgid, rl_err *err)
+int procmem_reset_hwm(pid_t pid, rl_err *err)
 {
-	DIR *d = opendir("/proc");
-	if (!d)
-		return rl_err_sys(err, RL_EIO, errno, "opening /proc");
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/clear_refs", (int)pid);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "opening %s", path);
+	/* "5": reset the peak RSS (Linux 4.0 and later) */
 	int rc = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		procmem_stat st;
-		if (read_stat((pid_t)atoi(de->d_name), &st) < 0 || st.state == 'Z' || st.pgid != pgid)
-			continue;
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/clear_refs", (int)st.pid);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT)
-			continue; /* exited since: its mark no longer counts */
-		/* "5": reset the peak RSS (Linux 4.0 and later) */
-		if (fd < 0 || write(fd, "5", 1) != 1) {
-			if (rc == 0)
-				rc = rl_err_sys(err, RL_EIO, errno, "resetting the peak of process %d",
-						(int)st.pid);
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	closedir(d);
+	if (write(fd, "5", 1) != 1)
+		rc = rl_err_sys(err, RL_EIO, errno, "resetting the peak RSS of process %d", (int)pid);
+	close(fd);
 	return rc;
 }
 

@@ -38,25 +38,27 @@ int procmem_parse_hwm(const char *text, uint64_t *bytes);
 
 /*
  * For each of the n process groups pgids[i], write the total RSS in bytes of
- * its live (non-zombie) members to rss[i], the largest VmHWM (the kernel's
- * high-water mark of one member's RSS) to hwm[i], and their number to
- * nproc[i] (hwm and nproc may be NULL).  One scan of /proc.  Returns 0 or
- * RL_EIO.
+ * its live (non-zombie) members to rss[i], the group leader's VmHWM (the
+ * kernel's high-water mark of its RSS; 0 when the leader is gone) to
+ * hwm[i], and the members' number to nproc[i] (hwm and nproc may be
+ * NULL).  One scan of /proc.  Returns 0 or RL_EIO.
  *
  * Both are lower bounds of the group's peak: samples miss what happens
- * between them, and when one member was at its high-water mark the group
- * held at least that much.  The high-water mark catches a single-process
- * trial's short spikes that a sample misses.
+ * between them, and when the leader was at its high-water mark the group
+ * held at least that much.  The mark catches the short spikes of a
+ * single-process trial (most are) that a sample misses; a spike in
+ * another member (a data-loading worker) is still seen only by samples.
+ * Only the leader is read, so that resetting it is one write and not a
+ * scan of /proc.
  */
 int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, int *nproc,
 		   rl_err *err);
 
-/* Reset the high-water mark of every live member of group pgid to its
- * current RSS (writes 5 to /proc/PID/clear_refs), so that VmHWM covers what
- * follows: a process that runs one segment after another.  Returns 0, or
- * RL_EIO when some member could not be reset (its mark then still covers
- * earlier work, and the caller must not use it). */
-int procmem_reset_hwm(pid_t pgid, rl_err *err);
+/* Reset process pid's high-water mark to its current RSS (writes 5 to
+ * /proc/PID/clear_refs), so that VmHWM covers what follows: a process that
+ * runs one segment after another.  Returns 0, or RL_EIO (the mark then
+ * still covers earlier work, and the caller must not use it). */
+int procmem_reset_hwm(pid_t pid, rl_err *err);
 
 /* Start time (field 22 of /proc/PID/stat) of pid.  RL_ENOTFOUND when pid does
  * not exist. */
