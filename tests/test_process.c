@@ -448,18 +448,40 @@ static void test_worker_two_trials(void **state)
 	assert_group_gone(f, r.pgid);
 }
 
-/* A segment shorter than the sampling interval still reports a peak: a
- * worker lives on after its done line, so it is sampled then.  (Sampling
- * every hour here, so that no periodic sample can be what reports it.) */
-static void test_worker_short_segment_peak(void **state)
+/* Swap the fixture's executor for one that samples memory only hourly,
+ * so that no periodic sample can be what reports a peak; returns the
+ * usual one for hourly_done. */
+static executor *hourly_begin(fixture *f)
 {
-	fixture *f = *state;
 	exec_options o;
 	exec_options_default(&o);
 	o.sample_interval_s = 3600;
 	executor *fast = f->ex, *slow = NULL;
 	assert_int_equal(exec_process_new(&f->loop, &o, &slow, NULL), 0);
 	f->ex = slow;
+	return fast;
+}
+
+/* Shut the hourly executor down (its process group pid must go) and put
+ * the usual one back. */
+static void hourly_done(fixture *f, executor *fast, pid_t pid)
+{
+	executor *slow = f->ex;
+	exec_shutdown(slow);
+	assert_group_gone(f, pid);
+	wait_s(f, 0.2);
+	exec_free(slow);
+	wait_s(f, 0.2);
+	f->ex = fast;
+}
+
+/* A segment shorter than the sampling interval still reports a peak: a
+ * worker lives on after its done line, so it is sampled then.  (Sampling
+ * every hour here, so that no periodic sample can be what reports it.) */
+static void test_worker_short_segment_peak(void **state)
+{
+	fixture *f = *state;
+	executor *fast = hourly_begin(f);
 	char *argv[] = {f->ctrial, NULL};
 	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "short@host", .trial_id = "ws",
 			 .from = 0, .to = 1, .params = "{\"x\":0.3,\"y\":2}"};
@@ -467,13 +489,7 @@ static void test_worker_short_segment_peak(void **state)
 	run_expect(f, argv, &a, &r, "completed");
 	assert_true(r.r.duration_s < 3600);
 	assert_true(r.r.peak_rss_bytes > (1ull << 20)); /* a process uses a MiB */
-	pid_t pid = r.pgid;
-	exec_shutdown(slow);
-	assert_group_gone(f, pid);
-	wait_s(f, 0.2);
-	exec_free(slow);
-	wait_s(f, 0.2);
-	f->ex = fast;
+	hourly_done(f, fast, r.pgid);
 }
 
 /* A spike between two samples still counts: the trial touches 150 MiB at
@@ -484,12 +500,7 @@ static void test_worker_short_segment_peak(void **state)
 static void test_worker_spike_peak(void **state)
 {
 	fixture *f = *state;
-	exec_options o;
-	exec_options_default(&o);
-	o.sample_interval_s = 3600;
-	executor *fast = f->ex, *slow = NULL;
-	assert_int_equal(exec_process_new(&f->loop, &o, &slow, NULL), 0);
-	f->ex = slow;
+	executor *fast = hourly_begin(f);
 	char *argv[] = {f->ctrial, "--spike-mb", "150", NULL};
 	launch_args a = {.mode = TRIAL_MODE_WORKER, .key = "spike@host", .trial_id = "sp",
 			 .from = 0, .to = 1, .params = "{\"x\":0.3,\"y\":2}"};
@@ -506,12 +517,7 @@ static void test_worker_spike_peak(void **state)
 	assert_int_equal(r.r.reused, 1);
 	assert_true(r.r.peak_rss_bytes > (1ull << 20));
 	assert_true(r.r.peak_rss_bytes < (100ull << 20));
-	exec_shutdown(slow);
-	assert_group_gone(f, pid);
-	wait_s(f, 0.2);
-	exec_free(slow);
-	wait_s(f, 0.2);
-	f->ex = fast;
+	hourly_done(f, fast, pid);
 }
 
 static void test_worker_misbehaves(void **state)
