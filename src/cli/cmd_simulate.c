@@ -40,6 +40,13 @@ static const char usage_text[] =
 	"                       relish), fifo, or las (least attained service first)\n"
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
 	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
+	"  --scale N            replay a trace N times larger (what if N times the load\n"
+	"                       arrived?): every experiment N times, each copy at a\n"
+	"                       uniformly drawn time over the trace's span, its trials\n"
+	"                       keeping their offsets (default 1: the trace as it is)\n"
+	"  --scale-span         with --scale: draw over N times the span instead (the\n"
+	"                       same load, N times as long)\n"
+	"  --scale-seed S       with --scale: seed of the draw (default 1)\n"
 	"  --window N           segments waiting in the core's queue at most; later\n"
 	"                       arrivals wait in arrival order (limits backfilling;\n"
 	"                       default 0 = unlimited)\n"
@@ -53,6 +60,8 @@ typedef struct sim_opts {
 	const char *trace, *colocate, *out;
 	int gpus, json, placements, policies[3];
 	long long mem;
+	int scale, scale_span, seed_set;
+	uint64_t scale_seed;
 	sim_config cfg;
 } sim_opts;
 
@@ -71,7 +80,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
-	       O_HELP };
+	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -87,6 +96,9 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"out", required_argument, NULL, O_OUT},
 		{"window", required_argument, NULL, O_WINDOW},
 		{"placements", no_argument, NULL, O_PLACEMENTS},
+		{"scale", required_argument, NULL, O_SCALE},
+		{"scale-span", no_argument, NULL, O_SCALE_SPAN},
+		{"scale-seed", required_argument, NULL, O_SCALE_SEED},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -94,6 +106,8 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	sim_config_default(&o->cfg);
 	o->cfg.series_step_s = 3600;
 	o->policies[0] = o->policies[1] = o->policies[2] = 1;
+	o->scale = 1;
+	o->scale_seed = 1;
 	double d = 0;
 	int c, rc;
 	optind = 1;
@@ -157,6 +171,23 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rl_err_set(err, RL_EUSAGE, "--window: expected a whole number, got \"%s\"", optarg);
 			o->cfg.window = (int)d;
 			break;
+		case O_SCALE:
+			if ((rc = parse_num("--scale", optarg, 1, &d, err)) < 0)
+				return rc;
+			if (d != floor(d) || d > 1000)
+				return rl_err_set(err, RL_EUSAGE,
+						  "--scale: expected a whole number from 1 to 1000, got \"%s\"", optarg);
+			o->scale = (int)d;
+			break;
+		case O_SCALE_SPAN: o->scale_span = 1; break;
+		case O_SCALE_SEED:
+			if ((rc = parse_num("--scale-seed", optarg, 0, &d, err)) < 0)
+				return rc;
+			if (d != floor(d) || d > 9007199254740992.0)
+				return rl_err_set(err, RL_EUSAGE, "--scale-seed: expected a whole number, got \"%s\"", optarg);
+			o->scale_seed = (uint64_t)d;
+			o->seed_set = 1;
+			break;
 		case O_HELP:
 			fputs(usage_text, stdout);
 			return 1;
@@ -171,6 +202,9 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		return rl_err_set(err, RL_EUSAGE, "--trace, --gpus and --gpu-memory are required (see relish simulate --help)");
 	if (o->placements && !o->out)
 		return rl_err_set(err, RL_EUSAGE, "--placements needs --out DIR (see relish simulate --help)");
+	if ((o->scale_span || o->seed_set) && o->scale < 2)
+		return rl_err_set(err, RL_EUSAGE, "%s needs --scale N with N >= 2 (see relish simulate --help)",
+				  o->scale_span ? "--scale-span" : "--scale-seed");
 	o->cfg.n_gpus = o->gpus;
 	o->cfg.gpu_mem_mib = (uint64_t)o->mem;
 	if (!o->out)
@@ -198,9 +232,16 @@ static char *default_colocate(const char *trace)
 static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *m,
 			sim_result **res, const char *coloc)
 {
-	printf("trace %s: %zu jobs, %zu experiments; %d GPUs x %lld MiB; segments %g s, "
+	char scaled[96] = "";
+	if (o->scale > 1 && o->scale_span)
+		snprintf(scaled, sizeof scaled, " x %d (over %d times its span, seed %llu)", o->scale,
+			 o->scale, (unsigned long long)o->scale_seed);
+	else if (o->scale > 1)
+		snprintf(scaled, sizeof scaled, " x %d (over its span, seed %llu)", o->scale,
+			 (unsigned long long)o->scale_seed);
+	printf("trace %s%s: %zu jobs, %zu experiments; %d GPUs x %lld MiB; segments %g s, "
 	       "restart %g s, hints %s; co-location: %zu measured pairs%s%s\n",
-	       o->trace, t->n_jobs, t->n_exps, o->gpus, o->mem, o->cfg.segment_s,
+	       o->trace, scaled, t->n_jobs, t->n_exps, o->gpus, o->mem, o->cfg.segment_s,
 	       o->cfg.restart_cost_s, sim_hints_name(o->cfg.hints), sim_model_pair_count(m),
 	       coloc ? " from " : " (utilisation fallback only)", coloc ? coloc : "");
 	printf("%-9s %5s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
@@ -251,12 +292,17 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 	for (int i = 0; i < 3; i++)
 		if (res[i])
 			json_object_set_new(pol, sim_policy_name(res[i]->policy), result_json(res[i]));
-	json_t *cfg = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:s, s:s?, s:I}",
+	json_t *cfg = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:s, s:s?, s:I, s:I}",
 				"trace", o->trace, "jobs", (json_int_t)t->n_jobs,
 				"gpus", (json_int_t)o->gpus, "gpu_memory_mib", (json_int_t)o->mem,
 				"segment_s", o->cfg.segment_s, "restart_cost_s", o->cfg.restart_cost_s,
 				"hints", sim_hints_name(o->cfg.hints), "colocate", coloc,
-				"measured_pairs", (json_int_t)sim_model_pair_count(m));
+				"measured_pairs", (json_int_t)sim_model_pair_count(m),
+				"scale", (json_int_t)o->scale);
+	if (cfg && o->scale > 1) {
+		json_object_set_new(cfg, "scale_span", json_boolean(o->scale_span));
+		json_object_set_new(cfg, "scale_seed", json_integer((json_int_t)o->scale_seed));
+	}
 	return json_pack("{s:o, s:o}", "policies", pol, "config", cfg);
 }
 
@@ -474,6 +520,15 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 	char *coloc = NULL;
 	if ((rc = sim_trace_load(o.trace, &t, err)) < 0)
 		goto done;
+	if (o.scale > 1) {
+		sim_trace *big = NULL;
+		rc = sim_trace_synthetic(t, o.scale, o.scale_span ? SIM_SYNTH_LONGER : SIM_SYNTH_DENSER,
+					 o.scale_seed, &big, err);
+		if (rc < 0)
+			goto done;
+		sim_trace_free(t);
+		t = big;
+	}
 	if (o.colocate && strcmp(o.colocate, "none"))
 		coloc = strdup(o.colocate);
 	else if (!o.colocate)
