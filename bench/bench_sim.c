@@ -26,9 +26,12 @@
  * hierarchy; share/ev growing says the workload itself shares more (every
  * co-runner costs an overlap record and a re-timing in the simulator).
  * BENCH_SIM_FACTORS changes the factors
- * (e.g. "1 10 20").
+ * (e.g. "1 10 20").  With more than two factors it also prints the
+ * scaling exponent k of seconds ~ factor^k (a least-squares fit over all
+ * factors, so one noisy run moves it less than the x10/x1 ratio).
  * Figures only, no pass/fail: speed is never asserted in tests.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +224,24 @@ out:
 	}
 	printf("; all three %.2fx (linear = %.0f)\n", tb / ta,
 	       (double)ser->factors[b] / ser->factors[a]);
+	if (ser->n_f > 2) {
+		/* Every factor at once, less at the mercy of one noisy x1: the
+		 * least-squares slope of log seconds against log factor. */
+		printf("scaling exponent, %s, over x%d..x%d (seconds ~ factor^k; linear: k = 1):",
+		       name, ser->factors[a], ser->factors[b]);
+		for (int p = 0; p < 3; p++) {
+			double sx = 0, sy = 0, sxx = 0, sxy = 0, n = ser->n_f;
+			for (int k = 0; k < ser->n_f; k++) {
+				double x = log((double)ser->factors[k]), y = log(secs[k][p]);
+				sx += x;
+				sy += y;
+				sxx += x * x;
+				sxy += x * y;
+			}
+			printf(" %s %.3f%s", sim_policy_name((sharing_policy)p),
+			       (n * sxy - sx * sy) / (n * sxx - sx * sx), p < 2 ? "," : "\n");
+		}
+	}
 	printf("work per event, %s, x%d against x%d (constant = 1):", name, ser->factors[b],
 	       ser->factors[a]);
 	for (int p = 0; p < 3; p++) {
