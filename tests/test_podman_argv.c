@@ -89,6 +89,32 @@ static void test_cpu_oneshot(void **state)
 		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
 	assert_argv(got, want2);
 	contract_strv_free(got);
+
+	/* docker's bind mounts are --mount (a missing host path fails, where
+	 * --volume would create it); a field with a comma or a quote is
+	 * quoted as CSV. */
+	container_mount dm[] = {{"/usr", NULL, 1}, {"/data,v1", "/in", 0}, {"/a\"b", "/q", 1}};
+	o.mounts = dm;
+	o.n_mounts = 3;
+	o.network = NULL;
+	o.workdir = NULL;
+	o.mps_dir = "/tmp/mps";
+	exec_spec es3 = {.mode = TRIAL_MODE_ONESHOT, .argv = argv,
+			 .a = {.trial_id = "t9", .from = 0, .to = 1, .checkpoint_dir = "/ck/t9"}};
+	assert_int_equal(container_build_argv(&o, &es3, "n", NULL, &got, NULL), 0);
+	const char *want3[] = {
+		"docker", "run", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
+		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t9", "--label=hpo.segment=0-1",
+		"--label=hpo.mode=oneshot", "--network=none", "--pull=never", "--ipc=host",
+		"--mount=type=bind,source=/tmp/mps,target=/tmp/mps",
+		"--mount=type=bind,source=/usr,target=/usr,readonly",
+		"--mount=type=bind,\"source=/data,v1\",target=/in",
+		"--mount=type=bind,\"source=/a\"\"b\",target=/q,readonly",
+		"--mount=type=bind,source=/ck/t9,target=/ck/t9",
+		"--env=CUDA_MPS_PIPE_DIRECTORY=/tmp/mps",
+		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
+	assert_argv(got, want3);
+	contract_strv_free(got);
 }
 
 static void test_gpu_cdi_mps_warm(void **state)

@@ -23,20 +23,26 @@
 #            the first segments, which are recorded failed with a
 #            "container runtime:" reason; no trial failed and no retry
 #            used; the experiment stops (failed) and relish exits 1.
+#
+# RELISH_TEST_ENGINE=docker runs the same cases with docker (a daemon must
+# answer: tests/test_run_docker.sh starts a private one).
 set -euo pipefail
 : "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}" "${RELISH_SRC:?source dir}"
+ENGINE=${RELISH_TEST_ENGINE:-podman}
 PY=/usr/bin/python3
 export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
-command -v podman >/dev/null || { echo "FAIL: podman not installed (scripts/deps.sh test)" >&2; exit 1; }
-"$RELISH_SRC/scripts/podman-image.sh"
-work=$(mktemp -d /tmp/relish-test-podman-XXXXXX)
+command -v "$ENGINE" >/dev/null || { echo "FAIL: $ENGINE not installed (scripts/deps.sh test)" >&2; exit 1; }
+PODMAN=$ENGINE "$RELISH_SRC/scripts/podman-image.sh"
+rm_now=(rm -f -t 0)
+[ "$ENGINE" = docker ] && rm_now=(rm -f) # docker rm has no -t
+work=$(mktemp -d "/tmp/relish-test-$ENGINE-XXXXXX")
 tag=$$
 names="ok$tag oom$tag cancel$tag crash$tag noimage$tag runtime$tag"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   for n in $names; do
-    podman ps -aq --filter "label=relish.experiment=$n" | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
+    "$ENGINE" ps -aq --filter "label=relish.experiment=$n" | xargs -r "$ENGINE" "${rm_now[@]}" >/dev/null 2>&1 || true
   done
   rm -rf "$work"
 }
@@ -44,8 +50,8 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
-left() { podman ps -aq --filter "label=relish.experiment=$1" | wc -l; }
-running() { podman ps -q --filter "label=relish.experiment=$1" --filter status=running | wc -l; }
+left() { "$ENGINE" ps -aq --filter "label=relish.experiment=$1" | wc -l; }
+running() { "$ENGINE" ps -q --filter "label=relish.experiment=$1" --filter status=running | wc -l; }
 
 # spec NAME SEARCH SCHEDULE EXTRA_TRIAL_ARGS [IMAGE] [MOUNTS] [MORE_TRIAL_KEYS]
 spec() {
@@ -56,7 +62,7 @@ search: $2
 schedule: $3
 trial:
   command: ["$RELISH_BUILD/ctrial", "--x", "{x}", "--y", "{y}"$4]
-  executor: podman
+  executor: $ENGINE
   image: ${5:-localhost/relish-host}
   mounts: [${6:-"/usr:/usr:ro", "$RELISH_BUILD:$RELISH_BUILD:ro"}]
   env: {ASAN_OPTIONS: "detect_leaks=0"}
@@ -73,7 +79,7 @@ spec "ok$tag" "{algorithm: random, seed: 3, max_trials: 4, max_concurrent: 2, sp
   "{algorithm: asha, resource: epoch, min: 1, max: 9, reduction_factor: 3}" ', "--sleep-ms", "20"'
 run "ok$tag" >"$work/ok.out" 2>"$work/ok.err" || fail "ok: exit $?: $(tail -5 "$work/ok.err")"
 grep -q "^ok$tag: trial " "$work/ok.out" || fail "ok: no best: $(cat "$work/ok.out")"
-[ "$(left "ok$tag")" = 0 ] || fail "ok: containers left: $(podman ps -a --filter label=relish.experiment=ok$tag)"
+[ "$(left "ok$tag")" = 0 ] || fail "ok: containers left: $("$ENGINE" ps -a --filter label=relish.experiment=ok$tag)"
 "$PY" - "$work/ok$tag.db" "ok$tag" <<'P'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -111,7 +117,7 @@ P
 # ---- cancel and crash: two trials of 3 epochs x 1.5 s, one segment each ---------
 wait_running() { # NAME COUNT: until COUNT containers of NAME run (20 s at most)
   for _ in $(seq 200); do [ "$(running "$1")" -ge "$2" ] && return 0; sleep 0.1; done
-  fail "$1: $2 containers never ran: $(podman ps -a --filter label=relish.experiment=$1)"
+  fail "$1: $2 containers never ran: $("$ENGINE" ps -a --filter label=relish.experiment=$1)"
 }
 for n in cancel crash; do
   spec "$n$tag" "{algorithm: random, seed: 2, max_trials: 2, max_concurrent: 2, space: $space}" \
@@ -126,7 +132,7 @@ kill -INT "${pids[-1]}"
 rc=0
 wait "${pids[-1]}" || rc=$?
 [ "$rc" = 130 ] || fail "cancel: relish exited $rc after SIGINT, expected 130: $(tail -3 "$work/cancel.err")"
-[ "$(left "cancel$tag")" = 0 ] || fail "cancel: containers left: $(podman ps -a --filter label=relish.experiment=cancel$tag)"
+[ "$(left "cancel$tag")" = 0 ] || fail "cancel: containers left: $("$ENGINE" ps -a --filter label=relish.experiment=cancel$tag)"
 n=$(sqlite3 "$work/cancel$tag.db" "SELECT count(*) FROM segments WHERE status='cancelled'")
 [ "$n" = 2 ] || fail "cancel: $n segments cancelled, expected 2"
 
@@ -146,7 +152,7 @@ sleep 0.3
 [ "$(running "crash$tag")" -ge 1 ] || fail "crash: the containers died with relish (nothing to reconcile)"
 # One of the two is stopped while no relish runs: exited, it is removed and
 # its segment re-run; the other, still running, is adopted.
-podman stop -t 5 "$(podman ps -q --filter "label=relish.experiment=crash$tag" | head -1)" >/dev/null
+"$ENGINE" stop -t 5 "$("$ENGINE" ps -q --filter "label=relish.experiment=crash$tag" | head -1)" >/dev/null
 run "crash$tag" >"$work/crash2.out" 2>"$work/crash2.err" || fail "crash: resume exit $?: $(tail -5 "$work/crash2.err")"
 n=$(grep -c "was still running and was adopted" "$work/crash2.err" || true)
 [ "$n" = 1 ] || fail "crash: $n containers adopted, expected 1: $(head -8 "$work/crash2.err")"
@@ -155,7 +161,7 @@ grep -q "removed 1 container left by an earlier relish (0 still running)" "$work
 grep -q "1 to re-run from their checkpoint, 1 running in adopted containers" "$work/crash2.err" ||
   fail "crash: no resume message: $(head -5 "$work/crash2.err")"
 grep -q "^crash$tag: trial " "$work/crash2.out" || fail "crash: no best"
-[ "$(left "crash$tag")" = 0 ] || fail "crash: containers left: $(podman ps -a --filter label=relish.experiment=crash$tag)"
+[ "$(left "crash$tag")" = 0 ] || fail "crash: containers left: $("$ENGINE" ps -a --filter label=relish.experiment=crash$tag)"
 "$PY" - "$work/crash$tag.db" <<'P'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -224,4 +230,4 @@ ev = [k for (k,) in db.execute("SELECT kind FROM events")]
 if "segment.runtime_failed" not in ev or "experiment.failed" not in ev:
     sys.exit("FAIL: runtime: events %s" % ev)
 P
-echo "test_run_podman: ok"
+echo "test_run_podman ($ENGINE): ok"

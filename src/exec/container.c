@@ -212,6 +212,45 @@ static const char *mode_name(trial_mode m)
 	return m == TRIAL_MODE_WARM ? "warm" : m == TRIAL_MODE_WORKER ? "worker" : "oneshot";
 }
 
+/* One field of docker's --mount value, which is CSV: a field holding a comma
+ * or a quote is quoted, quotes doubled. */
+static void csv_field(char *out, size_t n, const char *key, const char *val)
+{
+	char f[PATH_MAX + 16];
+	snprintf(f, sizeof f, "%s=%s", key, val);
+	if (!strpbrk(f, ",\"")) {
+		snprintf(out, n, "%s", f);
+		return;
+	}
+	size_t k = 0;
+	if (k + 1 < n)
+		out[k++] = '"';
+	for (const char *c = f; *c && k + 3 < n; c++) {
+		if (*c == '"')
+			out[k++] = '"';
+		out[k++] = *c;
+	}
+	if (k + 1 < n)
+		out[k++] = '"';
+	out[k] = '\0';
+}
+
+/* A bind mount.  podman: --volume=HOST:TARGET[:ro], which fails on a host
+ * path that does not exist.  docker's --volume would create it instead
+ * (an empty folder, owned by root, for a mistyped path), so docker gets
+ * --mount, which fails like podman. */
+static void add_bind(strv *s, int docker, const char *host, const char *target, int ro)
+{
+	if (!docker) {
+		sv_addf(s, "--volume=%s:%s%s", host, target, ro ? ":ro" : "");
+		return;
+	}
+	char src[2 * PATH_MAX + 32], dst[2 * PATH_MAX + 32];
+	csv_field(src, sizeof src, "source", host);
+	csv_field(dst, sizeof dst, "target", target);
+	sv_addf(s, "--mount=type=bind,%s,%s%s", src, dst, ro ? ",readonly" : "");
+}
+
 int container_build_argv(const container_options *o, const exec_spec *es, const char *name,
 			 const char *cidfile, char ***out, rl_err *err)
 {
@@ -220,7 +259,8 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 	if (!o->image || !*o->image)
 		return rl_err_set(err, RL_EINVAL, "no container image given");
 	const char *lp = o->label_prefix ? o->label_prefix : "relish";
-	const char *bin = o->binary ? o->binary : o->engine == CONTAINER_DOCKER ? "docker" : "podman";
+	int docker = o->engine == CONTAINER_DOCKER;
+	const char *bin = o->binary ? o->binary : docker ? "docker" : "podman";
 	strv s = {0};
 	sv_add(&s, bin);
 	sv_add(&s, "run");
@@ -256,15 +296,14 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 		/* MPS clients talk to the daemon through its pipe directory and
 		 * shared memory: both must be the host's. */
 		sv_add(&s, "--ipc=host");
-		sv_addf(&s, "--volume=%s:%s", o->mps_dir, o->mps_dir);
+		add_bind(&s, docker, o->mps_dir, o->mps_dir, 0);
 	}
 	for (size_t i = 0; i < o->n_mounts; i++) {
 		const container_mount *m = &o->mounts[i];
-		sv_addf(&s, "--volume=%s:%s%s", m->host, m->target ? m->target : m->host,
-			m->read_only ? ":ro" : "");
+		add_bind(&s, docker, m->host, m->target ? m->target : m->host, m->read_only);
 	}
 	if (es->a.checkpoint_dir && *es->a.checkpoint_dir)
-		sv_addf(&s, "--volume=%s:%s", es->a.checkpoint_dir, es->a.checkpoint_dir);
+		add_bind(&s, docker, es->a.checkpoint_dir, es->a.checkpoint_dir, 0);
 	if (o->workdir && *o->workdir)
 		sv_addf(&s, "--workdir=%s", o->workdir);
 	if (cidfile)
