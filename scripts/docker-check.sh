@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # docker-check.sh - the container cases of tests/test_run_podman.sh (run to
 # completion, out of memory, cancel, kill -9 and adopt, missing image,
-# runtime failure) with trial.executor: docker, against a real docker
-# daemon.  Not run in CI (the CI machines are not known to run dockerd);
+# runtime failure) with trial.executor: docker, and the executor cases of
+# tests/test_podman.c (same output as a process, memory limit, cancel and
+# timeout, runtime against trial failures, a warm container serving two
+# segments, reconcile of an orphan), against a real docker daemon.  Not run in CI (the CI machines are not known to run dockerd);
 # docs/containers.md records its last run.
 #
 #   scripts/docker-check.sh [BUILD_DIR]     (default build/release; built
@@ -51,5 +53,12 @@ for _ in $(seq 1 300); do
 done
 docker version >/dev/null 2>&1 || fail "dockerd did not answer within 30 s: $(tail -5 "$d/dockerd.log")"
 RELISH_TEST_ENGINE=docker bash "$RELISH_SRC/tests/test_run_podman.sh" ||
-  fail "docker cases (daemon log: $(tail -3 "$d/dockerd.log"))"
+  fail "relish run cases (daemon log: $(tail -3 "$d/dockerd.log"))"
+if [ -x "$RELISH_BUILD/test_podman" ]; then
+  RELISH_TEST_ENGINE=docker "$RELISH_BUILD/test_podman" >"$d/test_podman.log" 2>&1 ||
+    fail "executor cases: $(grep -E 'FAILED|ERROR|LINE' "$d/test_podman.log" | head -5)"
+  echo "test_podman (docker): $(grep -E '^\[  PASSED  \]' "$d/test_podman.log")"
+else
+  fail "$RELISH_BUILD/test_podman not built (make test-build, or a build with the tests)"
+fi
 echo "docker-check: every case passed with $(docker version --format 'docker {{.Client.Version}}, daemon {{.Server.Version}}')"

@@ -294,6 +294,22 @@ static void test_classify(void **state)
 	assert_string_equal(r.reason, "container runtime: exit code 125: the image is missing (build "
 				      "or pull it): Error: localhost/nope: image not known");
 
+	/* docker's words, as a real docker 20.10 prints them */
+	r = ended(SCHED_OUT_FAILED, 1, 125, 0);
+	container_classify(&r, "docker: Error response from daemon: No such image: "
+			       "localhost/nope:latest.\nSee 'docker run --help'.\n", 0);
+	assert_string_equal(r.reason, "container runtime: exit code 125: the image is missing (build "
+				      "or pull it): docker: Error response from daemon: No such image: "
+				      "localhost/nope:latest.");
+
+	/* docker's init (tini) could not start the command: exit 127 */
+	r = ended(SCHED_OUT_FAILED, 1, 127, 0);
+	container_classify(&r, "[FATAL tini (7)] exec /nonexistent/prog failed: No such file or "
+			       "directory\n", 0);
+	assert_string_equal(r.reason, "container runtime: exit code 127: the image cannot execute the "
+				      "trial's command: [FATAL tini (7)] exec /nonexistent/prog failed: "
+				      "No such file or directory");
+
 	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
 	container_classify(&r, "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n", 0);
 	assert_true(container_runtime_failed(&r));

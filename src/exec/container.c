@@ -350,6 +350,8 @@ static const struct {
 	{"No such image", "the image is missing (build or pull it)"},
 	{"Unable to find image", "the image is missing (build or pull it)"},
 	{"failed to exec pid1", "the image cannot execute the trial's command"},
+	/* docker's --init (tini): "[FATAL tini (7)] exec /x failed: ..." */
+	{"[FATAL tini", "the image cannot execute the trial's command"},
 	{"executable file not found", "the image cannot execute the trial's command"},
 	{"container-init binary not found", "--init needs catatonit on the host"},
 	{"OCI runtime", "the OCI runtime failed"},
@@ -361,14 +363,18 @@ int container_runtime_failed(const exec_result *r)
 	       strncmp(r->reason, CONTAINER_RUNTIME_REASON, strlen(CONTAINER_RUNTIME_REASON)) == 0;
 }
 
-/* The last line of tail that starts with "Error" (the engine's own words). */
+/* The last line of tail in the engine's own words: podman's "Error: ...",
+ * docker's "docker: Error response from daemon: ...", or an init's fatal
+ * message ("ERROR (catatonit...", "[FATAL tini ..."). */
 static void last_error_line(const char *tail, char *buf, size_t n)
 {
 	buf[0] = '\0';
 	for (const char *p = tail; p && *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		if ((len >= 6 && strncmp(p, "Error:", 6) == 0) || (len >= 5 && strncmp(p, "ERROR", 5) == 0))
+		if ((len >= 6 && strncmp(p, "Error:", 6) == 0) || (len >= 5 && strncmp(p, "ERROR", 5) == 0) ||
+		    (len >= 13 && strncmp(p, "docker: Error", 13) == 0) ||
+		    (len >= 11 && strncmp(p, "[FATAL tini", 11) == 0))
 			snprintf(buf, n, "%.*s", (int)len, p);
 		p = nl ? nl + 1 : p + len;
 	}
