@@ -14,9 +14,11 @@
  *
  * Usage: bench_container [N=20] [S=5] [--no-digits]
  * Env:   RELISH_SRC (default: the folder above this binary's build folder),
- *        RELISH_BUILD (default: this binary's folder); the image is built by
- *        scripts/podman-image.sh if missing; podman reads
- *        scripts/containers.conf.
+ *        RELISH_BUILD (default: this binary's folder); BENCH_ENGINE=docker
+ *        measures docker instead of podman (a daemon must answer:
+ *        DOCKER_CHECK_BENCH=1 scripts/docker-check.sh runs it against a
+ *        private one); the image is built by scripts/podman-image.sh if
+ *        missing; podman reads scripts/containers.conf.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -108,9 +110,14 @@ int main(int argc, char **argv)
 	char conf[PATH_MAX + 32], ctrial[PATH_MAX + 16], cmd[2 * PATH_MAX];
 	snprintf(conf, sizeof conf, "%s/scripts/containers.conf", src);
 	snprintf(ctrial, sizeof ctrial, "%s/ctrial", build);
-	snprintf(cmd, sizeof cmd, "CONTAINERS_CONF=%s %s/scripts/podman-image.sh", conf, src);
+	const char *eng = getenv("BENCH_ENGINE");
+	int docker = eng && !strcmp(eng, "docker");
+	const char *ename = docker ? "docker" : "podman";
+	snprintf(cmd, sizeof cmd, "CONTAINERS_CONF=%s PODMAN=%s %s/scripts/podman-image.sh", conf,
+		 ename, src);
 	if (system(cmd) != 0) {
-		fprintf(stderr, "bench_container: building the image failed (is podman installed?)\n");
+		fprintf(stderr, "bench_container: building the image failed (is %s installed?)\n",
+			ename);
 		return 1;
 	}
 	char dir[] = "/tmp/relish-bench-XXXXXX";
@@ -127,6 +134,8 @@ int main(int argc, char **argv)
 	};
 	container_options o;
 	container_options_default(&o);
+	if (docker)
+		o.engine = CONTAINER_DOCKER;
 	o.containers_conf = conf;
 	o.image = IMAGE;
 	o.experiment = "bench";
@@ -159,8 +168,8 @@ int main(int argc, char **argv)
 	}
 	double mp = median(tp, n), mc = median(tc, n);
 	printf("per-segment cost, ctrial 1 epoch of 0 ms, median of %d:\n", n);
-	printf("  process  %8.1f ms\n  podman   %8.1f ms\n  ratio    %8.1fx  (+%.1f ms per segment)\n",
-	       mp * 1e3, mc * 1e3, mc / mp, (mc - mp) * 1e3);
+	printf("  process  %8.1f ms\n  %-8s %8.1f ms\n  ratio    %8.1fx  (+%.1f ms per segment)\n",
+	       mp * 1e3, ename, mc * 1e3, mc / mp, (mc - mp) * 1e3);
 	free(tp);
 	free(tc);
 
@@ -195,8 +204,8 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("digits MLP, %d one-epoch segments of one trial (resume from checkpoint):\n", s);
-		printf("  process  %8.2f s\n  podman   %8.2f s\n  ratio    %8.2fx\n", wall[0], wall[1],
-		       wall[1] / wall[0]);
+		printf("  process  %8.2f s\n  %-8s %8.2f s\n  ratio    %8.2fx\n", wall[0], ename,
+		       wall[1], wall[1] / wall[0]);
 	}
 	finish(&loop, cx);
 	finish(&loop, px);

@@ -17,6 +17,7 @@
 # storage driver (no overlay mounts needed).  The daemon is stopped and its
 # folder removed afterwards.  Needs docker.io (Debian) or docker-ce: dockerd
 # and docker.  Exit 0 when every case passed, 1 otherwise.
+# DOCKER_CHECK_BENCH=1 also runs bench/bench_container against docker.
 set -euo pipefail
 RELISH_SRC=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$RELISH_SRC/build/release}
@@ -60,5 +61,9 @@ if [ -x "$RELISH_BUILD/test_podman" ]; then
   echo "test_podman (docker): $(grep -E '^\[  PASSED  \]' "$d/test_podman.log")"
 else
   fail "$RELISH_BUILD/test_podman not built (make test-build, or a build with the tests)"
+fi
+if [ -n "${DOCKER_CHECK_BENCH:-}" ]; then
+  # what a docker container costs per segment (docs/containers.md)
+  BENCH_ENGINE=docker "$RELISH_BUILD/bench_container" 20 5
 fi
 echo "docker-check: every case passed with $(docker version --format 'docker {{.Client.Version}}, daemon {{.Server.Version}}')"
