@@ -25,9 +25,10 @@
  * engine's [A-Za-z0-9][A-Za-z0-9_.-]* and at most 120 characters.
  *
  * docker takes the same arguments (run --init --rm --name --label --network
- * --memory --cpus -v -e --pull never); docker cannot run on the machines the
- * tests run on, so the docker engine is built and its command lines are
- * unit-tested, but it has never started a container.
+ * --memory --cpus -e --pull never) except bind mounts, which are --mount
+ * (docker's -v would create a missing host path).  CI runs podman;
+ * scripts/docker-check.sh runs the same container tests against a real,
+ * private docker daemon (docs/containers.md).
  */
 #ifndef RELISH_CONTAINER_H
 #define RELISH_CONTAINER_H
