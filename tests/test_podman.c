@@ -394,8 +394,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
 	assert_true(container_runtime_failed(&r.r));
 	assert_int_equal(r.r.exit_code, 125);
-	if (!strstr(r.r.reason, "the image is missing"))
-		fail_msg("reason: %s", r.r.reason);
+	assert_non_null(strstr(r.r.reason, "the image is missing"));
 	/* the engine's own words follow relish's */
 	if (!strstr(r.r.reason, strcmp(g_engine, "docker") ? "image not known" : "No such image"))
 		fail_msg("reason: %s", r.r.reason);

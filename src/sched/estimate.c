@@ -525,9 +525,7 @@ static void family_util_moved(sched *s, size_t fi)
 	f->stamp = s->est_stamp = ++s->stamp;
 	s->fstamp[fi] = f->stamp;
 	for (size_t pi = f->guess_head; pi != SCHED_NONE; pi = s->prof[pi].guess_next)
-		for (size_t gi = s->prof[pi].run_head; gi != SCHED_NONE; gi = s->seg[gi].srun_next)
-			for (int k = 0; k < s->seg[gi].pl.n_dev; k++)
-				sched_touch_dev(s, &s->dev[s->seg[gi].pl.dev[k]]);
+		sched_touch_prof(s, pi);
 }
 
 void est_running_changed(sched *s, size_t pi)

@@ -95,14 +95,18 @@ void sched_touch_all(sched *s)
 	s->all_stamp = ++s->stamp;
 }
 
-void sched_touch_shape(sched *s, uint64_t shape)
+void sched_touch_prof(sched *s, size_t pi)
 {
-	size_t pi = est_profile_find(s, shape);
-	if (pi == SCHED_NONE)
-		return;
 	for (size_t gi = s->prof[pi].run_head; gi != SCHED_NONE; gi = s->seg[gi].srun_next)
 		for (int k = 0; k < s->seg[gi].pl.n_dev; k++)
 			sched_touch_dev(s, &s->dev[s->seg[gi].pl.dev[k]]);
+}
+
+void sched_touch_shape(sched *s, uint64_t shape)
+{
+	size_t pi = est_profile_find(s, shape);
+	if (pi != SCHED_NONE)
+		sched_touch_prof(s, pi);
 }
 
 /* ---- small containers ------------------------------------------------- */

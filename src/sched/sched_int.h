@@ -311,10 +311,11 @@ struct sched {
 };
 
 /* Mark a device changed (something may fit that did not), every device,
- * or the devices running a shape. */
+ * or the devices running a shape (by its key, or its profile index). */
 void sched_touch_dev(sched *s, sched_dev *d);
 void sched_touch_all(sched *s);
 void sched_touch_shape(sched *s, uint64_t shape);
+void sched_touch_prof(sched *s, size_t prof);
 
 /* Grow an array to hold at least need elements; 0 or RL_ENOMEM. */
 int sched_grow(void **arr, size_t *cap, size_t need, size_t elem);

@@ -52,30 +52,38 @@ int procmem_parse_stat(const char *text, procmem_stat *out, rl_err *err)
 	return 0;
 }
 
-/* Read /proc/PID/stat into st; -1 when gone or unreadable. */
-static int read_stat(pid_t pid, procmem_stat *st)
+/* The start of /proc/PID/NAME into buf (n bytes, NUL-terminated); -1 when
+ * the process is gone or the file unreadable. */
+static int read_proc(pid_t pid, const char *name, char *buf, size_t n)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+	ssize_t got = read(fd, buf, n - 1);
 	close(fd);
-	if (n <= 0)
+	if (got <= 0)
 		return -1;
-	buf[n] = '\0';
+	buf[got] = '\0';
+	return 0;
+}
+
+/* Read /proc/PID/stat into st; -1 when gone or unreadable. */
+static int read_stat(pid_t pid, procmem_stat *st)
+{
+	char buf[1024];
+	if (read_proc(pid, "stat", buf, sizeof buf) < 0)
+		return -1;
 	return procmem_parse_stat(buf, st, NULL) < 0 ? -1 : 0;
 }
 
 int procmem_parse_hwm(const char *text, uint64_t *bytes)
 {
-	const char *p = strstr(text, "\nVmHWM:");
-	if (!p && strncmp(text, "VmHWM:", 6) == 0)
-		p = text - 1;
+	const char *p = strncmp(text, "VmHWM:", 6) == 0 ? text : strstr(text, "\nVmHWM:");
 	if (!p)
 		return -1;
-	p += 7;
+	p += *p == '\n' ? 7 : 6;
 	char *end;
 	errno = 0;
 	unsigned long long kib = strtoull(p, &end, 10);
@@ -92,18 +100,11 @@ int procmem_parse_hwm(const char *text, uint64_t *bytes)
 /* VmHWM of pid in bytes; 0 when gone or unreadable. */
 static uint64_t read_hwm(pid_t pid)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
+	char buf[4096];
 	uint64_t b;
-	return procmem_parse_hwm(buf, &b) == 0 ? b : 0;
+	if (read_proc(pid, "status", buf, sizeof buf) < 0 || procmem_parse_hwm(buf, &b) < 0)
+		return 0;
+	return b;
 }
 
 int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, int *nproc,
