@@ -457,6 +457,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		return 0;
 	s->call_id++;
 	s->work.calls++;
+	s->work.running += s->n_running;
 	s->noted_whole = 0;
 	s->noted_res = UINT64_MAX;
 	pass ps;

@@ -199,6 +199,9 @@ typedef struct sched_work {
 				 the overlap records opened (each is closed
 				 once), which grow with how densely the
 				 workload shares, not with the queue */
+	uint64_t running;     /* segments running when each of those calls
+				 began, summed: the size of the state that
+				 a call, and the events around it, work on */
 } sched_work;
 
 void sched_work_get(const sched *s, sched_work *out);
