@@ -242,6 +242,13 @@ static void test_exclusive_policy(void **state)
 	assert_int_equal(pl[0].dev[0], 1);
 	check_capacity(s);
 	assert_int_equal(sched_running_count(s), 2);
+	/* The work counts bench_sim reads: three calls saw a queue, running
+	 * 0, then 2, then 1 (after segment 2 ended) as each began. */
+	sched_work w;
+	sched_work_get(s, &w);
+	assert_int_equal(w.calls, 3);
+	assert_int_equal(w.running, 3);
+	assert_int_equal(w.placed, 3);
 	sched_free(s);
 }
 
