@@ -347,9 +347,8 @@ int main(int argc, char **argv)
 	if (run_series(&ser, t, &c, SIM_SYNTH_DENSER, c.n_gpus) < 0)
 		return 1;
 	/* The same trace made longer, on a cluster that keeps up with it
-	 * under every policy, so that x10 simulates the same system for ten
-	 * times as long (on a saturated cluster the backlog, and with it the
-	 * state each event sees, would grow with the trace). */
+	 * under every policy, so that no backlog grows with the trace (the
+	 * running state still grows up to about x40: see the header). */
 	const char *lg = getenv("BENCH_SIM_LONGER_GPUS");
 	int longer_gpus = lg && *lg ? atoi(lg) : 2048;
 	parse_factors(&ser, getenv("BENCH_SIM_LONGER_FACTORS"), "1 2 5 10 40");
