@@ -328,7 +328,7 @@ static void test_memory_limit_oom(void **state)
 	assert_int_equal(r.r.outcome, SCHED_OUT_OOM);
 	assert_int_equal(r.r.exit_code, 137);
 	assert_string_equal(r.r.reason, "out of memory: killed at the container's memory limit (48 MiB)");
-	assert_false(container_runtime_failed(&r.r));
+	assert_int_equal(r.r.fault, EXEC_FAULT_NONE);
 	assert_int_equal(count_containers(), 0);
 }
 
@@ -392,7 +392,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	assert_int_equal(exec_launch(bad, &es, &cbs, &r, &r.seg, NULL), 0);
 	wait_end(f, &r, 60);
 	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
-	assert_true(container_runtime_failed(&r.r));
+	assert_int_equal(r.r.fault, EXEC_FAULT_RUNTIME);
 	assert_int_equal(r.r.exit_code, 125);
 	assert_non_null(strstr(r.r.reason, "the image is missing"));
 	/* the engine's own words follow relish's */
@@ -408,7 +408,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r2, &r2.seg, NULL), 0);
 	wait_end(f, &r2, 60);
 	assert_int_equal(r2.r.outcome, SCHED_OUT_FAILED);
-	assert_true(container_runtime_failed(&r2.r));
+	assert_int_equal(r2.r.fault, EXEC_FAULT_RUNTIME);
 	assert_non_null(strstr(r2.r.reason, "cannot execute the trial's command"));
 
 	/* The trial's own failure: exit 1 after one epoch. */
@@ -421,7 +421,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r3, &r3.seg, NULL), 0);
 	wait_end(f, &r3, 60);
 	assert_int_equal(r3.r.outcome, SCHED_OUT_FAILED);
-	assert_false(container_runtime_failed(&r3.r));
+	assert_int_equal(r3.r.fault, EXEC_FAULT_NONE);
 	assert_int_equal(r3.r.exit_code, 1);
 	assert_string_equal(r3.r.reason, "exit code 1");
 	assert_int_equal(r3.n_metrics, 1);

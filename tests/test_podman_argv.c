@@ -290,7 +290,7 @@ static void test_classify(void **state)
 	exec_result r = ended(SCHED_OUT_FAILED, 1, 125, 0);
 	container_classify(&r, "Trying...\nError: localhost/nope: image not known\n", 0);
 	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
-	assert_true(container_runtime_failed(&r));
+	assert_int_equal(r.fault, EXEC_FAULT_RUNTIME);
 	assert_string_equal(r.reason, "container runtime: exit code 125: the image is missing (build "
 				      "or pull it): Error: localhost/nope: image not known");
 
@@ -312,7 +312,7 @@ static void test_classify(void **state)
 
 	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
 	container_classify(&r, "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n", 0);
-	assert_true(container_runtime_failed(&r));
+	assert_int_equal(r.fault, EXEC_FAULT_RUNTIME);
 	assert_non_null(strstr(r.reason, "cannot execute the trial's command"));
 
 	r = ended(SCHED_OUT_FAILED, 1, 127, 0);
@@ -322,7 +322,7 @@ static void test_classify(void **state)
 	r = ended(SCHED_OUT_FAILED, 1, 137, 0);
 	container_classify(&r, "RELISH epoch=1 accuracy=0.1\n", 64);
 	assert_int_equal(r.outcome, SCHED_OUT_OOM);
-	assert_false(container_runtime_failed(&r));
+	assert_int_equal(r.fault, EXEC_FAULT_NONE);
 	assert_string_equal(r.reason, "out of memory: killed at the container's memory limit (64 MiB)");
 	assert_string_equal(r.oom_marker, "exit 137");
 
@@ -330,7 +330,7 @@ static void test_classify(void **state)
 	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
 	container_classify(&r, "Traceback ...\nValueError: bad lr\n", 64);
 	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
-	assert_false(container_runtime_failed(&r));
+	assert_int_equal(r.fault, EXEC_FAULT_NONE);
 	assert_string_equal(r.reason, "exit code 1");
 
 	/* relish stopped it: whatever the code, it was cancelled / timed out. */

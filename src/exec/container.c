@@ -357,12 +357,6 @@ static const struct {
 	{"OCI runtime", "the OCI runtime failed"},
 };
 
-int container_runtime_failed(const exec_result *r)
-{
-	return r->outcome == SCHED_OUT_FAILED &&
-	       strncmp(r->reason, CONTAINER_RUNTIME_REASON, strlen(CONTAINER_RUNTIME_REASON)) == 0;
-}
-
 /* The last line of tail in the engine's own words: podman's "Error: ...",
  * docker's "docker: Error response from daemon: ...", or an init's fatal
  * message ("ERROR (catatonit...", "[FATAL tini ..."). */
@@ -396,6 +390,7 @@ void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit
 		char line[160];
 		last_error_line(log_tail, line, sizeof line);
 		r->outcome = SCHED_OUT_FAILED;
+		r->fault = EXEC_FAULT_RUNTIME;
 		r->oom_marker = NULL;
 		snprintf(r->reason, sizeof r->reason, CONTAINER_RUNTIME_REASON "exit code %d: %s%s%s",
 			 code,

@@ -106,21 +106,18 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 
 /* ---- pure helpers (container.c) ---------------------------------------- */
 
-/* Why an ended segment is the runtime's fault, not the trial's: the reason
- * of such a result starts with this text, and its outcome is FAILED. */
+/* The reason of a segment the runtime failed starts with this text (for
+ * people: the driver reads exec_result.fault == EXEC_FAULT_RUNTIME). */
 #define CONTAINER_RUNTIME_REASON "container runtime: "
-
-/* 1 when r ended FAILED because the engine or the image failed (exit 125,
- * 126, 127, a missing image, a command the image cannot execute). */
-int container_runtime_failed(const exec_result *r);
 
 /*
  * Reclassify a segment's end as seen through the engine's attach process:
  * r (from the process executor) is rewritten in place.  log_tail is the end
  * of the segment's output (may be NULL), mem_limit_mib its --memory.
  * Rules, first match wins: CANCELLED, TIMEOUT and COMPLETED stay; exit 125,
- * 126, 127 or a runtime message in log_tail -> FAILED with a
- * CONTAINER_RUNTIME_REASON reason; exit 137 -> OOM; otherwise r stays.
+ * 126, 127 or a runtime message in log_tail -> FAILED, fault
+ * EXEC_FAULT_RUNTIME, with a CONTAINER_RUNTIME_REASON reason; exit 137 ->
+ * OOM; otherwise r stays.
  */
 void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit_mib);
 

@@ -30,7 +30,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "sched/sched.h"
+#include "common/outcome.h"
 #include "search/space.h"
 #include "spec/spec.h"
 
@@ -165,6 +165,6 @@ sched_outcome contract_classify(const contract_exit *x);
  * contract.c (PyTorch, TensorFlow, JAX, CUDA, C++, Python, libc). */
 const char *contract_oom_marker(const char *text);
 
-/* An outcome's name is sched_outcome_name's (sched/sched.h). */
+/* An outcome's name is sched_outcome_name's (common/outcome.h). */
 
 #endif

@@ -30,7 +30,7 @@
 
 #include "common/err.h"
 #include "exec/contract.h"
-#include "sched/sched.h"
+#include "common/outcome.h"
 #include "spec/spec.h"
 
 typedef struct executor executor;
@@ -59,8 +59,23 @@ typedef struct exec_spec {
 	exec_assignment a;           /* the segment (warm/worker stdin command) */
 } exec_spec;
 
+/* Whose fault a segment's end was, when it was not the trial's: a kind the
+ * driver acts on (docs/containers.md, "Runtime failures"), carried as a
+ * field so that no caller reads it out of the reason's words. */
+typedef enum exec_fault {
+	EXEC_FAULT_NONE = 0,      /* the trial's own ending (outcome says how) */
+	EXEC_FAULT_NOT_STARTED,   /* the command could not be started at all
+				     (missing program, no permission): the
+				     spec's fault, not the trial's */
+	EXEC_FAULT_RUNTIME,       /* the container engine or image failed (exit
+				     125-127, a missing image, a command the
+				     image cannot execute, an engine that
+				     could not be run) */
+} exec_fault;
+
 typedef struct exec_result {
 	sched_outcome outcome;
+	exec_fault fault;            /* not NONE: outcome is FAILED */
 	int exited;                  /* 1: exit_code valid; 0: term_signal valid */
 	int exit_code;
 	int term_signal;
@@ -72,9 +87,6 @@ typedef struct exec_result {
 	size_t bad_lines;            /* lines with a RELISH prefix that broke the format */
 	const char *oom_marker;      /* static text that made it OOM, or NULL */
 	char reason[256];            /* human words: "exit code 1", "killed by SIGSEGV" */
-	int not_started;             /* the command could not be started at all
-					(missing program, no permission): the
-					spec's fault, not the trial's */
 } exec_result;
 
 typedef struct exec_callbacks {

@@ -311,8 +311,11 @@ static void fill(live *d)
 
 
 
-/* Write the placement, build argv and environment, start the process. */
-static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
+/* Write the placement, build argv and environment, start the process.  On
+ * failure *fault says whose it was (EXEC_FAULT_RUNTIME: a container engine
+ * that could not be run or refused; NOT_STARTED: a program that cannot be
+ * started); it stays NONE otherwise. */
+static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *fault, rl_err *err)
 {
 	live_exp *x = g->x;
 	const spec *sp = x->sp;
@@ -418,9 +421,12 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, rl_err *err)
 	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
 	if (rc < 0 && x->ex && rc != RL_ENOMEM) {
 		/* The engine could not be started or refused the segment:
-		 * the runtime's failure, not the trial's (end_segment). */
+		 * the runtime's failure, not the trial's (live_end_segment). */
 		rl_err_prefix(err, "%.*s", (int)strlen(CONTAINER_RUNTIME_REASON) - 2,
 			      CONTAINER_RUNTIME_REASON);
+		*fault = EXEC_FAULT_RUNTIME;
+	} else if (rc == RL_EEXEC) {
+		*fault = EXEC_FAULT_NOT_STARTED; /* the program cannot be started */
 	}
 	if (rc == 0) {
 		exec_ident id;
@@ -449,7 +455,8 @@ static void place(live *d)
 			if (!g)
 				continue;
 			rl_err err = {0};
-			if (launch(d, g, &pl[i], &err) < 0) {
+			exec_fault fault = EXEC_FAULT_NONE;
+			if (launch(d, g, &pl[i], &fault, &err) < 0) {
 				if (!g->store_id || err.code == RL_ESTORE) {
 					live_fatal(d, &err);
 					return;
@@ -460,7 +467,7 @@ static void place(live *d)
 				memset(&r, 0, sizeof r);
 				r.outcome = SCHED_OUT_FAILED;
 				r.exit_code = -1;
-				r.not_started = err.code == RL_EEXEC;
+				r.fault = fault;
 				snprintf(r.reason, sizeof r.reason, "%s", err.msg);
 				g->es = NULL;
 				live_end_segment(d, g, &r);

@@ -193,7 +193,7 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		live_check_end(d);
 		return;
 	}
-	if ((x->ex && container_runtime_failed(r)) || r->not_started) {
+	if (r->fault != EXEC_FAULT_NONE) {
 		end_runtime_failed(d, g, r);
 		live_check_end(d);
 		return;

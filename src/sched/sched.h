@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/outcome.h"
 #include "spec/spec.h"
 
 #define SCHED_MAX_FEAT 8
@@ -40,19 +41,8 @@ typedef struct sched_device_info {
 	double compute_total;   /* GPU: 100 (percent); host: number of CPUs */
 } sched_device_info;
 
-typedef enum sched_outcome {
-	SCHED_OUT_COMPLETED,  /* exited 0 at the end of its segment */
-	SCHED_OUT_FAILED,     /* non-zero exit */
-	SCHED_OUT_SIGNALED,   /* killed by a signal it did not ask for */
-	SCHED_OUT_OOM,        /* out of memory (device or host) */
-	SCHED_OUT_TIMEOUT,    /* ran past its timeout */
-	SCHED_OUT_CANCELLED,  /* stopped by relish or the user */
-	SCHED_OUT_LOST,       /* relish restarted and could not find it */
-	SCHED_OUT__COUNT
-} sched_outcome;
-
-const char *sched_outcome_name(sched_outcome o);
-int sched_outcome_from_name(const char *s, sched_outcome *out);
+/* How a segment ended (SCHED_OUT_*, sched_outcome_name): common/outcome.h,
+ * shared with the executors. */
 
 /* Where a reservation came from (reported per placement, kept in the store). */
 typedef enum sched_basis {
