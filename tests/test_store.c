@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/procid.h"
 #include "store/store.h"
 
 struct fixture {
@@ -500,31 +501,6 @@ static void test_sigkill_keeps_committed(void **state)
 	store_close(s);
 }
 
-static void test_pid_identity(void **state)
-{
-	(void)state;
-	uint64_t mine;
-	OK(store_pid_start_time(getpid(), &mine, err));
-	assert_true(mine > 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pause();
-		_exit(0);
-	}
-	uint64_t t;
-	OK(store_pid_start_time(pid, &t, err));
-	assert_true(t >= mine);
-	assert_int_equal(store_pid_is_ours(pid, t), 1);
-	assert_int_equal(store_pid_is_ours(pid, t + 1), 0); /* pid reused by another */
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	assert_int_equal(store_pid_is_ours(pid, t), 0);
-	rl_err e;
-	assert_int_equal(store_pid_start_time(pid, &t, &e), RL_ENOTFOUND);
-	assert_int_equal(store_pid_start_time(0, &t, &e), RL_EINVAL);
-}
-
 /*
  * The recovery flow end to end: a "driver" process finishes segment 0 of a
  * trial, places segment 1, starts a worker and records its pid + start time,
@@ -565,7 +541,7 @@ static void test_recover_after_driver_kill(void **state)
 				pause();
 		}
 		uint64_t st;
-		if (worker < 0 || store_pid_start_time(worker, &st, NULL) < 0 ||
+		if (worker < 0 || procid_start_time(worker, &st, NULL) < 0 ||
 		    store_segment_set_pid(c, g1, worker, st, NULL, NULL) < 0)
 			_exit(2);
 		if (write(fd[1], &worker, sizeof worker) != sizeof worker)
@@ -588,9 +564,9 @@ static void test_recover_after_driver_kill(void **state)
 	assert_int_equal(run[0].seq, 1);
 	assert_int_equal(run[0].pid, worker);
 	/* The recorded identity names the live orphan; kill it. */
-	assert_int_equal(store_pid_is_ours(run[0].pid, run[0].pid_start_time), 1);
+	assert_int_equal(procid_matches(run[0].pid, run[0].pid_start_time), 1);
 	assert_int_equal(kill(run[0].pid, SIGKILL), 0);
-	for (int i = 0; i < 500 && store_pid_is_ours(run[0].pid, run[0].pid_start_time); i++)
+	for (int i = 0; i < 500 && procid_matches(run[0].pid, run[0].pid_start_time); i++)
 		usleep(10000); /* reparented to init, which reaps it */
 	store_segment_end lost = {.status = SEG_LOST, .exit_code = -1, .signal = SIGKILL,
 				  .peak_mem_mib = -1, .ended_at = 30,
@@ -683,7 +659,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_all_statuses_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pid_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
 	};

@@ -47,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/procid.h"
 #include "telemetry/procmem.h"
 
 extern char **environ;
@@ -339,7 +340,7 @@ static void sweep_cb(uv_timer_t *t)
 		next = c->next;
 		if (c->seg || c->removing)
 			continue;
-		if (!procmem_pid_alive(c->pid, c->start_time) || late)
+		if (!procid_matches(c->pid, c->start_time) || late)
 			remove_container(ex, c->name, c, NULL);
 	}
 	if (ex->shutdown_at && !ex->ctrs)
@@ -614,7 +615,7 @@ static int cx_reclaim(executor *e, const exec_ident *id, rl_err *err)
 	cexec *ex = e->impl;
 	(void)err;
 	/* The old attach process (if it outlived relish) has no reader left. */
-	if (id->pid > 0 && procmem_pid_alive(id->pid, id->start_time))
+	if (id->pid > 0 && procid_matches(id->pid, id->start_time))
 		kill(-id->pid, SIGKILL);
 	if (id->handle[0])
 		remove_container(ex, id->handle, NULL, NULL);

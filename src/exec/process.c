@@ -48,6 +48,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/procid.h"
 #include "telemetry/procmem.h"
 
 #define TAIL_MAX 8192      /* output kept for out-of-memory messages */
@@ -802,7 +803,7 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 		return rl_err_set(err, RL_EEXEC, "starting %s: %s", es->argv[0], uv_strerror(rc));
 	}
 	p->pid = p->h.pid;
-	procmem_start_time(p->pid, &p->start_time, NULL);
+	procid_start_time(p->pid, &p->start_time, NULL); /* 0 if unread: never "ours" */
 	p->seg = seg;
 	uv_read_start((uv_stream_t *)&p->out, alloc_cb, read_cb);
 	uv_read_start((uv_stream_t *)&p->err, alloc_cb, read_cb);
@@ -856,7 +857,7 @@ static int px_reclaim(executor *e, const exec_ident *id, rl_err *err)
 	(void)err;
 	/* Its output pipes died with the previous relish, so it cannot report:
 	 * stop the whole group if the pid is still the same process. */
-	if (id->pid > 0 && procmem_pid_alive(id->pid, id->start_time))
+	if (id->pid > 0 && procid_matches(id->pid, id->start_time))
 		kill(-id->pid, SIGKILL);
 	return 0;
 }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/procid.h"
 #include "live/live_int.h"
 
 /* A running segment the store holds whose container was kept running at
@@ -51,7 +52,7 @@ static int lose_segment(live *d, live_exp *x, const store_segment *g, const char
 {
 	double now = live_now();
 	exec_ident id = {.pid = g->pid, .start_time = g->pid_start_time};
-	int alive = g->pid > 0 && store_pid_is_ours(g->pid, g->pid_start_time);
+	int alive = g->pid > 0 && procid_matches(g->pid, g->pid_start_time);
 	char what[300];
 	if (g->container) {
 		/* Containers: live_container_setup already removed what

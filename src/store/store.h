@@ -337,16 +337,7 @@ int store_device_put(store *s, const store_device *d, int64_t *id, rl_err *err);
 int store_device_list(store *s, store_device **out, size_t *n, rl_err *err);
 void store_devices_free(store_device *v, size_t n);
 
-/* ---- recovery helpers (store_recover.c) ---- */
-
-/*
- * The start time of process pid (field 22 of /proc/PID/stat, clock ticks
- * since boot).  RL_ENOTFOUND when no such process.  Together with the pid it
- * names one process for the life of the machine.
- */
-int store_pid_start_time(pid_t pid, uint64_t *out, rl_err *err);
-/* 1 when pid is alive and started at start_time (the process relish
- * recorded), 0 otherwise (gone, or the pid was reused). */
-int store_pid_is_ours(pid_t pid, uint64_t start_time);
+/* Which process a stored pid + start time names: common/procid.h
+ * (procid_matches), the one identity check. */
 
 #endif

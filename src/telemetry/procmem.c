@@ -1,5 +1,5 @@
 /*
- * procmem.c - /proc readers for process-group memory and pid identity.
+ * procmem.c - /proc readers for process-group memory.
  * See procmem.h.  Linux only; on a system without /proc every call fails
  * with RL_EIO and the executor simply records no peak.
  */
@@ -14,43 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int procmem_parse_stat(const char *text, procmem_stat *out, rl_err *err)
-{
-	/* "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
-	 *  majflt cmajflt utime stime cutime cstime priority nice threads
-	 *  itrealvalue starttime vsize rss ..."; comm may contain ") ", so the
-	 *  fields start after the last ')'. */
-	const char *rp = strrchr(text, ')');
-	if (!rp)
-		return rl_err_set(err, RL_EPARSE, "/proc stat: no command name");
-	procmem_stat s = {0};
-	s.pid = (pid_t)strtol(text, NULL, 10);
-	const char *p = rp + 1;
-	unsigned long long f[21]; /* fields 4..24 */
-	int field;
-	while (*p == ' ')
-		p++;
-	if (!*p)
-		return rl_err_set(err, RL_EPARSE, "/proc stat: truncated");
-	s.state = *p++;
-	for (field = 4; field <= 24; field++) {
-		while (*p == ' ')
-			p++;
-		char *end;
-		errno = 0;
-		long long v = strtoll(p, &end, 10);
-		if (end == p || errno)
-			return rl_err_set(err, RL_EPARSE, "/proc stat: field %d is not a number", field);
-		f[field - 4] = (unsigned long long)(v < 0 ? 0 : v);
-		p = end;
-	}
-	s.ppid = (pid_t)f[4 - 4];
-	s.pgid = (pid_t)f[5 - 4];
-	s.start_time = f[22 - 4];
-	s.rss_pages = f[24 - 4];
-	*out = s;
-	return 0;
-}
+#include "common/procid.h"
 
 /* The start of /proc/PID/NAME into buf (n bytes, NUL-terminated); -1 when
  * the process is gone or the file unreadable. */
@@ -67,15 +31,6 @@ static int read_proc(pid_t pid, const char *name, char *buf, size_t n)
 		return -1;
 	buf[got] = '\0';
 	return 0;
-}
-
-/* Read /proc/PID/stat into st; -1 when gone or unreadable. */
-static int read_stat(pid_t pid, procmem_stat *st)
-{
-	char buf[1024];
-	if (read_proc(pid, "stat", buf, sizeof buf) < 0)
-		return -1;
-	return procmem_parse_stat(buf, st, NULL) < 0 ? -1 : 0;
 }
 
 int procmem_parse_hwm(const char *text, uint64_t *bytes)
@@ -125,8 +80,8 @@ int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, i
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		procmem_stat st;
-		if (read_stat((pid_t)atoi(de->d_name), &st) < 0 || st.state == 'Z')
+		procid_stat st;
+		if (procid_read_stat((pid_t)atoi(de->d_name), &st, NULL) < 0 || st.state == 'Z')
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (pgids[i] > 0 && st.pgid == pgids[i]) {
@@ -154,23 +109,6 @@ int procmem_reset_hwm(pid_t pid, rl_err *err)
 		rc = rl_err_sys(err, RL_EIO, errno, "resetting the peak RSS of process %d", (int)pid);
 	close(fd);
 	return rc;
-}
-
-int procmem_start_time(pid_t pid, uint64_t *out, rl_err *err)
-{
-	procmem_stat st;
-	if (read_stat(pid, &st) < 0)
-		return rl_err_set(err, RL_ENOTFOUND, "process %d not found", (int)pid);
-	*out = st.start_time;
-	return 0;
-}
-
-int procmem_pid_alive(pid_t pid, uint64_t start_time)
-{
-	procmem_stat st;
-	if (pid <= 0 || read_stat(pid, &st) < 0 || st.state == 'Z')
-		return 0;
-	return start_time == 0 || st.start_time == start_time;
 }
 
 int procmem_group_alive(pid_t pgid)

@@ -5,9 +5,8 @@
  * memory is the sum of the resident set sizes of the group's live members
  * (a PyTorch DataLoader's workers count).  procmem_sample reads /proc once
  * for any number of groups, so sampling every 200 ms costs one directory
- * scan whatever the number of running segments.  The start-time functions
- * identify a pid across a relish restart (pids are reused; pid + start time
- * is not).
+ * scan whatever the number of running segments.  Which process a pid is
+ * (pid + start time, across a restart) is common/procid.h's.
  */
 #ifndef RELISH_PROCMEM_H
 #define RELISH_PROCMEM_H
@@ -17,20 +16,6 @@
 #include <sys/types.h>
 
 #include "common/err.h"
-
-/* What one /proc/PID/stat line says (the fields relish uses). */
-typedef struct procmem_stat {
-	pid_t pid;
-	char state;            /* R, S, D, Z, T, ... */
-	pid_t ppid;
-	pid_t pgid;
-	uint64_t start_time;   /* field 22: clock ticks after boot */
-	uint64_t rss_pages;    /* field 24 */
-} procmem_stat;
-
-/* Parse the text of a /proc/PID/stat file (the command name may hold spaces
- * and parentheses).  Returns 0, or RL_EPARSE when the text is not one. */
-int procmem_parse_stat(const char *text, procmem_stat *out, rl_err *err);
 
 /* The VmHWM line of a /proc/PID/status text, in bytes: 0, or -1 when the
  * text has none (a kernel thread) or it is malformed. */
@@ -59,14 +44,6 @@ int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, i
  * runs one segment after another.  Returns 0, or RL_EIO (the mark then
  * still covers earlier work, and the caller must not use it). */
 int procmem_reset_hwm(pid_t pid, rl_err *err);
-
-/* Start time (field 22 of /proc/PID/stat) of pid.  RL_ENOTFOUND when pid does
- * not exist. */
-int procmem_start_time(pid_t pid, uint64_t *out, rl_err *err);
-
-/* 1 when pid exists, is not a zombie, and started at start_time (0 = any);
- * else 0. */
-int procmem_pid_alive(pid_t pid, uint64_t start_time);
 
 /* Number of live (non-zombie) processes in group pgid (0 when none). */
 int procmem_group_alive(pid_t pgid);
