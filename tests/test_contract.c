@@ -186,6 +186,34 @@ static void test_subst(void **state)
 	assert_int_equal(contract_subst_argv(bad, &v, &out, NULL), RL_ESPEC);
 }
 
+/* trial.env values hold placeholders as arguments do, never through a
+ * shell: "$x" and quotes stay verbatim. */
+static void test_env_placeholders(void **state)
+{
+	(void)state;
+	env_var senv[] = {
+		{.name = "EV", .value = "[lr={lr}] TID=[{trial_id}]"},
+		{.name = "CK", .value = "{checkpoint_dir}/{resource_from}-{resource_to}"},
+		{.name = "LIT", .value = "{{lr}} $HOME '{model}'"},
+	};
+	contract_vars v = vars();
+	char **env = NULL;
+	assert_int_equal(contract_env_build(NULL, senv, 3, &v, NULL, 0, &env, NULL), 0);
+	assert_string_equal(contract_env_get(env, "EV"), "[lr=0.001] TID=[t7]");
+	assert_string_equal(contract_env_get(env, "CK"), "/ck/t7/3-9");
+	assert_string_equal(contract_env_get(env, "LIT"), "{lr} $HOME 'cnn'");
+	contract_strv_free(env);
+
+	env_var bad[] = {{.name = "B", .value = "x={zzz}"}};
+	rl_err e;
+	rl_err_clear(&e);
+	env = NULL;
+	assert_int_equal(contract_env_build(NULL, bad, 1, &v, NULL, 0, &env, &e), RL_ESPEC);
+	assert_null(env);
+	assert_non_null(strstr(e.msg, "trial.env.B"));
+	assert_non_null(strstr(e.msg, "unknown placeholder {zzz}"));
+}
+
 static void test_env(void **state)
 {
 	(void)state;
@@ -306,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_metric_line),     cmocka_unit_test(test_control_lines),
 		cmocka_unit_test(test_bad_metric_lines), cmocka_unit_test(test_huge_and_garbage),
 		cmocka_unit_test(test_subst),           cmocka_unit_test(test_env),
+		cmocka_unit_test(test_env_placeholders),
 		cmocka_unit_test(test_run_command),     cmocka_unit_test(test_classify),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

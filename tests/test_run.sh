@@ -118,6 +118,31 @@ set -e
 [ $rc -eq 2 ] || fail "changed spec: exit $rc, expected 2"
 grep -q "runtest.*already exists in $work/r.db" "$work/err3" || fail "message: $(cat "$work/err3")"
 
+# trial.env values get their placeholders replaced (docs/spec.md), as the
+# arguments do, and verbatim: no shell expands "$HOME" on the way.
+cat >"$work/env.yaml" <<'S'
+name: envtest
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: grid
+  space:
+    x: {type: choice, values: [0.25]}
+trial:
+  command: ["/bin/sh", "-c", 'printf "EV=%s\n" "$EV"; echo "RELISH epoch=1 accuracy=$1"', "sh", "{x}"]
+  env: {EV: "[x={x}] TID=[{trial_id}] RES=[{resource_from}-{resource_to}] $HOME {{x}}"}
+S
+"$RELISH" run "$work/env.yaml" --db "$work/env.db" --devices "$work/devices.yaml" --quiet \
+  >/dev/null 2>"$work/env.err" || fail "env run exited $?: $(cat "$work/env.err")"
+"$PY" - "$work/env.db" <<'P'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+(tid, log), = db.execute("SELECT trial_id, log_path FROM segments").fetchall()
+want = "EV=[x=0.25] TID=[t%d] RES=[0-1] $HOME {x}\n" % tid
+text = open(log).read()
+if want not in text:
+    sys.exit("FAIL: trial.env: wanted %r in the log, got %r" % (want, text[:300]))
+P
+
 # Usage errors are exit 2.
 set +e
 "$RELISH" run 2>/dev/null; rc1=$?

@@ -151,7 +151,7 @@ int contract_metric_get(const contract_line *l, const char *name, double *v)
  * that validated them when the spec was loaded, so a template that passed
  * `relish validate` expands the same way here.
  */
-int contract_subst(const char *tmpl, const contract_vars *v, char **out, rl_err *err)
+static int expand(const char *tmpl, const contract_vars *v, char **out, rl_err *err)
 {
 	char from[64], to[64];
 	rl_value fv = {.type = VAL_FLOAT, .f = v->from}, tv = {.type = VAL_FLOAT, .f = v->to};
@@ -160,9 +160,15 @@ int contract_subst(const char *tmpl, const contract_vars *v, char **out, rl_err 
 	spec_builtins b = {.trial_id = v->trial_id, .checkpoint_dir = v->checkpoint_dir,
 			   .resource_from = from, .resource_to = to};
 	int rc = spec_expand_config(tmpl, v->space, v->config, &b, out, err);
+	return rc < 0 ? rc : 0;
+}
+
+int contract_subst(const char *tmpl, const contract_vars *v, char **out, rl_err *err)
+{
+	int rc = expand(tmpl, v, out, err);
 	if (rc < 0 && err)
 		rl_err_prefix(err, "argument \"%s\"", tmpl);
-	return rc < 0 ? rc : 0;
+	return rc;
 }
 
 void contract_strv_free(char **v)
@@ -297,8 +303,18 @@ int contract_env_build(char *const *parent, const env_var *spec_env, size_t n_sp
 	env_set(&e, "OMP_NUM_THREADS", threads);
 	env_set(&e, "OPENBLAS_NUM_THREADS", threads);
 	env_set(&e, "MKL_NUM_THREADS", threads);
-	for (size_t i = 0; i < n_spec_env; i++)
-		env_set(&e, spec_env[i].name, spec_env[i].value);
+	/* The spec's values hold placeholders as arguments do (docs/spec.md):
+	 * the same expansion, the result set as is (no shell). */
+	for (size_t i = 0; i < n_spec_env; i++) {
+		char *val = NULL;
+		int rc = expand(spec_env[i].value, v, &val, err);
+		if (rc < 0) {
+			contract_strv_free(e.v);
+			return rl_err_prefix(err, "trial.env.%s", spec_env[i].name);
+		}
+		env_set(&e, spec_env[i].name, val);
+		free(val);
+	}
 
 	env_set(&e, "RELISH_MODE", mode_name(v->mode));
 	env_setd(&e, "RELISH_CPUS", cpus);

@@ -110,7 +110,9 @@ int contract_subst_argv(char *const *argv, const contract_vars *v, char ***out, 
  *   1. parent (e.g. environ; may be NULL)
  *   2. OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS =
  *      max(1, floor(cpus))
- *   3. spec_env (the spec's trial.env; may override the thread counts)
+ *   3. spec_env (the spec's trial.env; may override the thread counts),
+ *      each value substituted as contract_subst does (an unknown
+ *      placeholder is an RL_ESPEC error naming trial.env.NAME)
  *   4. RELISH_MODE, RELISH_CPUS, RELISH_RESOURCE, RELISH_GPU_MEMORY_MIB (when
  *      set) and, except in worker mode, RELISH_TRIAL_ID, RELISH_PARAMS,
  *      RELISH_PARAM_<NAME>, RELISH_CHECKPOINT_DIR, RELISH_RESOURCE_FROM,

@@ -497,6 +497,31 @@ static int check_template(sx *x, const spec *s, const node *at, const char *tmpl
 	return rc;
 }
 
+/* Worker mode: a placeholder names something of one trial or one segment,
+ * while a worker process serves one assignment after another.  0 when tmpl
+ * has none ("{{" is a literal brace), else the sx_fail code. */
+static int ph_first(const char *name, char *buf, size_t len, void *ctx)
+{
+	(void)buf;
+	(void)len;
+	snprintf(ctx, 65, "%s", name);
+	return -1;
+}
+
+static int check_worker_template(sx *x, const node *at, const char *tmpl)
+{
+	char name[65] = "";
+	char *out = NULL;
+	if (spec_expand(tmpl, ph_first, name, &out, NULL) == 0) {
+		free(out);
+		return 0;
+	}
+	return sx_fail(x, at, "expected no placeholder in worker mode, got {%s} (a worker process "
+		       "serves one trial after another and reads each assignment, with its "
+		       "parameters, trial id, checkpoint folder and segment, on stdin: "
+		       "docs/trials.md; oneshot and warm take placeholders)", name);
+}
+
 static char *path_join(const char *dir, const char *rel)
 {
 	if (rel[0] == '/')
@@ -573,6 +598,8 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		saved = sx_push(x, "trial.command");
 		sx_push_index(x, i);
 		rc = check_template(x, s, cmd->items[i], s->trial.argv[i]);
+		if (rc == 0 && s->trial.mode == TRIAL_MODE_WORKER)
+			rc = check_worker_template(x, cmd->items[i], s->trial.argv[i]);
 		sx_pop(x, saved);
 		if (rc < 0)
 			return rc;
@@ -582,6 +609,8 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		saved = sx_push(x, "trial.env");
 		sx_push(x, s->trial.env[i].name);
 		rc = check_template(x, s, env->items[i], s->trial.env[i].value);
+		if (rc == 0 && s->trial.mode == TRIAL_MODE_WORKER)
+			rc = check_worker_template(x, env->items[i], s->trial.env[i].value);
 		sx_pop(x, saved);
 		if (rc < 0)
 			return rc;
