@@ -456,11 +456,17 @@ static void test_oom_raise(void **state)
 	assert_int_equal(sched_place(s, 6, pl, 2), 1);
 	assert_int_equal(pl[0].mem_mib, 16000);
 	assert_int_equal(pl[0].basis, SCHED_BASIS_EXCLUSIVE);
-	/* An OOM with the whole device: the need exceeds every device. */
+	/* An OOM with the whole device raises the shape's floor past every
+	 * device: an estimate, so the shape runs alone (a whole device), and
+	 * the request can still be placed.  Whether the trial fails is the
+	 * memory policy's decision (test_mem). */
 	finish(s, 2, 9, ob(SCHED_OUT_OOM, 15900, -1, 0, 3));
+	assert_int_equal(sched_shape_get(s, 42, &si), 0);
+	assert_int_equal(si.oom_floor_mib, 24000);
 	sched_request r3 = rq(3, 9, 42, 0);
-	assert_int_equal(sched_estimate_mem(s, &r3, &b), 24000);
-	assert_int_equal(sched_fits_ever(s, &r3), 0);
+	assert_int_equal(sched_estimate_mem(s, &r3, &b), 0);
+	assert_int_equal(b, SCHED_BASIS_EXCLUSIVE);
+	assert_int_equal(sched_fits_ever(s, &r3), 1);
 	sched_free(s);
 }
 

@@ -228,10 +228,18 @@ static int fail_unplaceable(live *d, live_exp *x, uint64_t trial, const char *wh
 	double now = live_now();
 	if ((rc = store_trial_set_status(d->st, t->store_id, TRIAL_FAILED, why, now, err)) < 0)
 		return rc;
-	live_progress_line(d, "%s: trial %llu failed: %s", x->sp->name,
-			   (unsigned long long)trial, why);
-	return store_event_append(d->st, now, x->id, t->store_id, 0, "trial.failed", why, NULL,
-				  err);
+	/* Named by its id, as every other line and command names trials. */
+	live_progress_line(d, "%s: trial %lld failed: %s", x->sp->name, (long long)t->store_id,
+			   why);
+	if ((rc = store_event_append(d->st, now, x->id, t->store_id, 0, "trial.failed", why, NULL,
+				     err)) < 0)
+		return rc;
+	/* That may have been the experiment's last trial: nothing else will
+	 * end it (no segment of it is running), so finish it here; the
+	 * loop's callers (kick, tick) then see that everything is done. */
+	if (!x->done && engine_done(x->eng) && x->n_active == 0)
+		live_experiment_finish(d, x);
+	return 0;
 }
 
 static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
@@ -262,13 +270,15 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 	g->est_mem = -1;
 	live_request_build(x, w->cfg, &g->req);
 	g->req.seg_id = g->sched_id = ++d->next_sched_id;
-	g->req.min_mem_mib = t->min_mem_mib;
-	g->req.exclusive = t->exclusive;
+	sched_mem_apply(&t->mem, &g->req);
 	g->req.submit_time = now;
 	live_profile_seed(d, &g->req);
-	if (!sched_fits_ever(d->core, &g->req)) {
+	char never[160];
+	if (sched_never_fits(d->core, &g->req, never, sizeof never)) {
 		free(g);
-		return fail_unplaceable(d, x, w->trial, "no device can ever hold its segment", err);
+		char why[200];
+		snprintf(why, sizeof why, "no device can ever hold its segment: %s", never);
+		return fail_unplaceable(d, x, w->trial, why, err);
 	}
 	if ((rc = sched_submit(d->core, &g->req, err)) < 0) {
 		free(g);

@@ -27,8 +27,6 @@
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
 #define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */
-#define LIVE_MAX_OOM 6       /* out-of-memory re-placements of one trial before it fails */
-#define LIVE_OOM_ALONE "out of memory alone on an empty device"
 
 typedef struct live_exp live_exp;
 
@@ -37,9 +35,9 @@ typedef struct live_trial {
 	int64_t store_id;     /* 0 until the trial row exists */
 	int next_seq;         /* seq of its next segment */
 	int retries;          /* failed segments re-run so far */
-	int ooms;             /* out-of-memory re-placements so far */
-	int exclusive;        /* must run alone (OOM with nothing better) */
-	uint64_t min_mem_mib; /* reservation floor after an OOM */
+	sched_mem_history mem; /* out-of-memory history: the core's memory
+				  policy updates it (sched_mem_decide) and the
+				  trial's requests carry it (sched_mem_apply) */
 } live_trial;
 
 /* A segment queued in the core or running. */

@@ -136,8 +136,7 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	s->replay_upto = replay_upto;
 	live_request_build(x, w.cfg, &s->req);
 	s->req.seg_id = s->sched_id = ++d->next_sched_id;
-	s->req.min_mem_mib = t->min_mem_mib;
-	s->req.exclusive = t->exclusive;
+	sched_mem_apply(&t->mem, &s->req);
 	s->req.submit_time = isnan(g->started_at) ? live_now() : g->started_at;
 	live_profile_seed(d, &s->req);
 	sched_placement pl = {.seg_id = s->sched_id, .n_dev = 1, .dev = {dev},
@@ -208,6 +207,29 @@ static int grow_points(engine_point **p, size_t *cap, size_t need)
 	return 0;
 }
 
+/* The trial's out-of-memory history again, from its stored segment ends in
+ * order, through the core's rule (sched_mem_rule): the floor and the
+ * run-alone flag its next request carries, as if relish had not stopped.
+ * What ran beside a stored segment is not kept, so a whole device (basis
+ * exclusive, or a reservation of all of it) counts as alone; a trial
+ * still active never failed that way, so only its floor matters here. */
+static void replay_memory(live *d, live_trial *lt, const store_segment *g)
+{
+	int dev = g->device ? device_list_find(d->devs, g->device) : -1;
+	uint64_t dev_mib = dev >= 0 ? d->devs->dev[dev].info.mem_total_mib : 0;
+	uint64_t res = g->mem_reserved_mib > 0 ? (uint64_t)g->mem_reserved_mib : 0;
+	sched_mem_end e = {
+		.outcome = g->status == SEG_OOM ? SCHED_OUT_OOM : SCHED_OUT_COMPLETED,
+		.peak_mib = g->peak_mem_mib > 0 ? (uint64_t)g->peak_mem_mib : 0,
+		.reserved_mib = res, .device_mib = dev_mib,
+		.is_gpu = dev >= 0 && d->devs->dev[dev].info.is_gpu,
+		.alone = (g->basis && !strcmp(g->basis, sched_basis_name(SCHED_BASIS_EXCLUSIVE))) ||
+			 (dev_mib && res >= dev_mib),
+	};
+	sched_mem_decision md;
+	sched_mem_rule(d->core, &e, &lt->mem, &md);
+}
+
 /* Steps 2 and 3 for one trial; segs/n_segs are its segments by seq. */
 /* skip_seg: the segment to be adopted, whose metrics come again from its
  * container (0: none). */
@@ -236,14 +258,8 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 			lt->next_seq = g->seq + 1;
 		if (g->status == SEG_FAILED || g->status == SEG_SIGNALED || g->status == SEG_TIMEOUT)
 			lt->retries++;
-		if (g->status == SEG_OOM) {
-			lt->ooms++;
-			double base = (double)(g->peak_mem_mib > g->mem_reserved_mib ? g->peak_mem_mib
-										  : g->mem_reserved_mib);
-			uint64_t need = (uint64_t)ceil(base * (1.0 + sp->sharing.memory_margin));
-			if (need > lt->min_mem_mib)
-				lt->min_mem_mib = need;
-		}
+		if (g->status == SEG_OOM || g->status == SEG_COMPLETED)
+			replay_memory(d, lt, g);
 		if (g->status != SEG_COMPLETED)
 			continue;
 		/* The boundary's value: the last objective this segment reported. */

@@ -214,13 +214,6 @@ static char *features_json(const sched_request *r)
 	return txt;
 }
 
-static double ewma(double old, double now)
-{
-	if (isnan(old))
-		return now;
-	return isnan(now) ? old : 0.7 * old + 0.3 * now;
-}
-
 int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
 			rl_err *err)
 {
@@ -243,7 +236,7 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double du
 	if (have && old.peak_mem_mib > p.peak_mem_mib)
 		p.peak_mem_mib = old.peak_mem_mib;
 	if (have)
-		p.mean_util = ewma(old.mean_util, p.mean_util);
+		p.mean_util = sched_ewma(old.mean_util, p.mean_util);
 	/* The estimator's error, once the real peak is known: what was
 	 * predicted before this segment ran against what it used.  A later
 	 * segment of a measured shape keeps the first estimate's figures (the
@@ -263,9 +256,9 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double du
 	p.throughput = have ? old.throughput : NAN;
 	p.thr_shared = have ? old.thr_shared : NAN;
 	if (g->shared)
-		p.thr_shared = ewma(p.thr_shared, thr);
+		p.thr_shared = sched_ewma(p.thr_shared, thr);
 	else
-		p.throughput = ewma(p.throughput, thr);
+		p.throughput = sched_ewma(p.throughput, thr);
 	int rc = store_profile_put(d->st, &p, err);
 	free(p.params);
 	free(p.features);

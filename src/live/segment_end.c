@@ -72,11 +72,6 @@ static seg_status seg_status_of(sched_outcome o)
 	return (unsigned)o < SCHED_OUT__COUNT ? map[o] : SEG_FAILED;
 }
 
-static uint64_t ceil_mib(double v)
-{
-	return v <= 0 ? 0 : (uint64_t)ceil(v);
-}
-
 /* Record a segment that ended because relish is stopping: cancelled in the
  * store, its trial left running there so the next run re-runs it. */
 static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t peak)
@@ -205,28 +200,26 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		live_fatal(d, &err);
 		return;
 	}
+	sched_observation obs = {
+		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
+		.work = g->to - g->from, .duration_s = r->duration_s,
+	};
+	/* What the end means for memory is the core's decision (mem.c): the
+	 * simulator asks the same function. */
+	sched_mem_decision md;
+	if (sched_mem_decide(d->core, g->sched_id, &obs, &t->mem, &md, &err) < 0) {
+		live_fatal(d, &err);
+		return;
+	}
 	const char *fail_reason = NULL;
 	char why[320] = "";
 	int requeue = 0;
 	if (dec.outcome == ENG_FAILED) {
 		if (r->outcome == SCHED_OUT_OOM) {
-			int alone = g->basis == SCHED_BASIS_EXCLUSIVE || g->req.exclusive ||
-				    g->mem_mib >= de->info.mem_total_mib;
-			if (alone) {
-				fail_reason = LIVE_OOM_ALONE;
-			} else if (t->ooms >= LIVE_MAX_OOM) {
-				snprintf(why, sizeof why, "out of memory %d times", t->ooms + 1);
+			if (md.verdict == SCHED_MEM_FAIL) {
+				snprintf(why, sizeof why, "%s", md.reason);
 				fail_reason = why;
 			} else {
-				/* Observed peak (or what it held) plus the margin;
-				 * more than a device holds: run alone. */
-				t->ooms++;
-				double base = (double)(peak > g->mem_mib ? peak : g->mem_mib);
-				uint64_t need = ceil_mib(base * (1.0 + sp->sharing.memory_margin));
-				if (need >= de->info.mem_total_mib)
-					t->exclusive = 1;
-				else if (need > t->min_mem_mib)
-					t->min_mem_mib = need;
 				requeue = 1;
 			}
 		} else if (t->retries < sp->trial.retries) {
@@ -252,11 +245,11 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	const char *oname = sched_outcome_name(r->outcome);
 	char msg[400];
 	if (r->outcome == SCHED_OUT_OOM)
-		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s",
+		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s%s",
 			 x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
 			 : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
 			 (unsigned long long)g->mem_mib, (unsigned long long)peak,
-			 requeue ? "; re-placed with a larger reservation" : "");
+			 requeue ? "; " : "", requeue ? md.reason : "");
 	else
 		snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
 	store_segment_end se = {
@@ -286,10 +279,6 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		return;
 	}
 
-	sched_observation obs = {
-		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
-		.work = g->to - g->from, .duration_s = r->duration_s,
-	};
 	if (sched_finished(d->core, g->sched_id, now, &obs, &err) < 0) {
 		live_fatal(d, &err);
 		return;

@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EWMA_ALPHA 0.3
 #define FIT_MAX_POINTS 48
 #define FIT_EAGER 16
 #define UTIL_RESTAMP 1.0 /* percentage points */
@@ -410,6 +409,16 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		res = oom;
 		basis = SCHED_BASIS_OOM;
 	}
+	/* An estimate above every device of the class is no reason to wait
+	 * forever, nor to fail: the segment runs alone on a whole device and
+	 * is measured there (only a measurement fails a trial, mem.c).  pack
+	 * takes a declared figure as it is: larger than every device, it is
+	 * placed nowhere (drivers fail it first, sched_never_fits). */
+	if (res > s->idx[cls].max_total && basis != SCHED_BASIS_HINT) {
+		out->fit = SCHED_FIT_NONE;
+		out->loo_rmse_mib = 0;
+		return;
+	}
 	out->reserve_mib = res;
 	out->basis = basis;
 }
@@ -543,10 +552,8 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 	sched_profile *p = &s->prof[pi];
 	if (obs->outcome == SCHED_OUT_OOM) {
 		/* The peak seen at death is a lower bound; the segment needed
-		 * more than it had, so ask for oom_factor times that. */
-		uint64_t need = ceil_mib((double)reserved_mib * s->opt.oom_factor);
-		if (obs->peak_mem_mib > need)
-			need = obs->peak_mem_mib;
+		 * more than it had: the memory policy's floor (mem.c). */
+		uint64_t need = mem_oom_need(s, obs->peak_mem_mib, reserved_mib);
 		if (need > p->oom_floor)
 			p->oom_floor = need;
 		prof_stamp(s, pi);
@@ -573,7 +580,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		} else {
 			f->util_sum -= p->util;
 			f->util_n--;
-			p->util += EWMA_ALPHA * (obs->mean_util - p->util);
+			p->util = sched_ewma(p->util, obs->mean_util);
 		}
 		/* Only a material change (UTIL_RESTAMP points since the last
 		 * one) reopens the shape's refusals: the EWMA of a steady job
@@ -589,7 +596,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 	}
 	if (alone && obs->work > 0 && obs->duration_s > 0) {
 		double thr = obs->work / obs->duration_s;
-		p->thr_alone = p->n_alone ? p->thr_alone + EWMA_ALPHA * (thr - p->thr_alone) : thr;
+		p->thr_alone = p->n_alone ? sched_ewma(p->thr_alone, thr) : thr;
 		p->n_alone++;
 	}
 }

@@ -128,10 +128,18 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 		for (; m < n; m++)
 			chosen[m] = devidx_kth_empty(s, cls, (size_t)m);
 	} else {
+		/* Devices of several sizes: the smallest empty one that holds
+		 * what an out-of-memory taught (a floor above every device asks
+		 * for the largest). */
+		uint64_t floor = g->req.min_mem_mib;
+		if (s->prof[g->prof].oom_floor > floor)
+			floor = s->prof[g->prof].oom_floor;
+		if (floor > s->idx[cls].max_total)
+			floor = s->idx[cls].max_total;
 		for (size_t k = 0; k < s->n_cls[cls]; k++) {
 			int di = s->cls_dev[cls][k];
 			const sched_dev *d = &s->dev[di];
-			if (d->n_run || d->claimed)
+			if (d->n_run || d->claimed || d->info.mem_total_mib < floor)
 				continue;
 			if (!m || d->info.mem_total_mib < s->dev[chosen[0]].info.mem_total_mib) {
 				chosen[0] = di;
@@ -586,7 +594,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 		if (!ps.head_seen[cls]) {
 			ps.head_seen[cls] = 1;
 			if (s->opt.aging_s > 0 && now - g->req.submit_time >= s->opt.aging_s &&
-			    sched_fits_ever(s, &g->req)) {
+			    mem_class_placeable(s, &g->req)) {
 				if (!have_e) {
 					est_reserve(s, &g->req, g->prof, cls, &e);
 					whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;

@@ -43,6 +43,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->min_speedup = 1.05;
 	o->aging_s = 1800.0;
 	o->oom_factor = 1.5;
+	o->oom_alone_after = 3;
 	o->scan_max = 256;
 	/* 16: on the Philly sweep (64 to 1,024 GPUs) windows of 8 to 64 gave
 	 * the same mean JCT within 0.4 %; a larger window only costs time on
@@ -198,11 +199,11 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 		return rl_err_set(err, RL_EINVAL, "sched_new: unknown sharing policy %d",
 				  (int)opt->policy);
 	if (!(opt->memory_margin >= 0) || !(opt->min_speedup > 0) ||
-	    !(opt->oom_factor >= 1) || !(opt->default_compute > 0) ||
+	    !(opt->oom_factor >= 1) || opt->oom_alone_after < 0 || !(opt->default_compute > 0) ||
 	    !(opt->default_gpu_compute > 0))
 		return rl_err_set(err, RL_EINVAL,
 				  "sched_new: expected memory_margin >= 0, min_speedup > 0, "
-				  "oom_factor >= 1 and default compute > 0");
+				  "oom_factor >= 1, oom_alone_after >= 0 and default compute > 0");
 	sched *s = calloc(1, sizeof *s);
 	if (!s)
 		return rl_err_set(err, RL_ENOMEM, "sched_new");
@@ -732,17 +733,3 @@ size_t sched_queue_length(const sched *s) { return s->n_queue + s->n_back; }
 size_t sched_running_count(const sched *s) { return s->n_running; }
 
 void sched_work_get(const sched *s, sched_work *out) { *out = s->work; }
-
-int sched_fits_ever(const sched *s, const sched_request *req)
-{
-	int cls = sched_req_class(s, req);
-	int n = req->n_devices > 1 ? req->n_devices : 1;
-	if ((size_t)n > s->n_cls[cls])
-		return 0;
-	if (n > 1)
-		return 1; /* gangs take whole devices */
-	sched_mem_estimate e;
-	size_t prof = est_profile_find(s, req->shape);
-	est_reserve(s, req, prof, cls, &e);
-	return e.reserve_mib <= s->idx[cls].max_total;
-}

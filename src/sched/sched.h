@@ -11,9 +11,10 @@
  *           memory reservation and a compute share
  *   driver: sched_finished(seg, observation) -> reservation released; the
  *           observed peak memory and throughput update the shape's profile
- * An out-of-memory segment is reported with outcome SCHED_OUT_OOM; the driver
- * submits it again (from its checkpoint) and the estimator has already raised
- * the shape's reservation, or marks it exclusive.
+ * An out-of-memory segment is reported with outcome SCHED_OUT_OOM; what it
+ * means (re-queue with a raised floor, run alone, fail the trial) is the
+ * core's decision too (sched_mem_decide, mem.c), and the estimator raises
+ * the shape's reservation.
  *
  * Ownership: sched_new returns an object freed with sched_free; requests and
  * observations are copied; placements are written into caller memory.
@@ -110,6 +111,9 @@ typedef struct sched_options {
 				    there until it fits (no starvation); <= 0 off */
 	double oom_factor;       /* after an OOM the shape needs at least
 				    reservation * oom_factor (1.5) */
+	int oom_alone_after;     /* a trial out of memory this many times in a
+				    row (no completed segment between) runs
+				    alone from then on (3); see sched_mem_rule */
 	size_t scan_max;         /* most queued segments one sched_place call
 				    looks at without placing them (a backfill
 				    window, like Slurm's bf_max_job_test);
@@ -252,8 +256,95 @@ typedef struct sched_shape_info {
 int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out);
 
 /* 1 when some set of empty devices of the request's class could ever hold
- * it (so the driver can fail a segment that would wait forever), else 0. */
+ * it, else 0: the request declares more memory (mem_hint_mib) than any
+ * device of its class has, or is a gang larger than the class.  Only such a
+ * declaration fails a trial before it runs: an estimate above every device
+ * (profile + margin, family model, an out-of-memory floor) means "run
+ * alone on a whole device", never "cannot fit".  sched_never_fits says why
+ * (why may be NULL). */
 int sched_fits_ever(const sched *s, const sched_request *req);
+int sched_never_fits(const sched *s, const sched_request *req, char *why, size_t why_n);
+
+/* ---- The memory policy (mem.c): what an out-of-memory means ---------- */
+
+/* The learner's one rule (profiles in the core, and the figures a driver
+ * keeps beside them, e.g. the store's profile rows): an exponentially
+ * weighted moving average with weight SCHED_EWMA_ALPHA on the new sample.
+ * NAN is "unknown": an unknown old value gives the sample, an unknown
+ * sample keeps the old value. */
+#define SCHED_EWMA_ALPHA 0.3
+double sched_ewma(double old, double sample);
+
+/* A trial's out-of-memory history.  The core keeps segments, not trials, so
+ * the driver keeps one per trial (zeroed at first), passes it to
+ * sched_mem_decide at every segment end (which updates it) and builds the
+ * trial's next request with sched_mem_apply. */
+typedef struct sched_mem_history {
+	int ooms;              /* out-of-memory ends so far */
+	int ooms_in_row;       /* ... since its last completed segment */
+	uint64_t min_mem_mib;  /* reservation floor of its next segments */
+	int exclusive;         /* its next segment runs alone */
+} sched_mem_history;
+
+typedef enum sched_mem_verdict {
+	SCHED_MEM_NONE,   /* not an out-of-memory: the driver's own rules
+			     (retries) apply */
+	SCHED_MEM_RAISE,  /* re-queue from its checkpoint with the raised floor */
+	SCHED_MEM_ALONE,  /* re-queue to run alone on a whole device */
+	SCHED_MEM_FAIL,   /* fail the trial (reason says why) */
+} sched_mem_verdict;
+
+const char *sched_mem_verdict_name(sched_mem_verdict v);
+
+/* The facts of a segment's end that the memory policy reads. */
+typedef struct sched_mem_end {
+	sched_outcome outcome;
+	uint64_t peak_mib;      /* measured peak, 0 unknown */
+	uint64_t reserved_mib;  /* its reservation */
+	uint64_t device_mib;    /* memory of its (smallest) device */
+	int is_gpu;             /* its device class */
+	int alone;              /* it ran alone on a device empty of others: a
+				   whole device (held, or a reservation of all
+				   of it) and no other segment beside it */
+} sched_mem_end;
+
+typedef struct sched_mem_decision {
+	sched_mem_verdict verdict;
+	uint64_t min_mem_mib;   /* the floor of the next request (= history's) */
+	int exclusive;          /* the next request runs alone (= history's) */
+	int alone;              /* the segment had a device empty of others */
+	char reason[192];       /* FAIL: the trial's failure reason; RAISE and
+				   ALONE: what the re-queue asks for */
+} sched_mem_decision;
+
+/*
+ * The rule, once for every driver.  For an out-of-memory end:
+ *   - alone on a device empty of others: FAIL, "out of memory alone on an
+ *     empty device" (a measurement: it needs more than the device has);
+ *   - otherwise the need is max(reservation x oom_factor, max(peak,
+ *     reservation) x (1 + memory_margin)); when that reaches the largest device of the class,
+ *     or the trial ran out of memory oom_alone_after times in a row, the
+ *     next segment runs alone (ALONE), else it is re-queued with that
+ *     floor (RAISE).
+ * A completed segment resets the in-a-row count and the run-alone flag
+ * (what it measured now guides the estimate); the floor stays.  Pure: s is
+ * read (options, device sizes) and h updated; out gets the decision.
+ */
+void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h,
+		    sched_mem_decision *out);
+
+/*
+ * The same for running segment seg_id, whose placement the core knows
+ * (reservation, devices, whether anything ran beside it): call it at the
+ * segment's end, before sched_finished (which then releases the
+ * reservation and teaches the profile).  Changes nothing in s.  Returns
+ * 0, or RL_ENOTFOUND when seg_id is not running.
+ */
+int sched_mem_decide(const sched *s, uint64_t seg_id, const sched_observation *obs,
+		     sched_mem_history *h, sched_mem_decision *out, rl_err *err);
+
+/* Copy the history's floor and run-alone flag into a trial's request. */
+void sched_mem_apply(const sched_mem_history *h, sched_request *req);
 
 /* Co-location model.  Seed (or overwrite) the pair (a, b): speed_a is a's
  * throughput beside b relative to a alone (0 < speed <= ~1), speed_b the

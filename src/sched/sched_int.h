@@ -349,6 +349,15 @@ void est_observe(sched *s, size_t prof, const sched_observation *obs, int alone,
 void est_running_changed(sched *s, size_t prof);
 void est_fini(sched *s);
 
+/* ---- mem.c ---- */
+/* The floor after an out-of-memory: max(reservation x oom_factor,
+ * max(peak, reservation) x (1 + memory_margin)), and always more than the
+ * reservation. */
+uint64_t mem_oom_need(const sched *s, uint64_t peak_mib, uint64_t reserved_mib);
+/* The request's class has enough devices for it (gangs): the only test an
+ * aging claim needs. */
+int mem_class_placeable(const sched *s, const sched_request *req);
+
 /* ---- colocate.c ---- */
 /* Modelled total throughput of a device's running set plus (optionally)
  * one candidate with shape cand_shape and utilisation cand_util. */

@@ -100,14 +100,13 @@ typedef struct jstate {
 	double finish;
 	double seg_start;       /* when the running segment was placed */
 	uint64_t res_mib;       /* reservation of the running segment */
-	uint64_t min_mem;       /* floor after an out-of-memory */
+	sched_mem_history mem;  /* out-of-memory history (the core's rule) */
 	uint32_t version;       /* bumps on every reschedule */
 	size_t hpos;            /* its end event's index in the heap, SIZE_MAX none */
 	uint32_t attempts;      /* segments submitted */
 	int gang;               /* GPUs used (num_gpus capped) */
 	int running;
 	int doomed;             /* this segment's true peak exceeds its reservation */
-	int ooms_in_row;
 	int n_dev, prev_n_dev;
 	int dev[SCHED_MAX_GANG];
 	int prev_dev[SCHED_MAX_GANG];
@@ -465,10 +464,9 @@ static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
 	q.mem_hint_mib = job_hint(x->t, x->c, j);
 	q.needs_gpu = 1;
 	q.n_devices = s->gang;
-	q.min_mem_mib = s->min_mem;
-	/* After repeated out-of-memory errors the driver asks for a whole
-	 * device, as the live driver does. */
-	q.exclusive = s->ooms_in_row >= 3;
+	/* The floor and run-alone flag the core's memory policy set after
+	 * out-of-memory ends (sched_mem_decide), as for a live trial. */
+	sched_mem_apply(&s->mem, &q);
 	q.submit_time = job->submit_s;
 	/* Least attained service: GPU-seconds of work the job has done so
 	 * far (new jobs 0), so short jobs pass long ones at the long ones'
@@ -573,19 +571,23 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 		o.mean_util = -1;
 		o.work = 0;
 		x->r->oom_count++;
-		s->ooms_in_row++;
-		uint64_t floor = s->res_mib + s->res_mib / 4 + 1;
-		s->min_mem = floor < x->c->gpu_mem_mib ? floor : x->c->gpu_mem_mib;
 	} else {
 		o.outcome = SCHED_OUT_COMPLETED;
 		o.peak_mem_mib = job->mem_mib;
 		o.mean_util = job->util_pct;
 		o.work = s->seg_work;
 		s->remaining -= s->seg_work;
-		s->ooms_in_row = 0;
 	}
 	o.duration_s = now - s->seg_start;
 	uint64_t seg = seg_id_of(j, s->attempts);
+	/* What the end means for memory: the core's decision, as live. */
+	sched_mem_decision md;
+	int rc = sched_mem_decide(x->s, seg, &o, &s->mem, &md, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "simulating job %s", job->id);
+	if (md.verdict == SCHED_MEM_FAIL)
+		return rl_err_set(err, RL_EINTERNAL, "simulating job %s: %s, although it needs "
+				  "%llu MiB", job->id, md.reason, (unsigned long long)job->mem_mib);
 	int n_dev = s->n_dev;
 	int devs[SCHED_MAX_GANG];
 	memcpy(devs, s->dev, sizeof devs);
@@ -595,7 +597,7 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 	memcpy(s->prev_dev, devs, sizeof devs);
 	if (x->c->on_finish)
 		x->c->on_finish(x->c->ctx, now, seg, &o);
-	int rc = sched_finished(x->s, seg, now, &o, err);
+	rc = sched_finished(x->s, seg, now, &o, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "simulating job %s", job->id);
 	for (int k = 0; k < n_dev; k++)
