@@ -328,24 +328,24 @@ static void test_las_order(void **state)
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(1, 10000);
 	c.segment_s = 100;
-	c.order = SIM_ORDER_FIFO;
+	c.order = ORDER_FIFO;
 	sim_result *r = run(t, m, &c, SHARE_EXCLUSIVE);
-	assert_int_equal(r->order, SIM_ORDER_FIFO);
+	assert_int_equal(r->order, ORDER_FIFO);
 	assert_near(r->jct_s[0], 300);
 	assert_near(r->jct_s[1], 350);
 	sim_result_free(r);
-	c.order = SIM_ORDER_LAS;
+	c.order = ORDER_LAS;
 	r = run(t, m, &c, SHARE_EXCLUSIVE);
-	assert_int_equal(r->order, SIM_ORDER_LAS);
+	assert_int_equal(r->order, ORDER_LAS);
 	assert_near(r->jct_s[0], 400);
 	assert_near(r->jct_s[1], 150);
 	assert_near(r->mean_jct_s, 275);
 	sim_result_free(r);
 	/* The default order: fifo for the baselines, las for relish. */
-	assert_int_equal(sim_order_for(SIM_ORDER_DEFAULT, SHARE_EXCLUSIVE), SIM_ORDER_FIFO);
-	assert_int_equal(sim_order_for(SIM_ORDER_DEFAULT, SHARE_PACK), SIM_ORDER_FIFO);
-	assert_int_equal(sim_order_for(SIM_ORDER_DEFAULT, SHARE_RELISH), SIM_ORDER_LAS);
-	assert_int_equal(sim_order_for(SIM_ORDER_FIFO, SHARE_RELISH), SIM_ORDER_FIFO);
+	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_EXCLUSIVE), ORDER_FIFO);
+	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_PACK), ORDER_FIFO);
+	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_RELISH), ORDER_LAS);
+	assert_int_equal(sched_order_for(ORDER_FIFO, SHARE_RELISH), ORDER_FIFO);
 	sim_model_free(m);
 	sim_trace_free(t);
 }

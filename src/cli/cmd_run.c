@@ -23,6 +23,7 @@
 
 static const char usage[] =
 	"relish run SPEC [SPEC...] [--db FILE] [--policy exclusive|pack|relish] "
+	"[--order fifo|las|tiresias|fair] "
 	"[--max-concurrent N] [--runs-dir DIR] [--devices FILE] [--quiet] [--json] [--stats]";
 
 static int run_help(void)
@@ -31,6 +32,8 @@ static int run_help(void)
 	       "Runs experiments to completion, resuming any the database already holds.\n"
 	       "  --db FILE            state database (default ./%s)\n"
 	       "  --policy P           sharing policy for every experiment (default: the spec's)\n"
+	       "  --order O            queue order: fifo, las, tiresias or fair (default: the\n"
+	       "                       spec's sharing.order; docs/scheduling.md)\n"
 	       "  --max-concurrent N   segments running at once per experiment (default: the spec's)\n"
 	       "  --runs-dir DIR       logs and checkpoints (default: relish-runs/ next to the db)\n"
 	       "  --devices FILE       devices file instead of discovery (docs/gpu.md)\n"
@@ -58,7 +61,7 @@ static int print_best(const char *db, const char *name, int json, rl_err *err)
 	return cmd_best(json ? 6 : 5, av, err);
 }
 
-enum { OPT_POLICY = 256, OPT_MAXC, OPT_RUNS, OPT_DEVICES, OPT_QUIET, OPT_STATS };
+enum { OPT_POLICY = 256, OPT_ORDER, OPT_MAXC, OPT_RUNS, OPT_DEVICES, OPT_QUIET, OPT_STATS };
 
 int cmd_run(int argc, char **argv, rl_err *err)
 {
@@ -67,6 +70,7 @@ int cmd_run(int argc, char **argv, rl_err *err)
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{"policy", required_argument, NULL, OPT_POLICY},
+		{"order", required_argument, NULL, OPT_ORDER},
 		{"max-concurrent", required_argument, NULL, OPT_MAXC},
 		{"runs-dir", required_argument, NULL, OPT_RUNS},
 		{"devices", required_argument, NULL, OPT_DEVICES},
@@ -89,6 +93,12 @@ int cmd_run(int argc, char **argv, rl_err *err)
 				return cli_usage_error(err, usage, "--policy: expected exclusive, pack "
 						       "or relish, got '%s'", optarg);
 			lo.policy_set = 1;
+			break;
+		case OPT_ORDER:
+			if (spec_order_from_name(optarg, &lo.order) < 0)
+				return cli_usage_error(err, usage, "--order: expected default, fifo, "
+						       "las, tiresias or fair, got '%s'", optarg);
+			lo.order_set = 1;
 			break;
 		case OPT_MAXC:
 			lo.max_concurrent = (int)strtol(optarg, &end, 10);

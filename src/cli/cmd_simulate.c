@@ -37,7 +37,9 @@ static const char usage_text[] =
 	"  --restart-cost-s C   cost of starting or moving a segment (default 30)\n"
 	"  --hints H            user memory hints: noisy (default), exact, none\n"
 	"  --order O            queue order: default (fifo for exclusive and pack, las for\n"
-	"                       relish), fifo, or las (least attained service first)\n"
+	"                       relish), fifo, las (least attained service first),\n"
+	"                       tiresias (discretised 2D-LAS queues) or fair (users by\n"
+	"                       attained GPU-time over their share, LAS within a user)\n"
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
 	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
 	"  --scale N            replay a trace N times larger (what if N times the load\n"
@@ -149,8 +151,10 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rc;
 			break;
 		case O_ORDER:
-			if (sim_order_from_name(optarg, &o->cfg.order) < 0)
-				return rl_err_set(err, RL_EUSAGE, "--order: expected default, fifo or las, got \"%s\"", optarg);
+			if (spec_order_from_name(optarg, &o->cfg.order) < 0)
+				return rl_err_set(err, RL_EUSAGE,
+						  "--order: expected default, fifo, las, tiresias or fair, got \"%s\"",
+						  optarg);
 			break;
 		case O_HINTS:
 			if (sim_hints_from_name(optarg, &o->cfg.hints) < 0)
@@ -252,13 +256,23 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 		if (!r)
 			continue;
 		printf("%-9s %5s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
-		       sim_policy_name(r->policy), sim_order_name(r->order), H(r->makespan_s), H(r->lower_bound_makespan_s),
+		       sim_policy_name(r->policy), sched_order_name(r->order), H(r->makespan_s), H(r->lower_bound_makespan_s),
 		       H(r->mean_jct_s), H(r->median_jct_s), H(r->p95_jct_s), H(r->mean_burst_jct_s),
 		       H(r->mean_queue_s), 100 * r->gpu_mem_util, 100 * r->gpu_mem_reserved,
 		       100 * r->gpu_compute_util, 100 * r->gpu_busy, r->oom_count);
 	}
 	printf("(times in hours; mem%%/res%%/comp%%/busy%%: time-averaged GPU memory used / "
 	       "reserved, compute, GPUs busy)\n");
+	for (int i = 0; i < 3; i++)
+		if (res[i])
+			printf("%s: finish-time fairness rho (experiment time over its time on a private "
+			       "1/N of the cluster): mean %.2f, median %.2f, p95 %.2f, max %.2f; "
+			       "worst user %s, mean %.2f (%zu users)\n",
+			       sim_policy_name(res[i]->policy), res[i]->rho_mean, res[i]->rho_median,
+			       res[i]->rho_p95, res[i]->rho_max,
+			       res[i]->n_users && t->users[res[i]->rho_worst_user].name[0]
+				       ? t->users[res[i]->rho_worst_user].name : "-",
+			       res[i]->rho_user_max, res[i]->n_users);
 	if (res[0])
 		for (int i = 1; i < 3; i++)
 			if (res[i])
@@ -268,10 +282,28 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 				       res[i]->makespan_s / res[i]->lower_bound_makespan_s);
 }
 
-static json_t *result_json(const sim_result *r)
+/* Finish-time fairness: the summary and one row per user. */
+static json_t *fairness_json(const sim_trace *t, const sim_result *r)
 {
-	return json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
-			 "order", sim_order_name(r->order), "makespan_s", r->makespan_s, "mean_jct_s", r->mean_jct_s,
+	json_t *users = json_array();
+	for (size_t u = 0; users && u < r->n_users; u++) {
+		const sim_user_result *ur = &r->users[u];
+		json_array_append_new(users, json_pack("{s:s, s:I, s:f, s:f, s:f}", "user",
+						       t->users[u].name, "experiments",
+						       (json_int_t)ur->n_exps, "rho_mean", ur->rho_mean,
+						       "rho_max", ur->rho_max, "attained_gpu_h",
+						       ur->attained_gpu_s / 3600.0));
+	}
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:s, s:o}", "rho_mean", r->rho_mean,
+			 "rho_median", r->rho_median, "rho_p95", r->rho_p95, "rho_max", r->rho_max,
+			 "rho_user_max", r->rho_user_max, "worst_user",
+			 r->n_users ? t->users[r->rho_worst_user].name : "", "users", users);
+}
+
+static json_t *result_json(const sim_trace *t, const sim_result *r)
+{
+	json_t *j = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:I}",
+			 "order", sched_order_name(r->order), "makespan_s", r->makespan_s, "mean_jct_s", r->mean_jct_s,
 			 "median_jct_s", r->median_jct_s, "p95_jct_s", r->p95_jct_s,
 			 "mean_burst_jct_s", r->mean_burst_jct_s, "mean_queue_s", r->mean_queue_s,
 			 "gpu_mem_util", r->gpu_mem_util, "gpu_mem_reserved", r->gpu_mem_reserved,
@@ -283,6 +315,9 @@ static json_t *result_json(const sim_result *r)
 			 "makespan_over_bound", r->makespan_s / r->lower_bound_makespan_s,
 			 "jobs", (json_int_t)r->n_jobs, "segments", (json_int_t)r->n_segments,
 			 "events", (json_int_t)r->n_events, "gangs_capped", (json_int_t)r->n_gang_capped);
+	if (j)
+		json_object_set_new(j, "fairness", fairness_json(t, r));
+	return j;
 }
 
 static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_model *m,
@@ -291,7 +326,7 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 	json_t *pol = json_object();
 	for (int i = 0; i < 3; i++)
 		if (res[i])
-			json_object_set_new(pol, sim_policy_name(res[i]->policy), result_json(res[i]));
+			json_object_set_new(pol, sim_policy_name(res[i]->policy), result_json(t, res[i]));
 	json_t *cfg = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:s, s:s?, s:I, s:I}",
 				"trace", o->trace, "jobs", (json_int_t)t->n_jobs,
 				"gpus", (json_int_t)o->gpus, "gpu_memory_mib", (json_int_t)o->mem,
@@ -475,6 +510,15 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 		for (size_t j = 0; j < t->n_jobs; j++)
 			fprintf(f, "%s,%.0f,%.1f,%.1f\n", t->jobs[j].id, t->jobs[j].submit_s,
 				r->jct_s[j], r->queue_s[j]);
+		fclose(f);
+		snprintf(name, sizeof name, "fairness_%s.csv", n);
+		if ((rc = write_file(o->out, name, &f, err)) < 0)
+			return rc;
+		fprintf(f, "user,experiments,rho_mean,rho_max,attained_gpu_h\n");
+		for (size_t u = 0; u < r->n_users; u++)
+			fprintf(f, "%s,%zu,%.4f,%.4f,%.3f\n", t->users[u].name, r->users[u].n_exps,
+				r->users[u].rho_mean, r->users[u].rho_max,
+				r->users[u].attained_gpu_s / 3600.0);
 		fclose(f);
 		/* CDF at up to 500 points keeps the plot data small. */
 		double *v = malloc(t->n_jobs * sizeof *v);

@@ -257,6 +257,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 		free(pj);
 		if (rc < 0)
 			return rc;
+		t->arrival = now;
 	}
 	live_seg *g = calloc(1, sizeof *g);
 	if (!g)
@@ -271,7 +272,9 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 	live_request_build(x, w->cfg, &g->req);
 	g->req.seg_id = g->sched_id = ++d->next_sched_id;
 	sched_mem_apply(&t->mem, &g->req);
-	g->req.submit_time = now;
+	g->req.job_id = t->store_id; /* the core adds up each trial's service */
+	g->req.attained_s = t->attained_before;
+	g->req.submit_time = t->arrival;
 	live_profile_seed(d, &g->req);
 	char never[160];
 	if (sched_never_fits(d->core, &g->req, never, sizeof never)) {
@@ -577,6 +580,7 @@ static int core_create(live *d, const spec *sp, rl_err *err)
 	sched_options so;
 	sched_options_default(&so, d->opt.policy_set ? d->opt.policy : sp->sharing.policy);
 	so.memory_margin = sp->sharing.memory_margin;
+	so.order = d->opt.order_set ? d->opt.order : sp->sharing.order;
 	int rc = sched_new(&so, &d->core, err);
 	if (rc < 0)
 		return rc;

@@ -28,6 +28,8 @@ typedef struct live_options {
 	const char *devices_path; /* devices file (devices.h); NULL: discover */
 	int policy_set;           /* 1: policy overrides every spec's sharing.policy */
 	sharing_policy policy;
+	int order_set;            /* 1: order overrides every spec's sharing.order */
+	queue_order order;
 	int max_concurrent;       /* > 0: overrides search.max_concurrent */
 	int quiet;                /* no progress output at all */
 	int progress;             /* 1 live display, 0 plain lines, -1 auto (isatty) */

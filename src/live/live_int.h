@@ -38,6 +38,12 @@ typedef struct live_trial {
 	sched_mem_history mem; /* out-of-memory history: the core's memory
 				  policy updates it (sched_mem_decide) and the
 				  trial's requests carry it (sched_mem_apply) */
+	double arrival;       /* when its first segment was submitted: its
+				 segments keep that turn (submit_time), as a
+				 simulated job keeps its arrival */
+	double attained_before; /* device-seconds of segments that ended
+				   before this process started (the core
+				   counts the rest itself) */
 } live_trial;
 
 /* A segment queued in the core or running. */

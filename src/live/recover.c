@@ -137,6 +137,8 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	live_request_build(x, w.cfg, &s->req);
 	s->req.seg_id = s->sched_id = ++d->next_sched_id;
 	sched_mem_apply(&t->mem, &s->req);
+	s->req.job_id = t->store_id;
+	s->req.attained_s = t->attained_before;
 	s->req.submit_time = isnan(g->started_at) ? live_now() : g->started_at;
 	live_profile_seed(d, &s->req);
 	sched_placement pl = {.seg_id = s->sched_id, .n_dev = 1, .dev = {dev},
@@ -252,8 +254,12 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 	if (!lt)
 		return RL_ENOMEM;
 	lt->store_id = t->id;
+	lt->arrival = t->created_at;
+	lt->attained_before = 0;
 	for (size_t k = 0; k < n_segs; k++) {
 		const store_segment *g = &segs[k];
+		if (!isnan(g->started_at) && !isnan(g->ended_at) && g->ended_at > g->started_at)
+			lt->attained_before += g->ended_at - g->started_at;
 		if (g->seq + 1 > lt->next_seq)
 			lt->next_seq = g->seq + 1;
 		if (g->status == SEG_FAILED || g->status == SEG_SIGNALED || g->status == SEG_TIMEOUT)

@@ -2,7 +2,9 @@
  * place.c - the placement policies: which queued segments start now, where,
  * with what memory reservation and compute share.
  *
- * One pass over the queue in order (submit_time, seg_id).  Each segment is
+ * One pass over the queue in the order policy's order (sched.c: fifo, las,
+ * tiresias by a key fixed at submission; fair by users, scan_fair below).
+ * Each segment is
  * tried against the devices of its class (GPU, or the host when a host
  * device exists); one that does not fit is skipped, so smaller segments
  * behind it may start (backfill).  Against starvation, the first segment of
@@ -77,6 +79,20 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	if (sched_grow((void **)&g->ov, &g->cap_ov, g->n_ov + partners, sizeof *g->ov))
 		return RL_ENOMEM;
 	s->work.partners += partners;
+	/* the user's and the job's books */
+	sched_user *u = &s->user[g->user];
+	if (g->state == SEG_QUEUED) {
+		u->n_queued--;
+		s->n_queued--;
+	}
+	g->svc_start = g->adopted ? g->req.submit_time : now;
+	double nd = (double)pl->n_dev;
+	u->n_running++;
+	u->run_dev += nd;
+	u->run_dev_start += nd * g->svc_start;
+	u->mem_res += pl->mem_mib * (uint64_t)pl->n_dev;
+	if (g->job != SCHED_NONE)
+		s->job[g->job].run_seg = gi;
 	g->pl = *pl;
 	g->start = now;
 	g->state = SEG_RUNNING;
@@ -444,24 +460,300 @@ static int pass_saturated(const sched *s, const pass *ps)
 	return 1;
 }
 
-/* Keep an unchanged scanned entry at the next kept position (the scanned
- * prefix is compacted in place; most entries stay where they are, and
- * are not written). */
-#define KEEP_SAME(qe)                     \
-	do {                              \
-		if (w != r)               \
-			SCHED_Q(s, w) = (qe); \
-		w++;                      \
-	} while (0)
+/* A user's limits let one more segment of n_whole devices start (the
+ * memory limit is checked once the reservation is known). */
+static int user_may_start(const sched *s, const sched_user *u, int n_whole)
+{
+	const sched_user_limits *l = &u->lim;
+	if (l->max_segments && u->n_running >= (size_t)l->max_segments)
+		return 0;
+	if (l->max_gpus && u->run_dev + n_whole > l->max_gpus + 0.5)
+		return 0;
+	(void)s;
+	return 1;
+}
+
+static int user_mem_ok(const sched_user *u, const sched_placement *pl)
+{
+	return !u->lim.max_mem_mib ||
+	       u->mem_res + pl->mem_mib * (uint64_t)pl->n_dev <= u->lim.max_mem_mib;
+}
+
+/* What scan_one did with a queue entry. */
+enum { SCAN_KEEP, SCAN_KEEP_NEW, SCAN_PLACED };
+
+/*
+ * One queued segment (its entry *qe, a copy): try to place it now.
+ * SCAN_PLACED: committed, *out written.  SCAN_KEEP: it stays queued and
+ * its entry is unchanged; SCAN_KEEP_NEW: it stays with *qe updated (a new
+ * refusal memo).  The caller keeps the queue in order.
+ */
+static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out)
+{
+	/* Over its user's limits: passed over, nothing learnt or claimed. */
+	if (s->any_limits &&
+	    !user_may_start(s, &s->user[s->seg[qe->gi].user], qe->n_whole))
+		return SCAN_KEEP;
+	/* Fastest path: refused before with a reservation that can only
+	 * grow, bigger than every hole of its class now. */
+	if (qe->memo && qe->grows && qe->memo_res > ps->max_free[qe->cls] &&
+	    ps->head_seen[qe->cls] && qe->memo >= s->all_stamp && qe->memo >= s->add_stamp)
+		return SCAN_KEEP;
+	/* Fast path, reading the queue entry only: refused before, no
+	 * estimate anywhere changed since, and either bigger than any
+	 * hole or no device of its class changed. */
+	if (qe->memo && qe->memo >= s->est_stamp && qe->memo >= s->all_stamp &&
+	    ps->head_seen[qe->cls] &&
+	    ((qe->memo_res && qe->memo_res > ps->max_free[qe->cls]) ||
+	     qe->memo >= s->cls_stamp[qe->cls]))
+		return SCAN_KEEP;
+	/* Refused before with an estimate that has not changed since
+	 * (its profile, its family, every device's set and the device
+	 * list are older than the refusal): decide from the queue entry
+	 * and the profile alone, doing exactly what the full path below
+	 * would do on a refusal (new memo, claims noted).  Anything that
+	 * may place the segment takes the full path. */
+	if (qe->memo && ps->head_seen[qe->cls] && qe->memo >= s->all_stamp &&
+	    qe->memo >= s->add_stamp && qe->prof != UINT32_MAX &&
+	    qe->memo >= s->pstamp[qe->prof].stamp &&
+	    qe->memo >= s->fstamp[s->pstamp[qe->prof].fam]) {
+		const sched_profile *p = &s->prof[qe->prof];
+		int cls = qe->cls;
+		if (qe->memo >= s->cls_stamp[cls] ||
+		    (qe->memo_res && qe->memo_res > ps->max_free[cls]))
+			return SCAN_KEEP;
+		int refused;
+		if (!qe->memo_res) {
+			refused = ps->n_empty[cls] < qe->n_whole;
+		} else {
+			uint64_t res = qe->memo_res;
+			refused = p->memo_call == s->call_id && p->memo_cls == cls &&
+				  res >= p->memo_mem && qe->comp >= p->memo_comp;
+			if (!refused && p->memo_at > qe->memo && p->memo_at_cls == cls &&
+			    p->memo_at >= p->stamp && p->memo_at >= s->fstamp[p->fam] &&
+			    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
+			    qe->comp >= p->memo_at_comp)
+				refused = p->memo_at >= s->cls_stamp[cls];
+		}
+		if (refused) {
+			qe->memo = s->stamp;
+			claim_note(s, !qe->memo_res, qe->memo_res);
+			return SCAN_KEEP_NEW;
+		}
+	}
+	s->work.searched++;
+	size_t gi = qe->gi;
+	sched_seg *g = &s->seg[gi];
+	const sched_profile *p = &s->prof[g->prof];
+	uint64_t fstamp = s->fstamp[p->fam]; /* = s->fam[p->fam].stamp */
+	int cls = sched_req_class(s, &g->req);
+	/* Rejected before and nothing that could change the answer
+	 * happened since: no need to look again.  Own-estimate changes
+	 * reopen every device, device releases only that device. */
+	int own_same = qe->memo && qe->cls == cls && qe->memo >= s->all_stamp &&
+		       qe->memo >= p->stamp && qe->memo >= fstamp;
+	int ok = 0, whole = 0, have_e = 0;
+	sched_mem_estimate e;
+	memset(&e, 0, sizeof e);
+	/* Same estimate as at the rejection and bigger than any hole:
+	 * rejected again without recomputing anything. */
+	if (own_same && qe->memo_res && qe->memo_res > ps->max_free[cls])
+		own_same = 2;
+	if (own_same != 2 && !(own_same && qe->memo >= s->cls_stamp[cls])) {
+		uint64_t since = own_same ? qe->memo : 0;
+		est_reserve(s, &g->req, g->prof, cls, &e);
+		have_e = 1;
+		whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+		sched_placement pl;
+		memset(&pl, 0, sizeof pl);
+		pl.seg_id = g->req.seg_id;
+		if (whole) {
+			ok = place_whole(s, ps, g, cls, &pl);
+		} else {
+			uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
+			int memo = p->memo_call == s->call_id && p->memo_cls == cls &&
+				   res >= p->memo_mem && g->req.compute_hint >= p->memo_comp;
+			/* The shape was refused everywhere at memo_at with
+			 * no more than this: only devices changed since
+			 * then can take it. */
+			if (!memo && p->memo_at > since && p->memo_at_cls == cls &&
+			    p->memo_at >= p->stamp && p->memo_at >= fstamp &&
+			    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
+			    g->req.compute_hint >= p->memo_at_comp) {
+				since = p->memo_at;
+				memo = since >= s->cls_stamp[cls];
+			}
+			ok = !memo && place_shared(s, ps, g, cls, &e, since, &pl);
+		}
+		/* A place was found but its memory would take the user past
+		 * its limit: passed over like a segment at its limits. */
+		if (ok && s->any_limits && !user_mem_ok(&s->user[g->user], &pl))
+			return SCAN_KEEP;
+		if (ok && place_commit(s, gi, &pl, now) == 0) {
+			*out = pl;
+			s->work.placed++;
+			pass_refresh(s, ps, cls);
+			return SCAN_PLACED;
+		}
+		qe->memo = s->stamp;
+		qe->memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
+		qe->cls = (int8_t)cls;
+		qe->grows = !whole && s->opt.policy == SHARE_PACK && g->req.mem_hint_mib > 0;
+		claim_note(s, whole, qe->memo_res);
+	}
+	if (!ps->head_seen[cls]) {
+		ps->head_seen[cls] = 1;
+		if (s->opt.aging_s > 0 && now - g->req.submit_time >= s->opt.aging_s &&
+		    mem_class_placeable(s, &g->req)) {
+			if (!have_e) {
+				est_reserve(s, &g->req, g->prof, cls, &e);
+				whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+			}
+			claim_for(s, ps, g, cls, whole, whole ? 0 : e.reserve_mib);
+		} else {
+			g->n_claim = 0;
+		}
+	}
+	return SCAN_KEEP_NEW;
+}
+
+/* The scanned prefix [0, r) of q, with w entries kept, closes up: the
+ * kept ones move up to the unscanned tail (cheaper than moving the tail
+ * down). */
+static void queue_close(sched_queue *q, size_t r, size_t w)
+{
+	if (w < r) {
+		memmove(&q->qbuf[q->q_lo + r - w], &q->qbuf[q->q_lo], w * sizeof *q->qbuf);
+		q->q_lo += r - w;
+		q->n_queue -= r - w;
+	}
+}
+
+/* One queue in key order (every order but fair). */
+static size_t scan_queue(sched *s, pass *ps, sched_queue *q, double now,
+			 sched_placement *out, size_t max)
+{
+	size_t placed = 0, tried = 0, w = 0, r = 0;
+	for (; r < q->n_queue; r++) {
+		if (placed >= max || pass_saturated(s, ps) ||
+		    (s->opt.scan_max && tried >= s->opt.scan_max))
+			break;
+		sched_qent qe = SCHED_Q(q, r);
+		tried++;
+		s->work.scanned++;
+		int act = scan_one(s, ps, &qe, now, &out[placed]);
+		if (act == SCAN_PLACED) {
+			placed++;
+			continue;
+		}
+		if (act == SCAN_KEEP_NEW || w != r)
+			SCHED_Q(q, w) = qe;
+		w++;
+	}
+	queue_close(q, r, w);
+	return placed;
+}
+
+/*
+ * Fair share: the users' queues merged, the user with the least attained
+ * device-time relative to its weight first (ties: fewer devices running
+ * relative to the weight, then the lower id), each user's own queue in
+ * its key order (least attained service within the user).  Attained
+ * service does not move within a call (time does not), but what runs
+ * does: a user whose segment is placed is ranked again with one more
+ * device running, so that two free devices at one instant go to two
+ * users whose service is equal, not both to the first.  scan_max applies
+ * per user, as Slurm's bf_max_job_user bounds the backfill per user.
+ */
+static int user_before(const sched *s, size_t a, size_t b)
+{
+	const sched_user *x = &s->user[a], *y = &s->user[b];
+	if (x->pass_key != y->pass_key)
+		return x->pass_key < y->pass_key;
+	double rx = x->run_dev / x->weight, ry = y->run_dev / y->weight;
+	if (rx != ry)
+		return rx < ry;
+	return x->id < y->id;
+}
+
+static void uheap_down(sched *s, size_t n, size_t i)
+{
+	size_t *h = s->uheap;
+	size_t e = h[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && user_before(s, h[c + 1], h[c]))
+			c++;
+		if (!user_before(s, h[c], e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+}
+
+static size_t scan_fair(sched *s, pass *ps, double now, sched_placement *out, size_t max)
+{
+	if (sched_grow((void **)&s->uheap, &s->cap_uheap, s->n_user, sizeof *s->uheap))
+		return scan_queue(s, ps, &s->user[0].q, now, out, max); /* degraded, not wrong */
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_user; i++) {
+		sched_user *u = &s->user[i];
+		(void)queue_refill(s, &u->q);
+		u->scan_r = u->scan_w = u->scan_tried = 0;
+		if (!u->q.n_queue)
+			continue;
+		u->pass_key = user_attained(u, now) / u->weight;
+		s->uheap[n++] = i;
+	}
+	size_t m = n; /* users touched, to close their queues after */
+	for (size_t i = n / 2; i-- > 0;)
+		uheap_down(s, n, i);
+	size_t placed = 0;
+	while (n && placed < max && !pass_saturated(s, ps)) {
+		sched_user *u = &s->user[s->uheap[0]];
+		sched_queue *q = &u->q;
+		if (u->scan_r >= q->n_queue || (s->opt.scan_max && u->scan_tried >= s->opt.scan_max)) {
+			size_t last = s->uheap[--n];
+			s->uheap[n] = s->uheap[0]; /* kept past the heap, for closing */
+			s->uheap[0] = last;
+			if (n)
+				uheap_down(s, n, 0);
+			continue;
+		}
+		size_t r = u->scan_r++;
+		sched_qent qe = SCHED_Q(q, r);
+		u->scan_tried++;
+		s->work.scanned++;
+		int act = scan_one(s, ps, &qe, now, &out[placed]);
+		if (act == SCAN_PLACED) {
+			placed++;
+			uheap_down(s, n, 0); /* it runs one more: ranked again */
+			continue;
+		}
+		if (act == SCAN_KEEP_NEW || u->scan_w != r)
+			SCHED_Q(q, u->scan_w) = qe;
+		u->scan_w++;
+	}
+	for (size_t k = 0; k < m; k++) {
+		sched_user *u = &s->user[s->uheap[k]];
+		queue_close(&u->q, u->scan_r, u->scan_w);
+	}
+	return placed;
+}
 
 size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 {
 	if (now > s->last_now)
 		s->last_now = now;
+	int fair = s->opt.order == ORDER_FAIR;
 	/* the front must hold what this call may scan; without memory for
 	 * that, the call scans what the front holds */
-	(void)queue_refill(s);
-	if (!max || !s->n_queue || !s->n_dev)
+	if (!fair)
+		(void)queue_refill(s, &s->q);
+	if (!max || !s->n_queued || !s->n_dev)
 		return 0;
 	s->call_id++;
 	s->work.calls++;
@@ -473,146 +765,8 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 	for (int c = 0; c < CLS__COUNT; c++)
 		pass_refresh(s, &ps, c);
 
-	size_t placed = 0, tried = 0, w = 0, r = 0;
-	for (; r < s->n_queue; r++) {
-		if (placed >= max || pass_saturated(s, &ps) ||
-		    (s->opt.scan_max && tried >= s->opt.scan_max))
-			break;
-		sched_qent qe = SCHED_Q(s, r);
-		tried++;
-		s->work.scanned++;
-		/* Fastest path: refused before with a reservation that can only
-		 * grow, bigger than every hole of its class now. */
-		if (qe.memo && qe.grows && qe.memo_res > ps.max_free[qe.cls] &&
-		    ps.head_seen[qe.cls] && qe.memo >= s->all_stamp && qe.memo >= s->add_stamp) {
-			KEEP_SAME(qe);
-			continue;
-		}
-		/* Fast path, reading the queue entry only: refused before, no
-		 * estimate anywhere changed since, and either bigger than any
-		 * hole or no device of its class changed. */
-		if (qe.memo && qe.memo >= s->est_stamp && qe.memo >= s->all_stamp &&
-		    ps.head_seen[qe.cls] &&
-		    ((qe.memo_res && qe.memo_res > ps.max_free[qe.cls]) ||
-		     qe.memo >= s->cls_stamp[qe.cls])) {
-			KEEP_SAME(qe);
-			continue;
-		}
-		/* Refused before with an estimate that has not changed since
-		 * (its profile, its family, every device's set and the device
-		 * list are older than the refusal): decide from the queue entry
-		 * and the profile alone, doing exactly what the full path below
-		 * would do on a refusal (new memo, claims noted).  Anything that
-		 * may place the segment takes the full path. */
-		if (qe.memo && ps.head_seen[qe.cls] && qe.memo >= s->all_stamp &&
-		    qe.memo >= s->add_stamp && qe.prof != UINT32_MAX &&
-		    qe.memo >= s->pstamp[qe.prof].stamp &&
-		    qe.memo >= s->fstamp[s->pstamp[qe.prof].fam]) {
-			const sched_profile *p = &s->prof[qe.prof];
-			int cls = qe.cls;
-			if (qe.memo >= s->cls_stamp[cls] ||
-			    (qe.memo_res && qe.memo_res > ps.max_free[cls])) {
-				KEEP_SAME(qe);
-				continue;
-			}
-			int refused;
-			if (!qe.memo_res) {
-				refused = ps.n_empty[cls] < qe.n_whole;
-			} else {
-				uint64_t res = qe.memo_res;
-				refused = p->memo_call == s->call_id && p->memo_cls == cls &&
-					  res >= p->memo_mem && qe.comp >= p->memo_comp;
-				if (!refused && p->memo_at > qe.memo && p->memo_at_cls == cls &&
-				    p->memo_at >= p->stamp && p->memo_at >= s->fstamp[p->fam] &&
-				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
-				    qe.comp >= p->memo_at_comp)
-					refused = p->memo_at >= s->cls_stamp[cls];
-			}
-			if (refused) {
-				qe.memo = s->stamp;
-				claim_note(s, !qe.memo_res, qe.memo_res);
-				SCHED_Q(s, w++) = qe;
-				continue;
-			}
-		}
-		s->work.searched++;
-		size_t gi = qe.gi;
-		sched_seg *g = &s->seg[gi];
-		const sched_profile *p = &s->prof[g->prof];
-		uint64_t fstamp = s->fstamp[p->fam]; /* = s->fam[p->fam].stamp */
-		int cls = sched_req_class(s, &g->req);
-		/* Rejected before and nothing that could change the answer
-		 * happened since: no need to look again.  Own-estimate changes
-		 * reopen every device, device releases only that device. */
-		int own_same = qe.memo && qe.cls == cls && qe.memo >= s->all_stamp &&
-			       qe.memo >= p->stamp && qe.memo >= fstamp;
-		int ok = 0, whole = 0, have_e = 0;
-		sched_mem_estimate e;
-		memset(&e, 0, sizeof e);
-		/* Same estimate as at the rejection and bigger than any hole:
-		 * rejected again without recomputing anything. */
-		if (own_same && qe.memo_res && qe.memo_res > ps.max_free[cls])
-			own_same = 2;
-		if (own_same != 2 && !(own_same && qe.memo >= s->cls_stamp[cls])) {
-			uint64_t since = own_same ? qe.memo : 0;
-			est_reserve(s, &g->req, g->prof, cls, &e);
-			have_e = 1;
-			whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
-			sched_placement pl;
-			memset(&pl, 0, sizeof pl);
-			pl.seg_id = g->req.seg_id;
-			if (whole) {
-				ok = place_whole(s, &ps, g, cls, &pl);
-			} else {
-				uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
-				int memo = p->memo_call == s->call_id && p->memo_cls == cls &&
-					   res >= p->memo_mem && g->req.compute_hint >= p->memo_comp;
-				/* The shape was refused everywhere at memo_at with
-				 * no more than this: only devices changed since
-				 * then can take it. */
-				if (!memo && p->memo_at > since && p->memo_at_cls == cls &&
-				    p->memo_at >= p->stamp && p->memo_at >= fstamp &&
-				    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
-				    g->req.compute_hint >= p->memo_at_comp) {
-					since = p->memo_at;
-					memo = since >= s->cls_stamp[cls];
-				}
-				ok = !memo && place_shared(s, &ps, g, cls, &e, since, &pl);
-			}
-			if (ok && place_commit(s, gi, &pl, now) == 0) {
-				out[placed++] = pl;
-				s->work.placed++;
-				pass_refresh(s, &ps, cls);
-				continue;
-			}
-			qe.memo = s->stamp;
-			qe.memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
-			qe.cls = (int8_t)cls;
-			qe.grows = !whole && s->opt.policy == SHARE_PACK && g->req.mem_hint_mib > 0;
-			claim_note(s, whole, qe.memo_res);
-		}
-		if (!ps.head_seen[cls]) {
-			ps.head_seen[cls] = 1;
-			if (s->opt.aging_s > 0 && now - g->req.submit_time >= s->opt.aging_s &&
-			    mem_class_placeable(s, &g->req)) {
-				if (!have_e) {
-					est_reserve(s, &g->req, g->prof, cls, &e);
-					whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
-				}
-				claim_for(s, &ps, g, cls, whole, whole ? 0 : e.reserve_mib);
-			} else {
-				g->n_claim = 0;
-			}
-		}
-		SCHED_Q(s, w++) = qe;
-	}
-	/* The w kept segments of the scanned prefix move up to close the gap
-	 * (cheaper than moving the unscanned tail down). */
-	if (w < r) {
-		memmove(&s->qbuf[s->q_lo + r - w], &s->qbuf[s->q_lo], w * sizeof *s->qbuf);
-		s->q_lo += r - w;
-		s->n_queue -= r - w;
-	}
+	size_t placed = fair ? scan_fair(s, &ps, now, out, max)
+			     : scan_queue(s, &ps, &s->q, now, out, max);
 	/* Claims last one call: released devices where a refusal may have
 	 * been due to the claim count as changed, so what was refused there
 	 * is looked at again. */

@@ -5,11 +5,13 @@
  * memory in estimate.c, and how co-located segments slow each other in
  * colocate.c.  Everything here is pure: time comes in as an argument.
  *
- * The queue is one array of segment indices sorted by (submit_time, seg_id):
- * that order is the fairness rule across experiments (first come, first
- * served, ties broken by the driver's id) and it makes runs reproducible.
- * Insertion is a binary search plus a memmove, which for queues of thousands
- * costs far less than the placement scan that follows it.
+ * The queue (sched_queue: a sorted front and a heap behind it) is ordered by
+ * (priority, the order policy's key, submit_time, seg_id): the key is the
+ * job's attained service (las), its Tiresias queue, or 0 (fifo), fixed at
+ * submission; under fair each user has a queue of its own and place.c
+ * merges them by the users' attained service.  Ties end at the driver's
+ * id, so runs are reproducible.  The core counts service itself: devices x
+ * seconds held, per job and per user, from placements and ends.
  */
 #include "sched/sched_int.h"
 
@@ -50,6 +52,24 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	 * large clusters (docs/evaluation.md, Speed and memory). */
 	o->score_max = 16;
 	o->solo_after_s = policy == SHARE_RELISH ? 86400.0 : 0; /* one GPU-day */
+	o->order = ORDER_DEFAULT;
+	/* Two queues, the first for jobs below one GPU-hour of service: the
+	 * threshold of the Tiresias simulator's own example (Gu et al.,
+	 * NSDI'19; docs/simulator.md) */
+	o->tiresias_limit_s[0] = 3600;
+}
+
+const char *sched_order_name(queue_order o)
+{
+	static const char *const names[] = {"default", "fifo", "las", "tiresias", "fair"};
+	return (unsigned)o < sizeof names / sizeof names[0] ? names[o] : "?";
+}
+
+queue_order sched_order_for(queue_order o, sharing_policy p)
+{
+	if (o != ORDER_DEFAULT)
+		return o;
+	return p == SHARE_RELISH ? ORDER_LAS : ORDER_FIFO;
 }
 
 /* ---- change stamps ---------------------------------------------------- */
@@ -190,6 +210,8 @@ void sched_map_fini(sched_map *m)
 
 /* ---- lifecycle -------------------------------------------------------- */
 
+static void queue_fini(sched_queue *q);
+
 int sched_new(const sched_options *opt, sched **out, rl_err *err)
 {
 	if (!opt || !out)
@@ -204,11 +226,20 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 		return rl_err_set(err, RL_EINVAL,
 				  "sched_new: expected memory_margin >= 0, min_speedup > 0, "
 				  "oom_factor >= 1, oom_alone_after >= 0 and default compute > 0");
+	if ((unsigned)opt->order > ORDER_FAIR)
+		return rl_err_set(err, RL_EINVAL, "sched_new: unknown queue order %d", (int)opt->order);
+	for (int k = 0; k < SCHED_MAX_TIERS && opt->tiresias_limit_s[k] != 0; k++)
+		if (!(opt->tiresias_limit_s[k] > 0) || !isfinite(opt->tiresias_limit_s[k]) ||
+		    (k && !(opt->tiresias_limit_s[k] > opt->tiresias_limit_s[k - 1])))
+			return rl_err_set(err, RL_EINVAL,
+					  "sched_new: tiresias_limit_s: expected ascending seconds > 0");
 	sched *s = calloc(1, sizeof *s);
 	if (!s)
 		return rl_err_set(err, RL_ENOMEM, "sched_new");
 	s->opt = *opt;
+	s->opt.order = sched_order_for(opt->order, opt->policy);
 	s->free_head = SCHED_NONE;
+	s->job_free = SCHED_NONE;
 	s->stamp = 1;
 	for (int c = 0; c < CLS__COUNT; c++)
 		s->idx[c].mru_head = -1;
@@ -230,8 +261,14 @@ void sched_free(sched *s)
 	devidx_fini(s);
 	free(s->hot);
 	free(s->seg);
-	free(s->qbuf);
-	free(s->hbuf);
+	queue_fini(&s->q);
+	for (size_t i = 0; i < s->n_user; i++)
+		queue_fini(&s->user[i].q);
+	free(s->user);
+	free(s->uheap);
+	sched_map_fini(&s->user_map);
+	free(s->job);
+	sched_map_fini(&s->job_map);
 	sched_map_fini(&s->seg_map);
 	est_fini(s);
 	colo_fini(s);
@@ -277,22 +314,29 @@ int sched_req_class(const sched *s, const sched_request *req)
 	return CLS_HOST;
 }
 
-/* Queue order: (priority, submit_time, seg_id). */
-static int key_less(const sched_request *a, const sched_request *b)
+/* Queue order: (priority, the order policy's key, submit_time, seg_id).
+ * The key is fixed when the segment is submitted: 0 (fifo), the job's
+ * attained service (las, and within a user under fair) or its Tiresias
+ * queue (tiresias).  Under fair the users' own order comes on top
+ * (place.c): it moves with time, so it is not part of a key. */
+static int key_less(const sched_seg *ga, const sched_seg *gb)
 {
+	const sched_request *a = &ga->req, *b = &gb->req;
 	if (a->priority != b->priority)
 		return a->priority < b->priority;
+	if (ga->okey != gb->okey)
+		return ga->okey < gb->okey;
 	if (a->submit_time != b->submit_time)
 		return a->submit_time < b->submit_time;
 	return a->seg_id < b->seg_id;
 }
 
-static size_t queue_lower_bound(const sched *s, const sched_request *r)
+static size_t queue_lower_bound(const sched *s, const sched_queue *q, const sched_seg *g)
 {
-	size_t lo = 0, hi = s->n_queue;
+	size_t lo = 0, hi = q->n_queue;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (key_less(&s->seg[SCHED_Q(s, mid).gi].req, r))
+		if (key_less(&s->seg[SCHED_Q(q, mid).gi], g))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -300,69 +344,69 @@ static size_t queue_lower_bound(const sched *s, const sched_request *r)
 	return lo;
 }
 
-/* ---- the back of the queue: a binary min-heap by key ---- */
+/* ---- the back of a queue: a binary min-heap by key ---- */
 
 static int heap_less(const sched *s, const sched_qent *a, const sched_qent *b)
 {
-	return key_less(&s->seg[a->gi].req, &s->seg[b->gi].req);
+	return key_less(&s->seg[a->gi], &s->seg[b->gi]);
 }
 
-static void heap_set(sched *s, size_t i, sched_qent e)
+static void heap_set(sched *s, sched_queue *q, size_t i, sched_qent e)
 {
-	s->hbuf[i] = e;
+	q->hbuf[i] = e;
 	s->seg[e.gi].hpos = i;
 }
 
-static void heap_up(sched *s, size_t i)
+static void heap_up(sched *s, sched_queue *q, size_t i)
 {
-	sched_qent e = s->hbuf[i];
+	sched_qent e = q->hbuf[i];
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
-		if (!heap_less(s, &e, &s->hbuf[p]))
+		if (!heap_less(s, &e, &q->hbuf[p]))
 			break;
-		heap_set(s, i, s->hbuf[p]);
+		heap_set(s, q, i, q->hbuf[p]);
 		i = p;
 	}
-	heap_set(s, i, e);
+	heap_set(s, q, i, e);
 }
 
-static void heap_down(sched *s, size_t i)
+static void heap_down(sched *s, sched_queue *q, size_t i)
 {
-	sched_qent e = s->hbuf[i];
+	sched_qent e = q->hbuf[i];
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= s->n_back)
+		if (c >= q->n_back)
 			break;
-		if (c + 1 < s->n_back && heap_less(s, &s->hbuf[c + 1], &s->hbuf[c]))
+		if (c + 1 < q->n_back && heap_less(s, &q->hbuf[c + 1], &q->hbuf[c]))
 			c++;
-		if (!heap_less(s, &s->hbuf[c], &e))
+		if (!heap_less(s, &q->hbuf[c], &e))
 			break;
-		heap_set(s, i, s->hbuf[c]);
+		heap_set(s, q, i, q->hbuf[c]);
 		i = c;
 	}
-	heap_set(s, i, e);
+	heap_set(s, q, i, e);
 }
 
-static int heap_push(sched *s, sched_qent e)
+static int heap_push(sched *s, sched_queue *q, sched_qent e)
 {
-	if (sched_grow((void **)&s->hbuf, &s->cap_back, s->n_back + 1, sizeof *s->hbuf))
+	if (sched_grow((void **)&q->hbuf, &q->cap_back, q->n_back + 1, sizeof *q->hbuf))
 		return RL_ENOMEM;
-	s->hbuf[s->n_back++] = e;
-	heap_up(s, s->n_back - 1);
+	q->hbuf[q->n_back++] = e;
+	heap_up(s, q, q->n_back - 1);
 	return 0;
 }
 
-static void heap_remove(sched *s, size_t i)
+static void heap_remove(sched *s, sched_queue *q, size_t i)
 {
-	s->seg[s->hbuf[i].gi].hpos = SCHED_NONE;
-	sched_qent last = s->hbuf[--s->n_back];
-	if (i == s->n_back)
+	s->seg[q->hbuf[i].gi].hpos = SCHED_NONE;
+	sched_qent last = q->hbuf[--q->n_back];
+	if (i == q->n_back)
 		return;
-	s->hbuf[i] = last;
-	if (i > 0 && heap_less(s, &last, &s->hbuf[(i - 1) / 2]))
-		heap_up(s, i);
+	q->hbuf[i] = last;
+	if (i > 0 && heap_less(s, &last, &q->hbuf[(i - 1) / 2]))
+		heap_up(s, q, i);
 	else
-		heap_down(s, i);
+		heap_down(s, q, i);
 }
 
 /* Most front entries before the largest moves to the back: room for one
@@ -373,10 +417,10 @@ static size_t front_cap(const sched *s)
 }
 
 /* Insert qe at front position pos, moving the shorter side. */
-static int queue_insert_ent(sched *s, size_t pos, sched_qent qe)
+static int queue_insert_ent(sched *s, sched_queue *q, size_t pos, sched_qent qe)
 {
-	size_t n = s->n_queue;
-	int front_room = s->q_lo > 0, back_room = s->q_lo + n < s->cap_queue;
+	size_t n = q->n_queue;
+	int front_room = q->q_lo > 0, back_room = q->q_lo + n < q->cap_queue;
 	int front = pos < n / 2; /* the side that moves */
 	if (front ? !front_room : !back_room) {
 		/* The side that moves has no room.  Moving the whole queue
@@ -385,33 +429,33 @@ static int queue_insert_ent(sched *s, size_t pos, sched_qent qe)
 		 * front make the queue crawl down the buffer, O(queue) every
 		 * time); instead centre it, in a buffer of at least twice its
 		 * length, so that each side has n/2 slots before this again. */
-		size_t cap = s->cap_queue >= 2 * n + 64 ? s->cap_queue : 2 * n + 64;
+		size_t cap = q->cap_queue >= 2 * n + 64 ? q->cap_queue : 2 * n + 64;
 		size_t lo = (cap - n) / 2;
-		if (cap != s->cap_queue) {
+		if (cap != q->cap_queue) {
 			sched_qent *nb = malloc(cap * sizeof *nb);
 			if (!nb)
 				return RL_ENOMEM;
 			if (n)
-				memcpy(&nb[lo], &s->qbuf[s->q_lo], n * sizeof *nb);
-			free(s->qbuf);
-			s->qbuf = nb;
-			s->cap_queue = cap;
+				memcpy(&nb[lo], &q->qbuf[q->q_lo], n * sizeof *nb);
+			free(q->qbuf);
+			q->qbuf = nb;
+			q->cap_queue = cap;
 		} else if (n) {
-			memmove(&s->qbuf[lo], &s->qbuf[s->q_lo], n * sizeof *s->qbuf);
+			memmove(&q->qbuf[lo], &q->qbuf[q->q_lo], n * sizeof *q->qbuf);
 		}
-		s->q_lo = lo;
+		q->q_lo = lo;
 		front_room = back_room = 1;
 	}
 	if (front_room && (front || !back_room)) {
-		memmove(&s->qbuf[s->q_lo - 1], &s->qbuf[s->q_lo], pos * sizeof *s->qbuf);
-		s->q_lo--;
+		memmove(&q->qbuf[q->q_lo - 1], &q->qbuf[q->q_lo], pos * sizeof *q->qbuf);
+		q->q_lo--;
 	} else {
-		memmove(&s->qbuf[s->q_lo + pos + 1], &s->qbuf[s->q_lo + pos],
-			(n - pos) * sizeof *s->qbuf);
+		memmove(&q->qbuf[q->q_lo + pos + 1], &q->qbuf[q->q_lo + pos],
+			(n - pos) * sizeof *q->qbuf);
 	}
-	SCHED_Q(s, pos) = qe;
+	SCHED_Q(q, pos) = qe;
 	s->seg[qe.gi].hpos = SCHED_NONE;
-	s->n_queue++;
+	q->n_queue++;
 	return 0;
 }
 
@@ -426,48 +470,62 @@ static sched_qent qent_new(const sched *s, size_t gi)
 	};
 }
 
+/* The queue a segment waits in. */
+static sched_queue *seg_queue(sched *s, const sched_seg *g)
+{
+	return s->opt.order == ORDER_FAIR ? &s->user[g->user].q : &s->q;
+}
+
 /* Queue a new segment: into the heap when it sorts after the whole front
  * (and the heap is in use), else into the sorted front, whose largest
  * entry then moves to the heap when the front is over its cap. */
 static int queue_add(sched *s, size_t gi)
 {
-	const sched_request *r = &s->seg[gi].req;
-	if (s->n_back && (!s->n_queue || key_less(&s->seg[SCHED_Q(s, s->n_queue - 1).gi].req, r)))
-		return heap_push(s, qent_new(s, gi));
-	if (queue_insert_ent(s, queue_lower_bound(s, r), qent_new(s, gi)))
+	const sched_seg *g = &s->seg[gi];
+	sched_queue *q = seg_queue(s, g);
+	if (q->n_back && (!q->n_queue || key_less(&s->seg[SCHED_Q(q, q->n_queue - 1).gi], g)))
+		return heap_push(s, q, qent_new(s, gi));
+	if (queue_insert_ent(s, q, queue_lower_bound(s, q, g), qent_new(s, gi)))
 		return RL_ENOMEM;
-	if (s->n_queue > front_cap(s)) {
-		sched_qent last = SCHED_Q(s, s->n_queue - 1);
-		if (heap_push(s, last) == 0)
-			s->n_queue--;
+	if (q->n_queue > front_cap(s)) {
+		sched_qent last = SCHED_Q(q, q->n_queue - 1);
+		if (heap_push(s, q, last) == 0)
+			q->n_queue--;
 	}
 	return 0;
 }
 
-int queue_refill(sched *s)
+int queue_refill(sched *s, sched_queue *q)
 {
 	size_t want = s->opt.scan_max ? s->opt.scan_max : SIZE_MAX;
-	while (s->n_back && s->n_queue < want) {
-		sched_qent top = s->hbuf[0];
+	while (q->n_back && q->n_queue < want) {
+		sched_qent top = q->hbuf[0];
 		/* the smallest back key is above every front key: append */
-		if (queue_insert_ent(s, s->n_queue, top))
+		if (queue_insert_ent(s, q, q->n_queue, top))
 			return RL_ENOMEM;
-		heap_remove(s, 0);
+		heap_remove(s, q, 0);
 	}
 	return 0;
 }
 
-static void queue_erase(sched *s, size_t pos)
+static void queue_erase(sched_queue *q, size_t pos)
 {
-	size_t n = s->n_queue;
+	size_t n = q->n_queue;
 	if (pos < n / 2) {
-		memmove(&s->qbuf[s->q_lo + 1], &s->qbuf[s->q_lo], pos * sizeof *s->qbuf);
-		s->q_lo++;
+		memmove(&q->qbuf[q->q_lo + 1], &q->qbuf[q->q_lo], pos * sizeof *q->qbuf);
+		q->q_lo++;
 	} else {
-		memmove(&s->qbuf[s->q_lo + pos], &s->qbuf[s->q_lo + pos + 1],
-			(n - pos - 1) * sizeof *s->qbuf);
+		memmove(&q->qbuf[q->q_lo + pos], &q->qbuf[q->q_lo + pos + 1],
+			(n - pos - 1) * sizeof *q->qbuf);
 	}
-	s->n_queue--;
+	q->n_queue--;
+}
+
+static void queue_fini(sched_queue *q)
+{
+	free(q->qbuf);
+	free(q->hbuf);
+	memset(q, 0, sizeof *q);
 }
 
 static size_t seg_alloc(sched *s)
@@ -483,10 +541,172 @@ static size_t seg_alloc(sched *s)
 	return s->n_seg++;
 }
 
+/* ---- users and jobs ---------------------------------------------------- */
+
+double user_attained(const sched_user *u, double now)
+{
+	double a = u->closed_s + u->run_dev * now - u->run_dev_start;
+	return a > u->closed_s ? a : u->closed_s;
+}
+
+static size_t user_ensure(sched *s, uint32_t id)
+{
+	size_t i = sched_map_get(&s->user_map, id, 0);
+	if (i != SCHED_NONE)
+		return i;
+	if (sched_grow((void **)&s->user, &s->cap_user, s->n_user + 1, sizeof *s->user) ||
+	    sched_map_put(&s->user_map, id, 0, s->n_user))
+		return SCHED_NONE;
+	sched_user *u = &s->user[s->n_user];
+	memset(u, 0, sizeof *u);
+	u->id = id;
+	u->weight = 1;
+	return s->n_user++;
+}
+
+int sched_set_user_share(sched *s, uint32_t user, double weight)
+{
+	if (!(weight > 0) || !isfinite(weight))
+		return RL_EINVAL;
+	size_t i = user_ensure(s, user);
+	if (i == SCHED_NONE)
+		return RL_ENOMEM;
+	s->user[i].weight = weight;
+	return 0;
+}
+
+int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim)
+{
+	if (!lim || lim->max_gpus < 0 || lim->max_segments < 0)
+		return RL_EINVAL;
+	size_t i = user_ensure(s, user);
+	if (i == SCHED_NONE)
+		return RL_ENOMEM;
+	s->user[i].lim = *lim;
+	s->any_limits = 0;
+	for (size_t k = 0; k < s->n_user; k++) {
+		const sched_user_limits *l = &s->user[k].lim;
+		s->any_limits |= l->max_gpus || l->max_mem_mib || l->max_segments;
+	}
+	/* A lower limit changes nothing that runs; a higher one may let a
+	 * waiting segment start, which the next placement call sees (limits
+	 * are checked on every call, outside the refusal memos). */
+	return 0;
+}
+
+int sched_user_get(const sched *s, uint32_t user, double now, sched_user_state *out)
+{
+	size_t i = sched_map_get(&s->user_map, user, 0);
+	if (i == SCHED_NONE)
+		return RL_ENOTFOUND;
+	const sched_user *u = &s->user[i];
+	memset(out, 0, sizeof *out);
+	out->user = u->id;
+	out->share = u->weight;
+	out->attained_gpu_s = user_attained(u, now);
+	out->running = u->n_running;
+	out->queued = u->n_queued;
+	out->running_gpus = (int)(u->run_dev + 0.5);
+	out->mem_reserved_mib = u->mem_res;
+	out->limits = u->lim;
+	return 0;
+}
+
+size_t sched_user_list(const sched *s, uint32_t *ids, size_t max)
+{
+	for (size_t i = 0; i < s->n_user && i < max; i++)
+		ids[i] = s->user[i].id;
+	return s->n_user;
+}
+
+static size_t job_ensure(sched *s, uint64_t id)
+{
+	size_t i = sched_map_get(&s->job_map, id, 0);
+	if (i != SCHED_NONE)
+		return i;
+	if (s->job_free != SCHED_NONE) {
+		i = s->job_free;
+		s->job_free = (size_t)s->job[i].id;
+	} else {
+		if (sched_grow((void **)&s->job, &s->cap_job, s->n_job + 1, sizeof *s->job))
+			return SCHED_NONE;
+		i = s->n_job++;
+	}
+	if (sched_map_put(&s->job_map, id, 0, i)) {
+		s->job[i].id = s->job_free;
+		s->job_free = i;
+		return SCHED_NONE;
+	}
+	s->job[i] = (sched_job){.id = id, .run_seg = SCHED_NONE};
+	return i;
+}
+
+static void job_release(sched *s, size_t i)
+{
+	sched_map_del(&s->job_map, s->job[i].id, 0);
+	s->job[i].id = s->job_free;
+	s->job[i].n_live = 0;
+	s->job[i].attained_s = 0;
+	s->job_free = i;
+}
+
+double sched_job_attained(const sched *s, uint64_t job_id, double now)
+{
+	size_t i = job_id ? sched_map_get(&s->job_map, job_id, 0) : SCHED_NONE;
+	if (i == SCHED_NONE)
+		return 0;
+	double a = s->job[i].attained_s;
+	if (s->job[i].run_seg != SCHED_NONE) {
+		const sched_seg *g = &s->seg[s->job[i].run_seg];
+		if (now > g->svc_start)
+			a += (now - g->svc_start) * g->pl.n_dev;
+	}
+	return a;
+}
+
+void sched_job_forget(sched *s, uint64_t job_id)
+{
+	size_t i = job_id ? sched_map_get(&s->job_map, job_id, 0) : SCHED_NONE;
+	if (i == SCHED_NONE)
+		return;
+	if (s->job[i].n_live)
+		s->job[i].forget = 1; /* when its last segment goes */
+	else
+		job_release(s, i);
+}
+
+/* The order key of a segment whose job has attained a GPU-seconds. */
+static double order_key(const sched *s, double a)
+{
+	switch (s->opt.order) {
+	case ORDER_LAS:
+	case ORDER_FAIR:
+		return a;
+	case ORDER_TIRESIAS: {
+		int k = 0;
+		while (k < SCHED_MAX_TIERS && s->opt.tiresias_limit_s[k] > 0 &&
+		       a >= s->opt.tiresias_limit_s[k])
+			k++;
+		return k;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ---- segments ----------------------------------------------------------- */
+
 static void seg_release_slot(sched *s, size_t gi)
 {
 	sched_seg *g = &s->seg[gi];
 	sched_map_del(&s->seg_map, g->req.seg_id, 0);
+	if (g->job != SCHED_NONE) {
+		sched_job *j = &s->job[g->job];
+		if (j->n_live)
+			j->n_live--;
+		if (!j->n_live && j->forget)
+			job_release(s, g->job);
+	}
 	sched_overlap *ov = g->ov;
 	size_t cap = g->cap_ov;
 	memset(g, 0, sizeof *g);
@@ -506,9 +726,11 @@ static int check_request(const sched_request *req, rl_err *err)
 		return rl_err_set(err, RL_EINVAL,
 				  "segment %llu: n_devices %d, expected 0..%d",
 				  (unsigned long long)req->seg_id, req->n_devices, SCHED_MAX_GANG);
-	if (!isfinite(req->submit_time) || !isfinite(req->priority) || !(req->compute_hint >= 0))
+	if (!isfinite(req->submit_time) || !isfinite(req->priority) || !(req->compute_hint >= 0) ||
+	    !(req->attained_s >= 0) || !isfinite(req->attained_s))
 		return rl_err_set(err, RL_EINVAL,
-				  "segment %llu: expected a finite submit_time and priority, and compute_hint >= 0",
+				  "segment %llu: expected a finite submit_time and priority, "
+				  "compute_hint >= 0 and a finite attained_s >= 0",
 				  (unsigned long long)req->seg_id);
 	for (size_t i = 0; i < req->n_feat; i++)
 		if (!isfinite(req->feat[i]))
@@ -517,7 +739,8 @@ static int check_request(const sched_request *req, rl_err *err)
 	return 0;
 }
 
-/* Allocate a segment record for req in state st; SCHED_NONE on failure. */
+/* Allocate a segment record for req; its user and job are created when
+ * new, and the job's service so far is added to its attained_s. */
 static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *err)
 {
 	int rc = check_request(req, err);
@@ -526,7 +749,9 @@ static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *e
 	if (sched_map_get(&s->seg_map, req->seg_id, 0) != SCHED_NONE)
 		return rl_err_set(err, RL_EEXISTS, "segment %llu is already known",
 				  (unsigned long long)req->seg_id);
-	size_t prof = est_profile_ensure(s, req);
+	size_t ui = user_ensure(s, req->user);
+	size_t ji = ui == SCHED_NONE ? SCHED_NONE : req->job_id ? job_ensure(s, req->job_id) : 0;
+	size_t prof = ji == SCHED_NONE ? SCHED_NONE : est_profile_ensure(s, req);
 	size_t gi = prof == SCHED_NONE ? SCHED_NONE : seg_alloc(s);
 	if (gi == SCHED_NONE)
 		return rl_err_set(err, RL_ENOMEM, "submitting segment");
@@ -541,6 +766,13 @@ static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *e
 		g->req.n_devices = 1;
 	g->prof = prof;
 	g->n_ov = 0;
+	g->user = ui;
+	g->job = req->job_id ? ji : SCHED_NONE;
+	if (g->job != SCHED_NONE) {
+		s->job[ji].n_live++;
+		g->req.attained_s += s->job[ji].attained_s;
+	}
+	g->okey = order_key(s, g->req.attained_s);
 	*out = gi;
 	return 0;
 }
@@ -556,11 +788,13 @@ int sched_submit(sched *s, const sched_request *req, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "submitting segment");
 	}
 	s->seg[gi].state = SEG_QUEUED;
+	s->user[s->seg[gi].user].n_queued++;
+	s->n_queued++;
 	return 0;
 }
 
 /* Take a running segment off its devices at time now, closing the overlap
- * records of every co-runner. */
+ * records of every co-runner and counting the service it had. */
 static void seg_unplace(sched *s, size_t gi, double now)
 {
 	sched_seg *g = &s->seg[gi];
@@ -606,6 +840,21 @@ static void seg_unplace(sched *s, size_t gi, double now)
 	g->srun_prev = g->srun_next = SCHED_NONE;
 	if (s->prof[g->prof].run_head == SCHED_NONE)
 		est_running_changed(s, g->prof);
+	/* service: devices x time held */
+	double n = (double)g->pl.n_dev, svc = now > g->svc_start ? (now - g->svc_start) * n : 0;
+	sched_user *u = &s->user[g->user];
+	u->closed_s += svc;
+	u->run_dev -= n;
+	u->run_dev_start -= n * g->svc_start;
+	if (u->run_dev < 0.5)
+		u->run_dev = u->run_dev_start = 0; /* no rounding left behind */
+	u->n_running--;
+	u->mem_res -= g->pl.mem_mib * (uint64_t)g->pl.n_dev;
+	if (g->job != SCHED_NONE) {
+		s->job[g->job].attained_s += svc;
+		if (s->job[g->job].run_seg == gi)
+			s->job[g->job].run_seg = SCHED_NONE;
+	}
 	s->n_running--;
 }
 
@@ -615,14 +864,19 @@ int sched_remove(sched *s, uint64_t seg_id)
 	if (gi == SCHED_NONE)
 		return 0;
 	sched_seg *g = &s->seg[gi];
-	if (g->state == SEG_QUEUED && g->hpos != SCHED_NONE) {
-		heap_remove(s, g->hpos);
-	} else if (g->state == SEG_QUEUED) {
-		size_t pos = queue_lower_bound(s, &g->req);
-		while (pos < s->n_queue && SCHED_Q(s, pos).gi != gi)
-			pos++;
-		if (pos < s->n_queue)
-			queue_erase(s, pos);
+	if (g->state == SEG_QUEUED) {
+		sched_queue *q = seg_queue(s, g);
+		if (g->hpos != SCHED_NONE) {
+			heap_remove(s, q, g->hpos);
+		} else {
+			size_t pos = queue_lower_bound(s, q, g);
+			while (pos < q->n_queue && SCHED_Q(q, pos).gi != gi)
+				pos++;
+			if (pos < q->n_queue)
+				queue_erase(q, pos);
+		}
+		s->user[g->user].n_queued--;
+		s->n_queued--;
 	} else if (g->state == SEG_RUNNING) {
 		/* No clock here: overlaps close at the latest time the core saw. */
 		seg_unplace(s, gi, s->last_now > g->start ? s->last_now : g->start);
@@ -729,7 +983,7 @@ size_t sched_device_segments(const sched *s, int dev, uint64_t *ids, size_t max)
 	return d->n_run;
 }
 
-size_t sched_queue_length(const sched *s) { return s->n_queue + s->n_back; }
+size_t sched_queue_length(const sched *s) { return s->n_queued; }
 size_t sched_running_count(const sched *s) { return s->n_running; }
 
 void sched_work_get(const sched *s, sched_work *out) { *out = s->work; }

@@ -10,7 +10,9 @@
  *   driver: sched_place(now) -> placements   -> running on a device with a
  *           memory reservation and a compute share
  *   driver: sched_finished(seg, observation) -> reservation released; the
- *           observed peak memory and throughput update the shape's profile
+ *           observed peak memory and throughput update the shape's profile;
+ *           the devices x seconds it held count as service of its job and
+ *           its user, which the queue orders (las, tiresias, fair) read
  * An out-of-memory segment is reported with outcome SCHED_OUT_OOM; what it
  * means (re-queue with a raised floor, run alone, fail the trial) is the
  * core's decision too (sched_mem_decide, mem.c), and the estimator raises
@@ -31,6 +33,7 @@
 
 #define SCHED_MAX_FEAT 8
 #define SCHED_MAX_GANG 16
+#define SCHED_MAX_TIERS 8
 
 typedef struct sched sched;
 
@@ -59,6 +62,12 @@ const char *sched_basis_name(sched_basis b);
 typedef struct sched_request {
 	uint64_t seg_id;         /* unique, chosen by the driver */
 	uint64_t exp_id;         /* experiment (fairness across experiments) */
+	uint64_t job_id;         /* the job (trial) the segment belongs to: the
+				    core adds up the service each job attains
+				    over its segments (least attained service);
+				    0 = a job of its own */
+	uint32_t user;           /* who submitted it (fair share, limits);
+				    0 = the default user */
 	uint64_t shape;          /* hash: command + memory-relevant params */
 	uint64_t family;         /* hash: command; shapes of one family share a model */
 	size_t n_feat;           /* numeric memory-relevant params (raw values) */
@@ -69,13 +78,17 @@ typedef struct sched_request {
 	int n_devices;           /* > 1: gang of whole devices (multi-GPU job) */
 	uint64_t min_mem_mib;    /* floor, e.g. after an out-of-memory; 0 = none */
 	int exclusive;           /* must run alone (e.g. OOM with nothing better known) */
-	double submit_time;      /* orders the queue after priority (then seg_id) */
-	double priority;         /* lower runs first; 0 for all gives FIFO.  The
-				    simulator's relish order passes the job's
-				    attained GPU-seconds (least attained service
-				    first, decided at segment boundaries) */
-	double attained_s;       /* GPU-seconds of service the job has had so
-				    far (0 = new or unknown); see solo_after_s */
+	double submit_time;      /* orders the queue after the order policy's
+				    key (then seg_id) */
+	double priority;         /* a class before everything else, lower
+				    first; 0 for all (what every driver
+				    passes) leaves the order to the core's
+				    order policy (sched_options.order) */
+	double attained_s;       /* GPU-seconds of service the job had before
+				    the core saw it (e.g. before a restart);
+				    the core adds what it measures itself.
+				    Read by the order policies and by
+				    solo_after_s */
 } sched_request;
 
 typedef struct sched_placement {
@@ -124,6 +137,13 @@ typedef struct sched_options {
 				    Kubernetes' percentageOfNodesToScore);
 				    refusals still look at every device;
 				    0 = all */
+	queue_order order;       /* queue order (docs/scheduling.md): fifo,
+				    las, tiresias or fair; ORDER_DEFAULT =
+				    las under relish, fifo otherwise */
+	double tiresias_limit_s[SCHED_MAX_TIERS]; /* tiresias: attained
+				    GPU-seconds at which a job moves down one
+				    queue, ascending, 0 ends the list
+				    (default {3600}: two queues) */
 	double solo_after_s;     /* relish: a segment whose job has attained
 				    this much service runs alone (run times
 				    are heavy-tailed, so a job that has run
@@ -148,8 +168,9 @@ int sched_submit(sched *s, const sched_request *req, rl_err *err);
 int sched_remove(sched *s, uint64_t seg_id);
 
 /*
- * Place queued segments that fit now, in queue order (earlier submit_time
- * first; a segment that does not fit does not block smaller ones behind it).
+ * Place queued segments that fit now, in the order policy's order
+ * (sched_options.order; a segment that does not fit does not block smaller
+ * ones behind it).  now also counts the service of running segments (fair).
  * Writes at most max placements into out and returns how many.  Placed
  * segments are running from the core's point of view until sched_finished
  * or sched_remove.
@@ -199,6 +220,55 @@ typedef struct sched_work {
 } sched_work;
 
 void sched_work_get(const sched *s, sched_work *out);
+
+/* ---- Users: fair share, limits, service ------------------------------- */
+
+/* A user's share of the devices under the fair order (weight > 0; every
+ * user has weight 1 until told otherwise).  0 or RL_EINVAL / RL_ENOMEM. */
+int sched_set_user_share(sched *s, uint32_t user, double weight);
+
+/* Optional per-user limits; 0 in a field = no limit.  A segment that would
+ * take its user past one waits (it is skipped, not refused: others pass
+ * it).  GPUs count the devices its segments hold (a gang counts each of
+ * its devices), memory their reservations on every device. */
+typedef struct sched_user_limits {
+	int max_gpus;
+	uint64_t max_mem_mib;
+	int max_segments;        /* running at once */
+} sched_user_limits;
+
+int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim);
+
+/* What the core knows of a user at time now (the API's queue view and
+ * /metrics).  attained_gpu_s = device-seconds its segments have held,
+ * running ones counted up to now (a segment on a gang of k devices
+ * attains k per second, one sharing a device 1). */
+typedef struct sched_user_state {
+	uint32_t user;
+	double share;            /* its weight */
+	double attained_gpu_s;
+	size_t running, queued;  /* segments */
+	int running_gpus;        /* devices its running segments hold */
+	uint64_t mem_reserved_mib;
+	sched_user_limits limits;
+} sched_user_state;
+
+/* 0, or RL_ENOTFOUND for a user the core has never heard of. */
+int sched_user_get(const sched *s, uint32_t user, double now, sched_user_state *out);
+/* Users the core knows, in the order they first appeared; returns how
+ * many there are and writes at most max ids. */
+size_t sched_user_list(const sched *s, uint32_t *ids, size_t max);
+
+/* Service the core has counted for a job (device-seconds of its ended
+ * segments, plus its running one up to now; 0 for an unknown job), and a
+ * way to forget a job that will send no more segments. */
+double sched_job_attained(const sched *s, uint64_t job_id, double now);
+void sched_job_forget(sched *s, uint64_t job_id);
+
+/* The order's name ("fifo", "las", "tiresias", "fair") and the order a
+ * policy uses when told ORDER_DEFAULT. */
+const char *sched_order_name(queue_order o);
+queue_order sched_order_for(queue_order o, sharing_policy p);
 
 /* The memory the core would reserve for req right now, and on what basis. */
 uint64_t sched_estimate_mem(const sched *s, const sched_request *req,

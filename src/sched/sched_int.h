@@ -122,8 +122,55 @@ typedef struct sched_qent {
 	uint16_t n_whole;   /* devices it takes when whole (gang size or 1) */
 } sched_qent;
 
+/* A queue in two parts.  The front: the first segments by key, sorted,
+ * at qbuf[q_lo .. q_lo + n_queue), with room at both ends, which is all
+ * a placement call scans (at most scan_max of them).  The back: every
+ * later segment in a binary min-heap by key, so that a segment
+ * resubmitted into the middle of a long queue costs O(log queue), not a
+ * memmove of half of it.  Every front key is below every back key;
+ * place.c refills the front from the heap (queue_refill) before it
+ * scans.  With scan_max = 0 everything is in the front.  The core has
+ * one (every order but fair) or one per user (fair). */
+typedef struct sched_queue {
+	sched_qent *qbuf;
+	size_t q_lo, n_queue, cap_queue;
+	sched_qent *hbuf;
+	size_t n_back, cap_back;
+} sched_queue;
+
+/* A user: share, limits and the service its segments attained. */
+typedef struct sched_user {
+	uint32_t id;
+	double weight;
+	sched_user_limits lim;
+	double closed_s;        /* device-seconds of its ended segments */
+	double run_dev;         /* devices its running segments hold ... */
+	double run_dev_start;   /* ... and the sum of devices x start, so
+				   that attained(now) = closed_s + run_dev x
+				   now - run_dev_start, O(1) */
+	size_t n_running, n_queued;
+	uint64_t mem_res;       /* reservations x devices of its running ones */
+	sched_queue q;          /* fair: its queued segments */
+	/* fair, within one sched_place call (place.c) */
+	size_t scan_r, scan_w, scan_tried;
+	double pass_key;        /* attained(now) / weight */
+} sched_user;
+
+/* A job: the service its ended segments attained (LAS, Tiresias). */
+typedef struct sched_job {
+	uint64_t id;
+	double attained_s;
+	size_t n_live;          /* its segments the core holds */
+	size_t run_seg;         /* its running segment, SCHED_NONE none */
+	int forget;             /* forget it when its last segment goes */
+} sched_job;
+
 typedef struct sched_seg {
 	sched_request req;
+	size_t user;            /* index into sched.user */
+	size_t job;             /* index into sched.job, SCHED_NONE: none */
+	double okey;            /* the order policy's key, fixed at submit */
+	double svc_start;       /* service counted from (adopted: submit_time) */
 	int state;
 	int adopted;        /* start time unknown: learn no throughput */
 	size_t prof;        /* shape profile index */
@@ -252,19 +299,18 @@ struct sched {
 	sched_map seg_map;      /* seg_id -> index */
 	size_t n_running;
 
-	/* The queue in two parts.  The front: the first segments by key,
-	 * sorted, at qbuf[q_lo .. q_lo + n_queue), with room at both ends,
-	 * which is all a placement call scans (at most scan_max of them).
-	 * The back: every later segment in a binary min-heap by key, so that
-	 * a segment resubmitted into the middle of a long queue costs
-	 * O(log queue), not a memmove of half of it.  Every front key is
-	 * below every back key; place.c refills the front from the heap
-	 * (queue_refill) before it scans.  With scan_max = 0 everything is
-	 * in the front. */
-	sched_qent *qbuf;
-	size_t q_lo, n_queue, cap_queue;
-	sched_qent *hbuf;
-	size_t n_back, cap_back;
+	sched_queue q;          /* the queue (fair: each user has its own) */
+	size_t n_queued;        /* segments queued, all queues */
+	sched_user *user;       /* users, in the order they appeared */
+	size_t n_user, cap_user;
+	sched_map user_map;     /* user id -> index */
+	int any_limits;         /* some user has a limit */
+	size_t *uheap;          /* fair: users by pass_key within a call */
+	size_t cap_uheap;
+	sched_job *job;         /* jobs with live segments or service */
+	size_t n_job, cap_job;
+	size_t job_free;        /* forgotten slots, chained through id */
+	sched_map job_map;      /* job id -> index */
 
 	sched_profile *prof;
 	size_t n_prof, cap_prof;
@@ -395,10 +441,12 @@ int devidx_least_reserved(sched *s, int cls, const int *skip, int n_skip);
 int devidx_fit_on(const sched *s, int cls);
 void devidx_fini(sched *s);
 
-#define SCHED_Q(s, i) ((s)->qbuf[(s)->q_lo + (i)])
+#define SCHED_Q(q, i) ((q)->qbuf[(q)->q_lo + (i)])
 /* Move segments from the back heap into the front until it holds what one
  * placement call may scan (or the heap is empty); 0 or RL_ENOMEM. */
-int queue_refill(sched *s);
+int queue_refill(sched *s, sched_queue *q);
+/* A user's attained device-seconds at now. */
+double user_attained(const sched_user *u, double now);
 
 /* ---- place.c ---- */
 size_t place_run(sched *s, double now, sched_placement *out, size_t max);

@@ -45,30 +45,6 @@ int sim_hints_from_name(const char *s, sim_hints *out)
 	return RL_EINVAL;
 }
 
-static const char *const order_names[] = {"default", "fifo", "las"};
-
-const char *sim_order_name(sim_order o)
-{
-	return (unsigned)o < 3 ? order_names[o] : "?";
-}
-
-int sim_order_from_name(const char *s, sim_order *out)
-{
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(s, order_names[i])) {
-			*out = (sim_order)i;
-			return 0;
-		}
-	return RL_EINVAL;
-}
-
-sim_order sim_order_for(sim_order o, sharing_policy p)
-{
-	if (o != SIM_ORDER_DEFAULT)
-		return o;
-	return p == SHARE_RELISH ? SIM_ORDER_LAS : SIM_ORDER_FIFO;
-}
-
 const char *sim_policy_name(sharing_policy p)
 {
 	static const char *const names[] = {"exclusive", "pack", "relish"};
@@ -468,12 +444,10 @@ static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
 	 * out-of-memory ends (sched_mem_decide), as for a live trial. */
 	sched_mem_apply(&s->mem, &q);
 	q.submit_time = job->submit_s;
-	/* Least attained service: GPU-seconds of work the job has done so
-	 * far (new jobs 0), so short jobs pass long ones at the long ones'
-	 * next segment boundary. */
-	q.attained_s = (job_work(x->t, j, s->gang) - s->remaining) * s->gang;
-	if (x->order == SIM_ORDER_LAS)
-		q.priority = q.attained_s;
+	/* The order is the core's: it counts the service each job (and
+	 * each user) attains from its placements and ends. */
+	q.job_id = (uint64_t)j + 1;
+	q.user = job->user + 1;
 	s->queued_at = now;
 	int rc = sched_submit(x->s, &q, err);
 	if (rc < 0)
@@ -605,6 +579,7 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 			return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
 	if (s->remaining <= 1e-9) {
 		s->finish = now;
+		sched_job_forget(x->s, (uint64_t)j + 1);
 		return 0;
 	}
 	return submit_segment(x, j, now, err);
@@ -700,6 +675,7 @@ void sim_result_free(sim_result *r)
 	free(r->jct_s);
 	free(r->queue_s);
 	free(r->series);
+	free(r->users);
 	free(r);
 }
 
@@ -736,7 +712,7 @@ static int setup(simctx *x, sharing_policy policy, rl_err *err)
 	if (!x->r->jct_s || !x->r->queue_s)
 		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
 	x->r->policy = policy;
-	x->order = sim_order_for(x->c->order, policy);
+	x->order = sched_order_for(x->c->order, policy);
 	x->r->order = x->order;
 	x->r->n_jobs = n;
 	x->t0 = INFINITY;
@@ -753,6 +729,7 @@ static int setup(simctx *x, sharing_policy policy, rl_err *err)
 	x->last_int = x->t0;
 	sched_options o;
 	sched_options_default(&o, policy);
+	o.order = x->order;
 	int rc = sched_new(&o, &x->s, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "simulator");
@@ -880,6 +857,20 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 		}
 	}
 	if ((rc = summarise(&x, err)) < 0)
+		goto done;
+	/* per user: the service the core counted, and finish-time fairness */
+	x.r->n_users = t->n_users;
+	x.r->users = calloc(t->n_users ? t->n_users : 1, sizeof *x.r->users);
+	if (!x.r->users) {
+		rc = rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+		goto done;
+	}
+	for (size_t u = 0; u < t->n_users; u++) {
+		sched_user_state us;
+		if (sched_user_get(x.s, (uint32_t)u + 1, x.now, &us) == 0)
+			x.r->users[u].attained_gpu_s = us.attained_gpu_s;
+	}
+	if ((rc = sim_fairness(t, c, x.r, err)) < 0)
 		goto done;
 	double parts[3];
 	x.r->lower_bound_makespan_s = sim_lower_bound(t, m, c, parts);

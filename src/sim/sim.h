@@ -39,21 +39,14 @@ const char *sim_hints_name(sim_hints h);
 const char *sim_policy_name(sharing_policy p);
 int sim_hints_from_name(const char *s, sim_hints *out);
 
-/* In which order queued segments are offered to the core. */
-typedef enum sim_order {
-	SIM_ORDER_DEFAULT,  /* fifo for exclusive and pack, las for relish */
-	SIM_ORDER_FIFO,     /* by job submission time: today's practice */
-	SIM_ORDER_LAS,      /* least attained service first (GPU-seconds a job
-			       has received), decided at segment boundaries:
-			       segmenting is what makes this possible without
-			       killing work, since a job yields only where it
-			       checkpoints */
-} sim_order;
-
-const char *sim_order_name(sim_order o);
-int sim_order_from_name(const char *s, sim_order *out);
-/* The order a policy uses when cfg says SIM_ORDER_DEFAULT. */
-sim_order sim_order_for(sim_order o, sharing_policy p);
+/* In which order queued segments are offered to the devices: the core's
+ * order policy (sched_options.order; ORDER_DEFAULT = fifo for exclusive
+ * and pack, las for relish).  las and tiresias order jobs by the
+ * service the core counted for them (GPU-seconds held), decided at
+ * segment boundaries: segmenting is what makes this possible without
+ * killing work, since a job yields only where it checkpoints; fair
+ * orders the trace's users by their attained GPU-time. */
+typedef queue_order sim_order;
 
 typedef struct sim_config {
 	int n_gpus;               /* >= 1 */
@@ -110,6 +103,13 @@ typedef struct sim_sample {
 	double queued;            /* segments waiting (time average, count) */
 } sim_sample;
 
+/* Finish-time fairness of one user's experiments (docs/simulator.md). */
+typedef struct sim_user_result {
+	size_t n_exps;            /* its experiments */
+	double rho_mean, rho_max; /* over them */
+	double attained_gpu_s;    /* device-seconds the core counted for it */
+} sim_user_result;
+
 typedef struct sim_result {
 	sharing_policy policy;
 	sim_order order;          /* the queue order used */
@@ -128,6 +128,16 @@ typedef struct sim_result {
 	double *jct_s;            /* per job, trace order (n_jobs) */
 	double *queue_s;          /* per job, trace order */
 	sim_sample *series;       /* n_series rows when series_step_s > 0 */
+	/* Finish-time fairness (Themis, Mahajan et al., NSDI'20): rho of an
+	 * experiment = its completion time (last trial done - first arrival)
+	 * over its completion time on a private 1/N of the cluster, N the
+	 * users with work during its life (sim_fairness).  rho <= 1: it did
+	 * at least as well as with its own share. */
+	double rho_mean, rho_median, rho_p95, rho_max;
+	double rho_user_max;      /* the largest of the users' mean rho */
+	size_t rho_worst_user;    /* that user (index into t->users) */
+	size_t n_users;
+	sim_user_result *users;   /* n_users, trace order of users */
 	sched_work work;          /* the core's work counts (bench_sim) */
 	size_t n_series;
 } sim_result;
@@ -160,6 +170,19 @@ typedef struct sim_task {
  * cfg observers (on_place, on_finish) are called from the task's thread.
  */
 void sim_run_tasks(const sim_trace *t, const sim_model *m, sim_task *tasks, size_t n);
+
+/*
+ * Finish-time fairness of result r (its jct_s) on trace t under c: fills
+ * r->rho_*, and r->users' n_exps and rho (r->users must hold t->n_users
+ * entries; attained_gpu_s is left as it is).  For experiment e with first
+ * arrival a, completion f and N users with a job in the system at some
+ * time in [a, f] (arrived, not finished; e's own user included), its
+ * ideal time on G/N GPUs is
+ *   max( max_j (s_j - a + w_j x max(1, g_j N / G)),  sum_j g_j w_j N / G )
+ * over its jobs j (arrival s_j, exclusive work w_j plus one restart, g_j
+ * GPUs), and rho = (f - a) / ideal.
+ */
+int sim_fairness(const sim_trace *t, const sim_config *c, sim_result *r, rl_err *err);
 void sim_result_free(sim_result *r);
 
 /* The lower bound on makespan of docs/simulator.md (valid for every

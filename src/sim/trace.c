@@ -19,7 +19,7 @@
 
 enum col {
 	C_ID, C_SUBMIT, C_DUR, C_GPUS, C_MEM, C_UTIL, C_EXP, C_HPO, C_HINT,
-	C_MODEL, C_DATASET, C_BS, C_AMP, C__COUNT
+	C_MODEL, C_DATASET, C_BS, C_AMP, C_USER, C__COUNT
 };
 
 /* Column names and aliases (first name is the documented one). */
@@ -47,12 +47,13 @@ static const struct {
 	{C_BS, "profile_batchsize"},
 	{C_AMP, "amp"},
 	{C_AMP, "profile_amp"},
+	{C_USER, "user"},
 };
 
 static const char *col_doc[C__COUNT] = {
 	"job_id", "submit_time_s", "duration_s", "num_gpus", "gpu_mem_mib",
 	"gpu_util_pct", "experiment", "hpo_like", "mem_hint_mib", "model",
-	"dataset", "batchsize", "amp",
+	"dataset", "batchsize", "amp", "user",
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -113,6 +114,13 @@ static void profile_key_fmt(char *buf, size_t n, const char *model,
 	snprintf(buf, n, "%s|%s|%d|%d", model, dataset, bs, amp);
 }
 
+static const char *user_key(const sim_trace *t, int32_t idx, char *buf, size_t n)
+{
+	(void)buf;
+	(void)n;
+	return t->users[idx].name;
+}
+
 static const char *profile_key(const sim_trace *t, int32_t idx, char *buf, size_t n)
 {
 	const sim_profile *p = &t->profiles[idx];
@@ -167,8 +175,8 @@ static size_t split_csv(char *line, char **fields, size_t max)
 typedef struct loader {
 	const char *name;
 	sim_trace *t;
-	size_t cap_jobs, cap_exps, cap_profiles;
-	intern exp_ix, prof_ix;
+	size_t cap_jobs, cap_exps, cap_profiles, cap_users;
+	intern exp_ix, prof_ix, user_ix;
 	int idx[C__COUNT]; /* column index, -1 absent */
 } loader;
 
@@ -208,6 +216,27 @@ static int intern_exp(loader *L, const char *name, int hpo, uint32_t *out)
 		*s = (int32_t)t->n_exps++;
 	}
 	t->exps[*s].n_jobs++;
+	*out = (uint32_t)*s;
+	return 0;
+}
+
+static int intern_user(loader *L, const char *name, uint32_t *out)
+{
+	sim_trace *t = L->t;
+	if (t->n_users * 2 >= L->user_ix.cap) {
+		free(L->user_ix.slot);
+		if (intern_init(&L->user_ix, L->user_ix.cap) < 0)
+			return RL_ENOMEM;
+		for (size_t i = 0; i < t->n_users; i++)
+			*intern_find(&L->user_ix, t, user_key, t->users[i].name) = (int32_t)i;
+	}
+	int32_t *s = intern_find(&L->user_ix, t, user_key, name);
+	if (*s < 0) {
+		if (grow((void **)&t->users, &L->cap_users, t->n_users + 1, sizeof *t->users) < 0)
+			return RL_ENOMEM;
+		snprintf(t->users[t->n_users].name, sizeof t->users[0].name, "%s", name);
+		*s = (int32_t)t->n_users++;
+	}
 	*out = (uint32_t)*s;
 	return 0;
 }
@@ -346,6 +375,12 @@ static int read_row(loader *L, char *line, size_t lineno, rl_err *err)
 	if (intern_exp(L, exp, hpo, &j->exp) < 0)
 		return rl_err_set(err, RL_ENOMEM, "%s: out of memory", L->name);
 
+	const char *user = vals[C_USER] ? vals[C_USER] : "";
+	if (strlen(user) >= sizeof t->users[0].name)
+		return BAD(C_USER, "a name of at most 39 characters");
+	if (intern_user(L, user, &j->user) < 0)
+		return rl_err_set(err, RL_ENOMEM, "%s: out of memory", L->name);
+
 	j->profile = -1;
 	if (vals[C_MODEL] && *vals[C_MODEL]) {
 		int bs = 0, amp = 0;
@@ -379,7 +414,8 @@ int sim_trace_parse(const char *text, size_t len, const char *name,
 	L.t = calloc(1, sizeof *L.t);
 	char *buf = malloc(len + 1);
 	int rc = RL_ENOMEM;
-	if (!L.t || !buf || intern_init(&L.exp_ix, 256) < 0 || intern_init(&L.prof_ix, 64) < 0) {
+	if (!L.t || !buf || intern_init(&L.exp_ix, 256) < 0 || intern_init(&L.prof_ix, 64) < 0 ||
+	    intern_init(&L.user_ix, 64) < 0) {
 		rl_err_set(err, rc, "%s: out of memory", L.name);
 		goto fail;
 	}
@@ -411,12 +447,14 @@ int sim_trace_parse(const char *text, size_t len, const char *name,
 	free(buf);
 	free(L.exp_ix.slot);
 	free(L.prof_ix.slot);
+	free(L.user_ix.slot);
 	*out = L.t;
 	return 0;
 fail:
 	free(buf);
 	free(L.exp_ix.slot);
 	free(L.prof_ix.slot);
+	free(L.user_ix.slot);
 	sim_trace_free(L.t);
 	return rc;
 }
@@ -462,6 +500,7 @@ void sim_trace_free(sim_trace *t)
 	free(t->jobs);
 	free(t->exps);
 	free(t->profiles);
+	free(t->users);
 	free(t);
 }
 
@@ -494,8 +533,9 @@ int sim_trace_synthetic(const sim_trace *t, int factor, sim_synth_mode mode, uin
 		s->jobs = malloc(t->n_jobs * (size_t)factor * 2 * sizeof *s->jobs);
 		s->exps = malloc(n_out_exps * sizeof *s->exps);
 		s->profiles = malloc((t->n_profiles ? t->n_profiles : 1) * sizeof *s->profiles);
+		s->users = malloc((t->n_users ? t->n_users : 1) * sizeof *s->users);
 	}
-	if (!start || !order || !first || !s || !s->jobs || !s->exps || !s->profiles) {
+	if (!start || !order || !first || !s || !s->jobs || !s->exps || !s->profiles || !s->users) {
 		free(start);
 		free(order);
 		free(first);
@@ -529,6 +569,9 @@ int sim_trace_synthetic(const sim_trace *t, int factor, sim_synth_mode mode, uin
 	if (t->n_profiles)
 		memcpy(s->profiles, t->profiles, t->n_profiles * sizeof *s->profiles);
 	s->n_profiles = t->n_profiles;
+	if (t->n_users)
+		memcpy(s->users, t->users, t->n_users * sizeof *s->users);
+	s->n_users = t->n_users;
 
 	rl_rng rng;
 	rng_seed(&rng, seed);

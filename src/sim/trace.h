@@ -13,7 +13,9 @@
  *             the row an experiment of its own), mem_hint_mib (empty = none),
  *             model / dataset / batchsize / amp (aliases profile_*: the
  *             configuration, used for measured co-location pairs and as the
- *             memory-relevant shape the core learns per experiment)
+ *             memory-relevant shape the core learns per experiment),
+ *             user (who submitted it: fair share and per-user fairness;
+ *             empty or absent = one user for the whole trace)
  *
  * Fields are plain (no quoting); unknown columns are ignored.  Bad input is
  * reported as FILE:LINE: field: expected ..., got "...".
@@ -46,6 +48,7 @@ typedef struct sim_job {
 	uint64_t mem_hint_mib;  /* user's declared need from the trace, 0 = none */
 	int has_hint;           /* the trace gave mem_hint_mib */
 	uint32_t exp;           /* experiment index into sim_trace.exps */
+	uint32_t user;          /* index into sim_trace.users */
 	int32_t profile;        /* index into sim_trace.profiles, -1 = none */
 } sim_job;
 
@@ -55,11 +58,17 @@ typedef struct sim_exp {
 	uint32_t n_jobs;
 } sim_exp;
 
+typedef struct sim_user {
+	char name[40];          /* "" = the trace names no users */
+} sim_user;
+
 typedef struct sim_trace {
 	sim_job *jobs;
 	size_t n_jobs;
 	sim_exp *exps;
 	size_t n_exps;
+	sim_user *users;        /* at least one */
+	size_t n_users;
 	sim_profile *profiles;
 	size_t n_profiles;
 } sim_trace;
@@ -89,6 +98,7 @@ int sim_trace_find_profile(const sim_trace *t, const char *model,
  *                     same load per GPU;
  *   SIM_SYNTH_LONGER  a span `factor` times longer: the same arrival rate,
  *                     for the same cluster.
+ * Each copy keeps its experiment's user (the same people, more work).
  * Owned by the caller.
  */
 typedef enum sim_synth_mode {

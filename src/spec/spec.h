@@ -22,6 +22,9 @@ typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
 typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
 typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH } sharing_policy;
+/* The order in which the core offers queued segments to the devices
+ * (docs/scheduling.md): default = las under relish, fifo otherwise. */
+typedef enum queue_order { ORDER_DEFAULT, ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR } queue_order;
 /* A Slurm executor (DESIGN.md) is planned; the spec refuses it until it exists. */
 typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER } executor_kind;
 typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
@@ -95,6 +98,7 @@ typedef struct spec {
 	struct {
 		sharing_policy policy;  /* default relish */
 		double memory_margin;   /* relative headroom on measured peaks, default 0.2 */
+		queue_order order;      /* default: las under relish, fifo otherwise */
 	} sharing;
 } spec;
 
@@ -117,6 +121,8 @@ const char *spec_policy_name(sharing_policy p);
 const char *spec_executor_name(executor_kind k);
 const char *spec_trial_mode_name(trial_mode m);
 int spec_policy_from_name(const char *s, sharing_policy *out);
+const char *spec_order_name(queue_order o);
+int spec_order_from_name(const char *s, queue_order *out);
 
 /*
  * Command templates.  Arguments of trial.command (and values of trial.env)

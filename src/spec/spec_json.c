@@ -105,6 +105,9 @@ char *spec_to_json(const spec *s)
 							   s->trial.mounts[i].read_only));
 		json_object_set_new(json_object_get(root, "trial"), "mounts", m);
 	}
+	if (s->sharing.order != ORDER_DEFAULT)
+		json_object_set_new(json_object_get(root, "sharing"), "order",
+				    json_string(spec_order_name(s->sharing.order)));
 	/* 15 significant digits: values people write (0.1, 1e-4) come back as
 	 * written, where 17 would print 0.10000000000000001. */
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

@@ -49,6 +49,7 @@ struct section {
 
 _Static_assert(sizeof(objective_mode) == sizeof(int) && sizeof(search_algo) == sizeof(int) &&
 		       sizeof(schedule_algo) == sizeof(int) && sizeof(sharing_policy) == sizeof(int) &&
+		       sizeof(queue_order) == sizeof(int) &&
 		       sizeof(executor_kind) == sizeof(int) && sizeof(trial_mode) == sizeof(int),
 	       "enums are stored through int pointers");
 
@@ -56,6 +57,7 @@ static const char *const mode_names[] = {"max", "min"};
 static const char *const search_names[] = {"random", "grid", "tpe", "sobol"};
 static const char *const schedule_names[] = {"none", "asha", "hyperband", "median"};
 static const char *const policy_names[] = {"exclusive", "pack", "relish"};
+static const char *const order_names[] = {"default", "fifo", "las", "tiresias", "fair"};
 static const char *const executor_names[] = {"process", "podman", "docker"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
 
@@ -147,6 +149,8 @@ static const field sharing_rows[] = {
 	 .help = "exclusive | pack | relish (default relish)"},
 	{.key = "memory_margin", .type = F_NUM, .off = OFF(sharing.memory_margin), .lo = 0, .hi = 10,
 	 .help = "headroom over measured memory peaks, 0-10 (default 0.2 = 20 %)"},
+	{.key = "order", .type = F_ENUM, .off = OFF(sharing.order), NAMES(order_names),
+	 .help = "queue order: default | fifo | las | tiresias | fair (default: las under relish, fifo otherwise)"},
 };
 
 static const section objective_section = SECTION(objective_rows);
@@ -757,6 +761,22 @@ const char *spec_executor_name(executor_kind k)
 const char *spec_trial_mode_name(trial_mode m)
 {
 	return NAME_OF(trial_mode_names, m);
+}
+
+const char *spec_order_name(queue_order o)
+{
+	return NAME_OF(order_names, o);
+}
+
+int spec_order_from_name(const char *str, queue_order *out)
+{
+	for (size_t i = 0; i < sizeof order_names / sizeof order_names[0]; i++) {
+		if (!strcmp(str, order_names[i])) {
+			*out = (queue_order)i;
+			return 0;
+		}
+	}
+	return RL_EINVAL;
 }
 
 int spec_policy_from_name(const char *str, sharing_policy *out)

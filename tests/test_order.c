@@ -1,0 +1,519 @@
+/*
+ * test_order.c - the core's queue orders (fifo, las, tiresias, fair), the
+ * service it counts per job and per user, and per-user limits, on the
+ * worked examples of docs/scheduling.md ("Queue order"), each schedule
+ * computed by hand there.
+ *
+ * A tiny driver: jobs of equal 100 s segments on GPUs of the exclusive
+ * policy; at each instant the segments that end are finished (in the order
+ * they started) and their jobs' next segments submitted, then arrivals,
+ * then one sched_place.  A job's segments carry its arrival as submit_time,
+ * as the simulator's and the live driver's do.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sched/sched.h"
+#include "sched_fixture.h"
+
+#define SEG 100.0
+#define MAXJ 16
+#define MAXS 8
+
+typedef struct job {
+	const char *name;
+	uint32_t user;
+	double arrival;
+	int n_segs;
+	int n_dev;
+	/* filled by the run */
+	int done, running;      /* running: segments ended so far */
+	double start[MAXS];
+	double end_at, finish;
+	uint64_t queued_id;     /* its segment in the queue, 0 none */
+} job;
+
+typedef struct world {
+	sched *s;
+	job *j;
+	int n;
+	uint64_t next_id;
+	uint64_t run_id[MAXJ]; /* segment id running, 0 none */
+	uint64_t order[MAXJ * MAXS]; /* start order, jobs by index */
+	int n_started;
+} world;
+
+static void submit(world *w, int k)
+{
+	sched_request r;
+	memset(&r, 0, sizeof r);
+	r.seg_id = ++w->next_id;
+	r.job_id = (uint64_t)k + 1;
+	r.user = w->j[k].user;
+	r.shape = 42;
+	r.needs_gpu = 1;
+	r.n_devices = w->j[k].n_dev ? w->j[k].n_dev : 1;
+	r.submit_time = w->j[k].arrival;
+	rl_err e;
+	assert_int_equal(sched_submit(w->s, &r, &e), 0);
+	w->j[k].queued_id = r.seg_id;
+}
+
+static void place(world *w, double now)
+{
+	sched_placement pl[MAXJ];
+	size_t n = sched_place(w->s, now, pl, MAXJ);
+	for (size_t i = 0; i < n; i++) {
+		int k = -1;
+		for (int q = 0; q < w->n; q++)
+			if (w->j[q].queued_id == pl[i].seg_id)
+				k = q;
+		assert_true(k >= 0);
+		job *jb = &w->j[k];
+		jb->queued_id = 0;
+		jb->start[jb->running] = now;
+		jb->end_at = now + SEG;
+		w->run_id[k] = pl[i].seg_id;
+		w->order[w->n_started++] = (uint64_t)k;
+	}
+}
+
+/* Run every job to its end under options o on n_gpu GPUs; returns the
+ * core, still holding its books (the caller frees it). */
+static sched *run(sched_options *o, int n_gpu, job *jobs, int n, double stop_at)
+{
+	world w;
+	memset(&w, 0, sizeof w);
+	w.s = fixture_sched(o->policy, o, n_gpu, 16000);
+	w.j = jobs;
+	w.n = n;
+	for (int k = 0; k < n; k++) {
+		jobs[k].done = jobs[k].running = 0;
+		for (int i = 0; i < MAXS; i++)
+			jobs[k].start[i] = -1;
+		jobs[k].end_at = -1;
+		jobs[k].queued_id = 0;
+	}
+	/* event times: arrivals and multiples of SEG after them */
+	for (double now = 0; now <= 5000 && now <= stop_at; now += 1) {
+		/* ends, in start order */
+		for (int i = 0; i < w.n_started; i++) {
+			int k = (int)w.order[i];
+			job *jb = &jobs[k];
+			if (!w.run_id[k] || jb->end_at != now)
+				continue;
+			sched_observation ob;
+			memset(&ob, 0, sizeof ob);
+			ob.outcome = SCHED_OUT_COMPLETED;
+			ob.duration_s = SEG;
+			ob.mean_util = -1;
+			rl_err e;
+			assert_int_equal(sched_finished(w.s, w.run_id[k], now, &ob, &e), 0);
+			w.run_id[k] = 0;
+			jb->running++;
+			if (jb->running == jb->n_segs) {
+				jb->done = 1;
+				jb->finish = now;
+				sched_job_forget(w.s, (uint64_t)k + 1);
+			} else {
+				submit(&w, k);
+			}
+		}
+		for (int k = 0; k < n; k++)
+			if (jobs[k].arrival == now)
+				submit(&w, k);
+		place(&w, now);
+	}
+	return w.s;
+}
+
+/* The worked example: ann (user 1) has six jobs of two segments at t=0,
+ * bob (user 2) one job of six segments at t=1; two GPUs. */
+static int example(job *j)
+{
+	static const char *names[] = {"a1", "a2", "a3", "a4", "a5", "a6"};
+	for (int k = 0; k < 6; k++)
+		j[k] = (job){.name = names[k], .user = 1, .arrival = 0, .n_segs = 2};
+	j[6] = (job){.name = "b", .user = 2, .arrival = 1, .n_segs = 6};
+	return 7;
+}
+
+static void expect_starts(const job *jb, const double *want)
+{
+	for (int i = 0; i < jb->n_segs; i++) {
+		if (jb->start[i] != want[i])
+			print_error("%s segment %d: started at %g, expected %g\n", jb->name, i + 1,
+				    jb->start[i], want[i]);
+		assert_true(jb->start[i] == want[i]);
+	}
+}
+
+static sched_options opts(queue_order order)
+{
+	sched_options o;
+	sched_options_default(&o, SHARE_EXCLUSIVE);
+	o.order = order;
+	o.aging_s = 0; /* the order alone */
+	return o;
+}
+
+static void test_fifo_starves_the_small_user(void **state)
+{
+	(void)state;
+	job j[MAXJ];
+	int n = example(j);
+	sched_options o = opts(ORDER_FIFO);
+	sched *s = run(&o, 2, j, n, 1e9);
+	/* ann's twelve segments fill both GPUs until 600; bob then runs alone */
+	double a12[] = {0, 300}, a34[] = {100, 400}, a56[] = {200, 500};
+	expect_starts(&j[0], a12);
+	expect_starts(&j[1], a12);
+	expect_starts(&j[2], a34);
+	expect_starts(&j[3], a34);
+	expect_starts(&j[4], a56);
+	expect_starts(&j[5], a56);
+	double b[] = {600, 700, 800, 900, 1000, 1100};
+	expect_starts(&j[6], b);
+	assert_true(j[6].finish == 1200);
+	sched_free(s);
+}
+
+static void test_las_runs_new_jobs_first(void **state)
+{
+	(void)state;
+	job j[MAXJ];
+	int n = example(j);
+	sched_options o = opts(ORDER_LAS);
+	sched *s = run(&o, 2, j, n, 1e9);
+	/* every first segment (0 attained) before any second; among equals
+	 * the earlier arrival: bob (arrived at 1) waits for ann's a3..a6 */
+	double a1[] = {0, 300}, a2[] = {0, 400}, a3[] = {100, 400}, a4[] = {100, 500},
+	       a5[] = {200, 500}, a6[] = {200, 600};
+	expect_starts(&j[0], a1);
+	expect_starts(&j[1], a2);
+	expect_starts(&j[2], a3);
+	expect_starts(&j[3], a4);
+	expect_starts(&j[4], a5);
+	expect_starts(&j[5], a6);
+	double b[] = {300, 600, 700, 800, 900, 1000};
+	expect_starts(&j[6], b);
+	assert_true(j[6].finish == 1100);
+	sched_free(s);
+}
+
+static void test_fair_shares_between_users(void **state)
+{
+	(void)state;
+	job j[MAXJ];
+	int n = example(j);
+	sched_options o = opts(ORDER_FAIR);
+	sched *s = run(&o, 2, j, n, 1e9);
+	/* From the first boundary on, bob has attained less than ann at every
+	 * one and gets one GPU of the two: half the cluster while both have
+	 * work; within ann, least attained service first. */
+	double a1[] = {0, 500}, a2[] = {0, 600}, a3[] = {100, 700}, a4[] = {200, 700},
+	       a5[] = {300, 800}, a6[] = {400, 800};
+	expect_starts(&j[0], a1);
+	expect_starts(&j[1], a2);
+	expect_starts(&j[2], a3);
+	expect_starts(&j[3], a4);
+	expect_starts(&j[4], a5);
+	expect_starts(&j[5], a6);
+	double b[] = {100, 200, 300, 400, 500, 600};
+	expect_starts(&j[6], b);
+	assert_true(j[6].finish == 700);
+	/* the books at the end: device-seconds held */
+	sched_user_state ua, ub;
+	assert_int_equal(sched_user_get(s, 1, 900, &ua), 0);
+	assert_int_equal(sched_user_get(s, 2, 900, &ub), 0);
+	assert_true(fabs(ua.attained_gpu_s - 1200) < 1e-9);
+	assert_true(fabs(ub.attained_gpu_s - 600) < 1e-9);
+	assert_true(ua.share == 1 && ub.share == 1);
+	assert_int_equal(ua.running + ua.queued + ub.running + ub.queued, 0);
+	uint32_t ids[4];
+	assert_int_equal(sched_user_list(s, ids, 4), 2);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], 2);
+	assert_int_equal(sched_user_get(s, 7, 0, &ua), RL_ENOTFOUND);
+	sched_free(s);
+
+	/* Mid-run (t = 150): ann holds a3 since 100 and has a4..a6, a1', a2'
+	 * queued; bob holds b' since 100. */
+	n = example(j);
+	s = run(&o, 2, j, n, 150);
+	assert_int_equal(sched_user_get(s, 1, 150, &ua), 0);
+	assert_int_equal(sched_user_get(s, 2, 150, &ub), 0);
+	assert_true(fabs(ua.attained_gpu_s - 250) < 1e-9);
+	assert_true(fabs(ub.attained_gpu_s - 50) < 1e-9);
+	assert_int_equal(ua.running, 1);
+	assert_int_equal(ua.queued, 5);
+	assert_int_equal(ua.running_gpus, 1);
+	assert_int_equal(ub.running, 1);
+	assert_int_equal(ub.queued, 0);
+	/* a1 ended one segment (its second is queued); b is half-way
+	 * through its first */
+	assert_true(fabs(sched_job_attained(s, 1, 150) - 100) < 1e-9);
+	assert_true(fabs(sched_job_attained(s, 7, 150) - 50) < 1e-9);
+	assert_true(sched_job_attained(s, 99, 150) == 0);
+	sched_free(s);
+}
+
+static void test_fair_two_free_devices_go_to_two_users(void **state)
+{
+	(void)state;
+	/* Both users at 0 attained when two GPUs are free at once: the first
+	 * placement ranks ann again with one device running, so bob gets the
+	 * second GPU (not ann twice). */
+	job j[MAXJ];
+	int n = example(j);
+	j[6].arrival = 0;
+	sched_options o = opts(ORDER_FAIR);
+	sched *s = run(&o, 2, j, n, 1e9);
+	assert_true(j[0].start[0] == 0);
+	assert_true(j[1].start[0] == 100);
+	assert_true(j[6].start[0] == 0);
+	assert_true(j[6].finish == 600);
+	sched_free(s);
+
+	/* Weights: bob with share 3 against ann's 1 still gets one GPU at a
+	 * time (he has one job), and is ranked first at every boundary. */
+	n = example(j);
+	j[6].arrival = 0;
+	sched_options o2 = opts(ORDER_FAIR);
+	s = fixture_sched(SHARE_EXCLUSIVE, &o2, 0, 0);
+	assert_int_equal(sched_set_user_share(s, 2, 3), 0);
+	assert_int_equal(sched_set_user_share(s, 2, 0), RL_EINVAL);
+	assert_int_equal(sched_set_user_share(s, 2, NAN), RL_EINVAL);
+	sched_user_state ub;
+	assert_int_equal(sched_user_get(s, 2, 0, &ub), 0);
+	assert_true(ub.share == 3);
+	sched_free(s);
+}
+
+static void test_tiresias_queues(void **state)
+{
+	(void)state;
+	/* One GPU.  X arrives at 0 with three segments, Y at 50 with one.
+	 * las:      X 0, Y 100 (X had 100 GPU-s, Y 0), X 200, 300.
+	 * tiresias, one threshold at 150 GPU-s: at 100 X (100) and Y (0) are
+	 *           both in the first queue, FIFO there: X; at 200 X (200)
+	 *           has moved down: Y, then X at 300.
+	 * fifo:     X 0, 100, 200, Y 300. */
+	job j[2] = {{.name = "X", .user = 0, .arrival = 0, .n_segs = 3},
+		    {.name = "Y", .user = 0, .arrival = 50, .n_segs = 1}};
+	sched_options o = opts(ORDER_LAS);
+	sched *s = run(&o, 1, j, 2, 1e9);
+	double xl[] = {0, 200, 300}, yl[] = {100};
+	expect_starts(&j[0], xl);
+	expect_starts(&j[1], yl);
+	sched_free(s);
+	o = opts(ORDER_TIRESIAS);
+	o.tiresias_limit_s[0] = 150;
+	s = run(&o, 1, j, 2, 1e9);
+	double xt[] = {0, 100, 300}, yt[] = {200};
+	expect_starts(&j[0], xt);
+	expect_starts(&j[1], yt);
+	sched_free(s);
+	/* the default: two queues split at one GPU-hour, which X never
+	 * reaches here: FIFO */
+	o = opts(ORDER_TIRESIAS);
+	assert_true(o.tiresias_limit_s[0] == 3600 && o.tiresias_limit_s[1] == 0);
+	s = run(&o, 1, j, 2, 1e9);
+	double xf[] = {0, 100, 200}, yf[] = {300};
+	expect_starts(&j[0], xf);
+	expect_starts(&j[1], yf);
+	sched_free(s);
+	/* a gang of 2 attains 2 GPU-s per second: 2D-LAS */
+	o = opts(ORDER_TIRESIAS);
+	o.tiresias_limit_s[0] = 150;
+	job g[2] = {{.name = "G", .user = 0, .arrival = 0, .n_segs = 2, .n_dev = 2},
+		    {.name = "H", .user = 0, .arrival = 50, .n_segs = 1, .n_dev = 2}};
+	s = run(&o, 2, g, 2, 1e9);
+	double gs[] = {0, 200}, hs[] = {100};
+	expect_starts(&g[0], gs);
+	expect_starts(&g[1], hs);
+	sched_free(s);
+	/* bad thresholds */
+	sched *bad = NULL;
+	rl_err e;
+	o = opts(ORDER_TIRESIAS);
+	o.tiresias_limit_s[0] = 100;
+	o.tiresias_limit_s[1] = 50;
+	assert_int_equal(sched_new(&o, &bad, &e), RL_EINVAL);
+	o = opts(ORDER_TIRESIAS);
+	o.order = (queue_order)9;
+	assert_int_equal(sched_new(&o, &bad, &e), RL_EINVAL);
+}
+
+static void test_order_names_and_defaults(void **state)
+{
+	(void)state;
+	assert_string_equal(sched_order_name(ORDER_FIFO), "fifo");
+	assert_string_equal(sched_order_name(ORDER_LAS), "las");
+	assert_string_equal(sched_order_name(ORDER_TIRESIAS), "tiresias");
+	assert_string_equal(sched_order_name(ORDER_FAIR), "fair");
+	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_EXCLUSIVE), ORDER_FIFO);
+	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_PACK), ORDER_FIFO);
+	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_RELISH), ORDER_LAS);
+	assert_int_equal(sched_order_for(ORDER_FAIR, SHARE_RELISH), ORDER_FAIR);
+}
+
+static void test_user_limits(void **state)
+{
+	(void)state;
+	/* ann may run one segment at a time: with two GPUs and only her work
+	 * her jobs run one after another, while bob's job runs beside. */
+	static const uint32_t users[3] = {1, 1, 2}; /* a1, a2, b */
+	sched_options o = opts(ORDER_FIFO);
+	sched_user_limits lim = {.max_segments = 1};
+	sched *s = fixture_sched(SHARE_EXCLUSIVE, &o, 2, 16000);
+	assert_int_equal(sched_set_user_limits(s, 1, &lim), 0);
+	sched_request r;
+	rl_err e;
+	for (int k = 0; k < 3; k++) {
+		memset(&r, 0, sizeof r);
+		r.seg_id = (uint64_t)k + 1;
+		r.job_id = (uint64_t)k + 1;
+		r.user = users[k];
+		r.shape = 7;
+		r.needs_gpu = 1;
+		r.n_devices = 1;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+	}
+	sched_placement pl[4];
+	assert_int_equal(sched_place(s, 0, pl, 4), 2); /* a1 and b, not a2 */
+	assert_true(pl[0].seg_id == 1 && pl[1].seg_id == 3);
+	sched_user_state ua;
+	assert_int_equal(sched_user_get(s, 1, 0, &ua), 0);
+	assert_int_equal(ua.running, 1);
+	assert_int_equal(ua.queued, 1);
+	assert_int_equal(ua.limits.max_segments, 1);
+	sched_observation ob = {.outcome = SCHED_OUT_COMPLETED, .duration_s = 10, .mean_util = -1};
+	assert_int_equal(sched_finished(s, 3, 10, &ob, &e), 0);
+	assert_int_equal(sched_place(s, 10, pl, 4), 0); /* a GPU is free, ann is at her limit */
+	assert_int_equal(sched_finished(s, 1, 20, &ob, &e), 0);
+	assert_int_equal(sched_place(s, 20, pl, 4), 1);
+	assert_true(pl[0].seg_id == 2);
+	/* raising the limit lets a waiting segment start at the next call */
+	memset(&r, 0, sizeof r);
+	r.seg_id = 9;
+	r.job_id = 9;
+	r.user = 1;
+	r.shape = 7;
+	r.needs_gpu = 1;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	assert_int_equal(sched_place(s, 21, pl, 4), 0);
+	lim.max_segments = 2;
+	assert_int_equal(sched_set_user_limits(s, 1, &lim), 0);
+	assert_int_equal(sched_place(s, 22, pl, 4), 1);
+	assert_true(pl[0].seg_id == 9);
+	sched_free(s);
+
+	/* GPUs: a gang of two is over a limit of one GPU, a single is not. */
+	s = fixture_sched(SHARE_EXCLUSIVE, &o, 4, 16000);
+	sched_user_limits one = {.max_gpus = 1};
+	assert_int_equal(sched_set_user_limits(s, 5, &one), 0);
+	memset(&r, 0, sizeof r);
+	r.seg_id = 1;
+	r.user = 5;
+	r.shape = 7;
+	r.needs_gpu = 1;
+	r.n_devices = 2;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	r.seg_id = 2;
+	r.n_devices = 1;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	assert_int_equal(sched_place(s, 0, pl, 4), 1);
+	assert_true(pl[0].seg_id == 2);
+	assert_int_equal(sched_queue_length(s), 1);
+	sched_free(s);
+
+	/* Memory: pack reserves the declared 3000 MiB; a limit of 5000 MiB
+	 * admits one segment at a time although the GPU holds five. */
+	sched_options op;
+	sched_options_default(&op, SHARE_PACK);
+	op.aging_s = 0;
+	s = fixture_sched(SHARE_PACK, &op, 1, 16000);
+	sched_user_limits mem = {.max_mem_mib = 5000};
+	assert_int_equal(sched_set_user_limits(s, 3, &mem), 0);
+	for (int k = 0; k < 3; k++) {
+		memset(&r, 0, sizeof r);
+		r.seg_id = (uint64_t)k + 1;
+		r.user = 3;
+		r.shape = 7;
+		r.needs_gpu = 1;
+		r.mem_hint_mib = 3000;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+	}
+	assert_int_equal(sched_place(s, 0, pl, 4), 1);
+	sched_user_state u3;
+	assert_int_equal(sched_user_get(s, 3, 0, &u3), 0);
+	assert_int_equal(u3.mem_reserved_mib, 3000);
+	sched_user_limits neg = {.max_gpus = -1};
+	assert_int_equal(sched_set_user_limits(s, 3, &neg), RL_EINVAL);
+	sched_free(s);
+}
+
+static void test_fair_scan_window_is_per_user(void **state)
+{
+	(void)state;
+	/* ann has 300 queued gangs of three GPUs on a two-GPU cluster (none
+	 * can start), bob one single-GPU segment.  ann ranks first (both at
+	 * 0, lower id), and a window of 256 shared by all users would end on
+	 * her refusals; per user, bob's segment is looked at and starts. */
+	sched_options o = opts(ORDER_FAIR);
+	sched *s = fixture_sched(SHARE_EXCLUSIVE, &o, 2, 16000);
+	sched_request r;
+	rl_err e;
+	for (int k = 0; k < 300; k++) {
+		memset(&r, 0, sizeof r);
+		r.seg_id = (uint64_t)k + 1;
+		r.job_id = (uint64_t)k + 1;
+		r.user = 1;
+		r.shape = 7;
+		r.needs_gpu = 1;
+		r.n_devices = 3;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+	}
+	memset(&r, 0, sizeof r);
+	r.seg_id = 1000;
+	r.job_id = 1000;
+	r.user = 2;
+	r.shape = 7;
+	r.needs_gpu = 1;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	sched_placement pl[4];
+	assert_int_equal(sched_place(s, 0, pl, 4), 1);
+	assert_true(pl[0].seg_id == 1000);
+	sched_work wk;
+	sched_work_get(s, &wk);
+	assert_true(wk.scanned <= 256 + 1);
+	/* removing queued segments keeps the books */
+	assert_int_equal(sched_remove(s, 5), 1);
+	sched_user_state ua;
+	assert_int_equal(sched_user_get(s, 1, 0, &ua), 0);
+	assert_int_equal(ua.queued, 299);
+	assert_int_equal(sched_queue_length(s), 299);
+	sched_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fifo_starves_the_small_user),
+		cmocka_unit_test(test_las_runs_new_jobs_first),
+		cmocka_unit_test(test_fair_shares_between_users),
+		cmocka_unit_test(test_fair_two_free_devices_go_to_two_users),
+		cmocka_unit_test(test_tiresias_queues),
+		cmocka_unit_test(test_order_names_and_defaults),
+		cmocka_unit_test(test_user_limits),
+		cmocka_unit_test(test_fair_scan_window_is_per_user),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
