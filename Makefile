@@ -1,13 +1,21 @@
-# relish - the two commands of the README, and a few more.
-#   make demo   install what is needed, build, run the digits experiment
-#   make test   install what is needed, build with sanitizers, run every test
-# Everything builds out of tree with CMake; this file only sequences steps.
+# relish - for people who have make; the README's two commands are scripts
+# that need only bash and apt (a bare Debian 12 has no make):
+#   make demo   = scripts/demo.sh   install what is needed, build relish, run the digits experiment
+#   make test   = scripts/test.sh   install what is needed, build with sanitizers, run every test
+# Everything builds out of tree with CMake (scripts/build.sh); this file
+# only sequences steps.
+#   make build            build/release: relish, example programs, benchmarks (no tests)
+#   make test-build       build/asan without running the tests
+#   make install          relish, docs, examples, the Python helper under PREFIX
+#                         (default /usr/local; DESTDIR for staging)
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build/release
 TEST_BUILD ?= build/asan
+PREFIX ?= /usr/local
+export JOBS BUILD TEST_BUILD
 
-.PHONY: all deps build test test-build demo demo-podman bench clean
+.PHONY: all deps build test test-build demo demo-podman bench install clean
 
 all: build
 
@@ -15,29 +23,30 @@ deps:
 	scripts/deps.sh build
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
+	scripts/build.sh release
 
 test-build:
-	scripts/deps.sh test
-	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRELISH_SANITIZE=ON -DRELISH_WERROR=ON >/dev/null
-	cmake --build $(TEST_BUILD) -j $(JOBS)
+	scripts/test.sh --build-only
 
-test: test-build
-	cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+test:
+	CTEST_ARGS="$(CTEST_ARGS)" scripts/test.sh
 
 demo:
-	scripts/deps.sh demo
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
-	scripts/demo.sh $(BUILD)
+	scripts/demo.sh
+
+# GNU layout under PREFIX: bin/relish, share/doc/relish (README, docs),
+# share/relish/examples, the Python helper (relish_trial.py) where that
+# PREFIX's python3 imports from (docs/cli.md "Installing").
+install:
+	RELISH_BENCH=OFF RELISH_CMAKE_ARGS="-DCMAKE_INSTALL_PREFIX=$(PREFIX)" \
+	  scripts/build.sh release relish
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
 # The digits demo with every trial in a podman container (docs/containers.md);
 # afterwards no relish container may be left.
 demo-podman:
 	scripts/deps.sh all
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
+	scripts/build.sh release relish
 	CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf scripts/podman-image.sh
 	CONTAINERS_CONF=$(CURDIR)/scripts/containers.conf $(BUILD)/relish run \
 	  examples/digits/digits-podman.yaml --db $${RELISH_DEMO_DB:-relish-demo-podman.db}
@@ -46,7 +55,9 @@ demo-podman:
 	  if [ -n "$$left" ]; then echo "demo-podman: relish containers left" >&2; exit 1; fi; \
 	  echo "demo-podman: no relish container left"
 
-bench: build
+bench:
+	scripts/deps.sh bench
+	scripts/build.sh release
 	scripts/bench.sh $(BUILD)
 
 clean:

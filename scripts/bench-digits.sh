@@ -39,7 +39,7 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
 fi
 RELISH=$(realpath "$BUILD/relish")
 $PY -c 'import torch, sklearn, optuna' 2>/dev/null ||
-	{ echo "bench-digits: needs python3-torch python3-sklearn python3-optuna (scripts/deps.sh demo)" >&2; exit 2; }
+	{ echo "bench-digits: needs python3-torch python3-sklearn python3-optuna (scripts/deps.sh bench)" >&2; exit 2; }
 command -v sqlite3 >/dev/null || { echo "bench-digits: sqlite3 missing (scripts/deps.sh test)" >&2; exit 2; }
 
 tmp=$(mktemp -d /tmp/relish-bench-digits-XXXXXX)

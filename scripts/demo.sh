@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# demo.sh BUILD_DIR - the README's main command: run the digits experiment
-# (examples/digits/digits.yaml: TPE + ASHA over small PyTorch models on
-# sklearn's digits, CPU) with the relish binary of BUILD_DIR, then print its
-# best trial.  State goes to ./relish-demo.db (logs and checkpoints to
-# ./relish-runs/ next to it); running it again resumes or, when finished,
-# prints the best again.  RELISH_DEMO_DB chooses another database.
+# demo.sh - the README's first command, on a bare Debian 12 as on a
+# developer's machine: install what is missing (scripts/deps.sh demo:
+# compiler, make, cmake, the C libraries, PyTorch, scikit-learn), build the
+# relish binary alone (build/release/relish; no tests, no benchmarks), run
+# the digits experiment (examples/digits/digits.yaml: TPE + ASHA over small
+# PyTorch models on sklearn's digits, CPU) and print its best trial.
+# State goes to ./relish-demo.db (logs and checkpoints to ./relish-runs/
+# next to it); running it again resumes or, when finished, prints the best
+# again.  `make demo` runs this script.
+# Env: RELISH_DEMO_DB (another database), BUILD (another build folder),
+#      JOBS (parallel compile jobs).
 set -euo pipefail
-build=${1:?usage: scripts/demo.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
-relish="$build/relish"
-[ -x "$relish" ] || { echo "demo.sh: $relish not found (build first: make build)" >&2; exit 1; }
-db=${RELISH_DEMO_DB:-relish-demo.db}
 start=$(date +%s)
+"$here/scripts/deps.sh" demo
+RELISH_BENCH=OFF "$here/scripts/build.sh" release relish
+build=${BUILD:-build/release}
+case "$build" in /*) ;; *) build=$here/$build ;; esac
+relish=$build/relish
+db=${RELISH_DEMO_DB:-relish-demo.db}
+run_start=$(date +%s)
 "$relish" run "$here/examples/digits/digits.yaml" --db "$db"
-echo "demo: finished in $(( $(date +%s) - start )) s; state in $db (try: $relish trials --db $db)"
+end=$(date +%s)
+shown=$relish
+[ "$relish" = "$here/build/release/relish" ] && [ "$PWD" = "$here" ] && shown=build/release/relish
+echo "demo: done in $(( end - start )) s (the experiment $(( end - run_start )) s); state in $db"
+echo "demo: the binary is $shown (make install puts it on PATH); try: $shown trials --db $db"

@@ -31,6 +31,7 @@ set -euo pipefail
 ENGINE=${RELISH_TEST_ENGINE:-podman}
 PY=/usr/bin/python3
 export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
+"$RELISH_SRC/tests/support/nested-skip.sh" "$ENGINE" || exit $?
 command -v "$ENGINE" >/dev/null || { echo "FAIL: $ENGINE not installed (scripts/deps.sh test)" >&2; exit 1; }
 PODMAN=$ENGINE "$RELISH_SRC/scripts/podman-image.sh"
 rm_now=(rm -f -t 0)
