@@ -17,5 +17,13 @@ if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 [ "$build_only" = 1 ] && exit 0
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 cd "${TEST_BUILD:-build/asan}"
+rc=0
 # shellcheck disable=SC2086 # CTEST_ARGS is a list of words
-exec ctest --output-on-failure -j "$jobs" ${CTEST_ARGS:-} "$@"
+ctest --output-on-failure -j "$jobs" ${CTEST_ARGS:-} "$@" || rc=$?
+# ctest names the skipped tests; their own "SKIP: why" line says why.
+log=Testing/Temporary/LastTest.log
+if [ -f "$log" ] && grep -q '^SKIP: ' "$log"; then
+  echo "Why they were skipped:"
+  awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 } /^SKIP: / { sub(/^SKIP: /, ""); print "\t " name ": " $0 }' "$log"
+fi
+exit "$rc"
