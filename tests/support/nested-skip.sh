@@ -16,7 +16,7 @@ why=
 if ! command -v "$engine" >/dev/null; then
   why="$engine is not installed"
 elif ! out=$(PODMAN=$engine "$here/scripts/podman-image.sh" 2>&1 &&
-             "$engine" run --rm --network none localhost/relish-host /bin/true 2>&1); then
+             "$engine" run --rm --network none -v /usr:/usr:ro localhost/relish-host /usr/bin/true 2>&1); then
   why=$(printf '%s\n' "$out" | grep -v '^\s*$' | tail -n 1 | cut -c1-160)
 fi
 [ -z "$why" ] && exit 0
