@@ -36,7 +36,15 @@ assert g[0]["name"] == "NVIDIA Stand-in A100 40GB"
 assert (g[0]["memory_total_mib"], g[0]["memory_used_mib"], g[0]["memory_free_mib"]) == (40960, 1500, 39460), g[0]
 assert (g[1]["memory_total_mib"], g[1]["memory_used_mib"], g[1]["memory_free_mib"]) == (81920, 3000, 78920), g[1]
 assert g[0]["is_gpu"] and not g[2]["is_gpu"]
-assert g[2]["memory_total_mib"] == 4096 and g[2]["compute_total"] == 2.0, g[2]
+# The host: TOTAL, USED and FREE are the machine's RAM (MemTotal, MemTotal -
+# MemAvailable, MemAvailable), BUDGET what relish may reserve (RELISH_HOST_MEMORY).
+mem = {l.split(":")[0]: int(l.split()[1]) // 1024 for l in open("/proc/meminfo")}
+h = g[2]
+assert h["memory_budget_mib"] == 4096 and h["compute_total"] == 2.0, h
+assert abs(h["memory_total_mib"] - mem["MemTotal"]) <= 1, (h, mem["MemTotal"])
+assert h["memory_used_mib"] + h["memory_free_mib"] == h["memory_total_mib"], h
+assert abs(h["memory_free_mib"] - mem["MemAvailable"]) < 512, (h, mem["MemAvailable"])
+assert [x["memory_budget_mib"] for x in g[:2]] == [40960, 81920], g
 assert all(x["memory_reserved_mib"] is None and x["segments"] == [] for x in g)
 P
 # The same GPUs with a state database: NVML's used memory beside what relish
@@ -54,17 +62,18 @@ assert g[2]["memory_reserved_mib"] == 700 and [s["trial"] for s in g[2]["segment
 P
 RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml" \
   "$RELISH" devices --db "$work/standin.db" >"$work/out.txt"
-grep -Eq '^0 +NVIDIA Stand-in A100 40GB +GPU-standin-0 +40960 +1500 +39460 +8500  1\(t1\),2\(t2\)$' \
+grep -Eq '^ *0 +NVIDIA Stand-in A100 40GB +GPU-standin-0 +40960 +1500 +39460 +40960 +8500  1\(t1\),2\(t2\)$' \
   "$work/out.txt" || fail "stand-in table row: $(cat "$work/out.txt")"
 
 # 2. No driver: host only, said once on stderr.
 RELISH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$RELISH" devices --json >"$work/out.json" 2>"$work/err"
-[ "$(grep -c 'no NVIDIA driver: using host devices only' "$work/err")" = 1 ] || fail "notice: $(cat "$work/err")"
+[ "$(cat "$work/err")" = "relish: no NVIDIA driver (/nonexistent/libnvidia-ml.so.1 not found): using the host only" ] ||
+  fail "notice: $(cat "$work/err")"
 $PY - "$work/out.json" <<'P'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["source"] == "host" and d["driver"] is None, d
-assert d["notice"].startswith("no NVIDIA driver: using host devices only (cannot load /nonexistent/libnvidia-ml.so.1"), d
+assert d["notice"] == "no NVIDIA driver (/nonexistent/libnvidia-ml.so.1 not found): using the host only", d
 assert [x["uuid"] for x in d["devices"]] == ["host"]
 P
 
@@ -93,14 +102,20 @@ assert g[0]["memory_total_mib"] == 40960 and g[0]["memory_used_mib"] is None
 assert g[0]["memory_reserved_mib"] == 8500, g[0]
 assert [(s["segment"], s["trial"], s["memory_reserved_mib"]) for s in g[0]["segments"]] == [(1, 1, 6000), (2, 2, 2500)]
 assert g[1]["memory_reserved_mib"] == 0 and g[1]["segments"] == []   # completed: not counted
-assert g[2]["memory_total_mib"] == 16384 and g[2]["compute_total"] == 4.0
+assert g[2]["memory_budget_mib"] == 16384 and g[2]["compute_total"] == 4.0
 assert g[2]["memory_reserved_mib"] == 700
 P
 # The same through RELISH_DEVICES, as a table.
 RELISH_DEVICES="$work/devices.yaml" "$RELISH" devices --db "$work/state.db" >"$work/out.txt"
-grep -Eq '^0 +A100 +GPU-fake-0 +40960 +- +- +8500  1\(t1\),2\(t2\)$' "$work/out.txt" \
+grep -Eq '^ *0 +A100 +GPU-fake-0 +40960 +- +- +40960 +8500  1\(t1\),2\(t2\)$' "$work/out.txt" \
   || fail "table row: $(cat "$work/out.txt")"
 grep -q '^MPS: not running$' "$work/out.txt" || fail "MPS line: $(cat "$work/out.txt")"
+grep -Eq '^DEV +NAME +UUID +TOTAL_MiB +USED_MiB +FREE_MiB +BUDGET_MiB +RESERVED_MiB +SEGMENTS$' \
+  "$work/out.txt" || fail "table header: $(cat "$work/out.txt")"
+# On an 80-column terminal no row is wider than 80.
+COLUMNS=80 RELISH_DEVICES="$work/devices.yaml" "$RELISH" devices --db "$work/state.db" >"$work/out80.txt"
+$PY -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > 80 for l in open(sys.argv[1], encoding="utf-8")))' "$work/out80.txt" ||
+  fail "a row wider than 80 columns: $(cat "$work/out80.txt")"
 
 # 4. Errors: a bad devices file names file, line and field; bad flags are usage errors.
 printf 'devices:\n  - name: A\n    memory: lots\n' >"$work/bad.yaml"

@@ -43,6 +43,9 @@ int cli_read_opt(int c, char **argv, const char *usage, cli_read_opts *o, rl_err
 	case CLI_OPT_HELP:
 		o->help = 1;
 		return 1;
+	case CLI_OPT_WIDE:
+		o->wide = 1;
+		return 1;
 	case ':':
 		return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);
 	case '?':
@@ -69,6 +72,8 @@ int cli_read_args(int argc, char **argv, const cli_read_spec *spec, cli_read_opt
 			continue;
 		opts[n++] = common[i];
 	}
+	if (spec->flags & CLI_READ_WIDE)
+		opts[n++] = (struct option){"wide", no_argument, NULL, CLI_OPT_WIDE};
 	for (const struct option *p = spec->own; p && p->name; p++) {
 		if (n + 1 >= CLI_MAX_OPTS)
 			return rl_err_set(err, RL_EINTERNAL, "%s: too many options", spec->usage);
@@ -253,6 +258,14 @@ void cli_format_real(double v, char *buf, size_t len)
 		if (strtod(buf, NULL) == v)
 			return;
 	}
+}
+
+void cli_format_value(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.6g", v);
 }
 
 void cli_csv_real(FILE *f, double v)

@@ -24,6 +24,7 @@ typedef struct cli_read_opts {
 	int json;               /* --json */
 	const char *experiment; /* --experiment NAME (or a positional name) */
 	int help;               /* --help was given */
+	int wide;               /* --wide (commands with CLI_READ_WIDE): every column in full */
 	int argi;               /* CLI_READ_ARGS: index of the first positional */
 } cli_read_opts;
 
@@ -32,6 +33,7 @@ typedef struct cli_read_opts {
 #define CLI_OPT_JSON 'j'
 #define CLI_OPT_EXPERIMENT 'e'
 #define CLI_OPT_HELP 'h'
+#define CLI_OPT_WIDE 'W'
 #define CLI_READ_LONGOPTS                                            \
 	{"db", required_argument, NULL, CLI_OPT_DB},                 \
 	{"json", no_argument, NULL, CLI_OPT_JSON},                   \
@@ -59,6 +61,7 @@ enum {
 	CLI_READ_NO_EXPERIMENT = 1u << 1, /* no --experiment */
 	CLI_READ_EXP_ARG = 1u << 2,       /* one optional positional EXPERIMENT */
 	CLI_READ_ARGS = 1u << 3,          /* positionals are the command's: o->argi */
+	CLI_READ_WIDE = 1u << 4,          /* a table: --wide shows every column in full */
 };
 
 /*
@@ -138,8 +141,12 @@ void cli_csv_real(FILE *f, double v);
 void cli_format_time(double t, char *buf, size_t len);
 /* "3h02m", "4m05s", "12s"; "-" for NAN or negative. */
 void cli_format_duration(double seconds, char *buf, size_t len);
-/* Shortest text that reads back as v ("0.98", "27"); "-" for NAN. */
+/* Shortest text that reads back as v ("0.98", "27"); "-" for NAN.  For
+ * CSV and wherever every digit matters. */
 void cli_format_real(double v, char *buf, size_t len);
+/* v to 6 significant digits ("0.991667", "27"), what tables and sentences
+ * on the screen show; "-" for NAN.  --json keeps every digit. */
+void cli_format_value(double v, char *buf, size_t len);
 /* Seconds since the epoch now (wall clock; display only). */
 double cli_now(void);
 

@@ -25,8 +25,8 @@ static int best_print(const store_experiment *e, const store_trial *t, int json,
 		return cli_json_print(j, err);
 	}
 	char v[40], r[40], pbuf[1024];
-	cli_format_real(t->objective, v, sizeof v);
-	cli_format_real(t->objective_resource, r, sizeof r);
+	cli_format_value(t->objective, v, sizeof v);
+	cli_format_value(t->objective_resource, r, sizeof r);
 	printf("%s: trial %lld (index %d, %s): %s = %s (%s) at resource %s, params %s\n",
 	       e->name, (long long)t->id, t->idx, trial_status_name(t->status),
 	       e->objective_metric, v, e->mode, r, cli_params_text(t->params_json, pbuf, sizeof pbuf));

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/table.h"
 #include "telemetry/devices.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/nvml.h"
@@ -93,7 +94,11 @@ static int print_json(const device_list *l, const char *driver, int mps, const c
 		json_object_set_new(d, "name", json_string(e->info.name));
 		json_object_set_new(d, "uuid", json_string(e->info.uuid));
 		json_object_set_new(d, "is_gpu", json_boolean(e->info.is_gpu));
-		json_object_set_new(d, "memory_total_mib", json_integer((json_int_t)e->info.mem_total_mib));
+		json_object_set_new(d, "memory_total_mib",
+				    json_integer((json_int_t)(e->has_usage && e->mem_machine_mib
+								  ? e->mem_machine_mib
+								  : e->info.mem_total_mib)));
+		json_object_set_new(d, "memory_budget_mib", json_integer((json_int_t)e->info.mem_total_mib));
 		json_object_set_new(d, "memory_used_mib",
 				    e->has_usage ? json_integer((json_int_t)e->mem_used_mib) : json_null());
 		json_object_set_new(d, "memory_free_mib",
@@ -131,28 +136,56 @@ static void mib_cell(char *buf, size_t n, int known, unsigned long long v)
 		snprintf(buf, n, "-");
 }
 
-static void print_table(const device_list *l, const char *driver, int mps, const char *mps_dir,
-			const struct store_use *u, int have_db)
+/* TOTAL, USED and FREE are the device's own (the whole GPU, the machine's
+ * RAM); BUDGET is what relish may reserve on it (a GPU's total; the host's
+ * RELISH_HOST_MEMORY, declared memory, or what was available when relish
+ * started); RESERVED what running segments hold now (--db). */
+enum { D_DEV, D_NAME, D_UUID, D_TOTAL, D_USED, D_FREE, D_BUDGET, D_RES, D_SEGS, D__N };
+static const cli_col cols[D__N] = {
+	[D_DEV] = {"DEV", 1, 0, 0, 0},          [D_NAME] = {"NAME", 0, 1, 1, 8},
+	[D_UUID] = {"UUID", 0, 3, 1, 10},       [D_TOTAL] = {"TOTAL_MiB", 1, 0, 0, 0},
+	[D_USED] = {"USED_MiB", 1, 0, 0, 0},    [D_FREE] = {"FREE_MiB", 1, 0, 0, 0},
+	[D_BUDGET] = {"BUDGET_MiB", 1, 1, 0, 0}, [D_RES] = {"RESERVED_MiB", 1, 2, 0, 0},
+	[D_SEGS] = {"SEGMENTS", 0, 2, 1, 8},
+};
+
+static int print_table(const device_list *l, const char *driver, int mps, const char *mps_dir,
+		       const struct store_use *u, int have_db, int width, rl_err *err)
 {
 	printf("source: %s%s%s\n", l->source, driver && *driver ? ", NVIDIA driver " : "",
 	       driver ? driver : "");
 	printf("MPS: %s%s\n", mps ? "running, pipe directory " : "not running", mps ? mps_dir : "");
-	printf("%-5s %-28s %-40s %9s %9s %9s %9s  %s\n", "DEV", "NAME", "UUID", "TOTAL_MiB",
-	       "USED_MiB", "FREE_MiB", "RESERVED", "SEGMENTS");
-	for (size_t i = 0; i < l->n; i++) {
+	cli_table *tb = cli_table_new(cols, D__N);
+	if (!tb)
+		return rl_err_set(err, RL_ENOMEM, "devices table");
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < l->n; i++) {
 		const device_entry *e = &l->dev[i];
-		char used[32], freec[32], res[32], segs[256] = "";
+		char dev[16], total[32], used[32], freec[32], budget[32], res[32], segs[256] = "";
+		snprintf(dev, sizeof dev, "%zu", i);
+		mib_cell(total, sizeof total, 1,
+			 e->has_usage && e->mem_machine_mib ? e->mem_machine_mib
+							    : e->info.mem_total_mib);
 		mib_cell(used, sizeof used, e->has_usage, e->mem_used_mib);
 		mib_cell(freec, sizeof freec, e->has_usage, e->mem_free_mib);
+		mib_cell(budget, sizeof budget, 1, e->info.mem_total_mib);
 		mib_cell(res, sizeof res, have_db, (unsigned long long)reserved_on(u, (int)i));
 		for (size_t k = 0; k < u->n; k++)
 			if (u->seg[k].dev == (int)i)
 				snprintf(segs + strlen(segs), sizeof segs - strlen(segs), "%s%lld(t%lld)",
 					 segs[0] ? "," : "", u->seg[k].segment, u->seg[k].trial);
-		printf("%-5zu %-28s %-40s %9llu %9s %9s %9s  %s\n", i, e->info.name, e->info.uuid,
-		       (unsigned long long)e->info.mem_total_mib, used, freec, res,
-		       segs[0] ? segs : "-");
+		const char *cells[D__N] = {
+			[D_DEV] = dev, [D_NAME] = e->info.name, [D_UUID] = e->info.uuid,
+			[D_TOTAL] = total, [D_USED] = used, [D_FREE] = freec, [D_BUDGET] = budget,
+			[D_RES] = res, [D_SEGS] = segs[0] ? segs : "-",
+		};
+		if (cli_table_add(tb, cells) < 0)
+			rc = rl_err_set(err, RL_ENOMEM, "devices table");
 	}
+	if (rc == 0)
+		cli_table_print(tb, stdout, width);
+	cli_table_free(tb);
+	return rc;
 }
 
 /* --devices FILE (the only option of its own). */
@@ -170,8 +203,14 @@ int cmd_devices(int argc, char **argv, rl_err *err)
 					    {NULL, 0, NULL, 0}};
 	const char *devices_file = NULL;
 	const cli_read_spec cmdline = {
-		.usage = "relish devices [--json] [--devices FILE] [--db FILE]",
-		.help = "  --json          machine-readable output\n"
+		.usage = "relish devices [--json] [--wide] [--devices FILE] [--db FILE]",
+		.help = "\nThe devices relish places segments on.  TOTAL, USED and FREE are the\n"
+			"device's own memory (a whole GPU; the host's RAM), BUDGET what relish\n"
+			"may reserve on it (the host: RELISH_HOST_MEMORY, the devices file, or\n"
+			"what was available when relish started), RESERVED what running\n"
+			"segments hold now (with --db).\n"
+			"  --json          machine-readable output\n"
+			"  --wide          every column in full\n"
 			"  --devices FILE  declared devices (YAML/JSON) instead of discovery\n"
 			"                  (also env RELISH_DEVICES)\n"
 			"  --db FILE       state database: show reservations and running segments\n",
@@ -179,7 +218,7 @@ int cmd_devices(int argc, char **argv, rl_err *err)
 		.own_opt = devices_opt,
 		.ctx = &devices_file,
 		.shorts = "h",
-		.flags = CLI_READ_NO_EXPERIMENT,
+		.flags = CLI_READ_NO_EXPERIMENT | CLI_READ_WIDE,
 	};
 	cli_read_opts o = {0};
 	int rc = cli_read_args(argc, argv, &cmdline, &o, err);
@@ -214,7 +253,7 @@ int cmd_devices(int argc, char **argv, rl_err *err)
 	if (json)
 		rc = print_json(l, driver, mps, mps_dir, &u, db != NULL, err);
 	else
-		print_table(l, driver, mps, mps_dir, &u, db != NULL);
+		rc = print_table(l, driver, mps, mps_dir, &u, db != NULL, cli_term_width(o.wide), err);
 out:
 	free(u.seg);
 	device_list_free(l);

@@ -10,8 +10,9 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/table.h"
 
-static const char usage[] = "relish status [--db FILE] [--json] [EXPERIMENT]";
+static const char usage[] = "relish status [--db FILE] [--json] [--wide] [EXPERIMENT]";
 
 struct exp_summary {
 	int count[TRIAL__COUNT];
@@ -66,22 +67,41 @@ static json_t *status_json(const store_experiment *e, const struct exp_summary *
 			 "elapsed_s", cli_json_real(elapsed(e, now)), "spec_path", cli_json_str(e->spec_path));
 }
 
-static void status_line(const store_experiment *e, const struct exp_summary *sum, double now,
-			int name_w)
+enum { S_NAME, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_OBJ, S_BEST, S_STARTED,
+       S_ELAPSED, S__N };
+static const cli_col cols[S__N] = {
+	[S_NAME] = {"EXPERIMENT", 0, 0, 1, 12}, [S_STATUS] = {"STATUS", 0, 0, 0, 0},
+	[S_TRIALS] = {"TRIALS", 1, 0, 0, 0},    [S_DONE] = {"DONE", 1, 1, 0, 0},
+	[S_RUN] = {"RUN", 1, 1, 0, 0},          [S_STOP] = {"STOP", 1, 2, 0, 0},
+	[S_FAIL] = {"FAIL", 1, 1, 0, 0},        [S_BEST] = {"BEST", 0, 0, 1, 16},
+	[S_OBJ] = {"OBJECTIVE", 0, 5, 0, 0},
+	[S_STARTED] = {"STARTED", 0, 4, 0, 0},  [S_ELAPSED] = {"ELAPSED", 1, 3, 0, 0},
+};
+
+static int status_row(cli_table *tb, const store_experiment *e, const struct exp_summary *sum,
+		      double now)
 {
-	char best[96] = "-", started[32], el[32];
+	char best[160] = "-", started[32], el[32], n[S__N][16], obj[96];
 	if (sum->has_best) {
 		char v[40];
-		cli_format_real(sum->best.objective, v, sizeof v);
-		snprintf(best, sizeof best, "%s=%s (trial %lld)", e->objective_metric, v,
-			 (long long)sum->best.id);
+		cli_format_value(sum->best.objective, v, sizeof v);
+		snprintf(best, sizeof best, "%s (trial %lld)", v, (long long)sum->best.id);
 	}
+	snprintf(obj, sizeof obj, "%s %s", e->mode, e->objective_metric);
 	cli_format_time(e->created_at, started, sizeof started);
 	cli_format_duration(elapsed(e, now), el, sizeof el);
-	printf("%-*s  %-9s  %6d  %5d  %4d  %4d  %4d  %-28s  %-19s  %s\n", name_w, e->name,
-	       exp_status_name(e->status), sum->total, sum->count[TRIAL_COMPLETED],
-	       sum->count[TRIAL_RUNNING] + sum->count[TRIAL_PAUSED], sum->count[TRIAL_STOPPED],
-	       sum->count[TRIAL_FAILED], best, started, el);
+	snprintf(n[S_TRIALS], 16, "%d", sum->total);
+	snprintf(n[S_DONE], 16, "%d", sum->count[TRIAL_COMPLETED]);
+	snprintf(n[S_RUN], 16, "%d", sum->count[TRIAL_RUNNING] + sum->count[TRIAL_PAUSED]);
+	snprintf(n[S_STOP], 16, "%d", sum->count[TRIAL_STOPPED]);
+	snprintf(n[S_FAIL], 16, "%d", sum->count[TRIAL_FAILED]);
+	const char *cells[S__N] = {
+		[S_NAME] = e->name, [S_STATUS] = exp_status_name(e->status),
+		[S_TRIALS] = n[S_TRIALS], [S_DONE] = n[S_DONE], [S_RUN] = n[S_RUN],
+		[S_STOP] = n[S_STOP], [S_FAIL] = n[S_FAIL], [S_OBJ] = obj, [S_BEST] = best,
+		[S_STARTED] = started, [S_ELAPSED] = el,
+	};
+	return cli_table_add(tb, cells);
 }
 
 static int status_run(store *s, const cli_read_opts *o, rl_err *err)
@@ -104,31 +124,31 @@ static int status_run(store *s, const cli_read_opts *o, rl_err *err)
 		return rc;
 	}
 	double now = cli_now();
-	int name_w = 10;
-	for (size_t i = 0; i < n; i++)
-		if ((int)strlen(v[i].name) > name_w)
-			name_w = (int)strlen(v[i].name);
 	json_t *arr = o->json ? json_array() : NULL;
-	if (!o->json)
-		printf("%-*s  %-9s  %6s  %5s  %4s  %4s  %4s  %-28s  %-19s  %s\n", name_w,
-		       "EXPERIMENT", "STATUS", "TRIALS", "DONE", "RUN", "STOP", "FAIL", "BEST",
-		       "STARTED", "ELAPSED");
+	cli_table *tb = o->json ? NULL : cli_table_new(cols, S__N);
+	if (!o->json && !tb)
+		rc = rl_err_set(err, RL_ENOMEM, "status table");
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		struct exp_summary sum;
 		if ((rc = summarise(s, &v[i], &sum, err)) < 0)
 			break;
 		if (o->json)
 			json_array_append_new(arr, status_json(&v[i], &sum, now));
-		else
-			status_line(&v[i], &sum, now, name_w);
+		else if (status_row(tb, &v[i], &sum, now) < 0)
+			rc = rl_err_set(err, RL_ENOMEM, "status table");
 		store_trial_fini(&sum.best);
 	}
 	store_experiments_free(v, n);
 	if (rc < 0) {
 		json_decref(arr);
+		cli_table_free(tb);
 		return rc;
 	}
-	return o->json ? cli_json_print(arr, err) : 0;
+	if (o->json)
+		return cli_json_print(arr, err);
+	cli_table_print(tb, stdout, cli_term_width(o->wide));
+	cli_table_free(tb);
+	return 0;
 }
 
 int cmd_status(int argc, char **argv, rl_err *err)
@@ -136,8 +156,9 @@ int cmd_status(int argc, char **argv, rl_err *err)
 	static const cli_read_spec spec = {
 		.usage = usage,
 		.help = "\nOne line per experiment: state, trials by state "
-			"(done/running/stopped/failed), best objective, start and elapsed time.\n",
-		.flags = CLI_READ_EXP_ARG,
+			"(done/running/stopped/failed), best objective, start and elapsed time.\n"
+			"On a terminal the table fits its width (--wide: every column in full).\n",
+		.flags = CLI_READ_EXP_ARG | CLI_READ_WIDE,
 	};
 	cli_read_opts o = {0};
 	store *s;

@@ -13,8 +13,9 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/table.h"
 
-static const char usage[] = "relish trials [--db FILE] [--json] [--experiment NAME]";
+static const char usage[] = "relish trials [--db FILE] [--json] [--wide] [--experiment NAME]";
 
 /* (estimate - peak) / peak, NAN when either is unknown. */
 static double est_error(const store_trial *t)
@@ -32,11 +33,30 @@ static void mib_cell(char *buf, size_t n, int64_t v)
 		snprintf(buf, n, "-");
 }
 
-static void trial_line(const store_trial *t)
+/* Columns: what a person needs first comes first in priority, so an 80
+ * column terminal shows id, status, resource, objective, params and the
+ * error; the memory and utilisation columns join as the width allows and
+ * --wide shows them all. */
+enum { C_ID, C_INDEX, C_STATUS, C_RES, C_OBJ, C_BASIS, C_EST, C_PEAK, C_ERR, C_UTIL,
+       C_SEGS, C_OOM, C_PARAMS, C_ERROR, C__N };
+static const cli_col cols[C__N] = {
+	[C_ID] = {"ID", 1, 0, 0, 0},           [C_INDEX] = {"INDEX", 1, 9, 0, 0},
+	[C_STATUS] = {"STATUS", 0, 0, 0, 0},   [C_RES] = {"RESOURCE", 1, 1, 0, 0},
+	[C_OBJ] = {"OBJECTIVE", 1, 0, 0, 0},   [C_BASIS] = {"BASIS", 0, 8, 0, 0},
+	[C_EST] = {"EST_MiB", 1, 6, 0, 0},     [C_PEAK] = {"PEAK_MiB", 1, 5, 0, 0},
+	[C_ERR] = {"ERR%", 1, 7, 0, 0},        [C_UTIL] = {"UTIL", 1, 7, 0, 0},
+	[C_SEGS] = {"SEGS", 1, 4, 0, 0},       [C_OOM] = {"OOM", 1, 4, 0, 0},
+	[C_PARAMS] = {"PARAMS", 0, 2, 1, 16},  [C_ERROR] = {"LAST ERROR", 0, 3, 1, 12},
+};
+
+static int trial_row(cli_table *tb, const store_trial *t)
 {
-	char res[40], obj[40], est[24], peak[24], errp[24], util[24];
-	cli_format_real(t->resource_done, res, sizeof res);
-	cli_format_real(t->objective, obj, sizeof obj);
+	char id[24], idx[16], res[40], obj[40], est[24], peak[24], errp[24], util[24], segs[16],
+		oom[16], pbuf[1024], ebuf[512];
+	snprintf(id, sizeof id, "%lld", (long long)t->id);
+	snprintf(idx, sizeof idx, "%d", t->idx);
+	cli_format_value(t->resource_done, res, sizeof res);
+	cli_format_value(t->objective, obj, sizeof obj);
 	mib_cell(est, sizeof est, t->last_est_mib);
 	mib_cell(peak, sizeof peak, t->last_peak_mib);
 	double e = est_error(t);
@@ -48,14 +68,20 @@ static void trial_line(const store_trial *t)
 		snprintf(util, sizeof util, "-");
 	else
 		snprintf(util, sizeof util, "%.0f", t->last_util);
-	const char *error = cli_trial_error(t);
+	snprintf(segs, sizeof segs, "%d", t->n_segments);
+	snprintf(oom, sizeof oom, "%d", t->n_oom);
 	/* One line per trial: keep only the first line of a multi-line error. */
-	int elen = error ? (int)strcspn(error, "\r\n") : 1;
-	char pbuf[1024];
-	printf("%6lld  %5d  %-9s  %8s  %12s  %-9s  %7s  %8s  %6s  %4s  %4d  %3d  %-40s  %.*s\n",
-	       (long long)t->id, t->idx, trial_status_name(t->status), res, obj,
-	       t->last_basis ? t->last_basis : "-", est, peak, errp, util, t->n_segments, t->n_oom,
-	       cli_params_text(t->params_json, pbuf, sizeof pbuf), elen, error ? error : "-");
+	const char *error = cli_trial_error(t);
+	snprintf(ebuf, sizeof ebuf, "%.*s", error ? (int)strcspn(error, "\r\n") : 1,
+		 error ? error : "-");
+	const char *cells[C__N] = {
+		[C_ID] = id, [C_INDEX] = idx, [C_STATUS] = trial_status_name(t->status),
+		[C_RES] = res, [C_OBJ] = obj, [C_BASIS] = t->last_basis ? t->last_basis : "-",
+		[C_EST] = est, [C_PEAK] = peak, [C_ERR] = errp, [C_UTIL] = util, [C_SEGS] = segs,
+		[C_OOM] = oom, [C_PARAMS] = cli_params_text(t->params_json, pbuf, sizeof pbuf),
+		[C_ERROR] = ebuf,
+	};
+	return cli_table_add(tb, cells);
 }
 
 /* The shared trial object plus the memory columns of this command. */
@@ -80,7 +106,13 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 		.help = "\nOne row per trial: id, index, status, resource reached, objective,\n"
 			"its latest segment's reservation basis, estimated and measured peak "
 			"memory\n(MiB) and the estimate's error, that segment's mean GPU "
-			"utilisation (%),\nsegments run, out-of-memory count, params, last error.\n",
+			"utilisation (%),\nsegments run, out-of-memory count, params, last error.\n"
+			"On a terminal the table fits its width: the columns that matter most\n"
+			"(id, status, resource, objective, params, error) stay, long params and\n"
+			"errors end in an ellipsis; values show 6 significant digits.\n"
+			"  --wide   every column in full (also when stdout is not a terminal)\n"
+			"  --json   every trial with every digit\n",
+		.flags = CLI_READ_WIDE,
 	};
 	cli_read_opts o = {0};
 	store *s;
@@ -98,13 +130,17 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 				json_array_append_new(arr, trial_json(&e, &tv[i]));
 			rc = cli_json_print(arr, err);
 		} else {
-			printf("# experiment %s (%s %s)\n", e.name, e.mode, e.objective_metric);
-			printf("%6s  %5s  %-9s  %8s  %12s  %-9s  %7s  %8s  %6s  %4s  %4s  %3s  %-40s"
-			       "  %s\n", "ID", "INDEX", "STATUS", "RESOURCE", "OBJECTIVE", "BASIS",
-			       "EST_MiB", "PEAK_MiB", "ERR%", "UTIL", "SEGS", "OOM", "PARAMS",
-			       "LAST ERROR");
-			for (size_t i = 0; i < nt; i++)
-				trial_line(&tv[i]);
+			cli_table *tb = cli_table_new(cols, C__N);
+			for (size_t i = 0; tb && rc == 0 && i < nt; i++)
+				if (trial_row(tb, &tv[i]) < 0)
+					rc = rl_err_set(err, RL_ENOMEM, "trials table");
+			if (!tb)
+				rc = rl_err_set(err, RL_ENOMEM, "trials table");
+			if (rc == 0) {
+				printf("# experiment %s (%s %s)\n", e.name, e.mode, e.objective_metric);
+				cli_table_print(tb, stdout, cli_term_width(o.wide));
+			}
+			cli_table_free(tb);
 		}
 		store_trials_free(tv, nt);
 	}

@@ -647,8 +647,8 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	for (size_t i = 0; i < d->devs->n; i++)
 		if (d->devs->dev[i].info.is_gpu)
 			d->n_gpus++;
-	if (d->devs->notice[0] && !d->opt.quiet)
-		fprintf(d->out, "relish: %s\n", d->devs->notice);
+	/* No notice here: a run on the host has nothing to hear about NVML; a
+	 * spec that asks for GPUs gets it in its error (live_add_experiment). */
 	d->mps = gpu_mps_detect(d->mps_dir, sizeof d->mps_dir);
 	for (size_t i = 0; i < d->devs->n; i++) {
 		const sched_device_info *di = &d->devs->dev[i].info;

@@ -129,12 +129,12 @@ static int add_host(device_list *l, const devices_options *o, uint64_t mem_decl,
 	e->info.is_gpu = 0;
 	e->info.mem_total_mib = mem;
 	e->info.compute_total = cpus;
-	/* The host's total is relish's budget (MemAvailable when relish
-	 * started, unless declared); used is what the machine uses now, free
-	 * the part of the budget the machine still has available. */
+	/* The host's info total is relish's budget (MemAvailable when relish
+	 * started, unless declared); the machine's own figures beside it. */
 	e->has_usage = 1;
+	e->mem_machine_mib = total;
 	e->mem_used_mib = total > avail ? total - avail : 0;
-	e->mem_free_mib = avail < mem ? avail : mem;
+	e->mem_free_mib = avail;
 	return 0;
 }
 
@@ -160,12 +160,13 @@ int devices_from_telemetry(const telemetry *t, const devices_options *o,
 			e->info.compute_total = 100;
 			e->nvml_index = g->index;
 			e->has_usage = 1;
+			e->mem_machine_mib = g->mem_total_mib;
 			e->mem_used_mib = g->mem_used_mib;
 			e->mem_free_mib = g->mem_free_mib;
 		}
 	} else {
 		snprintf(l->source, sizeof l->source, "host");
-		snprintf(l->notice, sizeof l->notice, "no NVIDIA driver: using host devices only (%s)",
+		snprintf(l->notice, sizeof l->notice, "no NVIDIA driver (%s): using the host only",
 			 telemetry_status(t));
 	}
 	if (!(o && o->no_host)) {

@@ -34,7 +34,13 @@
 typedef struct device_entry {
 	sched_device_info info;   /* what the scheduler gets */
 	int nvml_index;           /* NVML index, -1 for host and declared devices */
-	int has_usage;            /* mem_used/free were measured */
+	int has_usage;            /* mem_machine/used/free were measured */
+	/* What the device holds and uses as a whole, beside info.mem_total_mib,
+	 * relish's budget on it: a GPU's memory (budget = total), or the
+	 * host's RAM (MemTotal; the budget is RELISH_HOST_MEMORY or what was
+	 * available when relish started).  used + free = machine on a GPU;
+	 * on the host used is MemTotal - MemAvailable, free MemAvailable. */
+	uint64_t mem_machine_mib;
 	uint64_t mem_used_mib;
 	uint64_t mem_free_mib;
 } device_entry;

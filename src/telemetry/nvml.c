@@ -217,9 +217,17 @@ int telemetry_open(telemetry **out, rl_err *err)
 
 	t->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!t->lib) {
+		/* dlerror repeats the name: "X: cannot open shared object file:
+		 * No such file or directory".  One short line says it. */
 		const char *why = dlerror();
-		snprintf(t->status, sizeof t->status, "cannot load %s: %s", path,
-			 why ? why : "unknown reason");
+		size_t pl = strlen(path);
+		if (why && !strncmp(why, path, pl) && !strncmp(why + pl, ": ", 2))
+			why += pl + 2;
+		if (why && strstr(why, "No such file"))
+			snprintf(t->status, sizeof t->status, "%s not found", path);
+		else
+			snprintf(t->status, sizeof t->status, "cannot load %s: %s", path,
+				 why ? why : "unknown reason");
 		*out = t;
 		return 0;
 	}
