@@ -83,7 +83,7 @@ for cmd in trials status; do
 done
 COLUMNS=80 expect_rc 0 "$RELISH" trials --db "$DB"
 contains '…'
-head -2 "$T/out" | grep -Eq '^ +ID +STATUS +RESOURCE +OBJECTIVE +PARAMS +LAST ERROR$' ||
+head -2 "$T/out" | grep -Eq '^ *ID +STATUS +RESOURCE +OBJECTIVE +PARAMS +LAST ERROR$' ||
   fail "trials at 80 columns: header $(head -2 "$T/out")"
 COLUMNS=80 expect_rc 0 "$RELISH" trials --db "$DB" --wide
 head -2 "$T/out" | grep -q 'EST_MiB  PEAK_MiB' || fail "--wide: $(head -2 "$T/out")"
