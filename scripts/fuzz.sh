@@ -5,28 +5,42 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     (default: 30 s, every target)
 #   e.g. scripts/fuzz.sh 60 contract_line devices
 #
-# Targets: spec, contract_line, devices, config_json (tests/fuzz/fuzz_T.c).
-# The project's sources (all of src/ but the CLI's main.c) are compiled once
-# into build/fuzz/obj with fuzzer instrumentation; each target links them.
-# Seeds come from tests/fuzz/seeds/T/ (for spec: the spec test cases and the
-# examples); the growing corpus and crash inputs stay under build/fuzz/,
-# never in the source tree.  Prints each target's executions and exits
-# non-zero when a target found a crash (its input is named in the output).
+# Targets: every tests/fuzz/fuzz_T.c (spec, contract_line, devices,
+# config_json, trace, model).  The project's sources (all of src/ but the
+# CLI's main.c) are compiled once into $FUZZ_OUT/obj with fuzzer
+# instrumentation; each target links them.  Each run starts from the
+# seeds, tests/fuzz/seeds/T/ (for spec: the spec test cases and the
+# examples), and the committed regression inputs, tests/fuzz/regress/T/,
+# which libFuzzer runs first, so a past crash that comes back fails at
+# once.  The growing corpus and crash inputs stay under $FUZZ_OUT, never in
+# the source tree.  Prints each target's executions and exits non-zero when
+# a target found a crash (its input is named in the output; keep it as
+# tests/fuzz/regress/T/NAME once fixed).
+#
+# Environment: FUZZ_OUT (default build/fuzz), FUZZ_OPT (default -O1;
+# `make test` uses -O0, which compiles four times faster), FUZZ_JOBS
+# (parallel compiles, default 2), CC (default clang).  `make test` runs
+# every target for a few seconds through tests/test_fuzz.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${1:-30}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(spec contract_line devices config_json)
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in tests/fuzz/fuzz_*.c; do
+    t=${f#tests/fuzz/fuzz_}
+    targets+=("${t%.c}")
+  done
+fi
 jobs=${FUZZ_JOBS:-2}
 
 CC=${CC:-clang}
 command -v "$CC" >/dev/null || { echo "fuzz.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
-out=build/fuzz
+out=${FUZZ_OUT:-build/fuzz}
 pkgs="sqlite3 yaml-0.1 jansson libuv"
 # shellcheck disable=SC2086
-read -r -a cflags <<<"-g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(pkg-config --cflags $pkgs)"
+read -r -a cflags <<<"-g ${FUZZ_OPT:--O1} -std=c11 -D_GNU_SOURCE -Isrc $(pkg-config --cflags $pkgs)"
 # shellcheck disable=SC2086
 read -r -a libs <<<"$(pkg-config --libs $pkgs) -lm -ldl -lpthread"
 san=address,undefined
@@ -35,6 +49,10 @@ san=address,undefined
 # any header is newer than the object.
 newest_h=$(find src -name '*.h' -newer "$out/.stamp" 2>/dev/null | head -1 || true)
 [ -e "$out/.stamp" ] || newest_h=all
+# Objects built with other flags (FUZZ_OPT, CC) are rebuilt.
+mkdir -p "$out"
+flags="$CC ${cflags[*]}"
+[ "$(cat "$out/.flags" 2>/dev/null)" = "$flags" ] || newest_h=all
 objs=()
 running=0
 while IFS= read -r src; do
@@ -50,6 +68,7 @@ while IFS= read -r src; do
 done < <(find src -name '*.c' ! -path src/cli/main.c | sort)
 wait
 touch "$out/.stamp"
+printf '%s' "$flags" >"$out/.flags"
 
 status=0
 for t in "${targets[@]}"; do
@@ -57,8 +76,11 @@ for t in "${targets[@]}"; do
   bin="$out/bin/fuzz_$t"
   mkdir -p "$out/bin" "$out/corpus/$t" "$out/artifacts/$t"
   "$CC" "${cflags[@]}" -fsanitize=fuzzer,$san "tests/fuzz/fuzz_$t.c" "${objs[@]}" "${libs[@]}" -o "$bin"
-  seeds=("tests/fuzz/seeds/$t")
+  seeds=()
   [ "$t" = spec ] && seeds=(tests/spec_cases examples/quickstart)
+  for d in "tests/fuzz/seeds/$t" "tests/fuzz/regress/$t"; do
+    [ -d "$d" ] && seeds+=("$d")
+  done
   log="$out/fuzz_$t.log"
   set +e
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -74,7 +96,7 @@ for t in "${targets[@]}"; do
   else
     status=1
     echo "fuzz_$t: CRASH (exit $rc) after $runs runs; see $log"
-    grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5
+    grep -E 'ERROR|SUMMARY|Test unit written|deadly signal|abort' "$log" | head -5
   fi
 done
 exit $status

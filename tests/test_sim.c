@@ -146,6 +146,67 @@ static void test_model(void **state)
 	sim_trace_free(t);
 }
 
+/* The pair table read from memory: lines of any length (a line past 1 KiB
+ * was once cut in two and its tail taken for a row), CRLF, no final
+ * newline; empty or out-of-range integers are errors naming the line. */
+static void test_model_parse(void **state)
+{
+	(void)state;
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib,gpu_util_pct,model,dataset,batchsize,amp\n"
+			     "a,0,10,100,60,M,D,32,0\n"
+			     "b,0,10,100,80,N,D,64,1\n");
+	char text[4096];
+	char pad[2048];
+	memset(pad, 'x', sizeof pad - 1);
+	pad[sizeof pad - 1] = '\0';
+	snprintf(text, sizeof text,
+		 ",model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset2,gpu_num2,batchsize2,amp2,speed2,note\r\n"
+		 "0,M,D,1,32,0,0.9,N,D,1,64,1,0.7,%s\r\n"
+		 "1,N,D,1,64,1,0.6,N,D,1,64,1,0.6", pad);
+	sim_model *m = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(sim_model_parse(t, text, strlen(text), "c.csv", &m, &err), 0);
+	assert_int_equal(sim_model_pair_count(m), 3);
+	assert_true(fabs(sim_model_pair(m, 0, 1) - 0.9) < 1e-6);
+	assert_true(fabs(sim_model_pair(m, 1, 0) - 0.7) < 1e-6);
+	assert_true(fabs(sim_model_pair(m, 1, 1) - 0.6) < 1e-6);
+	sim_model_free(m);
+
+	/* Through a file too (sim_model_new reads it whole). */
+	char path[] = "/tmp/relish-test-coloc-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(sim_model_new(t, path, &m, &err), 0);
+	unlink(path);
+	assert_int_equal(sim_model_pair_count(m), 3);
+	sim_model_free(m);
+
+	static const struct {
+		const char *row, *msg;
+	} bad[] = {
+		{"0,M,D,1,,0,0.9,N,D,1,64,1,0.7", "c.csv:2: batchsize/amp/speed: expected integers and positive speeds"},
+		{"0,M,D,1,32,0,0.9,N,D,1,99999999999,1,0.7", "c.csv:2: batchsize/amp/speed: expected integers and positive speeds"},
+		{"0,M,D,1,32,0,nan,N,D,1,64,1,0.7", "c.csv:2: batchsize/amp/speed: expected integers and positive speeds"},
+		{"0,M,D,1,32,0,0.9", "c.csv:2: expected 13 fields, got 7"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text,
+			 ",model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset2,gpu_num2,batchsize2,amp2,speed2\n%s\n",
+			 bad[i].row);
+		m = (sim_model *)&err; /* untouched on failure */
+		rl_err_clear(&err);
+		assert_int_equal(sim_model_parse(t, text, strlen(text), "c.csv", &m, &err), RL_EPARSE);
+		assert_ptr_equal(m, (sim_model *)&err);
+		assert_string_equal(err.msg, bad[i].msg);
+	}
+	assert_int_equal(sim_model_parse(t, "model1", 6, "c.csv", &m, &err), RL_EPARSE);
+	assert_non_null(strstr(err.msg, "c.csv:1: header"));
+	sim_trace_free(t);
+}
+
 static sim_config small_config(int gpus, uint64_t mem)
 {
 	sim_config c;
@@ -515,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_trace_formats),
 		cmocka_unit_test(test_trace_errors),
 		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_model_parse),
 		cmocka_unit_test(test_exclusive_schedule),
 		cmocka_unit_test(test_pack_schedule),
 		cmocka_unit_test(test_segments_and_restart),

@@ -40,3 +40,28 @@ foreach(script ${RELISH_TEST_SCRIPTS})
   set_tests_properties(${name} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
     ENVIRONMENT "RELISH_SRC=${CMAKE_SOURCE_DIR};RELISH_BUILD=${CMAKE_BINARY_DIR};RELISH=${CMAKE_BINARY_DIR}/relish")
 endforeach()
+
+# Fuzz targets (tests/fuzz/fuzz_T.c) replayed without libFuzzer: each is
+# linked with tests/fuzz/replay_main.c into replay_T, and the test
+# fuzz_replay_T gives it every seed (tests/fuzz/seeds/T/; for the spec, the
+# spec test cases and the quickstart example) and every committed
+# regression input (tests/fuzz/regress/T/) once, under this build's
+# sanitizers.  Fuzzing itself (clang's libFuzzer) is tests/test_fuzz.sh.
+file(GLOB RELISH_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)
+foreach(src ${RELISH_FUZZ_TARGETS})
+  get_filename_component(name ${src} NAME_WE)
+  string(REGEX REPLACE "^fuzz_" "" target ${name})
+  add_executable(replay_${target} ${src} ${CMAKE_SOURCE_DIR}/tests/fuzz/replay_main.c)
+  target_link_libraries(replay_${target} PRIVATE relishcore)
+  set(inputs)
+  if(target STREQUAL "spec")
+    list(APPEND inputs ${CMAKE_SOURCE_DIR}/tests/spec_cases ${CMAKE_SOURCE_DIR}/examples/quickstart)
+  endif()
+  foreach(dir seeds regress)
+    if(EXISTS ${CMAKE_SOURCE_DIR}/tests/fuzz/${dir}/${target})
+      list(APPEND inputs ${CMAKE_SOURCE_DIR}/tests/fuzz/${dir}/${target})
+    endif()
+  endforeach()
+  add_test(NAME fuzz_replay_${target} COMMAND replay_${target} ${inputs})
+  set_tests_properties(fuzz_replay_${target} PROPERTIES TIMEOUT 120)
+endforeach()

@@ -34,6 +34,10 @@ typedef struct sim_model sim_model;
  */
 int sim_model_new(const sim_trace *t, const char *colocate_path, sim_model **out,
 		  rl_err *err);
+/* Same from the pair table's text in memory (text[0..len), not necessarily
+ * NUL-terminated; name is used in messages, NULL: "<co-location table>"). */
+int sim_model_parse(const sim_trace *t, const char *text, size_t len, const char *name,
+		    sim_model **out, rl_err *err);
 void sim_model_free(sim_model *m);
 
 /* Measured pairs loaded (ordered pairs of the trace's profiles). */
