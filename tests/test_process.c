@@ -32,6 +32,7 @@ typedef struct fixture {
 	executor *ex;
 	char dir[64];
 	char ctrial[512];
+	int skip;          /* the confinement under test is not available here */
 } fixture;
 
 typedef struct run {
@@ -632,11 +633,190 @@ static void test_reclaim_strict_identity(void **state)
 	assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
+/* ---- descendants: every process of a segment ends with it (confine.h) ---- */
+
+static int setup_confined(void **state, exec_confine kind)
+{
+	if (setup(state) < 0)
+		return -1;
+	fixture *f = *state;
+	exec_free(f->ex); /* the AUTO one from setup: swap in the kind under test */
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	exec_options o;
+	exec_options_default(&o);
+	o.kill_grace_s = 0.3;
+	o.sample_interval_s = 0.05;
+	o.log_max_bytes = 1 << 20;
+	o.confine = kind;
+	rl_err e;
+	rl_err_clear(&e);
+	f->ex = NULL;
+	if (exec_process_new(&f->loop, &o, &f->ex, &e) < 0) {
+		/* No writable hierarchy of that kind here (an unprivileged
+		 * container): the test says so and is skipped. */
+		fprintf(stderr, "confinement %s unavailable: %s\n", exec_confine_name(kind), e.msg);
+		exec_process_new(&f->loop, NULL, &f->ex, NULL);
+		f->skip = 1;
+	}
+	return 0;
+}
+
+static int setup_cgroup2(void **state) { return setup_confined(state, EXEC_CONFINE_CGROUP2); }
+static int setup_cgroup1(void **state) { return setup_confined(state, EXEC_CONFINE_CGROUP1); }
+static int setup_proc(void **state) { return setup_confined(state, EXEC_CONFINE_PROC); }
+static int setup_group(void **state) { return setup_confined(state, EXEC_CONFINE_GROUP); }
+
+/* pid from a file the trial writes (waits for it). */
+static pid_t read_pidfile(fixture *f, const char *path)
+{
+	for (int i = 0; i < 500; i++) {
+		FILE *fp = fopen(path, "r");
+		long v = 0;
+		if (fp) {
+			int ok = fscanf(fp, "%ld", &v) == 1;
+			fclose(fp);
+			if (ok && v > 0)
+				return (pid_t)v;
+		}
+		wait_s(f, 0.01);
+	}
+	fail_msg("no pid in %s", path);
+	return -1;
+}
+
+/* 1 when pid runs (not a zombie) and is the process started at start. */
+static int still_runs(pid_t pid, uint64_t start)
+{
+	return procid_matches(pid, start);
+}
+
+/*
+ * A trial whose child leaves its session and process group (setsid) and
+ * touches 64 MiB, while the trial itself stays small and exits 0 after
+ * half a second: the segment's peak counts the child, and the child ends
+ * with the segment.
+ */
+static void check_descendant(fixture *f, int expect_confined)
+{
+	if (f->skip)
+		skip();
+	char pidfile[128], script[512];
+	snprintf(pidfile, sizeof pidfile, "%s/grandchild.pid", f->dir);
+	snprintf(script, sizeof script,
+		 "setsid \"$0\" --alloc-mb 64 --hang-at 1 >/dev/null 2>&1 </dev/null & echo $! >%s; "
+		 "sleep 0.6; exit 0", pidfile);
+	char *argv[] = {"/bin/sh", "-c", script, f->ctrial, NULL};
+	launch_args a = {.trial_id = "t1", .from = 0, .to = 1};
+	run r;
+	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+	pid_t gc = read_pidfile(f, pidfile);
+	uint64_t st = 0;
+	assert_int_equal(procid_start_time(gc, &st, NULL), 0);
+	/* It leaves the trial's session (once setsid has run). */
+	for (int i = 0; i < 200 && getsid(gc) == r.pgid; i++)
+		wait_s(f, 0.005);
+	assert_int_not_equal(getsid(gc), r.pgid);
+	wait_end(f, &r, 20);
+	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	int alive = 1;
+	for (int i = 0; i < 100 && (alive = still_runs(gc, st)); i++)
+		wait_s(f, 0.02);
+	if (expect_confined) {
+		assert_false(alive);
+		assert_true(r.r.peak_rss_bytes >= (64ull << 20));
+	} else {
+		/* The process group alone: the detached child survives, and its
+		 * memory was never counted (what descendants got before). */
+		assert_true(alive);
+		assert_true(r.r.peak_rss_bytes < (64ull << 20));
+		kill(gc, SIGKILL);
+	}
+}
+
+static void test_descendants_cgroup2(void **state) { check_descendant(*state, 1); }
+static void test_descendants_cgroup1(void **state) { check_descendant(*state, 1); }
+static void test_descendants_proc(void **state) { check_descendant(*state, 1); }
+static void test_descendants_group(void **state) { check_descendant(*state, 0); }
+
+/* The default (AUTO) confines too: whatever this machine allows. */
+static void test_descendants_default(void **state)
+{
+	fixture *f = *state;
+	const char *how = NULL;
+	exec_confine k = exec_process_confinement(f->ex, &how);
+	assert_true(k == EXEC_CONFINE_CGROUP2 || k == EXEC_CONFINE_CGROUP1 || k == EXEC_CONFINE_PROC);
+	assert_non_null(how);
+	fprintf(stderr, "confinement here: %s\n", how);
+	check_descendant(f, 1);
+}
+
+/*
+ * A relish killed with SIGKILL leaves its trials' descendants behind; the
+ * next process executor on the machine removes them (its cgroup names the
+ * dead relish by pid and start time).  A forked child plays the relish.
+ */
+static void test_descendants_of_dead_relish(void **state)
+{
+	fixture *f = *state;
+	if (f->skip)
+		skip();
+	char pidfile[128], script[512];
+	snprintf(pidfile, sizeof pidfile, "%s/orphan.pid", f->dir);
+	snprintf(script, sizeof script,
+		 "setsid \"$0\" --hang-at 1 >/dev/null 2>&1 </dev/null & echo $! >%s; exec sleep 300",
+		 pidfile);
+	pid_t relish = fork();
+	assert_true(relish >= 0);
+	if (relish == 0) {
+		uv_loop_t loop;
+		uv_loop_init(&loop);
+		exec_options o;
+		exec_options_default(&o);
+		o.confine = EXEC_CONFINE_CGROUP2;
+		executor *ex;
+		if (exec_process_new(&loop, &o, &ex, NULL) < 0)
+			_exit(3);
+		char *argv[] = {"/bin/sh", "-c", script, f->ctrial, NULL};
+		char *env[] = {"PATH=/usr/bin:/bin", NULL};
+		exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .argv = argv, .envp = env, .a = {.to = 1}};
+		exec_segment *seg;
+		if (exec_launch(ex, &es, NULL, NULL, &seg, NULL) < 0)
+			_exit(4);
+		for (;;)
+			uv_run(&loop, UV_RUN_ONCE);
+	}
+	pid_t orphan = read_pidfile(f, pidfile);
+	uint64_t st = 0;
+	assert_int_equal(procid_start_time(orphan, &st, NULL), 0);
+	kill(relish, SIGKILL);
+	int status;
+	assert_int_equal(waitpid(relish, &status, 0), relish);
+	assert_true(still_runs(orphan, st)); /* left behind */
+	exec_options o;
+	exec_options_default(&o);
+	o.confine = EXEC_CONFINE_CGROUP2;
+	executor *next = NULL;
+	assert_int_equal(exec_process_new(&f->loop, &o, &next, NULL), 0);
+	int alive = 1;
+	for (int i = 0; i < 100 && (alive = still_runs(orphan, st)); i++)
+		wait_s(f, 0.02);
+	assert_false(alive);
+	exec_shutdown(next);
+	exec_free(next);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procmem),
 		cmocka_unit_test_setup_teardown(test_reclaim_strict_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants_cgroup2, setup_cgroup2, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants_cgroup1, setup_cgroup1, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants_proc, setup_proc, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants_group, setup_group, teardown),
+		cmocka_unit_test_setup_teardown(test_descendants_of_dead_relish, setup_cgroup2, teardown),
 		cmocka_unit_test_setup_teardown(test_completed_and_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segv, setup, teardown),

@@ -143,6 +143,35 @@ if want not in text:
     sys.exit("FAIL: trial.env: wanted %r in the log, got %r" % (want, text[:300]))
 P
 
+# A trial's setsid grandchild ends with its segment (docs/trials.md,
+# "Descendants"), whichever confinement this machine gives; with the /proc
+# fallback too, which relish announces.
+cat >"$work/gc.yaml" <<'S'
+name: gctest
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: grid
+  space:
+    x: {type: choice, values: [1]}
+trial:
+  command: ["/bin/sh", "-c", 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >"$RELISH_CHECKPOINT_DIR/gc.pid"; sleep 0.6; echo "RELISH epoch=1 accuracy=1"']
+S
+for confine in "" proc; do
+  rm -rf "$work/gc.db"* "$work"/relish-runs/gctest.*
+  RELISH_CONFINE=$confine "$RELISH" run "$work/gc.yaml" --db "$work/gc.db" --devices "$work/devices.yaml" \
+    >"$work/gc.out" 2>"$work/gc.err" || fail "grandchild run ($confine) exited $?: $(cat "$work/gc.err")"
+  if [ "$confine" = proc ]; then
+    grep -q "trials' descendants: /proc tracking" "$work/gc.err" || fail "no fallback notice: $(cat "$work/gc.err")"
+  fi
+  gc=$(cat "$work"/relish-runs/gctest.*/trial-*/ckpt/gc.pid)
+  for _ in $(seq 50); do
+    state=$(awk '{print $3}' "/proc/$gc/stat" 2>/dev/null || echo gone)
+    [ "$state" = gone ] || [ "$state" = Z ] && break
+    sleep 0.05
+  done
+  [ "$state" = gone ] || [ "$state" = Z ] || fail "setsid grandchild $gc outlived its trial (${confine:-default}, state $state)"
+done
+
 # Usage errors are exit 2.
 set +e
 "$RELISH" run 2>/dev/null; rc1=$?

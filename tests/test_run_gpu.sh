@@ -89,4 +89,40 @@ check(max(r[2] for r in rows) <= 8192, "over-committed GPU: %s" % (max(rows, key
 check(max(r[3] for r in rows) >= 3, "segments never shared a GPU: %s" % rows)
 check(len({r[1] for r in rows}) == 2, "only one GPU used: %s" % rows)
 P
+
+# A trial whose GPU memory is held by a detached descendant (setsid): the
+# segment's peak counts it (relish attributes NVML's processes by the
+# segment's confinement unit, not its process group), and the descendant
+# ends with the segment.
+cat >"$work/gc_trial.sh" <<'T'
+# The GPU user is a setsid child; the trial itself holds no GPU memory.
+work=$1
+dev=${CUDA_VISIBLE_DEVICES##*-}
+setsid /bin/sh -c 'echo "$1 $$ 1500" >>"$2/state"; echo $$ >"$2/gc.pid"; exec sleep 300' sh "$dev" "$work" \
+  </dev/null >/dev/null 2>&1 &
+sleep 1
+echo "RELISH epoch=1 accuracy=1"
+T
+cat >"$work/gc.yaml" <<S
+name: gpugc
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: grid
+  space:
+    x: {type: choice, values: [1]}
+trial:
+  command: ["/bin/sh", "$work/gc_trial.sh", "$work"]
+  resources: {gpus: 1, gpu_memory: 2GiB, cpus: 0.1}
+S
+"$RELISH" run "$work/gc.yaml" --db "$work/gc.db" >"$work/gc.out" 2>"$work/gc.err" \
+  || fail "descendant run exited $?: $(tail -5 "$work/gc.err")"
+peak=$(sqlite3 "$work/gc.db" "SELECT peak_mem_mib FROM segments")
+[ "$peak" = 1500 ] || fail "GPU peak of a trial whose setsid child holds 1500 MiB: $peak ($(cat "$work/state"))"
+gc=$(cat "$work/gc.pid")
+for _ in $(seq 50); do
+  state=$(awk '{print $3}' "/proc/$gc/stat" 2>/dev/null || echo gone)
+  { [ "$state" = gone ] || [ "$state" = Z ]; } && break
+  sleep 0.05
+done
+{ [ "$state" = gone ] || [ "$state" = Z ]; } || fail "GPU trial's setsid child $gc outlived it ($state)"
 echo "test_run_gpu: ok"

@@ -13,6 +13,7 @@ void exec_options_default(exec_options *o)
 	o->log_max_bytes = 64ull << 20;
 	o->idle_timeout_s = 300.0;
 	o->max_idle = 8;
+	o->confine = EXEC_CONFINE_AUTO;
 }
 
 int exec_launch(executor *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
@@ -34,6 +35,11 @@ void exec_release(executor *ex, const char *reuse_key)
 void exec_shutdown(executor *ex)
 {
 	ex->ops->shutdown(ex);
+}
+
+int exec_members(executor *ex, const exec_segment *seg, pid_t *out, size_t max)
+{
+	return ex->ops->members && seg ? ex->ops->members(ex, seg, out, max) : -1;
 }
 
 int exec_ident_of(executor *ex, const exec_segment *seg, exec_ident *out)

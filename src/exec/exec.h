@@ -94,6 +94,19 @@ typedef struct exec_callbacks {
 	void (*on_end)(void *ud, exec_segment *seg, const exec_result *r);
 } exec_callbacks;
 
+/* How the process executor keeps every descendant of a trial process
+ * with it (exec/confine.h says how each works). */
+typedef enum exec_confine {
+	EXEC_CONFINE_AUTO = 0,       /* cgroup2, else cgroup1, else proc */
+	EXEC_CONFINE_CGROUP2,        /* a cgroup v2 per trial process */
+	EXEC_CONFINE_CGROUP1,        /* a cgroup v1 freezer group per trial process */
+	EXEC_CONFINE_PROC,           /* process group + descendants tracked in /proc */
+	EXEC_CONFINE_GROUP,          /* the process group alone */
+} exec_confine;
+
+/* "auto", "cgroup2", "cgroup1", "proc", "group" (RELISH_CONFINE's words). */
+const char *exec_confine_name(exec_confine k);
+
 typedef struct exec_options {
 	double kill_grace_s;         /* SIGTERM, then SIGKILL after this; default 5 */
 	double sample_interval_s;    /* RSS sampling; default 0.2 */
@@ -101,6 +114,7 @@ typedef struct exec_options {
 	uint64_t log_max_bytes;      /* per segment log; default 64 MiB */
 	double idle_timeout_s;       /* parked processes stopped after; default 300 */
 	size_t max_idle;             /* parked processes kept at most; default 8 */
+	exec_confine confine;        /* default AUTO */
 } exec_options;
 
 void exec_options_default(exec_options *o);
@@ -127,6 +141,10 @@ typedef struct exec_ops {
 	/* Stop the parked processes with this reuse key (trial finished). */
 	void (*release)(executor *ex, const char *reuse_key);
 	size_t (*idle_count)(executor *ex);
+	/* Optional (NULL: not known): the pids of every process running seg
+	 * now, its detached descendants included, at most max of them in out;
+	 * their count, or -1.  The driver attributes GPU memory by them. */
+	int (*members)(executor *ex, const exec_segment *seg, pid_t *out, size_t max);
 	/* Cancel every segment and stop every parked process; the loop runs
 	 * until they are gone. */
 	void (*shutdown)(executor *ex);
@@ -144,6 +162,13 @@ struct executor {
  * SIGPIPE to ignored (a trial that closes its stdin must not kill relish). */
 int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, rl_err *err);
 
+/* How the process executor ex confines each trial process and its
+ * descendants; *how (may be NULL) gets words for people, e.g. "cgroup v2
+ * (/sys/fs/cgroup/unified/relish.12.345.1)" or "/proc tracking (no writable
+ * cgroup: ...)", owned by ex.  EXEC_CONFINE_AUTO (and *how NULL) for an
+ * executor that is not the process executor. */
+exec_confine exec_process_confinement(const executor *ex, const char **how);
+
 /* Front ends: ex->ops->x(ex, ...). */
 int exec_launch(executor *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
 		exec_segment **out, rl_err *err);
@@ -151,6 +176,9 @@ void exec_cancel(executor *ex, exec_segment *seg);
 void exec_release(executor *ex, const char *reuse_key);
 void exec_shutdown(executor *ex);
 void exec_free(executor *ex); /* NULL accepted */
+
+/* ex->ops->members, or -1 when the executor has none. */
+int exec_members(executor *ex, const exec_segment *seg, pid_t *out, size_t max);
 
 /* Identity of a running segment (for the store; pid is also the process
  * group for the process executor). */

@@ -1000,6 +1000,10 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 		return rl_err_sys(err, RL_EIO, e, "container executor: state directory %s",
 				  o->state_dir ? o->state_dir : "/tmp");
 	}
+	/* The attach processes stay in their process groups: the engine
+	 * confines each container, and its monitor (conmon) must outlive the
+	 * `podman run` that started it. */
+	ex->o.exec.confine = EXEC_CONFINE_GROUP;
 	int rc = exec_process_new(loop, &ex->o.exec, &ex->inner, err);
 	if (rc < 0) {
 		maybe_free(ex);

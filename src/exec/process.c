@@ -3,41 +3,47 @@
  * the driver's libuv loop (see exec.h for the contract with the driver).
  *
  * Each trial process is spawned with UV_PROCESS_DETACHED, so it leads its own
- * session and process group: signals go to the whole group (a DataLoader's
- * workers die with their trial) and a terminal's Ctrl-C does not reach it.
- * libuv reports an exec failure (missing binary, no permission) through its
- * close-on-exec pipe, so launch returns RL_EEXEC synchronously and no
- * process is left.  stdout and stderr are pipes read here: both go,
- * interleaved in arrival order, to the segment's log file (bounded by
- * log_max_bytes), the last TAIL_MAX bytes are kept for out-of-memory
- * messages, and stdout is split into lines (at most CONTRACT_LINE_MAX bytes
- * kept per line, the rest of a longer line discarded) and parsed live.
+ * session and process group: SIGTERM goes to the whole group (a DataLoader's
+ * workers hear it with their trial) and a terminal's Ctrl-C does not reach
+ * it.  Each also gets a confinement unit (confine.h: a cgroup, or /proc
+ * tracking), which holds every process it starts however it detaches:
+ * SIGKILL goes to the whole unit, and when the leader exits the rest of the
+ * unit is killed.  libuv reports an exec failure (missing binary, no
+ * permission) through its close-on-exec pipe, so launch returns RL_EEXEC
+ * synchronously and no process is left.  stdout and stderr are pipes read
+ * here: both go, interleaved in arrival order, to the segment's log file
+ * (bounded by log_max_bytes), the last TAIL_MAX bytes are kept for
+ * out-of-memory messages, and stdout is split into lines (at most
+ * CONTRACT_LINE_MAX bytes kept per line, the rest of a longer line
+ * discarded) and parsed live.
  *
  * A segment ends when its process has exited and both pipes reached EOF (or
- * DRAIN_S after the exit, if a stray descendant keeps them open; the rest of
- * the group is SIGKILLed when the leader exits), or, in warm and worker
- * modes, when the trial prints RELISH_DONE to=<its segment's end>.
+ * DRAIN_S after the exit, if a stray descendant keeps them open), or, in
+ * warm and worker modes, when the trial prints RELISH_DONE to=<its
+ * segment's end>.
  *
- * Memory: one timer samples the RSS of every group (telemetry/procmem) and
- * SIGKILLs a group above its reservation * (1 + memory_margin), which ends as
- * OOM; a warm or worker process is sampled once more at its done line, so
- * that a segment shorter than the interval still reports a peak.  The peak
- * is the larger of the sampled group RSS and the leader's kernel high-water
- * mark (VmHWM), which catches a spike between two samples; a reused
- * process's mark is reset when its next segment starts, and not used if
- * that fails.
- * Only current RSS is held against the limit: a spike already over is not
- * a reason to kill.  rlimits
- * are not used: RLIMIT_AS counts virtual memory, and PyTorch, CUDA and JAX
- * reserve far more address space than they touch, so any cap
- * low enough to matter breaks them; raising limits needs CAP_SYS_RESOURCE,
- * which relish may not have; cgroups (v1 here) may not be writable.  The
- * container executors enforce hard limits instead.
+ * Memory: one timer samples every unit's RSS (the sum over its live
+ * members) and SIGKILLs a unit above its reservation * (1 + memory_margin),
+ * which ends as OOM; a warm or worker process is sampled once more at its
+ * done line, so that a segment shorter than the interval still reports a
+ * peak.  The peak is the larger of the sampled RSS and the leader's kernel
+ * high-water mark (VmHWM), which catches a spike between two samples; a
+ * reused process's mark is reset when its next segment starts, and not
+ * used if that fails.  Only current RSS is held against the limit: a spike
+ * already over is not a reason to kill.  rlimits are not used: RLIMIT_AS
+ * counts virtual memory, and PyTorch, CUDA and JAX reserve far more address
+ * space than they touch, so any cap low enough to matter breaks them;
+ * raising limits needs CAP_SYS_RESOURCE, which relish may not have; the
+ * units use no cgroup controller (only membership), so that they work
+ * where no controller is delegated.  The container executors enforce hard
+ * limits instead.
  *
  * Log writes are plain write(2) on the loop thread: segment logs are regular
  * files, where a write does not block for long.
  */
 #include "exec/exec.h"
+
+#include "exec/confine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +89,7 @@ struct proc {
 	int has_in;
 	pid_t pid;
 	uint64_t start_time;
+	confine_unit *cu;          /* the process and all it starts (confine.h) */
 	uint64_t t_spawn;
 	double ready_s;
 	trial_mode mode;
@@ -109,6 +116,7 @@ struct pexec {
 	uv_loop_t *loop;
 	exec_options opt;
 	uv_timer_t t_sample;
+	confine *cf;
 	proc *procs;
 	int shutting_down;
 	int destroyed;             /* destroy called: free once all is closed */
@@ -140,8 +148,10 @@ static void proc_unlink(proc *p)
 
 static void pexec_maybe_free(pexec *ex)
 {
-	if (ex->destroyed && ex->sampler_closed && !ex->procs)
+	if (ex->destroyed && ex->sampler_closed && !ex->procs) {
+		confine_free(ex->cf);
 		free(ex);
+	}
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -150,6 +160,7 @@ static void on_handle_closed(uv_handle_t *h)
 	if (--p->open_handles == 0) {
 		pexec *ex = p->ex;
 		proc_unlink(p);
+		confine_unit_free(ex->cf, p->cu);
 		if (p->log_fd >= 0)
 			close(p->log_fd);
 		free(p->line);
@@ -165,10 +176,27 @@ static void close_handle(proc *p, uv_handle_t *h)
 		uv_close(h, on_handle_closed);
 }
 
+/* SIGTERM reaches the trial's process group, as a terminal's would; a
+ * SIGKILL reaches every process of its unit, however detached. */
 static void signal_group(proc *p, int sig)
 {
-	if (p->pid > 0)
-		kill(-p->pid, sig);
+	if (p->pid <= 0)
+		return;
+	if (sig == SIGKILL)
+		confine_unit_kill(p->ex->cf, p->cu);
+	else
+		confine_unit_signal_group(p->ex->cf, p->cu, sig);
+}
+
+/* The unit's memory now: summed RSS of every member, and the leader's
+ * high-water mark. */
+static int unit_sample(proc *p, uint64_t *rss, uint64_t *hwm)
+{
+	int n = 0;
+	if (confine_unit_usage(p->ex->cf, p->cu, rss, &n) < 0)
+		return -1;
+	*hwm = procmem_hwm(p->pid);
+	return 0;
 }
 
 static void kill_timer_cb(uv_timer_t *t)
@@ -303,7 +331,8 @@ static void handle_line(proc *p, const char *s, size_t n, int overflow)
 		 * shorter than the sampling interval still reports a peak (its
 		 * group's memory at the end, a lower bound as every sample is). */
 		uint64_t rss, hwm;
-		if (procmem_sample(&p->pid, 1, &rss, &hwm, NULL, NULL) == 0)
+		confine_scan(p->ex->cf);
+		if (unit_sample(p, &rss, &hwm) == 0)
 			seg_peak(seg, rss, hwm);
 		segment_end(p, SCHED_OUT_COMPLETED, "done line");
 		return;
@@ -467,9 +496,9 @@ static void exit_cb(uv_process_t *h, int64_t status, int term_signal)
 	p->exit_code = (int)status;
 	p->term_signal = term_signal;
 	uv_timer_stop(&p->t_kill);
-	/* The group dies with its leader: stray descendants would hold the
-	 * pipes open and the memory reservation. */
-	kill(-p->pid, SIGKILL);
+	/* Everything it started dies with it: stray descendants would hold
+	 * the pipes open and the memory reservation. */
+	confine_unit_kill(p->ex->cf, p->cu);
 	if (p->has_in && !uv_is_closing((uv_handle_t *)&p->in))
 		uv_close((uv_handle_t *)&p->in, on_handle_closed);
 	uv_timer_start(&p->t_drain, drain_timer_cb, ms(DRAIN_S), 0);
@@ -576,11 +605,8 @@ static void park(proc *p)
 static void sample_cb(uv_timer_t *t)
 {
 	pexec *ex = t->data;
-	enum { MAXG = 256 };
-	pid_t g[MAXG];
-	proc *ps[MAXG];
-	size_t n = 0;
-	for (proc *p = ex->procs; p && n < MAXG; p = p->next) {
+	int any = 0;
+	for (proc *p = ex->procs; p; p = p->next) {
 		if (p->exited)
 			continue;
 		if (!p->seg && !p->kill_stage && ex->opt.idle_timeout_s > 0 &&
@@ -588,22 +614,21 @@ static void sample_cb(uv_timer_t *t)
 			stop_idle(p);
 			continue;
 		}
-		if (p->seg) {
-			g[n] = p->pid;
-			ps[n++] = p;
-		}
+		any |= p->seg != NULL;
 	}
-	if (n == 0)
+	if (!any)
 		return;
-	uint64_t rss[MAXG], hwm[MAXG];
-	if (procmem_sample(g, n, rss, hwm, NULL, NULL) < 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		exec_segment *seg = ps[i]->seg;
-		seg_peak(seg, rss[i], hwm[i]);
-		if (seg->mem_limit && rss[i] > seg->mem_limit && !seg->mem_exceeded) {
+	/* One /proc scan for every unit tracked there; cgroups are read each. */
+	confine_scan(ex->cf);
+	for (proc *p = ex->procs; p; p = p->next) {
+		exec_segment *seg = p->seg;
+		uint64_t rss, hwm;
+		if (p->exited || !seg || unit_sample(p, &rss, &hwm) < 0)
+			continue;
+		seg_peak(seg, rss, hwm);
+		if (seg->mem_limit && rss > seg->mem_limit && !seg->mem_exceeded) {
 			seg->mem_exceeded = 1;
-			proc_kill_now(ps[i]);
+			proc_kill_now(p);
 		}
 	}
 }
@@ -782,8 +807,20 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 	o.flags = UV_PROCESS_DETACHED; /* own session and process group */
 	o.stdio_count = 3;
 	o.stdio = io;
+	/* The child joins the unit before it execs (confine.h): between
+	 * begin and spawned nothing but the fork runs. */
+	rl_err cerr;
+	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)
+		p->cu = NULL; /* out of memory: its process group still holds it */
 	p->t_spawn = uv_hrtime();
 	rc = uv_spawn(ex->loop, &p->h, &o);
+	if (rc == 0) {
+		p->pid = p->h.pid;
+		procid_start_time(p->pid, &p->start_time, NULL); /* 0 if unread: never "ours" */
+	}
+	confine_unit_spawned(ex->cf, p->cu, rc == 0 ? p->pid : 0, p->start_time);
+	if (rc < 0)
+		p->cu = NULL; /* freed by confine_unit_spawned */
 	p->next = ex->procs;
 	ex->procs = p;
 	if (rc < 0) {
@@ -802,8 +839,6 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 		uv_close((uv_handle_t *)&p->t_drain, on_handle_closed);
 		return rl_err_set(err, RL_EEXEC, "starting %s: %s", es->argv[0], uv_strerror(rc));
 	}
-	p->pid = p->h.pid;
-	procid_start_time(p->pid, &p->start_time, NULL); /* 0 if unread: never "ours" */
 	p->seg = seg;
 	uv_read_start((uv_stream_t *)&p->out, alloc_cb, read_cb);
 	uv_read_start((uv_stream_t *)&p->err, alloc_cb, read_cb);
@@ -862,6 +897,12 @@ static int px_reclaim(executor *e, const exec_ident *id, rl_err *err)
 	return 0;
 }
 
+static int px_members(executor *e, const exec_segment *seg, pid_t *out, size_t max)
+{
+	pexec *ex = e->impl;
+	return confine_unit_members(ex->cf, seg->p->cu, out, max);
+}
+
 static void px_release(executor *e, const char *key)
 {
 	pexec *ex = e->impl;
@@ -914,6 +955,7 @@ static const exec_ops process_ops = {
 	.reclaim = px_reclaim,
 	.release = px_release,
 	.idle_count = px_idle_count,
+	.members = px_members,
 	.shutdown = px_shutdown,
 	.destroy = px_destroy,
 };
@@ -928,6 +970,11 @@ int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, r
 		ex->opt = *opt;
 	else
 		exec_options_default(&ex->opt);
+	int rc = confine_new(ex->opt.confine, &ex->cf, err);
+	if (rc < 0) {
+		free(ex);
+		return rl_err_prefix(err, "process executor");
+	}
 	ex->base.ops = &process_ops;
 	ex->base.impl = ex;
 	signal(SIGPIPE, SIG_IGN);
@@ -939,4 +986,16 @@ int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, r
 	uv_unref((uv_handle_t *)&ex->t_sample);
 	*out = &ex->base;
 	return 0;
+}
+
+exec_confine exec_process_confinement(const executor *e, const char **how)
+{
+	if (how)
+		*how = NULL;
+	if (!e || e->ops != &process_ops)
+		return EXEC_CONFINE_AUTO;
+	const pexec *ex = e->impl;
+	if (how)
+		*how = confine_describe(ex->cf);
+	return confine_kind(ex->cf);
 }

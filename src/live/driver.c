@@ -632,6 +632,11 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	d->loop_ready = 1;
 	if ((rc = exec_process_new(&d->loop, NULL, &d->ex, err)) < 0)
 		goto fail;
+	const char *how = NULL;
+	if (exec_process_confinement(d->ex, &how) == EXEC_CONFINE_PROC && how && !d->opt.quiet)
+		fprintf(d->out, "relish: trials' descendants: %s; one that detaches and loses its "
+			"parent between two samples (0.2 s) can outlive its trial (docs/trials.md)\n",
+			how);
 	devices_options dopt = {.config_path = d->opt.devices_path};
 	if (d->opt.devices_path || getenv("RELISH_DEVICES")) {
 		rc = devices_discover(&dopt, &d->devs, err);

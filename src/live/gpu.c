@@ -1,9 +1,10 @@
 /*
  * gpu.c - what the live driver measures of running segments on GPUs: every
  * tick it samples NVML once (telemetry_sample) and attributes to each
- * running segment the memory and SM utilisation of the processes in its
- * process group, so a trial that forks data-loader workers or a launcher is
- * measured as a whole.  The peak memory feeds the out-of-memory path and
+ * running segment the memory and SM utilisation of its processes (every
+ * member of its confinement unit, exec_members: detached descendants
+ * too; its process group for executors that do not say), so a trial that
+ * forks data-loader workers or a launcher is measured as a whole.  The peak memory feeds the out-of-memory path and
  * the shape's profile; the mean utilisation (the average of the samples
  * that saw the group busy or idle on the device) goes to the core's
  * co-location model (sched_observation.mean_util), the segment row and the
@@ -45,13 +46,22 @@ void live_gpu_sample(live *d)
 		const device_entry *de = &d->devs->dev[g->dev];
 		if (!de->info.is_gpu)
 			continue;
-		uint64_t m = telemetry_snapshot_mem_for_pgid(&snap, de->nvml_index, g->pid);
+		/* Every process of the segment, where the executor knows them
+		 * (detached descendants too); its process group otherwise. */
+		pid_t mp[256];
+		uint32_t up[256];
+		int nm = exec_members(live_exec(g->x), g->es, mp, 256);
+		for (int i = 0; i < nm; i++)
+			up[i] = (uint32_t)mp[i];
+		uint64_t m = nm > 0 ? telemetry_snapshot_mem_for_pids(&snap, de->nvml_index, up, (size_t)nm)
+				    : telemetry_snapshot_mem_for_pgid(&snap, de->nvml_index, g->pid);
 		if (m > g->gpu_peak_mib)
 			g->gpu_peak_mib = m;
 		/* Utilisation counts only once the group holds device memory:
 		 * before that the process is still starting on the CPU and a 0
 		 * would drag the mean down for no reason of the GPU's. */
-		double u = telemetry_snapshot_util_for_pgid(&snap, de->nvml_index, g->pid);
+		double u = nm > 0 ? telemetry_snapshot_util_for_pids(&snap, de->nvml_index, up, (size_t)nm)
+				  : telemetry_snapshot_util_for_pgid(&snap, de->nvml_index, g->pid);
 		if (u >= 0 && g->gpu_peak_mib > 0) {
 			g->util_sum += u > 100 ? 100 : u;
 			g->util_n++;

@@ -52,8 +52,7 @@ int procmem_parse_hwm(const char *text, uint64_t *bytes)
 	return 0;
 }
 
-/* VmHWM of pid in bytes; 0 when gone or unreadable. */
-static uint64_t read_hwm(pid_t pid)
+uint64_t procmem_hwm(pid_t pid)
 {
 	char buf[4096];
 	uint64_t b;
@@ -87,7 +86,7 @@ int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, i
 			if (pgids[i] > 0 && st.pgid == pgids[i]) {
 				rss[i] += st.rss_pages * (uint64_t)page;
 				if (hwm && st.pid == pgids[i])
-					hwm[i] = read_hwm(st.pid);
+					hwm[i] = procmem_hwm(st.pid);
 				if (nproc)
 					nproc[i]++;
 			}

@@ -39,6 +39,10 @@ int procmem_parse_hwm(const char *text, uint64_t *bytes);
 int procmem_sample(const pid_t *pgids, size_t n, uint64_t *rss, uint64_t *hwm, int *nproc,
 		   rl_err *err);
 
+/* Process pid's VmHWM (its kernel high-water mark of RSS) in bytes; 0 when
+ * it is gone or unreadable. */
+uint64_t procmem_hwm(pid_t pid);
+
 /* Reset process pid's high-water mark to its current RSS (writes 5 to
  * /proc/PID/clear_refs), so that VmHWM covers what follows: a process that
  * runs one segment after another.  Returns 0, or RL_EIO (the mark then

@@ -1,0 +1,113 @@
+/*
+ * confine.h - every process of a segment ends with it (exec-internal; the
+ * process executor's, see process.c; docs/trials.md, "Descendants").
+ *
+ * A trial may fork: DataLoader workers, a launcher, a shell pipeline, a
+ * daemon that calls setsid() to leave its parent's session and process
+ * group.  Process groups catch the first kinds and not the last, so each
+ * trial process (the leader and all it starts) is confined to a unit that
+ * its descendants cannot leave by themselves, chosen once per executor:
+ *
+ *   cgroup2   a cgroup v2 per trial process, under relish's own cgroup:
+ *             <v2 mount><own path>/relish.<pid>.<start time>.<k>/p<N>.  All of
+ *             it is killed at once (cgroup.kill; else every member, until
+ *             none is left).  Needs a writable cgroup v2 hierarchy (root,
+ *             or a delegated subtree); the hybrid layout's unified mount
+ *             (/sys/fs/cgroup/unified) serves, no controller is needed.
+ *   cgroup1   the same in the cgroup v1 freezer hierarchy: frozen, every
+ *             member SIGKILLed, thawed, so a fork cannot race the kill.
+ *   proc      fallback when no cgroup is writable (an unprivileged
+ *             container): the process group plus every process whose
+ *             parent chain reaches a known member, found in /proc at each
+ *             memory sample (sample_interval_s) and remembered by pid and
+ *             start time, so a setsid child stays known after its parent
+ *             exits.  Gap: a descendant that detaches and is orphaned
+ *             between two samples (both within 0.2 s) is not seen.
+ *   group     the process group alone (what the container executor's
+ *             attach processes get: their containers are confined by the
+ *             engine, and conmon must outlive `podman run`).
+ *
+ * The cgroup is joined before exec with no helper process: the loop thread
+ * moves relish into the new cgroup, forks the trial (which inherits it) and
+ * moves relish back at once (cgroup v1 moves the thread alone, v2 the
+ * process; no controller is enabled, so nothing is charged to it).  A unit
+ * relish could not leave again is never killed (relish would kill itself):
+ * confinement of later launches falls back to proc.
+ *
+ * Memory: a unit's memory is the summed RSS of its live members (zombies
+ * hold none), read from /proc: the same measure as before confinement,
+ * now over every descendant.
+ *
+ * After a crash: units of a relish that is no longer running (its pid and
+ * start time, in the directory's name, name no live process) are killed
+ * and removed when the next executor starts (confine_new), so the strays
+ * of a killed relish do not outlive it either.
+ *
+ * Everything here runs on the loop thread; nothing blocks for long (the
+ * v1 freeze is waited for at most 100 ms).
+ */
+#ifndef RELISH_EXEC_CONFINE_H
+#define RELISH_EXEC_CONFINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "exec/exec.h"
+
+typedef struct confine confine;
+typedef struct confine_unit confine_unit;
+
+/*
+ * Choose how to confine (want AUTO: cgroup2, cgroup1, proc, the first that
+ * works; RELISH_CONFINE=cgroup2|cgroup1|proc|group in the environment
+ * chooses instead) and sweep units left by relish processes that are gone.
+ * An explicit choice that cannot be used is RL_EUNSUPPORTED, naming why.
+ * *out is freed with confine_free.
+ */
+int confine_new(exec_confine want, confine **out, rl_err *err);
+/* Kills what is left of every unit and removes their cgroups.  NULL ok. */
+void confine_free(confine *c);
+
+exec_confine confine_kind(const confine *c);
+/* e.g. "cgroup v2 (/sys/fs/cgroup/unified/relish.12.345.1)"; static or owned by c. */
+const char *confine_describe(const confine *c);
+/* Units of dead relish processes removed by confine_new. */
+size_t confine_swept(const confine *c);
+
+/*
+ * Around the spawn of one trial process: confine_unit_begin creates its
+ * unit and puts the calling thread in it (the child forked next inherits
+ * it); confine_unit_spawned puts the thread back and records the leader
+ * (pid 0: the spawn failed; the unit is then freed).  Between the two,
+ * nothing but the fork may run.  begin returns 0 or an error (the caller
+ * may spawn without a unit: *out is NULL then).
+ */
+int confine_unit_begin(confine *c, confine_unit **out, rl_err *err);
+void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time);
+
+/* proc and group: one /proc scan that updates every unit's members and
+ * memory; cgroups read theirs on demand.  Call before confine_unit_usage. */
+void confine_scan(confine *c);
+
+/* Summed RSS (bytes) and number of the unit's live members.  0, or -1 when
+ * nothing could be read (then nothing is written). */
+int confine_unit_usage(confine *c, confine_unit *u, uint64_t *rss, int *members);
+
+/* The pids of the unit's members (at most max): live, from its cgroup, or
+ * as of the last confine_scan.  Count, or -1 when not known. */
+int confine_unit_members(confine *c, confine_unit *u, pid_t *out, size_t max);
+
+/* Send sig to the leader's process group (the SIGTERM of the stop ladder:
+ * what the trial itself asked to receive). */
+void confine_unit_signal_group(confine *c, confine_unit *u, int sig);
+
+/* SIGKILL every member, the leader's group included. */
+void confine_unit_kill(confine *c, confine_unit *u);
+
+/* Kill what is left and free the unit; its cgroup is removed now or, when
+ * its last members are still dying, at a later confine_scan. */
+void confine_unit_free(confine *c, confine_unit *u);
+
+#endif
