@@ -104,9 +104,9 @@ static void test_migrate_fresh_and_reopen(void **state)
 	assert_string_equal(store_path(s), f->path);
 	new_experiment(s, "a", "max");
 	store_close(s);
-	/* Seven tables, WAL on disk, version recorded. */
+	/* Eight tables, WAL on disk, version recorded. */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type='table'"),
-			 7);
+			 8);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	/* Re-opening applies nothing and keeps the data. */
 	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);

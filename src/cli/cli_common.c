@@ -134,7 +134,7 @@ int cli_read_begin(int argc, char **argv, const cli_read_spec *spec, cli_read_op
 
 int cli_open_read(const cli_read_opts *o, store **out, rl_err *err)
 {
-	return store_open(o->db ? o->db : STORE_DEFAULT_PATH, STORE_MUST_EXIST, out, err);
+	return store_open(o->db ? o->db : STORE_DEFAULT_PATH, STORE_READONLY, out, err);
 }
 
 int cli_pick_experiment(store *s, const char *name, store_experiment *out, rl_err *err)

@@ -102,8 +102,9 @@ int cli_read_opt(int c, char **argv, const char *usage, cli_read_opts *o, rl_err
 int cli_usage_error(rl_err *err, const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Open the database for reading: a missing file is RL_ENOTFOUND and no file
- * is created.  *out is closed with store_close. */
+/* Open the database for reading (STORE_READONLY: nothing is written, so a
+ * database on read-only media can be read): a missing file is RL_ENOTFOUND
+ * and no file is created.  *out is closed with store_close. */
 int cli_open_read(const cli_read_opts *o, store **out, rl_err *err);
 
 /*

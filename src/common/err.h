@@ -32,7 +32,8 @@
 	X(NOSPACE, "no device can hold the segment", 1, 409)                   \
 	X(BUSY, "resource busy", 1, 409)                                       \
 	X(INTERRUPTED, "interrupted", 130, 503)                                \
-	X(INTERNAL, "internal error", 70, 500)
+	X(INTERNAL, "internal error", 70, 500)                                 \
+	X(INUSE, "state database in use by another relish", 5, 409)
 
 enum rl_errno {
 	RL_OK = 0,

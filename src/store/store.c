@@ -123,6 +123,24 @@ static const char *const migrations[] = {
 	"ALTER TABLE profiles ADD COLUMN features TEXT;"
 	"ALTER TABLE profiles ADD COLUMN est_basis TEXT;"
 	"ALTER TABLE profiles ADD COLUMN thr_shared REAL;",
+	/* 3: a metric is stored once per trial, name and resource.  Rows
+	 * stored twice before (a lost or cancelled segment and its re-run)
+	 * are resolved as store_metrics_insert resolves them from now on: a
+	 * completed segment's row wins (the earliest, the one decisions were
+	 * made on); among the others the latest report wins.  The drivers
+	 * table gives each `relish run` that opens the database a generation
+	 * (its id), so a driver can tell that another one took over. */
+	"DELETE FROM metrics WHERE id IN (SELECT id FROM (SELECT m.id, row_number() OVER ("
+	"  PARTITION BY m.trial_id, m.name, m.resource"
+	"  ORDER BY (g.status IS 'completed') DESC,"
+	"   CASE WHEN g.status IS 'completed' THEN m.id ELSE -m.id END) AS r"
+	" FROM metrics m LEFT JOIN segments g ON g.id = m.segment_id) WHERE r > 1);"
+	"CREATE UNIQUE INDEX metrics_once ON metrics(trial_id, name, resource);"
+	"CREATE TABLE drivers("
+	" id INTEGER PRIMARY KEY,"
+	" pid INTEGER NOT NULL,"
+	" pid_start_time INTEGER,"
+	" started_at REAL NOT NULL);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
@@ -437,10 +455,113 @@ static int set_pragmas(store *s, unsigned flags, rl_err *err)
 	return rc;
 }
 
+/* path as an SQLite URI opening it immutable (read-only media): every byte
+ * outside a small safe set %-encoded, as the URI syntax wants. */
+static char *immutable_uri(const char *path)
+{
+	size_t n = strlen(path);
+	char *u = malloc(n * 3 + 32);
+	if (!u)
+		return NULL;
+	char *p = u + sprintf(u, "file:");
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		    strchr("/._-~", *c))
+			*p++ = (char)*c;
+		else
+			p += sprintf(p, "%%%02X", *c);
+	}
+	strcpy(p, "?immutable=1");
+	return u;
+}
+
+/* 1 when PATH-wal exists and is not empty: transactions not yet merged
+ * into the database file, which an immutable open would not see. */
+static int wal_has_frames(const char *path)
+{
+	char w[4200];
+	struct stat sb;
+	snprintf(w, sizeof w, "%s-wal", path);
+	return stat(w, &sb) == 0 && sb.st_size > 0;
+}
+
+/*
+ * STORE_READONLY: open read-only and write nothing.  A WAL database needs
+ * its -shm file even to be read; on read-only media without one SQLite
+ * cannot open it, and the file is then opened immutable, which is exact
+ * when no -wal file holds transactions (a finished run removes it) and
+ * nothing writes the file (read-only media: nothing can).
+ */
+static int open_readonly(store *s, rl_err *err)
+{
+	int fl = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+	int v = -1;
+	rl_err e1;
+	rl_err_clear(&e1);
+	if (sqlite3_open_v2(s->path, &s->db, fl, NULL) == SQLITE_OK) {
+		sqlite3_extended_result_codes(s->db, 1);
+		sqlite3_busy_timeout(s->db, 5000);
+		if (read_user_version(s, &v, &e1) == 0) {
+			s->version = v;
+			return 0;
+		}
+	} else {
+		rl_err_set(&e1, RL_ESTORE, "opening %s: %s", s->path,
+			   s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	}
+	int code = s->db ? sqlite3_errcode(s->db) : SQLITE_NOMEM;
+	sqlite3_close(s->db);
+	s->db = NULL;
+	if (code != SQLITE_CANTOPEN && code != SQLITE_READONLY) {
+		*err = e1;
+		return e1.code ? e1.code : RL_ESTORE;
+	}
+	if (wal_has_frames(s->path))
+		return rl_err_set(err, RL_ESTORE,
+				  "%s: cannot be read here: its -wal file holds transactions not yet "
+				  "merged into it, and SQLite may not create %s-shm beside it (read-only "
+				  "media?); copy the database and its -wal file to writable storage",
+				  s->path, s->path);
+	char *uri = immutable_uri(s->path);
+	if (!uri)
+		return rl_err_set(err, RL_ENOMEM, "opening %s", s->path);
+	int r = sqlite3_open_v2(uri, &s->db, fl | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	if (r != SQLITE_OK)
+		return rl_err_set(err, RL_ESTORE, "opening %s: %s", s->path,
+				  s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	sqlite3_extended_result_codes(s->db, 1);
+	int rc = read_user_version(s, &v, err);
+	if (rc == 0)
+		s->version = v;
+	return rc;
+}
+
+/* Read-write open, pragmas, migrations and (STORE_DRIVER) the generation. */
+static int open_readwrite(store *s, unsigned flags, rl_err *err)
+{
+	int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	if (!(flags & STORE_MUST_EXIST))
+		oflags |= SQLITE_OPEN_CREATE;
+	if (sqlite3_open_v2(s->path, &s->db, oflags, NULL) != SQLITE_OK)
+		return rl_err_set(err, RL_ESTORE, "opening %s: %s", s->path,
+				  s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, 5000);
+	int rc;
+	if ((rc = set_pragmas(s, flags, err)) < 0 || (rc = migrate(s, err)) < 0)
+		return rc;
+	if (flags & STORE_DRIVER)
+		rc = st_driver_register(s, err);
+	return rc;
+}
+
 int store_open(const char *path, unsigned flags, store **out, rl_err *err)
 {
 	if (!path || !*path)
 		path = STORE_DEFAULT_PATH;
+	if (flags & STORE_READONLY)
+		flags = (flags | STORE_MUST_EXIST) & ~(unsigned)STORE_DRIVER;
 	struct stat sb;
 	if ((flags & STORE_MUST_EXIST) && stat(path, &sb) != 0) {
 		if (errno == ENOENT)
@@ -453,18 +574,39 @@ int store_open(const char *path, unsigned flags, store **out, rl_err *err)
 		free(s);
 		return rl_err_set(err, RL_ENOMEM, "opening %s", path);
 	}
-	int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-	if (!(flags & STORE_MUST_EXIST))
-		oflags |= SQLITE_OPEN_CREATE;
+	s->lock_fd = -1;
 	int rc = 0;
-	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
-		rc = rl_err_set(err, RL_ESTORE, "opening %s: %s", path,
-				s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		goto fail;
+	if (flags & STORE_READONLY) {
+		s->readonly = 1;
+		if ((rc = open_readonly(s, err)) < 0)
+			goto fail;
+		if (s->version > STORE_SCHEMA_VERSION) {
+			rc = too_new(s, s->version, err);
+			goto fail;
+		}
+		if (s->version < STORE_READ_MIN_VERSION) {
+			/* Too old to read as it is: upgrade it where that is
+			 * allowed (what every read did before read-only opens). */
+			sqlite3_close(s->db);
+			s->db = NULL;
+			s->readonly = 0;
+			rl_err e2;
+			if ((rc = open_readwrite(s, flags & ~(unsigned)STORE_READONLY, &e2)) < 0) {
+				rc = rl_err_set(err, RL_ESTORE,
+						"%s has schema version %d, older than this relish reads "
+						"(%d), and could not be upgraded here (%s); open it once "
+						"with this relish where it is writable", path, s->version,
+						STORE_READ_MIN_VERSION, e2.msg);
+				goto fail;
+			}
+		}
+		*out = s;
+		return 0;
 	}
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, 5000);
-	if ((rc = set_pragmas(s, flags, err)) < 0 || (rc = migrate(s, err)) < 0)
+	/* The driver lock comes first: a refused driver writes nothing. */
+	if ((flags & STORE_DRIVER) && (rc = st_lock_take(s, err)) < 0)
+		goto fail;
+	if ((rc = open_readwrite(s, flags, err)) < 0)
 		goto fail;
 	*out = s;
 	return 0;
@@ -483,6 +625,8 @@ void store_close(store *s)
 	for (size_t i = 0; i < s->n_stmt; i++)
 		sqlite3_finalize(s->stmt[i].stmt);
 	sqlite3_close(s->db);
+	/* After the database is closed: the next driver may start now. */
+	st_lock_release(s);
 	free(s->path);
 	free(s);
 }

@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -51,7 +51,25 @@ enum store_flags {
 	/* synchronous=FULL instead of NORMAL: survive power loss too, at the
 	 * cost of an fsync per commit.  See docs/state.md. */
 	STORE_SYNC_FULL = 1u << 1,
+	/* Read commands: open read-only and write nothing, not even the
+	 * journal mode or a migration, so a finished database on read-only
+	 * media can be read.  Implies STORE_MUST_EXIST.  Where SQLite cannot
+	 * open the WAL database read-only (no -shm file and no right to create
+	 * one), and no -wal file holds unmerged transactions, it is opened as
+	 * immutable.  A schema older than STORE_READ_MIN_VERSION is upgraded
+	 * when the file is writable, else refused with a clear message. */
+	STORE_READONLY = 1u << 2,
+	/* The driver (relish run): hold the exclusive driver lock, a flock on
+	 * the file PATH-lock beside the database, for the life of the store,
+	 * and register a new driver generation (store_driver_check).  Another
+	 * process holding it is RL_EINUSE, whose message names the database
+	 * and the holder (pid, since when).  Readers never take the lock. */
+	STORE_DRIVER = 1u << 3,
 };
+
+/* The oldest schema the read queries understand as it is (read-only
+ * opens of an older file need an upgrade first). */
+#define STORE_READ_MIN_VERSION 2
 
 /* ---- enums, stored as their names (TEXT) so sqlite3 users can read them ---- */
 
@@ -228,6 +246,18 @@ int store_begin(store *s, rl_err *err);
 int store_commit(store *s, rl_err *err);
 void store_rollback(store *s);
 
+/*
+ * Driver ownership (STORE_DRIVER).  The lock keeps a second driver out;
+ * this is the defence behind it, for when the lock is bypassed (its file
+ * removed by hand, a file system without flock): 0 while s's generation is
+ * the database's latest, RL_EINUSE naming the newer driver (pid, since
+ * when) once another one has opened the database as driver.  A driver that
+ * gets RL_EINUSE must stop writing: the other one owns the experiments now.
+ */
+int store_driver_check(store *s, rl_err *err);
+/* This store's driver generation (> 0 with STORE_DRIVER, else 0). */
+int64_t store_driver_id(const store *s);
+
 /* Run PRAGMA integrity_check; 0 when "ok", RL_ESTORE with the report else. */
 int store_check(store *s, rl_err *err);
 
@@ -304,8 +334,16 @@ void store_segments_free(store_segment *v, size_t n);
 
 /* ---- metrics and events (store_metric.c) ---- */
 
-/* Insert n metrics in one transaction (all or none). */
+/* Insert n metrics in one transaction (all or none).  A value is stored
+ * once per trial, name and resource: one reported again replaces the
+ * stored one, unless that belongs to a completed segment (whose values are
+ * final); so a re-run supersedes what an interrupted segment reported over
+ * the same range, and every read and export sees one value. */
 int store_metrics_insert(store *s, const store_metric *m, size_t n, rl_err *err);
+/* The same, but only where no value is stored yet (values taken back from
+ * a lost segment's log); *added (may be NULL) gets how many were new. */
+int store_metrics_insert_missing(store *s, const store_metric *m, size_t n, size_t *added,
+				 rl_err *err);
 /* A trial's metrics in report order (experiment_id, trial_id 0 = all trials of
  * the experiment).  Free with store_metrics_free. */
 int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_metric **out,

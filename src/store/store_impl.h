@@ -23,6 +23,9 @@ struct store {
 	int version;            /* user_version after migrations */
 	int depth;              /* open transaction levels (0 = autocommit) */
 	int group;              /* store_begin is active */
+	int readonly;           /* opened with STORE_READONLY */
+	int lock_fd;            /* the driver lock (STORE_DRIVER), -1 none */
+	int64_t driver_id;      /* our generation in the drivers table, 0 none */
 	size_t n_stmt;
 	struct store_stmt_slot stmt[STORE_STMT_CACHE];
 };
@@ -40,6 +43,11 @@ int st_fail(store *s, rl_err *err, const char *what);
 int st_exec_stmt(store *s, sqlite3_stmt *st, rl_err *err, const char *what);
 /* Run plain SQL text (no parameters). */
 int st_exec(store *s, const char *sql, rl_err *err);
+
+/* The driver lock and generation (store_lock.c). */
+int st_lock_take(store *s, rl_err *err);
+void st_lock_release(store *s);
+int st_driver_register(store *s, rl_err *err);
 
 /* Transactions: write (BEGIN IMMEDIATE or a savepoint inside a group) and
  * read (deferred BEGIN or a savepoint).  st_tx_end commits when rc >= 0,

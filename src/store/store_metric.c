@@ -12,9 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One row per trial, name and resource (index metrics_once): a value
+ * reported again replaces the stored one, unless that one belongs to a
+ * completed segment.  So the re-run of a lost, cancelled or failed segment
+ * supersedes what the interrupted run reported over the same range (a
+ * resource the re-run does not report again keeps the interrupted run's
+ * value: nothing reported is dropped), while a completed segment's values,
+ * on which the engine decided, are final.  The row keeps its id, so report
+ * order stays the order in which resources were first reached. */
 static const char SQL_METRIC_INSERT[] =
 	"INSERT INTO metrics(trial_id, segment_id, resource, name, value, at)"
-	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)"
+	" ON CONFLICT(trial_id, name, resource) DO UPDATE SET segment_id = excluded.segment_id,"
+	" value = excluded.value, at = excluded.at"
+	" WHERE NOT EXISTS (SELECT 1 FROM segments g WHERE g.id = metrics.segment_id"
+	"  AND g.status = 'completed')";
+/* Values taken back from a lost segment's log: only where nothing is
+ * stored (what is stored came from the same lines, or from a later run). */
+static const char SQL_METRIC_INSERT_MISSING[] =
+	"INSERT INTO metrics(trial_id, segment_id, resource, name, value, at)"
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(trial_id, name, resource) DO NOTHING";
 static const char SQL_METRIC_LIST[] =
 	"SELECT m.trial_id, m.segment_id, m.resource, m.name, m.value, m.at"
 	" FROM metrics m JOIN trials t ON t.id = m.trial_id"
@@ -34,13 +51,15 @@ void store_metrics_free(store_metric *v, size_t n)
 	free(v);
 }
 
-int store_metrics_insert(store *s, const store_metric *m, size_t n, rl_err *err)
+static int metrics_insert(store *s, const char *sql, const store_metric *m, size_t n,
+			  size_t *added, rl_err *err)
 {
 	sqlite3_stmt *st;
 	int rc = st_tx_write(s, err);
 	if (rc < 0)
 		return rc;
-	rc = st_prepare(s, SQL_METRIC_INSERT, &st, err);
+	size_t k = 0;
+	rc = st_prepare(s, sql, &st, err);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (!m[i].name) {
 			rc = rl_err_set(err, RL_EINVAL, "metric %zu of %zu has no name", i + 1, n);
@@ -54,8 +73,24 @@ int store_metrics_insert(store *s, const store_metric *m, size_t n, rl_err *err)
 		st_bind_real(st, 5, m[i].value);
 		sqlite3_bind_double(st, 6, m[i].at);
 		rc = st_exec_stmt(s, st, err, "inserting a metric");
+		if (rc == 0)
+			k += (size_t)sqlite3_changes(s->db);
 	}
-	return st_tx_end(s, rc, err);
+	rc = st_tx_end(s, rc, err);
+	if (rc == 0 && added)
+		*added = k;
+	return rc;
+}
+
+int store_metrics_insert(store *s, const store_metric *m, size_t n, rl_err *err)
+{
+	return metrics_insert(s, SQL_METRIC_INSERT, m, n, NULL, err);
+}
+
+int store_metrics_insert_missing(store *s, const store_metric *m, size_t n, size_t *added,
+				 rl_err *err)
+{
+	return metrics_insert(s, SQL_METRIC_INSERT_MISSING, m, n, added, err);
 }
 
 int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_metric **out,
