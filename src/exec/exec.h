@@ -87,6 +87,9 @@ typedef struct exec_result {
 	size_t bad_lines;            /* lines with a RELISH prefix that broke the format */
 	const char *oom_marker;      /* static text that made it OOM, or NULL */
 	char reason[256];            /* human words: "exit code 1", "killed by SIGSEGV" */
+	int log_errno;               /* errno of the first write to the segment's
+					log that failed (a full disk), 0 none;
+					output goes on being read and parsed */
 } exec_result;
 
 typedef struct exec_callbacks {

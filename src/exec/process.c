@@ -77,6 +77,7 @@ struct exec_segment {
 	int cancelled, timed_out, mem_exceeded;
 	char protocol[160];        /* protocol violation, "" if none */
 	size_t metric_lines, bad_lines;
+	int log_errno;             /* first failed log write, 0 none */
 };
 
 struct proc {
@@ -242,8 +243,13 @@ static void log_write(proc *p, const char *buf, size_t n)
 		ssize_t w = write(p->log_fd, buf, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			/* Best effort (the lines are parsed regardless); the
+			 * driver says once that logs are incomplete. */
+			if (p->seg && !p->seg->log_errno)
+				p->seg->log_errno = w < 0 ? errno : ENOSPC;
 			break;
+		}
 		buf += w;
 		n -= (size_t)w;
 		p->log_bytes += (uint64_t)w;
@@ -426,6 +432,7 @@ static void segment_end(proc *p, sched_outcome outcome, const char *why)
 	r.reused = seg->reused;
 	r.metric_lines = seg->metric_lines;
 	r.bad_lines = seg->bad_lines;
+	r.log_errno = seg->log_errno;
 	if (p->exited) {
 		contract_exit x = {
 			.exited = r.exited, .exit_code = r.exit_code, .term_signal = r.term_signal,

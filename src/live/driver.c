@@ -40,11 +40,44 @@ void live_options_default(live_options *o)
 	o->progress = -1;
 }
 
-double live_now(void)
+/* ---- the clock ------------------------------------------------------------ */
+
+static double realtime(void *ctx)
 {
+	(void)ctx;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Read both clocks when the loop's time has moved since the last reading. */
+static void clock_read(live *d)
+{
+	uint64_t ms = uv_now(&d->loop);
+	if (d->clock_set && ms == d->clock_ms)
+		return;
+	d->clock_set = 1;
+	d->clock_ms = ms;
+	d->now_mono = (double)ms / 1000.0;
+	d->now_wall = d->opt.wall_clock ? d->opt.wall_clock(d->opt.wall_clock_ctx) : realtime(NULL);
+}
+
+double live_now(live *d)
+{
+	clock_read(d);
+	return d->now_wall;
+}
+
+double live_mono(live *d)
+{
+	clock_read(d);
+	return d->now_mono;
+}
+
+double live_mono_of(live *d, double wall)
+{
+	clock_read(d);
+	return d->now_mono - (d->now_wall - wall);
 }
 
 long live_max_rss_kib(void)
@@ -55,13 +88,23 @@ long live_max_rss_kib(void)
 	return ru.ru_maxrss;
 }
 
+static void stop_all(live *d);
+
 void live_fatal(live *d, const rl_err *err)
 {
-	if (!d->fatal) {
-		d->fatal = 1;
-		d->fatal_err = *err;
-	}
-	d->stopping = 1;
+	if (d->fatal)
+		return;
+	d->fatal = 1;
+	d->fatal_err = *err;
+	/* A segment that is no longer running, a trial row that moved: when
+	 * another driver took the database over, that is the cause to name. */
+	rl_err own;
+	rl_err_clear(&own);
+	if (store_driver_check(d->st, &own) == RL_EINUSE)
+		d->fatal_err = own;
+	live_progress_line(d, "relish: stopping after an error (printed when the running "
+			   "segments have ended); nothing more is written to %s", d->db_path);
+	stop_all(d);
 }
 
 /* mkdir -p */
@@ -142,6 +185,14 @@ static live_seg *seg_find(live *d, uint64_t sched_id)
 	return NULL;
 }
 
+void live_seg_drop(live *d, live_seg *g)
+{
+	sched_remove(d->core, g->sched_id);
+	if (!g->placed && g->x->n_queued)
+		g->x->n_queued--;
+	live_seg_unlink_free(d, g);
+}
+
 /* ---- ending ---------------------------------------------------------------- */
 
 static void close_cb(uv_handle_t *h)
@@ -198,7 +249,7 @@ void live_check_end(live *d)
 void live_experiment_finish(live *d, live_exp *x)
 {
 	rl_err err = {0};
-	double now = live_now();
+	double now = live_now(d);
 	x->done = 1;
 	if (store_experiment_set_status(d->st, x->id, EXP_DONE, now, &err) < 0 ||
 	    store_event_append(d->st, now, x->id, 0, 0, "experiment.done", "all trials final",
@@ -225,7 +276,7 @@ static int fail_unplaceable(live *d, live_exp *x, uint64_t trial, const char *wh
 	if (rc < 0)
 		return rc;
 	live_trial *t = &x->trials[trial];
-	double now = live_now();
+	double now = live_now(d);
 	if ((rc = store_trial_set_status(d->st, t->store_id, TRIAL_FAILED, why, now, err)) < 0)
 		return rc;
 	/* Named by its id, as every other line and command names trials. */
@@ -247,7 +298,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 	live_trial *t = live_trial_slot(x, w->trial, err);
 	if (!t)
 		return RL_ENOMEM;
-	double now = live_now();
+	double now = live_now(d);
 	int rc;
 	if (!t->store_id) {
 		char *pj = config_to_json(&x->sp->search.space, w->cfg);
@@ -257,7 +308,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 		free(pj);
 		if (rc < 0)
 			return rc;
-		t->arrival = now;
+		t->arrival = live_mono(d);
 	}
 	live_seg *g = calloc(1, sizeof *g);
 	if (!g)
@@ -334,7 +385,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	const spec *sp = x->sp;
 	live_trial *t = &x->trials[g->trial];
 	const device_entry *de = &d->devs->dev[pl->dev[0]];
-	double now = live_now();
+	double now = live_now(d);
 	int rc;
 
 	g->placed = 1;
@@ -353,8 +404,6 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	snprintf(logp, sizeof logp, "%s/seg-%d.log", tdir, g->seq);
 	/* "t" + the id that relish trials, logs and devices show */
 	snprintf(tid, sizeof tid, "t%lld", (long long)t->store_id);
-	if ((rc = make_dirs(ckpt, err)) < 0)
-		return rc;
 
 	engine_trial_view tv;
 	if ((rc = engine_trial(x->eng, g->trial, &tv, err)) < 0)
@@ -375,6 +424,13 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		return rc;
 	}
 	t->next_seq++;
+	/* After the rows: a folder that cannot be made (a full or read-only
+	 * runs folder) fails this segment as not started (place()), which
+	 * stops its experiment instead of the whole run. */
+	if ((rc = make_dirs(ckpt, err)) < 0) {
+		*fault = EXEC_FAULT_NOT_STARTED;
+		return rc;
+	}
 
 	/* argv and environment */
 	int worker = sp->trial.mode == TRIAL_MODE_WORKER;
@@ -430,7 +486,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		.a = {.trial_id = tid, .params_json = params, .from = g->from, .to = g->to,
 		      .checkpoint_dir = ckpt},
 	};
-	g->started_at = now;
+	g->started_at = live_mono(d);
 	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
 	if (rc < 0 && x->ex && rc != RL_ENOMEM) {
 		/* The engine could not be started or refused the segment:
@@ -462,7 +518,7 @@ static void place(live *d)
 	sched_placement pl[32];
 	for (int guard = 0; guard < 1000 && !d->stopping; guard++) {
 		fill(d);
-		size_t n = sched_place(d->core, live_now(), pl, 32);
+		size_t n = sched_place(d->core, live_mono(d), pl, 32);
 		for (size_t i = 0; i < n; i++) {
 			live_seg *g = seg_find(d, pl[i].seg_id);
 			if (!g)
@@ -470,12 +526,17 @@ static void place(live *d)
 			rl_err err = {0};
 			exec_fault fault = EXEC_FAULT_NONE;
 			if (launch(d, g, &pl[i], &fault, &err) < 0) {
-				if (!g->store_id || err.code == RL_ESTORE) {
+				if (!g->store_id || err.code == RL_ESTORE || d->fatal) {
 					live_fatal(d, &err);
+					/* A process that started is cancelled by
+					 * live_fatal and ends through on_end. */
+					if (!g->es)
+						live_seg_drop(d, g);
 					return;
 				}
-				/* Could not start (missing program, bad template):
-				 * the segment fails like one that exited at once. */
+				/* Could not start (missing program, bad template,
+				 * a folder or log that cannot be made): the segment
+				 * fails like one that exited at once. */
 				exec_result r;
 				memset(&r, 0, sizeof r);
 				r.outcome = SCHED_OUT_FAILED;
@@ -509,36 +570,24 @@ void live_kick(live *d)
 static void tick_cb(uv_timer_t *h)
 {
 	live *d = h->data;
+	rl_err err;
+	rl_err_clear(&err);
+	/* Still ours?  (The lock keeps other drivers out; this notices one
+	 * that got in anyway, before it and we fight over segments.) */
+	if (!d->fatal && store_driver_check(d->st, &err) == RL_EINUSE)
+		live_fatal(d, &err);
 	live_gpu_sample(d);
 	place(d);
 	live_progress_draw(d, 0);
 	live_check_end(d);
 }
 
-static void signal_cb(uv_signal_t *h, int signum)
+/* Stop launching; cancel what runs (SIGTERM, SIGKILL after the grace: each
+ * ends through on_end); drop what is only queued.  Segments being placed or
+ * ended right now (placed, no executor handle) are left to their caller. */
+static void stop_all(live *d)
 {
-	live *d = h->data;
-	d->sigints++;
-	if (d->sigints > 1) {
-		/* Second signal: no grace. */
-		for (live_seg *g = d->segs; g; g = g->next)
-			if (g->es && g->pid > 0)
-				kill(-g->pid, SIGKILL);
-		return;
-	}
 	d->stopping = 1;
-	double now = live_now();
-	live_progress_line(d, "%s: stopping: cancelling running segments (again to kill them now)",
-			   strsignal(signum));
-	for (size_t i = 0; i < d->n_exps; i++) {
-		live_exp *x = d->exps[i];
-		if (x->done)
-			continue;
-		store_experiment_set_status(d->st, x->id, EXP_CANCELLED, now, NULL);
-		store_event_append(d->st, now, x->id, 0, 0, "experiment.interrupted",
-				   "relish was stopped; run the same command again to resume",
-				   NULL, NULL);
-	}
 	live_seg *g = d->segs;
 	while (g) {
 		live_seg *next = g->next;
@@ -546,12 +595,44 @@ static void signal_cb(uv_signal_t *h, int signum)
 			g->interrupted = 1;
 			exec_cancel(live_exec(g->x), g->es);
 		} else if (!g->placed) {
-			sched_remove(d->core, g->sched_id);
-			g->x->n_queued--;
-			live_seg_unlink_free(d, g);
+			live_seg_drop(d, g);
 		}
 		g = next;
 	}
+}
+
+static void signal_cb(uv_signal_t *h, int signum)
+{
+	live *d = h->data;
+	d->sigints++;
+	if (d->sigints > 1) {
+		/* Second signal: no grace.  Both signals get their default
+		 * action back, so a third one ends relish at once, whatever
+		 * the loop still waits for (signals must always work). */
+		live_progress_line(d, "%s again: killing running segments now (once more ends "
+				   "relish at once)", strsignal(signum));
+		for (live_seg *g = d->segs; g; g = g->next)
+			if (g->es && g->pid > 0)
+				kill(-g->pid, SIGKILL);
+		uv_signal_stop(&d->sigint);
+		uv_signal_stop(&d->sigterm);
+		return;
+	}
+	double now = live_now(d);
+	live_progress_line(d, "%s: stopping: cancelling running segments (again to kill them now)",
+			   strsignal(signum));
+	for (size_t i = 0; i < d->n_exps && !d->fatal; i++) {
+		live_exp *x = d->exps[i];
+		if (x->done)
+			continue;
+		/* Best effort: a store that fails must not keep the signal
+		 * from stopping the run. */
+		store_experiment_set_status(d->st, x->id, EXP_CANCELLED, now, NULL);
+		store_event_append(d->st, now, x->id, 0, 0, "experiment.interrupted",
+				   "relish was stopped; run the same command again to resume",
+				   NULL, NULL);
+	}
+	stop_all(d);
 	live_check_end(d);
 }
 
@@ -616,6 +697,10 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	} else if ((rc = runs_dir_default(d->db_path, &d->runs_dir, err)) < 0) {
 		goto fail;
 	}
+	/* The store first: a second driver on this database is refused
+	 * (STORE_DRIVER) before it creates or writes anything. */
+	if ((rc = store_open(d->db_path, STORE_DRIVER, &d->st, err)) < 0)
+		goto fail;
 	if ((rc = make_dirs(d->runs_dir, err)) < 0)
 		goto fail;
 	char *abs = realpath(d->runs_dir, NULL);
@@ -623,14 +708,14 @@ int live_new(const live_options *o, live **out, rl_err *err)
 		free(d->runs_dir);
 		d->runs_dir = abs;
 	}
-	if ((rc = store_open(d->db_path, 0, &d->st, err)) < 0)
-		goto fail;
 	if ((rc = uv_loop_init(&d->loop)) < 0) {
 		rc = rl_err_set(err, RL_EIO, "event loop: %s", uv_strerror(rc));
 		goto fail;
 	}
 	d->loop_ready = 1;
-	if ((rc = exec_process_new(&d->loop, NULL, &d->ex, err)) < 0)
+	rc = d->opt.executor_new ? d->opt.executor_new(&d->loop, d->opt.executor_ctx, &d->ex, err)
+				 : exec_process_new(&d->loop, NULL, &d->ex, err);
+	if (rc < 0)
 		goto fail;
 	const char *how = NULL;
 	if (exec_process_confinement(d->ex, &how) == EXEC_CONFINE_PROC && how && !d->opt.quiet)
@@ -713,6 +798,7 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	char *ident = NULL;
 	store_experiment se = {0};
 	int found = 0;
+	uv_update_time(&d->loop); /* a turn of its own, before the loop runs */
 	if (sp->trial.resources.gpus > 0 && !d->n_gpus) {
 		rc = rl_err_set(err, RL_ESPEC,
 				"%s: trial.resources.gpus is %g but relish sees no GPU (%s); "
@@ -767,7 +853,7 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	 * a new database (or a deleted and recreated one) in the same place
 	 * never resumes from another experiment's checkpoints; a resumed
 	 * experiment finds its own folder again from the stored time. */
-	double created = found ? se.created_at : live_now();
+	double created = found ? se.created_at : live_now(d);
 	if (asprintf(&x->dir, "%s/%s.%lld", d->runs_dir, x->sp->name,
 		     (long long)llround(created * 1000)) < 0) {
 		x->dir = NULL;
@@ -812,6 +898,7 @@ int live_run(live *d, rl_err *err)
 	if (all_done || !d->handles_ready)
 		return 0;
 	live_container_sweep(d);
+	uv_update_time(&d->loop);
 	uv_signal_start(&d->sigint, signal_cb, SIGINT);
 	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);

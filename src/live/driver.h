@@ -21,6 +21,8 @@
 #include "spec/spec.h"
 
 typedef struct live live;
+struct uv_loop_s;
+struct executor;
 
 typedef struct live_options {
 	const char *db_path;      /* state database; NULL: STORE_DEFAULT_PATH */
@@ -34,11 +36,24 @@ typedef struct live_options {
 	int quiet;                /* no progress output at all */
 	int progress;             /* 1 live display, 0 plain lines, -1 auto (isatty) */
 	FILE *out;                /* progress output; NULL: stderr */
+	/* Seams for tests (tests/test_live.c); NULL in relish itself.
+	 * executor_new makes the executor of process experiments on the
+	 * driver's loop instead of exec_process_new (a stand-in that scripts
+	 * segment ends); the driver owns what it returns (exec_free).
+	 * wall_clock replaces CLOCK_REALTIME as the source of stored
+	 * timestamps (the driver's other clock, for durations and the core,
+	 * is the loop's monotonic time either way). */
+	int (*executor_new)(struct uv_loop_s *loop, void *ctx, struct executor **out,
+			    rl_err *err);
+	void *executor_ctx;
+	double (*wall_clock)(void *ctx);
+	void *wall_clock_ctx;
 } live_options;
 
 void live_options_default(live_options *o);
 
-/* Open the store, discover devices, set up the loop, executor and core
+/* Open the store as its driver (STORE_DRIVER: RL_EINUSE when another relish
+ * drives it), discover devices, set up the loop, executor and core
  * scheduler.  *out is owned by the caller (live_free). */
 int live_new(const live_options *o, live **out, rl_err *err);
 
@@ -54,8 +69,15 @@ int live_add_experiment(live *d, spec *sp, rl_err *err);
 /*
  * Run the loop until every experiment is done, or until SIGINT / SIGTERM
  * (running segments are cancelled and recorded so a later run resumes
- * them; a second SIGINT kills them at once).  Returns 0 when all are done,
- * RL_EINTERRUPTED when interrupted, another negative code on a store error.
+ * them; a second signal kills them at once and gives both signals back
+ * their default action, so a third ends relish whatever it is waiting
+ * for).  A store write that fails, or another driver taking the database
+ * over (store_driver_check), stops the run the same way, except that
+ * nothing more is written: segments whose end could not be recorded stay
+ * "running" in the store and the next run re-runs them from their last
+ * boundary.  Returns 0 when all are done, RL_EINTERRUPTED when
+ * interrupted, the first error otherwise (RL_ESTORE for the store,
+ * RL_EINUSE when taken over).
  */
 int live_run(live *d, rl_err *err);
 

@@ -38,7 +38,7 @@ void live_gpu_sample(live *d)
 	if (!d->tel || !d->n_gpus)
 		return;
 	telemetry_snapshot snap;
-	if (telemetry_sample(d->tel, live_now(), &snap, NULL) < 0)
+	if (telemetry_sample(d->tel, live_mono(d), &snap, NULL) < 0)
 		return;
 	for (live_seg *g = d->segs; g; g = g->next) {
 		if (!g->es || g->pid <= 0)

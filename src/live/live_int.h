@@ -38,7 +38,7 @@ typedef struct live_trial {
 	sched_mem_history mem; /* out-of-memory history: the core's memory
 				  policy updates it (sched_mem_decide) and the
 				  trial's requests carry it (sched_mem_apply) */
-	double arrival;       /* when its first segment was submitted: its
+	double arrival;       /* when its first segment was submitted (live_mono): its
 				 segments keep that turn (submit_time), as a
 				 simulated job keeps its arrival */
 	double attained_before; /* device-seconds of segments that ended
@@ -64,7 +64,7 @@ typedef struct live_seg {
 	int64_t est_mem;       /* estimator's predicted peak, -1 unknown */
 	exec_segment *es;      /* while running */
 	pid_t pid;
-	double started_at;
+	double started_at;     /* live_mono at launch */
 	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
 	double util_sum;       /* SM utilisation samples of its group (gpu.c) */
 	int util_n;
@@ -123,8 +123,15 @@ struct live {
 	int stopping;           /* signal: stop launching */
 	int sigints;
 	int finished;           /* loop asked to end */
-	int fatal;              /* store error during callbacks */
+	int fatal;              /* store error (or taken over) during callbacks:
+				 * stop, and write nothing more */
 	rl_err fatal_err;
+	int log_warned;         /* a failed log write was reported */
+	/* The clock (live_now, live_mono): read once per value of the
+	 * loop's time, so everything one callback does sees one "now". */
+	uint64_t clock_ms;
+	int clock_set;
+	double now_mono, now_wall;
 	/* profiles from the store not yet given to the core, by shape text */
 	store_profile *profiles;
 	size_t n_profiles;
@@ -143,11 +150,24 @@ struct live {
 };
 
 /* driver.c */
-double live_now(void);
+/* The driver's two readings of one clock.  live_mono: the loop's monotonic
+ * time in seconds (uv_now), for the core (sched_place, submit_time,
+ * sched_finished), durations and timers; wall-clock jumps never reach it.
+ * live_now: unix time, for stored timestamps only.  Both are read once
+ * per loop time (libuv updates it at the start of each loop iteration and
+ * after polling), so the store rows and the core calls of one event all
+ * carry the same time. */
+double live_now(live *d);
+double live_mono(live *d);
+/* A stored (wall) time on the loop's clock: as long before live_mono. */
+double live_mono_of(live *d, double wall);
 void live_kick(live *d);                       /* fill and place soon */
 live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);
 void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
+/* Drop a segment that will not end through the executor (queued, ended,
+ * or never started): out of the core and of the list. */
+void live_seg_drop(live *d, live_seg *g);
 void live_seg_link(live *d, live_seg *g);        /* add a running adopted segment */
 void live_check_end(live *d);                  /* end the loop when all is done */
 void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store */
@@ -156,6 +176,9 @@ void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store *
 extern const exec_callbacks live_exec_callbacks; /* what launch gives the executor */
 /* The segment ended with r (also used for launch failures): store, core, engine. */
 void live_end_segment(live *d, live_seg *g, const exec_result *r);
+/* A write to g's log failed with errnum: said once per run, then relish
+ * goes on (a full runs folder costs logs, not results). */
+void live_log_failed(live *d, const live_seg *g, int errnum);
 
 /* request.c: scheduler requests and memory profiles */
 uint64_t live_hash(uint64_t h, const void *p, size_t n);

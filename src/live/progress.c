@@ -81,9 +81,9 @@ static void fmt_mem(uint64_t mib, char *buf, size_t n)
 		snprintf(buf, n, "%.1f GiB", (double)mib / 1024.0);
 }
 
-static uint64_t now_ms(void)
+static uint64_t now_ms(live *d)
 {
-	return (uint64_t)(live_now() * 1000.0);
+	return (uint64_t)(live_mono(d) * 1000.0);
 }
 
 /* Current RSS of every running segment (one /proc scan). */
@@ -107,7 +107,7 @@ void live_progress_draw(live *d, int force)
 {
 	if (!d->tty || d->opt.quiet)
 		return;
-	uint64_t t = now_ms();
+	uint64_t t = now_ms(d);
 	if (!force && t - d->last_draw_ms < DRAW_EVERY_MS)
 		return;
 	d->last_draw_ms = t;

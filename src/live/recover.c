@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "common/procid.h"
+#include "exec/contract.h"
 #include "live/live_int.h"
 
 /* A running segment the store holds whose container was kept running at
@@ -46,11 +47,61 @@ static container_info *adoptable(live *d, const live_exp *x, const store_segment
 	return ci && ci->kept > 0 && !strcmp(ci->experiment, x->sp->name) ? ci : NULL;
 }
 
+/*
+ * The metric lines in a lost segment's log that the store does not hold
+ * (its writes failed, or relish died between logging a line and storing
+ * it): stored now as they would have been live, so nothing the trial
+ * reported is lost even when its re-run resumes from a checkpoint past
+ * them and never prints them again.  The log interleaves standard output
+ * and error; a line is taken when it parses as a metric line, as live.
+ * *added gets how many values were new.
+ */
+static int salvage_metrics(live *d, const live_exp *x, const store_segment *g, size_t *added,
+			   rl_err *err)
+{
+	*added = 0;
+	FILE *f = g->log_path ? fopen(g->log_path, "r") : NULL;
+	if (!f)
+		return 0; /* no log (left, or never opened): nothing to take back */
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	double now = live_now(d);
+	int rc = store_begin(d->st, err);
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			n--;
+		contract_line l;
+		if (contract_parse_line(line, (size_t)n, &l) != CONTRACT_METRICS || !l.n)
+			continue;
+		double res;
+		if (!contract_metric_get(&l, x->sp->schedule.resource, &res))
+			res = g->resource_to;
+		store_metric m[CONTRACT_MAX_METRICS];
+		for (size_t i = 0; i < l.n; i++)
+			m[i] = (store_metric){.trial_id = g->trial_id, .segment_id = g->id,
+					      .resource = res, .name = (char *)l.m[i].name,
+					      .value = l.m[i].value, .at = now};
+		size_t k = 0;
+		rc = store_metrics_insert_missing(d->st, m, l.n, &k, err);
+		*added += k;
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0)
+		rc = store_commit(d->st, err);
+	if (rc < 0) {
+		store_rollback(d->st);
+		*added = 0;
+	}
+	return rc;
+}
+
 /* Step 1 for one segment: stop what the previous relish left; mark it lost. */
 static int lose_segment(live *d, live_exp *x, const store_segment *g, const char *why,
 			rl_err *err)
 {
-	double now = live_now();
+	double now = live_now(d);
 	exec_ident id = {.pid = g->pid, .start_time = g->pid_start_time};
 	int alive = g->pid > 0 && procid_matches(g->pid, g->pid_start_time);
 	char what[300];
@@ -74,11 +125,19 @@ static int lose_segment(live *d, live_exp *x, const store_segment *g, const char
 	}
 	if (g->pid > 0 || id.handle[0])
 		live_exec(x)->ops->reclaim(live_exec(x), &id, NULL);
-	char msg[420];
-	snprintf(msg, sizeof msg, "relish restarted; %s; re-run from the last checkpoint", what);
+	size_t salvaged = 0;
+	int rc = salvage_metrics(d, x, g, &salvaged, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "taking back the metrics in %s", g->log_path);
+	char msg[520], back[120] = "";
+	if (salvaged)
+		snprintf(back, sizeof back, "; %zu metric value%s the store had not kept taken back "
+			 "from its log", salvaged, salvaged == 1 ? "" : "s");
+	snprintf(msg, sizeof msg, "relish restarted; %s%s; re-run from the last checkpoint", what,
+		 back);
 	store_segment_end e = {.status = SEG_LOST, .exit_code = -1, .signal = 0,
 			       .peak_mem_mib = -1, .ended_at = now, .message = msg};
-	int rc = store_segment_finish(d->st, g->id, &e, err);
+	rc = store_segment_finish(d->st, g->id, &e, err);
 	if (rc == 0)
 		rc = store_event_append(d->st, now, x->id, g->trial_id, g->id, "segment.lost", msg,
 					NULL, err);
@@ -139,7 +198,8 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	sched_mem_apply(&t->mem, &s->req);
 	s->req.job_id = t->store_id;
 	s->req.attained_s = t->attained_before;
-	s->req.submit_time = isnan(g->started_at) ? live_now() : g->started_at;
+	/* The stored start is wall time; the core counts on the loop's clock. */
+	s->req.submit_time = isnan(g->started_at) ? live_mono(d) : live_mono_of(d, g->started_at);
 	live_profile_seed(d, &s->req);
 	sched_placement pl = {.seg_id = s->sched_id, .n_dev = 1, .dev = {dev},
 			      .mem_mib = (uint64_t)g->mem_reserved_mib,
@@ -159,7 +219,7 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	s->mem_mib = pl.mem_mib;
 	s->compute = pl.compute;
 	s->basis = pl.basis;
-	s->started_at = isnan(g->started_at) ? live_now() : g->started_at;
+	s->started_at = s->req.submit_time;
 	int on_gpu = d->devs->dev[dev].info.is_gpu;
 	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .log_path = g->log_path,
 			.timeout_s = sp->trial.timeout_s,
@@ -186,7 +246,7 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	char msg[300];
 	snprintf(msg, sizeof msg, "relish restarted; its container %s was still running and was "
 		 "adopted", g->container);
-	if ((rc = store_event_append(d->st, live_now(), x->id, g->trial_id, g->id,
+	if ((rc = store_event_append(d->st, live_now(d), x->id, g->trial_id, g->id,
 				     "segment.adopted", msg, NULL, err)) < 0)
 		return rc;
 	live_progress_line(d, "%s: trial %lld segment %g-%g: %s", sp->name, (long long)g->trial_id,
@@ -254,7 +314,7 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 	if (!lt)
 		return RL_ENOMEM;
 	lt->store_id = t->id;
-	lt->arrival = t->created_at;
+	lt->arrival = live_mono_of(d, t->created_at); /* on the loop's clock */
 	lt->attained_before = 0;
 	for (size_t k = 0; k < n_segs; k++) {
 		const store_segment *g = &segs[k];
@@ -370,7 +430,7 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	}
 	if (rc < 0)
 		goto out;
-	double now = live_now();
+	double now = live_now(d);
 	char msg[220];
 	snprintf(msg, sizeof msg, "resumed: %zu trials restored, %zu to re-run from their checkpoint",
 		 nt, n_rerun);

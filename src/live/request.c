@@ -229,7 +229,7 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double du
 		.shape = key, .family = fam, .n = have ? old.n + 1 : 1,
 		.peak_mem_mib = (int64_t)peak_mib, .mean_util = util >= 0 ? util : NAN,
 		.est_mem_mib = g->est_mem, .est_error = NAN, .throughput = NAN,
-		.updated_at = live_now(), .thr_shared = NAN,
+		.updated_at = live_now(d), .thr_shared = NAN,
 		.params = shape_params_json(g), .features = features_json(&g->req),
 		.est_basis = (char *)sched_basis_name(g->basis),
 	};

@@ -30,6 +30,8 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		return;
 	live_exp *x = g->x;
 	live *d = x->d;
+	if (d->fatal)
+		return; /* stopping; the segment re-runs on resume (live_run) */
 	double resource;
 	if (!contract_metric_get(line, x->sp->schedule.resource, &resource))
 		resource = g->to;
@@ -43,7 +45,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		return;
 	}
 	store_metric m[CONTRACT_MAX_METRICS];
-	double now = live_now();
+	double now = live_now(d);
 	for (size_t i = 0; i < line->n; i++) {
 		m[i] = (store_metric){
 			.trial_id = x->trials[g->trial].store_id, .segment_id = g->store_id,
@@ -53,12 +55,31 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 	}
 	rl_err err = {0};
 	if (store_metrics_insert(d->st, m, line->n, &err) < 0) {
+		/* A value the store could not keep: the run stops, and since
+		 * nothing more is written the segment stays "running" in the
+		 * store, so the next run re-runs it from its last boundary and
+		 * takes back from its log what the trial printed (recover.c). */
 		live_fatal(d, &err);
 		return;
 	}
 	if (contract_metric_get(line, x->sp->objective.metric, &v) &&
 	    engine_report(x->eng, g->trial, resource, v, NULL) == 0)
 		g->last_obj = v;
+}
+
+void live_log_failed(live *d, const live_seg *g, int errnum)
+{
+	if (d->log_warned)
+		return;
+	d->log_warned = 1;
+	char msg[600];
+	snprintf(msg, sizeof msg, "writing segment logs under %s failed (%s); trials keep running "
+		 "and their results are stored, but their logs are incomplete", d->runs_dir,
+		 strerror(errnum));
+	live_progress_line(d, "relish: %s", msg);
+	/* Best effort: the database may well be on another disk. */
+	store_event_append(d->st, live_now(d), g->x->id, g->x->trials[g->trial].store_id,
+			   g->store_id, "run.log_failed", msg, NULL, NULL);
 }
 
 static seg_status seg_status_of(sched_outcome o)
@@ -77,7 +98,7 @@ static seg_status seg_status_of(sched_outcome o)
 static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t peak)
 {
 	rl_err err = {0};
-	double now = live_now();
+	double now = live_now(d);
 	store_segment_end e = {
 		.status = SEG_CANCELLED, .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
@@ -86,10 +107,9 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 				   ? "stopped: the container runtime failed for this experiment; re-run on resume"
 				   : "interrupted: relish was stopped; re-run on resume",
 	};
-	if (store_segment_finish(d->st, g->store_id, &e, &err) < 0)
+	if (!d->fatal && store_segment_finish(d->st, g->store_id, &e, &err) < 0)
 		live_fatal(d, &err);
-	sched_remove(d->core, g->sched_id);
-	live_seg_unlink_free(d, g);
+	live_seg_drop(d, g);
 }
 
 /* Stop experiment x after a runtime failure (the container runtime failed,
@@ -98,7 +118,7 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
  * ones, launch nothing more.  live_run then fails with d->runtime_err. */
 static void stop_experiment(live *d, live_exp *x, const char *why)
 {
-	double now = live_now();
+	double now = live_now(d);
 	x->runtime_failed = 1;
 	x->stalled = 1;
 	if (!d->runtime_err.code)
@@ -138,7 +158,7 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 	live_exp *x = g->x;
 	live_trial *t = &x->trials[g->trial];
 	rl_err err = {0};
-	double now = live_now();
+	double now = live_now(d);
 	engine_decision dec;
 	engine_trial_view tv;
 	if (engine_segment_done(x->eng, g->trial, 0, -1, &dec, &err) < 0 ||
@@ -146,6 +166,7 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 	     engine_requeue(x->eng, g->trial, dec.resource, g->to, &err) < 0) ||
 	    engine_trial(x->eng, g->trial, &tv, &err) < 0) {
 		live_fatal(d, &err);
+		live_seg_drop(d, g);
 		return;
 	}
 	store_segment_end se = {
@@ -162,6 +183,7 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 	if (rc < 0) {
 		store_rollback(d->st);
 		live_fatal(d, &err);
+		live_seg_drop(d, g);
 		return;
 	}
 	sched_remove(d->core, g->sched_id);
@@ -178,11 +200,20 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	const spec *sp = x->sp;
 	live_trial *t = &x->trials[g->trial];
 	const device_entry *de = &d->devs->dev[g->dev];
-	double now = live_now();
+	double now = live_now(d);
 	rl_err err = {0};
 	uint64_t rss_mib = telemetry_bytes_to_mib(r->peak_rss_bytes);
 	uint64_t peak = de->info.is_gpu ? g->gpu_peak_mib : rss_mib;
 
+	if (r->log_errno)
+		live_log_failed(d, g, r->log_errno);
+	if (d->fatal) {
+		/* The store failed or another driver owns it: write nothing
+		 * (the segment, "running" in the store, re-runs on resume). */
+		live_seg_drop(d, g);
+		live_check_end(d);
+		return;
+	}
 	if (g->interrupted || (d->stopping && r->outcome == SCHED_OUT_CANCELLED)) {
 		end_interrupted(d, g, r, peak);
 		live_check_end(d);
@@ -196,10 +227,8 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 
 	int ok = r->outcome == SCHED_OUT_COMPLETED;
 	engine_decision dec;
-	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
+	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0)
+		goto fatal;
 	sched_observation obs = {
 		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
 		.work = g->to - g->from, .duration_s = r->duration_s,
@@ -207,10 +236,8 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	/* What the end means for memory is the core's decision (mem.c): the
 	 * simulator asks the same function. */
 	sched_mem_decision md;
-	if (sched_mem_decide(d->core, g->sched_id, &obs, &t->mem, &md, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
+	if (sched_mem_decide(d->core, g->sched_id, &obs, &t->mem, &md, &err) < 0)
+		goto fatal;
 	const char *fail_reason = NULL;
 	char why[320] = "";
 	int requeue = 0;
@@ -231,27 +258,32 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		}
 		int rc = requeue ? engine_requeue(x->eng, g->trial, dec.resource, g->to, &err)
 				 : engine_trial_failed(x->eng, g->trial, fail_reason, &err);
-		if (rc < 0) {
-			live_fatal(d, &err);
-			return;
-		}
+		if (rc < 0)
+			goto fatal;
 	}
 
 	engine_trial_view tv;
-	if (engine_trial(x->eng, g->trial, &tv, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
+	if (engine_trial(x->eng, g->trial, &tv, &err) < 0)
+		goto fatal;
 	const char *oname = sched_outcome_name(r->outcome);
-	char msg[400];
-	if (r->outcome == SCHED_OUT_OOM)
-		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s%s",
-			 x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
-			 : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason : "out of memory",
-			 (unsigned long long)g->mem_mib, (unsigned long long)peak,
-			 requeue ? "; " : "", requeue ? md.reason : "");
-	else
+	/* msg is stored (the segment's message, the event); the progress
+	 * line shows the reservation and peak itself, so it gets shown,
+	 * which leaves them out. */
+	char msg[400], shown[400];
+	if (r->outcome == SCHED_OUT_OOM) {
+		const char *what = x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
+				   : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason
+				   : "out of memory";
+		char then[200] = "";
+		if (requeue)
+			snprintf(then, sizeof then, "; %s", md.reason);
+		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s", what,
+			 (unsigned long long)g->mem_mib, (unsigned long long)peak, then);
+		snprintf(shown, sizeof shown, "%s%s", what, then);
+	} else {
 		snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
+		snprintf(shown, sizeof shown, "%s", msg);
+	}
 	store_segment_end se = {
 		.status = seg_status_of(r->outcome), .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
@@ -275,23 +307,27 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		rc = store_commit(d->st, &err);
 	if (rc < 0) {
 		store_rollback(d->st);
-		live_fatal(d, &err);
-		return;
+		goto fatal;
 	}
 
-	if (sched_finished(d->core, g->sched_id, now, &obs, &err) < 0) {
-		live_fatal(d, &err);
-		return;
-	}
+	if (sched_finished(d->core, g->sched_id, live_mono(d), &obs, &err) < 0)
+		goto fatal;
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
 		exec_release(live_exec(x), g->reuse_key);
-	live_progress_segment(d, g, oname, peak, r->outcome == SCHED_OUT_COMPLETED ? NULL : msg);
+	live_progress_segment(d, g, oname, peak, r->outcome == SCHED_OUT_COMPLETED ? NULL : shown);
 	x->n_seg_done++;
 	live_seg_unlink_free(d, g);
 	if (!x->done && engine_done(x->eng) && x->n_active == 0)
 		live_experiment_finish(d, x);
 	live_kick(d);
+	live_check_end(d);
+	return;
+fatal:
+	/* Every way out drops the segment, or the loop, waiting for it to
+	 * end, would never end (the hang behind issue 14's items 1 and 2). */
+	live_fatal(d, &err);
+	live_seg_drop(d, g);
 	live_check_end(d);
 }
 
