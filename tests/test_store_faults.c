@@ -9,7 +9,8 @@
  *     readers are not, the lock goes with the store and is not inherited
  *     across exec; the generation check notices a driver that got past
  *     the lock;
- *   - read-only opens write nothing.
+ *   - read-only opens write nothing;
+ *   - an error a trial recovered from is not its last error.
  * Every test works on a real SQLite file in a fresh temporary folder.
  */
 #include <setjmp.h>
@@ -231,6 +232,41 @@ static void test_migration_resolves_duplicates(void **state)
 	store_close(s);
 }
 
+static void test_recovered_error_is_history(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t t;
+	one_trial(s, &t);
+	int64_t s0 = running_segment(s, t, 0, 0, 2);
+	store_segment_end lost = {.status = SEG_LOST, .exit_code = -1, .peak_mem_mib = -1,
+				  .ended_at = 1002.0,
+				  .message = "relish restarted; its process was gone"};
+	OK(store_segment_finish(s, s0, &lost, err));
+	store_trial tr;
+	/* While the re-run runs, the loss is the last thing that went wrong. */
+	int64_t s1 = running_segment(s, t, 1, 0, 2);
+	OK(store_trial_get(s, t, &tr, err));
+	assert_string_equal(tr.last_error, "relish restarted; its process was gone");
+	store_trial_fini(&tr);
+	/* Once a later segment completed, it is history. */
+	finish(s, s1, SEG_COMPLETED);
+	OK(store_trial_set_status(s, t, TRIAL_COMPLETED, NULL, 1003.0, err));
+	OK(store_trial_get(s, t, &tr, err));
+	assert_null(tr.last_error);
+	assert_null(tr.error);
+	store_trial_fini(&tr);
+	/* A failure after the last completed segment is shown again. */
+	int64_t s2 = running_segment(s, t, 2, 2, 4);
+	store_segment_end bad = {.status = SEG_FAILED, .exit_code = 1, .peak_mem_mib = -1,
+				 .ended_at = 1004.0, .message = "exit code 1"};
+	OK(store_segment_finish(s, s2, &bad, err));
+	OK(store_trial_get(s, t, &tr, err));
+	assert_string_equal(tr.last_error, "exit code 1");
+	store_trial_fini(&tr);
+	store_close(s);
+}
+
 /* 1 when this process has a descriptor open on path. */
 static int have_fd_on(const char *path)
 {
@@ -349,6 +385,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_metric_once_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_resolves_duplicates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recovered_error_is_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_takeover_noticed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_writes_nothing, setup, teardown),

@@ -29,7 +29,9 @@
  * --garbage (random bytes and an unterminated 10 MB line on stdout first),
  * --oom-message (print PyTorch's CUDA OOM text to stderr and exit 1),
  * --bad-done (worker/warm: announce the wrong end of segment),
- * --ignore-term (ignore SIGTERM).
+ * --ignore-term (ignore SIGTERM), --save-at-end (checkpoint only at the end of
+ * a segment, as trials with costly checkpoints do: an interrupted segment
+ * retrains, and reports again, from its start).
  */
 #include <math.h>
 #include <signal.h>
@@ -46,7 +48,7 @@ struct opts {
 	int sleep_ms;
 	int fail_at, segv_at, hang_at;
 	long alloc_mb, spike_mb;
-	int garbage, oom_message, bad_done, ignore_term;
+	int garbage, oom_message, bad_done, ignore_term, save_at_end;
 	const char *mode;
 };
 
@@ -176,7 +178,8 @@ static int run_segment(const struct opts *o, const struct seg *s)
 		double a = accuracy(s->x, s->y, e, s->trial_id);
 		printf("RELISH epoch=%d accuracy=%.6f loss=%.6f\n", e, a, 1 - a);
 		fflush(stdout);
-		save_checkpoint(s->ckdir, e);
+		if (!o->save_at_end || e == to)
+			save_checkpoint(s->ckdir, e);
 	}
 	return 0;
 }
@@ -270,6 +273,8 @@ int main(int argc, char **argv)
 			o.bad_done = 1;
 		else if (FLAG("--ignore-term"))
 			o.ignore_term = 1;
+		else if (FLAG("--save-at-end"))
+			o.save_at_end = 1;
 		else {
 			fprintf(stderr, "ctrial: unknown argument %s\n", a);
 			return 2;

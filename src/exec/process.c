@@ -489,9 +489,21 @@ static void maybe_finish(proc *p)
 		proc_close(p);
 }
 
+/* At the end of standard output: a last line without its newline (a trial
+ * that exits right after printf("RELISH ...")) is a line, parsed as such. */
+static void flush_last_line(proc *p)
+{
+	if (!p->out_eof && p->line && (p->line_len || p->line_overflow)) {
+		handle_line(p, p->line, p->line_len, p->line_overflow);
+		p->line_len = 0;
+		p->line_overflow = 0;
+	}
+}
+
 static void drain_timer_cb(uv_timer_t *t)
 {
 	proc *p = t->data;
+	flush_last_line(p);
 	p->out_eof = p->err_eof = 1;
 	maybe_finish(p);
 }
@@ -534,6 +546,8 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	if (n == 0)
 		return;
 	uv_read_stop(s);
+	if (is_out)
+		flush_last_line(p);
 	if (is_out)
 		p->out_eof = 1;
 	else

@@ -211,17 +211,34 @@ int seg_status_from_name(const char *name, seg_status *out, rl_err *err)
 
 /* ---- helpers shared with the table files ---- */
 
+/* What to do about a failure, when the user can do something. */
+static const char *fail_hint(store *s)
+{
+	switch (sqlite3_errcode(s->db)) {
+	case SQLITE_FULL:
+		return " (free space on its file system)";
+	case SQLITE_READONLY:
+		return " (it is read-only here)";
+	default:
+		return "";
+	}
+}
+
 int st_fail(store *s, rl_err *err, const char *what)
 {
-	return rl_err_set(err, RL_ESTORE, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+	return rl_err_set(err, RL_ESTORE, "%s: %s: %s%s", s->path, what, sqlite3_errmsg(s->db),
+			  fail_hint(s));
 }
 
 int st_exec(store *s, const char *sql, rl_err *err)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int rc = rl_err_set(err, RL_ESTORE, "%s: %s", s->path,
-				    msg ? msg : sqlite3_errmsg(s->db));
+		/* Say which step failed when it is one of ours. */
+		const char *what = !strcmp(sql, "COMMIT") ? "committing: "
+				   : !strncmp(sql, "BEGIN", 5) ? "starting a transaction: " : "";
+		int rc = rl_err_set(err, RL_ESTORE, "%s: %s%s%s", s->path, what,
+				    msg ? msg : sqlite3_errmsg(s->db), fail_hint(s));
 		sqlite3_free(msg);
 		return rc;
 	}

@@ -136,14 +136,15 @@ typedef struct store_trial {
 	/* Filled by store_trial_list (summaries over segments): */
 	int n_segments;
 	int n_oom;
-	char *last_error;       /* latest segment message that was not a success, or NULL */
+	char *last_error;       /* message of its latest segment that did not succeed,
+				 * unless a later one completed; else NULL */
 	char *last_oom;         /* message of its latest out-of-memory segment, or NULL */
 	/* Its latest segment's reservation: basis ("family", ...), the
 	 * estimated peak, the measured peak (-1 unknown) and mean GPU
 	 * utilisation (NAN unknown). */
 	char *last_basis;
 	int64_t last_est_mib, last_peak_mib;
-	double last_util;       /* latest segment message that was not a success, or NULL */
+	double last_util;
 	/* Filled only with STORE_LIST_METRICS: the metric history in report order. */
 	store_metric *metrics;
 	size_t n_metrics;

@@ -12,7 +12,10 @@
 #include <string.h>
 
 /* Trial columns plus segment summaries; the last error is the message of the
- * latest segment that ended in anything but success. */
+ * latest segment that ended in anything but success, unless a later segment
+ * completed: an error the trial recovered from (a restart that lost a
+ * segment, an OOM re-placed with more memory) is history once it trained
+ * on (`relish logs` and the events keep it). */
 #define TRIAL_SELECT                                                                  \
 	"SELECT t.id, t.experiment_id, t.idx, t.params_json, t.status, t.resource_done," \
 	" t.objective, t.objective_resource, t.error, t.created_at, t.updated_at,"       \
@@ -20,6 +23,8 @@
 	" (SELECT count(*) FROM segments g WHERE g.trial_id = t.id AND g.status = 'oom'),"\
 	" (SELECT COALESCE(g.message, g.status) FROM segments g WHERE g.trial_id = t.id" \
 	"   AND g.status NOT IN ('planned', 'running', 'completed')"                     \
+	"   AND NOT EXISTS (SELECT 1 FROM segments c WHERE c.trial_id = t.id"            \
+	"    AND c.status = 'completed' AND c.seq > g.seq)"                               \
 	"   ORDER BY g.seq DESC, g.id DESC LIMIT 1),"                                     \
 	" (SELECT g.message FROM segments g WHERE g.trial_id = t.id AND g.status = 'oom'" \
 	"   ORDER BY g.seq DESC, g.id DESC LIMIT 1),"                                     \
