@@ -8,7 +8,8 @@
  * Exit status: 0 every experiment done with a best trial; 1 an experiment
  * produced no objective value, or a runtime failure; 2 bad spec or command
  * line (also: the name exists in the db with another spec); 4 state
- * database error; 130 interrupted (SIGINT / SIGTERM).
+ * database error (a failed write: the run stops, resumable); 5 another
+ * relish run holds the database; 130 interrupted (SIGINT / SIGTERM).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -41,7 +42,8 @@ static int run_help(void)
 	       "  --json               print the best trial(s) as JSON\n"
 	       "  --stats              print wall time and relish's peak memory at the end\n"
 	       "Exit status: 0 done, 1 no trial produced a value / runtime failure, 2 bad spec\n"
-	       "or usage, 4 state database error, 130 interrupted (run again to resume).\n",
+	       "or usage, 4 state database error, 5 another relish run holds the database,\n"
+	       "130 interrupted (run again to resume).\n",
 	       usage, STORE_DEFAULT_PATH);
 	return 0;
 }

@@ -7,7 +7,9 @@
  *      processes cannot report any more (their pipes died with it), so the
  *      executor stops each one whose pid AND kernel start time still match
  *      (a reused pid is someone else's process and is left alone), and the
- *      segment is marked lost: no orphan keeps a device's memory.
+ *      segment is marked lost: no orphan keeps a device's memory.  The
+ *      metric lines of its log that the store lacks are stored first
+ *      (salvage_metrics): nothing the trial printed is lost.
  *      Containers were removed by label before (containers.c); the
  *      message says whether this segment's was still running.  A oneshot
  *      segment whose container is still running is adopted instead, once

@@ -234,7 +234,9 @@ typedef struct store_device {
  * synchronous, busy_timeout (5 s) and foreign keys, and apply pending
  * migrations, each in its own transaction.  A database written by a newer
  * relish (user_version > STORE_SCHEMA_VERSION) is refused with RL_ESTORE.
- * *out is a new store, closed with store_close.
+ * STORE_READONLY opens for reading only (nothing of the above is written);
+ * STORE_DRIVER takes the driver lock first (RL_EINUSE when held).
+ * *out is a new store, closed with store_close (which drops the lock).
  */
 int store_open(const char *path, unsigned flags, store **out, rl_err *err);
 void store_close(store *s);          /* accepts NULL; rolls back an open group */
