@@ -80,6 +80,18 @@ double live_mono_of(live *d, double wall)
 	return d->now_mono - (d->now_wall - wall);
 }
 
+double live_arrival(live *d, double t)
+{
+	/* Trials made in one loop turn share its time; the core orders
+	 * equal arrivals by segment, which would put a later trial's first
+	 * segment before an earlier trial's next one.  1 us apart keeps
+	 * their creation order, as a trace's jobs arrive one by one. */
+	if (t <= d->last_arrival)
+		t = d->last_arrival + 1e-6;
+	d->last_arrival = t;
+	return t;
+}
+
 long live_max_rss_kib(void)
 {
 	struct rusage ru;
@@ -308,7 +320,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 		free(pj);
 		if (rc < 0)
 			return rc;
-		t->arrival = live_mono(d);
+		t->arrival = live_arrival(d, live_mono(d));
 	}
 	live_seg *g = calloc(1, sizeof *g);
 	if (!g)
@@ -682,6 +694,7 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	else
 		live_options_default(&d->opt);
 	d->out = d->opt.out ? d->opt.out : stderr;
+	d->last_arrival = -INFINITY;
 	d->tty = d->opt.quiet ? 0 : d->opt.progress >= 0 ? d->opt.progress : isatty(fileno(d->out));
 	int rc;
 	d->db_path = strdup(d->opt.db_path ? d->opt.db_path : STORE_DEFAULT_PATH);

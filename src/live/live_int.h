@@ -132,6 +132,7 @@ struct live {
 	uint64_t clock_ms;
 	int clock_set;
 	double now_mono, now_wall;
+	double last_arrival;    /* live_arrival's latest */
 	/* profiles from the store not yet given to the core, by shape text */
 	store_profile *profiles;
 	size_t n_profiles;
@@ -161,6 +162,9 @@ double live_now(live *d);
 double live_mono(live *d);
 /* A stored (wall) time on the loop's clock: as long before live_mono. */
 double live_mono_of(live *d, double wall);
+/* A trial's arrival (submit_time of its segments) at loop time t: later
+ * than every earlier trial's, so equal times keep creation order. */
+double live_arrival(live *d, double t);
 void live_kick(live *d);                       /* fill and place soon */
 live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);

@@ -316,7 +316,7 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 	if (!lt)
 		return RL_ENOMEM;
 	lt->store_id = t->id;
-	lt->arrival = live_mono_of(d, t->created_at); /* on the loop's clock */
+	lt->arrival = live_arrival(d, live_mono_of(d, t->created_at)); /* loop clock */
 	lt->attained_before = 0;
 	for (size_t k = 0; k < n_segs; k++) {
 		const store_segment *g = &segs[k];
