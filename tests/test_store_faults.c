@@ -344,6 +344,13 @@ static void test_takeover_noticed(void **state)
 	assert_non_null(strstr(e.msg, pid));
 	assert_non_null(strstr(e.msg, "took over"));
 	OK(store_driver_check(b, err));
+	/* And a cannot write anything more: checked under the write lock. */
+	store_experiment x = {.name = (char *)"late", .created_at = 1, .objective_metric =
+			      (char *)"acc", .mode = (char *)"max"};
+	assert_int_equal(store_experiment_create(a, &x, NULL, &e), RL_EINUSE);
+	assert_int_equal(store_begin(a, &e), RL_EINUSE);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM experiments"), 0);
+	OK(store_experiment_create(b, &x, NULL, err));
 	store_close(a);
 	store_close(b);
 }

@@ -299,7 +299,18 @@ int st_tx_write(store *s, rl_err *err)
 	/* IMMEDIATE takes the write lock up front: a deferred transaction that
 	 * reads first and then writes can fail with SQLITE_BUSY without waiting
 	 * (the busy handler cannot help a snapshot upgrade). */
-	return tx_begin(s, "BEGIN IMMEDIATE", err);
+	int outer = s->depth == 0;
+	int rc = tx_begin(s, "BEGIN IMMEDIATE", err);
+	if (rc < 0 || !outer || !s->driver_id)
+		return rc;
+	/* A driver writes only while it is the latest one: checked under the
+	 * write lock, so no write of ours can follow another driver's
+	 * registration (store_lock.c). */
+	if ((rc = store_driver_check(s, err)) < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		s->depth = 0;
+	}
+	return rc;
 }
 
 int st_tx_read(store *s, rl_err *err)

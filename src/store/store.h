@@ -256,6 +256,9 @@ void store_rollback(store *s);
  * the database's latest, RL_EINUSE naming the newer driver (pid, since
  * when) once another one has opened the database as driver.  A driver that
  * gets RL_EINUSE must stop writing: the other one owns the experiments now.
+ * Every write transaction of a driver store makes this check under the
+ * write lock and fails with RL_EINUSE once another driver registered, so
+ * a driver that was taken over cannot write anything more.
  */
 int store_driver_check(store *s, rl_err *err);
 /* This store's driver generation (> 0 with STORE_DRIVER, else 0). */
