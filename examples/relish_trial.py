@@ -25,6 +25,13 @@ docs/trials.md:
 
 Outside relish (no RELISH_MODE) the loop runs once with params from
 defaults=..., from 0 to default_to, which makes a trial script runnable by hand.
+
+Every line report() prints is also kept in the checkpoint folder
+(relish-reports.txt); each segment starts by printing again the kept lines
+past its start.  A checkpoint past RELISH_RESOURCE_FROM means relish died
+after this trial reported and saved those epochs, perhaps before it read
+the lines; the loop above does not train them again, so this is how their
+values reach relish (it stores each value once, docs/trials.md).
 """
 
 import json
@@ -69,7 +76,36 @@ class Segment:
             if not math.isfinite(v):
                 continue  # relish takes finite numbers only; leave it out
             parts.append("%s=%s" % (k, _fmt(v)))
-        print("RELISH " + " ".join(parts), flush=True)
+        line = "RELISH " + " ".join(parts)
+        self._keep(line)
+        print(line, flush=True)
+
+    _REPORTS = "relish-reports.txt"
+
+    def _keep(self, line):
+        if not self.checkpoint_dir:
+            return
+        os.makedirs(self.checkpoint_dir, exist_ok=True)
+        with open(os.path.join(self.checkpoint_dir, self._REPORTS), "a") as f:
+            f.write(line + "\n")
+
+    def _replay(self):
+        """Print again the kept lines past this segment's start."""
+        path = os.path.join(self.checkpoint_dir or ".", self._REPORTS)
+        if not self.checkpoint_dir or not os.path.exists(path):
+            return
+        key = self.resource + "="
+        with open(path) as f:
+            for line in f:
+                for p in line.split()[1:]:
+                    if p.startswith(key):
+                        try:
+                            past = float(p[len(key):]) > float(self.start)
+                        except ValueError:
+                            past = False
+                        if past:
+                            print(line.rstrip("\n"), flush=True)
+                        break
 
     # Checkpoints: torch.save when torch is importable (tensors, modules'
     # state dicts), else JSON.  Written to a temporary name, then renamed, so
@@ -165,11 +201,13 @@ def segments(defaults=None, default_to=10):
         print("RELISH_READY", flush=True)
         seg = _next_command(None, defaults)
         while seg is not None:
+            seg._replay()
             yield seg
             print("RELISH_DONE to=%s" % _fmt(seg.to), flush=True)
             seg = _next_command(seg, defaults)
         return
     seg = _from_env(defaults, default_to)
+    seg._replay()
     yield seg
     if m != "warm":
         return
@@ -177,6 +215,7 @@ def segments(defaults=None, default_to=10):
         print("RELISH_DONE to=%s" % _fmt(seg.to), flush=True)
         seg = _next_command(seg, defaults)
         if seg is not None:
+            seg._replay()
             yield seg
 
 

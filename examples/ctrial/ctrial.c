@@ -14,7 +14,9 @@
  * and writes "epoch E" to $RELISH_CHECKPOINT_DIR/state (tmp + rename), from
  * which a later segment resumes.  It trains epochs from+1 .. to of the
  * segment [from, to] (RELISH_RESOURCE_FROM / _TO, default 0 / 10); when the
- * checkpoint is behind `from` it catches up from the checkpoint.
+ * checkpoint is behind `from` it catches up from the checkpoint; when it is
+ * ahead, the epochs up to it are not trained again but their lines are
+ * printed again (docs/trials.md, "Checkpoints").
  *
  * Parameters: RELISH_PARAM_X / RELISH_PARAM_Y or --x / --y (flags win).
  * Modes: RELISH_MODE (or --mode) oneshot | warm | worker.  warm: after each
@@ -151,19 +153,23 @@ static int run_segment(const struct opts *o, const struct seg *s)
 {
 	int start = load_checkpoint(s->ckdir);
 	int from = (int)s->from, to = (int)s->to;
-	if (start > from)
-		from = start; /* already trained further: do not redo */
-	else if (start < from)
-		from = start; /* behind: catch up from the checkpoint */
-	if (from >= to && to > 0) {
-		/* Trained this far already (the run that reached it died before
-		 * relish recorded the end): report the value at the boundary
-		 * again, since relish decides on it. */
-		double a = accuracy(s->x, s->y, to, s->trial_id);
-		printf("RELISH epoch=%d accuracy=%.6f loss=%.6f\n", to, a, 1 - a);
+	if (start > from) {
+		/* Trained further already (the run that got there died before
+		 * relish recorded the segment's end): do not redo it, but print
+		 * those epochs' lines again, as the contract asks, since relish
+		 * may have died before it read them (it stores each value once).
+		 * The curve repeats exactly, so they are the same values. */
+		for (int e = from + 1; e <= start && e <= to; e++) {
+			double a = accuracy(s->x, s->y, e, s->trial_id);
+			printf("RELISH epoch=%d accuracy=%.6f loss=%.6f\n", e, a, 1 - a);
+		}
 		fflush(stdout);
-		return 0;
+		from = start;
+	} else if (start < from) {
+		from = start; /* behind: catch up from the checkpoint */
 	}
+	if (from >= to && to > 0)
+		return 0; /* trained this far: its lines are printed above */
 	for (int e = from + 1; e <= to; e++) {
 		if (e == o->fail_at) {
 			fprintf(stderr, "ctrial: failing at epoch %d as asked\n", e);
