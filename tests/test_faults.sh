@@ -17,6 +17,8 @@
 #           worker modes: nothing finished lost, no value twice, no orphan
 #   rofs    a finished database on read-only media: status, trials, best,
 #           export work and write nothing
+#   grandchild relish killed while a trial's setsid grandchild runs: the
+#           restart ends it
 #   lastline a metric line without its final newline before exit counts
 # The tmpfs cases need mount(2) (root; CI runs as root): without it they
 # are skipped, and say so.
@@ -368,6 +370,42 @@ if only rofs; then
   else
     skipped+=(rofs)
   fi
+fi
+
+# ---- grandchild: relish killed while a trial's setsid grandchild lives -----
+# The restart must end it (docs/trials.md, "Descendants"): its pipes died
+# with the old relish, and it left the trial's process group.
+if only grandchild; then
+  cat >"$work/gc.yaml" <<'S'
+name: gc
+objective: {metric: accuracy, mode: max}
+search: {algorithm: grid, space: {x: {type: choice, values: [1]}}}
+trial:
+  command: ["/bin/sh", "-c", 'p="$RELISH_CHECKPOINT_DIR/gc.pid"; if [ -e "$p" ]; then echo "RELISH epoch=1 accuracy=1"; exit 0; fi; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >"$p.tmp"; mv "$p.tmp" "$p"; sleep 300']
+S
+  db="$work/gc.db"
+  run_bg gc "$db" "$work/gc1" --quiet
+  for _ in $(seq 200); do
+    ls "$work"/relish-runs/gc.*/trial-0/ckpt/gc.pid >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  gc=$(cat "$work"/relish-runs/gc.*/trial-0/ckpt/gc.pid) || fail "grandchild: never started"
+  kill -9 "$rp"
+  wait "$rp" 2>/dev/null || true
+  [ -e "/proc/$gc" ] || fail "grandchild: $gc died with relish already (nothing to test)"
+  rc=0
+  "$RELISH" run "$work/gc.yaml" --db "$db" --devices "$work/devices.yaml" --quiet \
+    >"$work/gc2.out" 2>"$work/gc2.err" || rc=$?
+  [ "$rc" = 0 ] || fail "grandchild: restart exited $rc: $(cat "$work/gc2.err")"
+  state=gone
+  for _ in $(seq 50); do
+    state=$(awk '{print $3}' "/proc/$gc/stat" 2>/dev/null || echo gone)
+    [ "$state" = gone ] || [ "$state" = Z ] && break
+    sleep 0.05
+  done
+  [ "$state" = gone ] || [ "$state" = Z ] || fail "grandchild: setsid grandchild $gc of the killed run is alive ($state)"
+  check_no_orphans grandchild "$db"
+  echo "grandchild: the killed run's setsid grandchild ended with the restart"
 fi
 
 # ---- lastline: a metric line without its newline ---------------------------
