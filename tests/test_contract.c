@@ -51,10 +51,32 @@ static void test_control_lines(void **state)
 	assert_int_equal(contract_parse_line("RELISH_DONE at=3", 16, &l), CONTRACT_BAD);
 	assert_int_equal(contract_parse_line("RELISH_DONE to=3 x=1", 20, &l), CONTRACT_BAD);
 	/* Not addressed to relish: plain log. */
-	const char *logs[] = {"", "training loss=0.3", "  RELISH a=1", "RELISHX a=1",
-			      "RELISH_DONEX to=1", "relish a=1", "RELISH"};
+	const char *logs[] = {"", "training loss=0.3", "RELISHX a=1", "RELISH_DONEX to=1",
+			      "RELISH", "relish is starting", "relish: epoch 3 done",
+			      "Relishing a=1"};
 	for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++)
 		assert_int_equal(contract_parse_line(logs[i], strlen(logs[i]), &l), CONTRACT_LOG);
+	/* Log that looks like a metric line that missed the format: NEAR,
+	 * with a why that says what the format wants. */
+	const struct {
+		const char *line, *why;
+	} near[] = {
+		{"relish: epoch=3 val_acc=0.91", "no colon"},
+		{"RELISH: epoch=1 val_acc=0.9", "no colon"},
+		{"relish epoch=1", "in capitals"},
+		{"  RELISH a=1", "beginning of the line"},
+		{"RELISH\ta=1", "one space"},
+		{"Relish, a=1", "no colon or comma"},
+	};
+	for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+		assert_int_equal(contract_parse_line(near[i].line, strlen(near[i].line), &l),
+				 CONTRACT_NEAR);
+		assert_non_null(strstr(l.why, near[i].why));
+		assert_int_equal(l.n, 0);
+	}
+	/* Commas between pairs: BAD, and the why says so. */
+	assert_int_equal(contract_parse_line("RELISH epoch=1, val_acc=0.9", 27, &l), CONTRACT_BAD);
+	assert_non_null(strstr(l.why, "not commas"));
 }
 
 static void test_bad_metric_lines(void **state)

@@ -571,6 +571,110 @@ static void test_failures_and_retries(void **state)
 	engine_free(e);
 }
 
+/* Fail one trial's first segment for good with reason. */
+static void fail_trial(engine *e, uint64_t trial, const char *reason)
+{
+	rl_err err;
+	engine_decision d;
+	assert_int_equal(engine_segment_done(e, trial, 0, -1, &d, &err), 0);
+	assert_int_equal(d.outcome, ENG_FAILED);
+	assert_int_equal(engine_trial_failed(e, trial, reason, &err), 0);
+}
+
+/* trial.fail_fast: K trials failing the same way (numbers aside) before any
+ * segment completed stop the experiment; different failures, a success
+ * first, fail_fast 0, and failures restored after a restart do not. */
+static void test_fail_fast(void **state)
+{
+	(void)state;
+	spec sp = make_spec(MODE_MIN, SCHED_NONE, 24, 4);
+	sp.trial.fail_fast = 3;
+	engine *e;
+	rl_err err;
+	engine_work w;
+	char k1[64], k2[64];
+	engine_failure_key("exit code 1: trial 17 diverged at 0.25", k1, sizeof k1);
+	engine_failure_key("exit code 1: trial 3 diverged at 12.5", k2, sizeof k2);
+	assert_string_equal(k1, "exit code #: trial # diverged at #.#");
+	assert_string_equal(k1, k2);
+
+	/* Three the same way: stopped after them, not after 24. */
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(engine_next(e, &w, &err), 1);
+	fail_trial(e, 1, "exit code 2: can't open file 'trian.py'");
+	fail_trial(e, 0, "exit code 2: can't open file 'trian.py'");
+	assert_int_equal(engine_failed_fast(e, NULL, NULL), 0);
+	fail_trial(e, 3, "exit code 2: can't open file 'trian.py'");
+	uint64_t first;
+	int count;
+	assert_int_equal(engine_failed_fast(e, &first, &count), 1);
+	assert_int_equal(first, 1);
+	assert_int_equal(count, 3);
+	assert_int_equal(engine_next(e, &w, &err), 0); /* nothing more */
+	assert_false(engine_done(e));                  /* trial 2 still runs */
+	fail_trial(e, 2, "exit code 2: can't open file 'trian.py'");
+	assert_true(engine_done(e));
+	assert_int_equal(engine_n_trials(e), 4);
+	engine_free(e);
+
+	/* Different failures are not one cause: it goes on. */
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(engine_next(e, &w, &err), 1);
+	fail_trial(e, 0, "exit code 1: ValueError: a");
+	fail_trial(e, 1, "exit code 1: KeyError: b");
+	fail_trial(e, 2, "exit code 1: ValueError: a");
+	assert_int_equal(engine_failed_fast(e, NULL, NULL), 0);
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	engine_free(e);
+
+	/* A completed segment first disarms it for good. */
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(engine_next(e, &w, &err), 1);
+	assert_int_equal(engine_report(e, 0, 1, 0.5, &err), 0);
+	done_ok(e, 0, -1, ENG_COMPLETE, 1);
+	for (uint64_t i = 1; i < 4; i++)
+		fail_trial(e, i, "exit code 1: boom");
+	assert_int_equal(engine_failed_fast(e, NULL, NULL), 0);
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	engine_free(e);
+
+	/* fail_fast 0: never. */
+	sp.trial.fail_fast = 0;
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(engine_next(e, &w, &err), 1);
+	for (uint64_t i = 0; i < 4; i++)
+		fail_trial(e, i, "exit code 1: boom");
+	assert_int_equal(engine_failed_fast(e, NULL, NULL), 0);
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	engine_free(e);
+
+	/* After a restart the stored failures do not count (the user fixed
+	 * something): three new ones are needed. */
+	sp.trial.fail_fast = 3;
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	rl_value vals[2] = {{.type = VAL_FLOAT, .f = 0.5}, {.type = VAL_FLOAT, .f = 0.5}};
+	config cfg = {.n = 2, .v = vals};
+	for (uint64_t i = 0; i < 3; i++) {
+		engine_trial_record rec = {.index = i, .cfg = &cfg, .state = TRIAL_FAILED,
+					   .reason = "exit code 1: boom"};
+		assert_int_equal(engine_restore_trial(e, &rec, &err), 0);
+	}
+	assert_int_equal(engine_failed_fast(e, NULL, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(engine_next(e, &w, &err), 1);
+	fail_trial(e, 3, "exit code 1: boom");
+	fail_trial(e, 4, "exit code 1: boom");
+	assert_int_equal(engine_failed_fast(e, NULL, NULL), 0);
+	fail_trial(e, 5, "exit code 1: boom");
+	assert_int_equal(engine_failed_fast(e, &first, NULL), 1);
+	assert_int_equal(first, 3);
+	engine_free(e);
+}
+
 /* Completed trials win over better values at lower resources; before any
  * completes, the furthest trained win. */
 static void test_best_prefers_completed(void **state)
@@ -649,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_restore_errors),
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_failures_and_retries),
+		cmocka_unit_test(test_fail_fast),
 		cmocka_unit_test(test_best_prefers_completed),
 		cmocka_unit_test(test_bad_spec),
 	};

@@ -25,7 +25,8 @@
 static const char usage[] =
 	"relish run SPEC [SPEC...] [--db FILE] [--policy exclusive|pack|relish] "
 	"[--order fifo|las|tiresias|fair] "
-	"[--max-concurrent N] [--runs-dir DIR] [--devices FILE] [--quiet] [--json] [--stats]";
+	"[--max-concurrent N] [--runs-dir DIR] [--devices FILE] [--restart] [--quiet] [--json] "
+	"[--stats]";
 
 static int run_help(void)
 {
@@ -38,11 +39,17 @@ static int run_help(void)
 	       "  --max-concurrent N   segments running at once per experiment (default: the spec's)\n"
 	       "  --runs-dir DIR       logs and checkpoints (default: relish-runs/ next to the db)\n"
 	       "  --devices FILE       devices file instead of discovery (docs/gpu.md)\n"
+	       "  --restart            forget what the database holds of these experiments\n"
+	       "                       (trials, segments, metrics) and start them anew\n"
 	       "  --quiet              no progress output\n"
 	       "  --json               print the best trial(s) as JSON\n"
 	       "  --stats              print wall time and relish's peak memory at the end\n"
-	       "Exit status: 0 done, 1 no trial produced a value / runtime failure, 2 bad spec\n"
-	       "or usage, 4 state database error, 5 another relish run holds the database,\n"
+	       "Running it again resumes.  A changed spec starts an experiment anew while\n"
+	       "none of its trials has completed a segment (say, the command was fixed after\n"
+	       "the first failures); after that a changed spec needs --restart.\n"
+	       "Exit status: 0 done, 1 no trial finished with a value / runtime failure\n"
+	       "(failures in words on stderr), 2 bad spec or usage, 4 state database error,\n"
+	       "5 another relish run holds the database, "
 	       "130 interrupted (run again to resume).\n",
 	       usage, STORE_DEFAULT_PATH);
 	return 0;
@@ -63,7 +70,8 @@ static int print_best(const char *db, const char *name, int json, rl_err *err)
 	return cmd_best(json ? 6 : 5, av, err);
 }
 
-enum { OPT_POLICY = 256, OPT_ORDER, OPT_MAXC, OPT_RUNS, OPT_DEVICES, OPT_QUIET, OPT_STATS };
+enum { OPT_POLICY = 256, OPT_ORDER, OPT_MAXC, OPT_RUNS, OPT_DEVICES, OPT_QUIET, OPT_STATS,
+       OPT_RESTART };
 
 int cmd_run(int argc, char **argv, rl_err *err)
 {
@@ -78,6 +86,7 @@ int cmd_run(int argc, char **argv, rl_err *err)
 		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"stats", no_argument, NULL, OPT_STATS},
+		{"restart", no_argument, NULL, OPT_RESTART},
 		{NULL, 0, NULL, 0},
 	};
 	live_options lo;
@@ -112,6 +121,7 @@ int cmd_run(int argc, char **argv, rl_err *err)
 		case OPT_DEVICES: lo.devices_path = optarg; break;
 		case OPT_QUIET: lo.quiet = 1; break;
 		case OPT_STATS: stats = 1; break;
+		case OPT_RESTART: lo.restart = 1; break;
 		case ':':
 			return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -157,8 +167,13 @@ int cmd_run(int argc, char **argv, rl_err *err)
 		for (size_t i = 0; i < live_experiment_count(d); i++) {
 			const char *name = live_experiment_name(d, i);
 			if (!live_experiment_has_value(d, i)) {
-				fprintf(stderr, "relish run: %s: no trial produced a value of its objective\n",
-					name);
+				/* In words: which trials failed and how, not just
+				 * that no value came (trials may have reported
+				 * and then crashed). */
+				char why[1400];
+				live_experiment_outcome(d, i, why, sizeof why);
+				fprintf(stderr, "relish run: %s: no trial finished with a value of its "
+					"objective: %s\n", name, why);
 				missing = 1;
 				continue;
 			}

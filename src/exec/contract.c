@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- metric lines ---------------------------------------------------- */
 
@@ -78,7 +79,9 @@ static contract_kind parse_pairs(const char *s, size_t len, contract_line *out)
 			i++;
 		double v;
 		if (parse_number(s + vs, i - vs, &v) < 0)
-			return bad(out, "a metric value must be a finite decimal number");
+			return bad(out, i - vs > 1 && s[i - 1] == ','
+					    ? "name=value pairs are separated by spaces, not commas"
+					    : "a metric value must be a finite decimal number");
 		if (out->n == CONTRACT_MAX_METRICS)
 			return bad(out, "more than 32 metrics on one line");
 		for (size_t k = 0; k < out->n; k++)
@@ -98,17 +101,58 @@ static int has_prefix(const char *s, size_t len, const char *p)
 	return len >= pl && memcmp(s, p, pl) == 0;
 }
 
+/*
+ * A log line that was meant as a metric line: blanks, the word relish in
+ * any case, then ':' ',' or blanks, then a name=value.  "RELISH a=1"
+ * itself never gets here; "RELISHX a=1" is another word.
+ */
+static const char *near_miss(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	int lead = i > 0;
+	if (len - i < 6 || strncasecmp(s + i, "relish", 6) != 0)
+		return NULL;
+	int capitals = memcmp(s + i, "RELISH", 6) == 0;
+	i += 6;
+	size_t sep = i;
+	while (i < len && (s[i] == ':' || s[i] == ',' || s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i == sep || i == len || !is_name_start((unsigned char)s[i]))
+		return NULL;
+	while (i < len && is_name_char((unsigned char)s[i]))
+		i++;
+	if (i == len || s[i] != '=')
+		return NULL;
+	if (memchr(s + sep, ':', i - sep) || memchr(s + sep, ',', i - sep))
+		return "the prefix is \"RELISH \" in capitals and one space, no colon or comma";
+	if (!capitals)
+		return "the prefix is \"RELISH \" in capitals";
+	if (lead)
+		return "a metric line starts at the beginning of the line";
+	return "the prefix is \"RELISH \" followed by one space";
+}
+
 contract_kind contract_parse_line(const char *line, size_t len, contract_line *out)
 {
 	memset(out, 0, sizeof *out);
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
+	out->text = line;
+	out->len = len;
 	int metric = has_prefix(line, len, CONTRACT_METRIC_PREFIX);
 	int done = has_prefix(line, len, CONTRACT_DONE_PREFIX) &&
 		   (len == strlen(CONTRACT_DONE_PREFIX) || line[strlen(CONTRACT_DONE_PREFIX)] == ' ');
 	int ready = has_prefix(line, len, CONTRACT_READY_LINE);
-	if (!metric && !done && !ready)
+	if (!metric && !done && !ready) {
+		const char *why = len <= CONTRACT_LINE_MAX ? near_miss(line, len) : NULL;
+		if (why) {
+			out->why = why;
+			return out->kind = CONTRACT_NEAR;
+		}
 		return out->kind = CONTRACT_LOG;
+	}
 	if (len > CONTRACT_LINE_MAX)
 		return bad(out, "line longer than the 64 KiB limit");
 	if (ready) {

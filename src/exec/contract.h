@@ -20,7 +20,9 @@
  *   RELISH_READY                              optional: start-up finished
  * Every other line is log.  A line that starts with one of the prefixes but
  * does not follow the format is "bad": logged, counted, never fatal in
- * oneshot mode.
+ * oneshot mode.  A log line that looks like a metric line gone wrong (the
+ * word relish in another case or with a colon, leading blanks, then
+ * name=value) is "near": still log, but the driver warns about it.
  *
  * Nothing here touches a process or a file; exec/process.c does that.
  */
@@ -48,6 +50,8 @@ typedef enum contract_kind {
 	CONTRACT_DONE,      /* RELISH_DONE to=B */
 	CONTRACT_READY,     /* RELISH_READY */
 	CONTRACT_BAD,       /* has a prefix but breaks the format */
+	CONTRACT_NEAR,      /* log, but it looks like a metric line that missed the
+			     * format ("relish: epoch=3 acc=0.9"): why says how */
 } contract_kind;
 
 typedef struct contract_metric {
@@ -60,7 +64,10 @@ typedef struct contract_line {
 	size_t n;                                /* METRICS: pairs */
 	contract_metric m[CONTRACT_MAX_METRICS]; /* METRICS: in line order */
 	double done_to;                          /* DONE: the resource reached */
-	const char *why;                         /* BAD: static description */
+	const char *why;                         /* BAD, NEAR: static description */
+	const char *text;                        /* the line itself (borrowed: valid
+						  * while the line is) and its length */
+	size_t len;
 } contract_line;
 
 /*

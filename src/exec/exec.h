@@ -7,7 +7,9 @@
  * An executor lives on the driver's libuv loop and never blocks it.  The
  * driver launches a segment with an exec_spec (command, environment, log
  * file, limits) and gets, on the loop thread:
- *   on_line  for every metric line (and RELISH_DONE) as it is printed;
+ *   on_line  for every metric line (and RELISH_DONE) as it is printed, and
+ *            for lines that break the format or look like a metric line
+ *            that missed it (CONTRACT_BAD, CONTRACT_NEAR; contract.h);
  *   on_end   once, with the classified outcome, the exit status and the
  *            peak memory; the exec_segment handle is invalid after on_end.
  * Warm and worker modes keep processes between segments: a segment whose

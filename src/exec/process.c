@@ -309,8 +309,12 @@ static void handle_line(proc *p, const char *s, size_t n, int overflow)
 			p->ready_s = secs_since(p->t_spawn);
 		return;
 	case CONTRACT_BAD:
-		if (seg)
+	case CONTRACT_NEAR:
+		/* Forwarded so the driver can say what went wrong with it. */
+		if (seg && l.kind == CONTRACT_BAD)
 			seg->bad_lines++;
+		if (seg && seg->cb.on_line)
+			seg->cb.on_line(seg->ud, seg, &l);
 		return;
 	case CONTRACT_METRICS:
 		if (seg) {

@@ -218,6 +218,7 @@ static void close_handles(live *d)
 	if (!d->handles_ready)
 		return;
 	d->handles_ready = 0;
+	live_progress_end(d);
 	uv_close((uv_handle_t *)&d->tick, close_cb);
 	uv_close((uv_handle_t *)&d->kick, close_cb);
 	uv_close((uv_handle_t *)&d->sigint, close_cb);
@@ -271,9 +272,11 @@ void live_experiment_finish(live *d, live_exp *x)
 	}
 	size_t c[TRIAL_N_STATES];
 	engine_counts(x->eng, c);
-	live_progress_line(d, "%s: done: %zu trials, %zu completed, %zu stopped, %zu failed",
+	char fs[1200];
+	live_failure_summary(d, x, fs, sizeof fs);
+	live_progress_line(d, "%s: done: %zu trials, %zu completed, %zu stopped, %zu failed%s%s",
 			   x->sp->name, (size_t)engine_n_trials(x->eng), c[TRIAL_COMPLETED],
-			   c[TRIAL_STOPPED], c[TRIAL_FAILED]);
+			   c[TRIAL_STOPPED], c[TRIAL_FAILED], fs[0] ? ", " : "", fs);
 }
 
 /* ---- submitting work ------------------------------------------------------- */
@@ -804,6 +807,42 @@ static char *spec_identity(spec *sp)
 	return j;
 }
 
+/*
+ * The stored experiment se has another spec (changed), or --restart asks to
+ * forget it: delete it from the store, so the caller creates it anew.  A
+ * changed spec is taken without --restart only while no trial has
+ * completed a segment: then no result depends on the old spec (a wrong
+ * command fixed after the first failures is the usual case, and what the
+ * failure messages advise).  Otherwise RL_EINVAL, naming --restart.
+ */
+static int start_anew(live *d, const spec *sp, const store_experiment *se, int changed,
+		      rl_err *err)
+{
+	store_trial *tv = NULL;
+	size_t nt = 0, done = 0;
+	int rc = store_trial_list(d->st, se->id, 0, &tv, &nt, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < nt; i++)
+		done += tv[i].resource_done > 0;
+	store_trials_free(tv, nt);
+	const char *src = sp->source ? sp->source : sp->name;
+	if (changed && done && !d->opt.restart)
+		return rl_err_set(err, RL_EINVAL,
+				  "%s: experiment '%s' already exists in %s with a different spec, "
+				  "and %zu of its trials completed segments under the old one; add "
+				  "--restart to discard them and start anew, or use another name or "
+				  "another --db", src, sp->name, d->db_path, done);
+	if ((rc = store_experiment_delete(d->st, se->id, err)) < 0)
+		return rc;
+	if (!d->opt.quiet)
+		fprintf(d->out, "%s: %s: %zu earlier trial%s discarded, starting anew\n", sp->name,
+			d->opt.restart ? "--restart"
+				       : "the spec changed and no segment had completed",
+			nt, nt == 1 ? "" : "s");
+	return 0;
+}
+
 int live_add_experiment(live *d, spec *sp, rl_err *err)
 {
 	int rc;
@@ -832,12 +871,12 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	rc = store_experiment_find(d->st, sp->name, &se, err);
 	if (rc == 0) {
 		found = 1;
-		if (!se.spec_text || strcmp(se.spec_text, ident) != 0) {
-			rc = rl_err_set(err, RL_EINVAL,
-					"%s: experiment '%s' already exists in %s with a different "
-					"spec; use another name or another --db",
-					sp->source ? sp->source : sp->name, sp->name, d->db_path);
-			goto fail;
+		int changed = !se.spec_text || strcmp(se.spec_text, ident) != 0;
+		if (changed || d->opt.restart) {
+			if ((rc = start_anew(d, sp, &se, changed, err)) < 0)
+				goto fail;
+			store_experiment_fini(&se);
+			found = 0;
 		}
 	} else if (rc != RL_ENOTFOUND) {
 		goto fail;
@@ -912,6 +951,7 @@ int live_run(live *d, rl_err *err)
 		return 0;
 	live_container_sweep(d);
 	uv_update_time(&d->loop);
+	live_progress_begin(d);
 	uv_signal_start(&d->sigint, signal_cb, SIGINT);
 	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);
@@ -956,6 +996,23 @@ int live_experiment_has_value(const live *d, size_t i)
 		return 0;
 	store_trial_fini(&t);
 	return 1;
+}
+
+void live_experiment_outcome(const live *d, size_t i, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (i >= d->n_exps)
+		return;
+	const live_exp *x = d->exps[i];
+	char fs[1200];
+	size_t failed = live_failure_summary(d, x, fs, sizeof fs);
+	uint64_t nt = engine_n_trials(x->eng);
+	if (failed)
+		snprintf(buf, n, "%zu of %llu trials failed, %s", failed, (unsigned long long)nt, fs);
+	else if (nt)
+		snprintf(buf, n, "%llu trials, none failed", (unsigned long long)nt);
+	else
+		snprintf(buf, n, "no trial was started");
 }
 
 const char *live_db_path(const live *d)

@@ -34,6 +34,7 @@ typedef struct live_options {
 	queue_order order;
 	int max_concurrent;       /* > 0: overrides search.max_concurrent */
 	int quiet;                /* no progress output at all */
+	int restart;              /* forget what the store holds of these experiments */
 	int progress;             /* 1 live display, 0 plain lines, -1 auto (isatty) */
 	FILE *out;                /* progress output; NULL: stderr */
 	/* Seams for tests (tests/test_live.c); NULL in relish itself.
@@ -60,8 +61,11 @@ int live_new(const live_options *o, live **out, rl_err *err);
 /*
  * Add an experiment; sp is taken over (freed by the driver, also on error).
  * A new name is created in the store.  An existing name resumes it
- * (recover.c): a different spec is RL_EINVAL naming the db and experiment;
- * a finished one is kept as is (live_run returns at once for it).
+ * (recover.c); a finished one is kept as is (live_run returns at once for
+ * it).  A different spec starts it anew (the stored one is deleted) while
+ * none of its trials has completed a segment; after that it is RL_EINVAL
+ * naming the db, the experiment and --restart.  With options.restart the
+ * stored experiment is deleted and started anew whatever it holds.
  * Errors: RL_ESPEC when the spec needs GPUs and none are seen.
  */
 int live_add_experiment(live *d, spec *sp, rl_err *err);
@@ -87,6 +91,11 @@ int64_t live_experiment_id(const live *d, size_t i);
 const char *live_experiment_name(const live *d, size_t i);
 /* 1 when experiment i has a trial with an objective value. */
 int live_experiment_has_value(const live *d, size_t i);
+
+/* What became of experiment i's trials, in words for the end of a run:
+ * "24 of 24 trials failed, all the same way: \"exit code 1: ValueError:
+ * ...\" (trial 3: relish logs 3)", or "12 trials, none failed". */
+void live_experiment_outcome(const live *d, size_t i, char *buf, size_t n);
 
 const char *live_db_path(const live *d);
 

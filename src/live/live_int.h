@@ -35,6 +35,7 @@ typedef struct live_trial {
 	int64_t store_id;     /* 0 until the trial row exists */
 	int next_seq;         /* seq of its next segment */
 	int retries;          /* failed segments re-run so far */
+	int warned_line;      /* said once that a line missed the metric format */
 	sched_mem_history mem; /* out-of-memory history: the core's memory
 				  policy updates it (sched_mem_decide) and the
 				  trial's requests carry it (sched_mem_apply) */
@@ -71,6 +72,8 @@ typedef struct live_seg {
 	int shared;            /* another segment ran on its device meanwhile */
 	uint64_t rss_now;      /* bytes, last display sample */
 	double last_obj;       /* last objective value, NAN none */
+	char reported[96];     /* metric names it printed, ", "-separated (explain.c) */
+	int n_missed;          /* lines that missed the metric format (BAD, NEAR) */
 	int interrupted;       /* cancelled because relish is stopping */
 	char *reuse_key;       /* warm / worker */
 	int adopted;           /* its container outlived a crashed relish (recover.c) */
@@ -96,6 +99,7 @@ struct live_exp {
 	size_t n_seg_done;      /* segments ended (display) */
 	executor *ex;           /* containers (containers.c); NULL: the driver's process executor */
 	int runtime_failed;     /* the container runtime failed: nothing more is launched */
+	size_t final_at_start;  /* trials already final when this run began (the ETA) */
 };
 
 struct live {
@@ -143,11 +147,15 @@ struct live {
 	size_t n_removed;
 	rl_err runtime_err;     /* first experiment stopped by a container runtime failure */
 	int profiles_seeded;    /* profiles with features given to the core */
-	/* display */
+	/* display (progress.c) */
 	FILE *out;
 	int tty;
 	int drawn_lines;
 	uint64_t last_draw_ms;
+	int cols, rows;         /* the terminal's size, read again on SIGWINCH */
+	uv_signal_t winch;
+	int winch_ready;
+	double run_started;     /* this run's start: elapsed time and ETA */
 };
 
 /* driver.c */
@@ -221,6 +229,25 @@ double live_seg_mean_util(const live_seg *g);
 /* Store g's mean utilisation in its segment row (nothing when unknown). */
 int live_gpu_record(live *d, const live_seg *g, rl_err *err);
 
+/* explain.c: telling the user what went wrong, in words */
+/* `relish logs N` (with --db when not the default) for trial store id. */
+void live_logs_command(const live *d, int64_t trial_id, char *buf, size_t n);
+/* A metric, BAD or NEAR line of running segment g: remember the metric
+ * names; warn once per trial about a line that missed the format. */
+void live_explain_line(live *d, live_seg *g, const contract_line *l);
+/* A copy of r with more words when g failed: the PATH rule for a program
+ * that could not be started, else the last meaningful line of its log
+ * ("ValueError: ..."); 1 when *out was filled, 0 when r says enough. */
+int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
+			exec_result *out);
+/* The objective was missing: append what the segment did print to reason
+ * (engine_decision.reason, n bytes): "; it reported: accuracy, loss". */
+void live_explain_missing(const live_seg *g, char *reason, size_t n);
+/* How many of x's trials failed (0: buf is ""), and the most common way in
+ * words: "all the same way: \"exit code 1: ValueError: ...\" (trial 3:
+ * relish logs 3)" or "most common (20 of them): ...". */
+size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n);
+
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);
 
@@ -230,5 +257,9 @@ void live_progress_segment(live *d, const live_seg *g, const char *outcome,
 void live_progress_line(live *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void live_progress_draw(live *d, int force);
 void live_progress_clear(live *d);
+/* Start of the loop: the clock for elapsed and ETA, and on a terminal the
+ * SIGWINCH handler that follows resizes; end: close that handler. */
+void live_progress_begin(live *d);
+void live_progress_end(live *d);
 
 #endif

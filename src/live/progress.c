@@ -1,11 +1,18 @@
 /*
  * progress.c - what `relish run` shows while it runs.
  *
- * On a terminal: a compact block redrawn in place at most every 250 ms
- * (ANSI: cursor up, clear line), one line per experiment and one per
- * device:
- *   digits: 23/64 trials  done 5  running 2  stopped 14  failed 0  best accuracy=0.9861 (trial 17)
- *   host: 2 running, 1.2/23.1 GiB reserved, 1.9 GiB in use
+ * On a terminal: a compact block redrawn in place at most every 250 ms,
+ * one line per experiment and one per device (or one for all devices when
+ * they would not fit the screen's height):
+ *   digits  23/64 trials  5 done  2 running  14 stopped  best 0.986111 (trial 17)  3m05s  ETA 4m
+ *   host  2 running  1.2/23.1 GiB reserved  1.9 GiB in use
+ * Every line fits the terminal's width: fields are dropped from the least
+ * needed (the counts, the ETA) and what still does not fit ends in an
+ * ellipsis, so no line ever wraps and the redraw (cursor up, clear to the
+ * end of the screen) always starts where the block began.  The width is
+ * read again when the terminal is resized (SIGWINCH, through libuv), and
+ * the block is redrawn at once.  Elapsed time is this run's; the ETA is
+ * the trials still to finish at the rate they finished in this run.
  * Events worth keeping (failures, out-of-memory, resume) are printed above
  * the block.  Otherwise (a pipe, a log file): one plain line per segment
  * end and per event, e.g.
@@ -16,16 +23,99 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "live/live_int.h"
 #include "telemetry/procmem.h"
 
 #define DRAW_EVERY_MS 250
+#define LINE_BYTES 1024
+
+/* ---- the terminal -------------------------------------------------------- */
+
+/* Columns and rows of the progress terminal; 80x24 when it cannot tell. */
+static void term_size(live *d)
+{
+	struct winsize ws;
+	if (ioctl(fileno(d->out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+		d->cols = ws.ws_col;
+		d->rows = ws.ws_row > 0 ? ws.ws_row : 24;
+	} else {
+		d->cols = 80;
+		d->rows = 24;
+	}
+}
+
+/* Characters (UTF-8 code points) of s. */
+static int text_width(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+/* Cut s to at most w characters, the last one an ellipsis when cut. */
+static void cut(char *s, int w)
+{
+	if (w < 1) {
+		s[0] = '\0';
+		return;
+	}
+	if (text_width(s) <= w)
+		return;
+	char *p = s;
+	for (int k = 0; *p && k < w - 1; k++) {
+		p++;
+		while (((unsigned char)*p & 0xC0) == 0x80)
+			p++;
+	}
+	/* room for 3 bytes: the line buffers are far larger than a screen */
+	memcpy(p, "\xe2\x80\xa6", 4);
+}
+
+/*
+ * Join fields[0..n) with two spaces into out, dropping fields while the
+ * line is wider than w: the highest drop rank first (rank 0: never
+ * dropped), later fields first among equals.  Then cut to w.
+ */
+static void fit(char *out, size_t size, int w, const char *const *fields, const int *rank,
+		size_t n)
+{
+	int keep[16];
+	for (size_t i = 0; i < n && i < 16; i++)
+		keep[i] = fields[i] && fields[i][0];
+	for (;;) {
+		out[0] = '\0';
+		size_t used = 0;
+		for (size_t i = 0; i < n && i < 16; i++) {
+			if (!keep[i])
+				continue;
+			int k = snprintf(out + used, size - used, "%s%s", used ? "  " : "", fields[i]);
+			if (k > 0)
+				used = used + (size_t)k < size ? used + (size_t)k : size - 1;
+		}
+		if (text_width(out) <= w)
+			return;
+		int worst = -1;
+		for (size_t i = 0; i < n && i < 16; i++)
+			if (keep[i] && rank[i] > 0 && (worst < 0 || rank[i] >= rank[worst]))
+				worst = (int)i;
+		if (worst < 0)
+			break;
+		keep[worst] = 0;
+	}
+	cut(out, w);
+}
 
 static void erase(live *d)
 {
-	for (int i = 0; i < d->drawn_lines; i++)
-		fputs("\033[1A\033[2K", d->out);
+	if (!d->drawn_lines)
+		return;
+	/* Up to the block's first line, then clear to the end of the screen:
+	 * the lines never wrapped, so this is exactly where it began. */
+	fprintf(d->out, "\r\033[%dA\033[J", d->drawn_lines);
 	d->drawn_lines = 0;
 }
 
@@ -61,15 +151,23 @@ void live_progress_segment(live *d, const live_seg *g, const char *outcome, uint
 		snprintf(val, sizeof val, " %s=%.6g", x->sp->objective.metric, g->last_obj);
 	/* Trials are named by their id in the store, as `relish trials`,
 	 * `best` and `logs` name them. */
+	int64_t id = x->trials[g->trial].store_id;
 	/* 0 is no sample: the segment ended before the first one (the core
 	 * learns nothing from it either), not a segment that used nothing. */
 	char peak[32] = "peak not sampled";
 	if (peak_mib)
 		snprintf(peak, sizeof peak, "peak %llu MiB", (unsigned long long)peak_mib);
-	live_progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, %s)%s%s",
-			   x->sp->name, (long long)x->trials[g->trial].store_id, a, b, outcome, val,
+	/* A segment that went wrong says where the rest of its story is. */
+	char logs[600] = "";
+	if (why) {
+		char cmd[560];
+		live_logs_command(d, id, cmd, sizeof cmd);
+		snprintf(logs, sizeof logs, " (%s)", cmd);
+	}
+	live_progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, %s)%s%s%s",
+			   x->sp->name, (long long)id, a, b, outcome, val,
 			   d->devs->dev[g->dev].info.uuid, (unsigned long long)g->mem_mib, peak,
-			   why ? ": " : "", why ? why : "");
+			   why ? ": " : "", why ? why : "", logs);
 }
 
 /* "341 MiB" below a GiB, "1.2 GiB" above. */
@@ -79,6 +177,20 @@ static void fmt_mem(uint64_t mib, char *buf, size_t n)
 		snprintf(buf, n, "%llu MiB", (unsigned long long)mib);
 	else
 		snprintf(buf, n, "%.1f GiB", (double)mib / 1024.0);
+}
+
+/* "12s", "3m05s", "1h02m", "2d03h". */
+static void fmt_dur(double s, char *buf, size_t n)
+{
+	long long v = s > 0 ? (long long)(s + 0.5) : 0;
+	if (v >= 86400)
+		snprintf(buf, n, "%lldd%02lldh", v / 86400, v % 86400 / 3600);
+	else if (v >= 3600)
+		snprintf(buf, n, "%lldh%02lldm", v / 3600, v % 3600 / 60);
+	else if (v >= 60)
+		snprintf(buf, n, "%lldm%02llds", v / 60, v % 60);
+	else
+		snprintf(buf, n, "%llds", v);
 }
 
 static uint64_t now_ms(live *d)
@@ -103,6 +215,93 @@ static void sample_rss(live *d)
 			gs[i]->rss_now = rss[i];
 }
 
+static size_t final_trials(const live_exp *x)
+{
+	size_t c[TRIAL_N_STATES];
+	engine_counts(x->eng, c);
+	return c[TRIAL_COMPLETED] + c[TRIAL_STOPPED] + c[TRIAL_FAILED];
+}
+
+/* One experiment's line, fitted to w characters. */
+static void exp_line(live *d, live_exp *x, double now, int w, char *out, size_t size)
+{
+	size_t c[TRIAL_N_STATES];
+	engine_counts(x->eng, c);
+	char trials[64], done[32], run[32], stop[32], failed[32], best[160] = "", el[32], eta[48] = "";
+	snprintf(trials, sizeof trials, "%llu/%d trials", (unsigned long long)engine_n_trials(x->eng),
+		 x->sp->search.max_trials);
+	snprintf(done, sizeof done, "%zu done", c[TRIAL_COMPLETED]);
+	snprintf(run, sizeof run, "%zu running", engine_running(x->eng));
+	snprintf(stop, sizeof stop, "%zu stopped", c[TRIAL_STOPPED]);
+	snprintf(failed, sizeof failed, c[TRIAL_FAILED] ? "%zu failed" : "", c[TRIAL_FAILED]);
+	engine_trial_view bv;
+	if (engine_best(x->eng, &bv, NULL) == 0)
+		snprintf(best, sizeof best, "best %.6g (trial %lld)", bv.value,
+			 (long long)x->trials[bv.index].store_id);
+	double elapsed = now - d->run_started;
+	fmt_dur(elapsed, el, sizeof el);
+	/* ETA: the trials left, at the rate this run has finished them. */
+	size_t fin = final_trials(x);
+	size_t gained = fin > x->final_at_start ? fin - x->final_at_start : 0;
+	size_t left = (size_t)x->sp->search.max_trials > fin ? (size_t)x->sp->search.max_trials - fin : 0;
+	if (x->done) {
+		snprintf(eta, sizeof eta, "finished");
+	} else if (gained > 0 && elapsed >= 2) {
+		char t[32];
+		fmt_dur(elapsed / (double)gained * (double)left, t, sizeof t);
+		snprintf(eta, sizeof eta, "ETA %s", t);
+	}
+	/* A long name gives way first (to a third of the line), then the
+	 * counts, the ETA, the elapsed time, the best. */
+	char name[LINE_BYTES];
+	snprintf(name, sizeof name, "%s", x->sp->name);
+	int name_w = w / 3 > 12 ? w / 3 : 12;
+	if (text_width(name) > name_w && text_width(name) + 40 > w)
+		cut(name, name_w);
+	const char *f[] = {name, trials, done, run, stop, failed, best, el, eta};
+	static const int rank[] = {0, 0, 5, 4, 6, 3, 1, 2, 2};
+	fit(out, size, w, f, rank, sizeof f / sizeof f[0]);
+}
+
+/* One device's line (or all devices' when i < 0), fitted to w. */
+static void dev_line(live *d, int i, int w, char *out, size_t size)
+{
+	size_t nd = sched_device_count(d->core);
+	uint64_t reserved = 0, total = 0, used = 0;
+	size_t running = 0, shown = 0;
+	const char *name = "host";
+	for (size_t k = 0; k < nd; k++) {
+		if (i >= 0 && (int)k != i)
+			continue;
+		sched_device_state ds;
+		if (sched_device_get(d->core, (int)k, &ds) < 0)
+			continue;
+		shown++;
+		if (i >= 0)
+			name = ds.info.is_gpu ? ds.info.uuid : "host";
+		reserved += ds.mem_reserved_mib;
+		total += ds.info.mem_total_mib;
+		running += ds.n_running;
+		for (live_seg *g = d->segs; g; g = g->next)
+			if (g->es && g->dev == (int)k)
+				used += ds.info.is_gpu ? g->gpu_peak_mib << 20 : g->rss_now;
+	}
+	char nm[96], run[32], res[96], r[32], t[32], u[32], inuse[48];
+	if (i < 0)
+		snprintf(nm, sizeof nm, "%zu devices", shown);
+	else
+		snprintf(nm, sizeof nm, "%s", name);
+	snprintf(run, sizeof run, "%zu running", running);
+	fmt_mem(reserved, r, sizeof r);
+	fmt_mem(total, t, sizeof t);
+	fmt_mem(used >> 20, u, sizeof u);
+	snprintf(res, sizeof res, "%s / %s reserved", r, t);
+	snprintf(inuse, sizeof inuse, "%s in use", u);
+	const char *f[] = {nm, run, res, inuse};
+	static const int rank[] = {0, 0, 1, 2};
+	fit(out, size, w, f, rank, sizeof f / sizeof f[0]);
+}
+
 void live_progress_draw(live *d, int force)
 {
 	if (!d->tty || d->opt.quiet)
@@ -111,44 +310,75 @@ void live_progress_draw(live *d, int force)
 	if (!force && t - d->last_draw_ms < DRAW_EVERY_MS)
 		return;
 	d->last_draw_ms = t;
+	if (!d->cols)
+		term_size(d);
 	sample_rss(d);
 	erase(d);
+	/* Never at the last column: some terminals wrap a line that fills
+	 * it, and the redraw must know where the block starts. */
+	int w = d->cols > 1 ? d->cols - 1 : 1;
+	double now = live_mono(d);
+	char line[LINE_BYTES];
 	int lines = 0;
 	for (size_t i = 0; i < d->n_exps; i++) {
-		live_exp *x = d->exps[i];
-		size_t c[TRIAL_N_STATES];
-		engine_counts(x->eng, c);
-		char best[160] = "";
-		engine_trial_view bv;
-		if (engine_best(x->eng, &bv, NULL) == 0)
-			snprintf(best, sizeof best, "  best %s=%.6g (trial %lld)",
-				 x->sp->objective.metric, bv.value,
-				 (long long)x->trials[bv.index].store_id);
-		fprintf(d->out, "%s: %llu/%d trials  done %zu  running %zu  stopped %zu  failed %zu%s%s\n",
-			x->sp->name, (unsigned long long)engine_n_trials(x->eng),
-			x->sp->search.max_trials, c[TRIAL_COMPLETED], engine_running(x->eng),
-			c[TRIAL_STOPPED], c[TRIAL_FAILED], best, x->done ? "  (finished)" : "");
+		exp_line(d, d->exps[i], now, w, line, sizeof line);
+		fprintf(d->out, "%s\n", line);
 		lines++;
 	}
 	size_t nd = d->core ? sched_device_count(d->core) : 0;
-	for (size_t i = 0; i < nd; i++) {
-		sched_device_state ds;
-		if (sched_device_get(d->core, (int)i, &ds) < 0)
-			continue;
-		uint64_t used = 0;
-		for (live_seg *g = d->segs; g; g = g->next)
-			if (g->es && g->dev == (int)i)
-				used += ds.info.is_gpu ? g->gpu_peak_mib << 20 : g->rss_now;
-		char r[32], tot[32], u[32];
-		fmt_mem(ds.mem_reserved_mib, r, sizeof r);
-		fmt_mem(ds.info.mem_total_mib, tot, sizeof tot);
-		fmt_mem(used >> 20, u, sizeof u);
-		fprintf(d->out, "%s: %zu running, %s / %s reserved, %s in use\n",
-			ds.info.is_gpu ? ds.info.uuid : "host", ds.n_running, r, tot, u);
+	/* The block must fit the screen's height too, or the redraw could not
+	 * reach its top: one line for all devices when they would not. */
+	if (nd > 0 && (int)(d->n_exps + nd) >= d->rows - 1) {
+		dev_line(d, -1, w, line, sizeof line);
+		fprintf(d->out, "%s\n", line);
 		lines++;
+	} else {
+		for (size_t i = 0; i < nd; i++) {
+			dev_line(d, (int)i, w, line, sizeof line);
+			fprintf(d->out, "%s\n", line);
+			lines++;
+		}
 	}
 	fflush(d->out);
 	d->drawn_lines = lines;
+}
+
+/* ---- resizes ----------------------------------------------------------------- */
+
+static void winch_cb(uv_signal_t *h, int signum)
+{
+	(void)signum;
+	live *d = h->data;
+	term_size(d);
+	live_progress_draw(d, 1);
+}
+
+void live_progress_begin(live *d)
+{
+	d->run_started = live_mono(d);
+	for (size_t i = 0; i < d->n_exps; i++)
+		d->exps[i]->final_at_start = final_trials(d->exps[i]);
+	if (!d->tty || d->opt.quiet || d->winch_ready)
+		return;
+	term_size(d);
+	if (uv_signal_init(&d->loop, &d->winch) == 0) {
+		d->winch.data = d;
+		d->winch_ready = 1;
+		uv_signal_start(&d->winch, winch_cb, SIGWINCH);
+	}
+}
+
+static void winch_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+void live_progress_end(live *d)
+{
+	if (!d->winch_ready)
+		return;
+	d->winch_ready = 0;
+	uv_close((uv_handle_t *)&d->winch, winch_closed);
 }
 
 void live_progress_clear(live *d)

@@ -26,6 +26,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 {
 	(void)seg;
 	live_seg *g = ud;
+	live_explain_line(g->x->d, g, line);
 	if (line->kind != CONTRACT_METRICS || !line->n)
 		return;
 	live_exp *x = g->x;
@@ -112,19 +113,24 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 	live_seg_drop(d, g);
 }
 
+/* What both stops advise; recover.c's live_add_experiment makes it true
+ * (a changed spec starts anew while no segment has completed). */
+#define LIVE_RERUN_ADVICE                                                              \
+	"then run the same command again: it resumes, or starts anew with a changed " \
+	"spec while no segment has completed (else add --restart)"
+
 /* Stop experiment x after a runtime failure (the container runtime failed,
- * or the trial's command cannot be started at all): cancel its running
- * segments (recorded as interrupted, re-run on resume), drop its queued
- * ones, launch nothing more.  live_run then fails with d->runtime_err. */
-static void stop_experiment(live *d, live_exp *x, const char *why)
+ * or the trial's command cannot be started at all) or when trials failed
+ * fast: cancel its running segments (recorded as interrupted, re-run on
+ * resume), drop its queued ones, launch nothing more.  live_run then fails
+ * with d->runtime_err: "NAME: WHY; ADVICE". */
+static void stop_experiment(live *d, live_exp *x, const char *why, const char *advice)
 {
 	double now = live_now(d);
 	x->runtime_failed = 1;
 	x->stalled = 1;
 	if (!d->runtime_err.code)
-		rl_err_set(&d->runtime_err, RL_ERUNTIME,
-			   "%s: %s; nothing more was launched for it (fix the command, engine or image, "
-			   "then run the same command again to resume)", x->sp->name, why);
+		rl_err_set(&d->runtime_err, RL_ERUNTIME, "%s: %s; %s", x->sp->name, why, advice);
 	store_experiment_set_status(d->st, x->id, EXP_FAILED, now, NULL);
 	store_event_append(d->st, now, x->id, 0, 0, "experiment.failed", why, NULL, NULL);
 	live_progress_line(d, "%s: stopped: %s", x->sp->name, why);
@@ -191,7 +197,32 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 	x->n_seg_done++;
 	live_seg_unlink_free(d, g);
 	if (!x->runtime_failed)
-		stop_experiment(d, x, r->reason);
+		stop_experiment(d, x, r->reason,
+				"nothing more was launched for it (fix the command, engine or image, "
+				LIVE_RERUN_ADVICE ")");
+}
+
+/* trial.fail_fast: the first trials all failed the same way before any
+ * segment completed (the engine's count): stop with that failure in words. */
+static void check_fail_fast(live *d, live_exp *x)
+{
+	uint64_t first;
+	int count;
+	if (x->runtime_failed || !engine_failed_fast(x->eng, &first, &count))
+		return;
+	engine_trial_view v;
+	if (engine_trial(x->eng, first, &v, NULL) < 0)
+		return;
+	int64_t id = first < x->n_trials ? x->trials[first].store_id : 0;
+	char logs[600], why[1000], advice[400];
+	live_logs_command(d, id, logs, sizeof logs);
+	snprintf(why, sizeof why,
+		 "the first %d trials failed the same way before any segment completed: \"%s\" "
+		 "(trial %lld: %s)", count, v.reason, (long long)id, logs);
+	snprintf(advice, sizeof advice,
+		 "nothing more was launched (trial.fail_fast is %d; 0 never stops). Fix it, "
+		 LIVE_RERUN_ADVICE, x->sp->trial.fail_fast);
+	stop_experiment(d, x, why, advice);
 }
 
 void live_end_segment(live *d, live_seg *g, const exec_result *r)
@@ -219,6 +250,10 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		live_check_end(d);
 		return;
 	}
+	/* The failure in more words (its last log line, the PATH rule). */
+	exec_result rx;
+	if (live_explain_result(d, g, r, &rx))
+		r = &rx;
 	if (r->fault != EXEC_FAULT_NONE) {
 		end_runtime_failed(d, g, r);
 		live_check_end(d);
@@ -229,6 +264,11 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	engine_decision dec;
 	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0)
 		goto fatal;
+	/* It exited cleanly but the engine wants more (no objective): say
+	 * what it did print. */
+	int ended_short = ok && dec.outcome == ENG_FAILED;
+	if (ended_short)
+		live_explain_missing(g, dec.reason, sizeof dec.reason);
 	sched_observation obs = {
 		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
 		.work = g->to - g->from, .duration_s = r->duration_s,
@@ -281,13 +321,17 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 			 (unsigned long long)g->mem_mib, (unsigned long long)peak, then);
 		snprintf(shown, sizeof shown, "%s%s", what, then);
 	} else {
-		snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
+		if (ended_short)
+			snprintf(msg, sizeof msg, "%s", dec.reason);
+		else
+			snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
 		snprintf(shown, sizeof shown, "%s", msg);
 	}
 	store_segment_end se = {
 		.status = seg_status_of(r->outcome), .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
-		.ended_at = now, .message = r->outcome == SCHED_OUT_COMPLETED ? NULL : msg,
+		.ended_at = now,
+		.message = r->outcome == SCHED_OUT_COMPLETED && !ended_short ? NULL : msg,
 	};
 	char kind[48];
 	snprintf(kind, sizeof kind, "segment.%s", oname);
@@ -315,10 +359,13 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
 		exec_release(live_exec(x), g->reuse_key);
-	live_progress_segment(d, g, oname, peak, r->outcome == SCHED_OUT_COMPLETED ? NULL : shown);
+	live_progress_segment(d, g, ended_short ? "ended" : oname, peak,
+			      r->outcome == SCHED_OUT_COMPLETED && !ended_short ? NULL : shown);
 	x->n_seg_done++;
 	live_seg_unlink_free(d, g);
-	if (!x->done && engine_done(x->eng) && x->n_active == 0)
+	if (fail_reason)
+		check_fail_fast(d, x);
+	if (!x->done && !x->runtime_failed && engine_done(x->eng) && x->n_active == 0)
 		live_experiment_finish(d, x);
 	live_kick(d);
 	live_check_end(d);

@@ -48,6 +48,19 @@ struct engine {
 	size_t running;
 	int exhausted;             /* the sampler has no more points */
 	int started;               /* engine_next has been called */
+	/* Fail-fast (trial.fail_fast): the failures seen before any segment
+	 * completed, by kind (engine_failure_key); tripped when one kind
+	 * reached the threshold.  Failures restored after a restart do not
+	 * count: the run after a fix starts counting afresh. */
+	int any_ok;                /* a segment has completed (also restored) */
+	int ff_tripped;
+	size_t ff_kind;            /* the kind that tripped it */
+	size_t n_ff;
+	struct {
+		char key[128];
+		int count;
+		uint64_t first;    /* its first trial */
+	} ff[8];
 };
 
 static const char *const state_names[TRIAL_N_STATES] = {
@@ -252,6 +265,8 @@ int engine_adopt(engine *e, uint64_t trial, double from, double to, engine_work 
 int engine_next(engine *e, engine_work *out, rl_err *err)
 {
 	e->started = 1;
+	if (e->ff_tripped)
+		return 0;
 	int limit = e->sp->search.max_concurrent;
 	if (limit > 0 && e->running >= (size_t)limit)
 		return 0;
@@ -333,6 +348,7 @@ int engine_report(engine *e, uint64_t trial, double resource, double value, rl_e
 
 static void segment_failed(trial_slot *t, engine_decision *out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void fail_fast_note(engine *e, uint64_t trial, const char *reason);
 
 static void segment_failed(trial_slot *t, engine_decision *out, const char *fmt, ...)
 {
@@ -389,6 +405,7 @@ int engine_segment_done(engine *e, uint64_t trial, int segment_ok, double reache
 	}
 	t->resource = boundary;
 	t->value = value;
+	e->any_ok = 1;
 	t->from = boundary;
 	t->to = next;
 	obs_state obs = OBS_RUNNING;
@@ -452,7 +469,60 @@ int engine_trial_failed(engine *e, uint64_t trial, const char *reason, rl_err *e
 	t->queued = Q_NONE;
 	if (reason)
 		snprintf(t->reason, sizeof t->reason, "%s", reason);
+	fail_fast_note(e, trial, t->reason);
 	return tell(e, trial, t, OBS_FAILED, err);
+}
+
+size_t engine_failure_key(const char *reason, char *buf, size_t n)
+{
+	size_t j = 0;
+	if (!n)
+		return 0;
+	for (const char *p = reason ? reason : ""; *p && j + 1 < n; p++) {
+		if (*p >= '0' && *p <= '9') {
+			while (p[1] >= '0' && p[1] <= '9')
+				p++;
+			buf[j++] = '#';
+		} else {
+			buf[j++] = *p;
+		}
+	}
+	buf[j] = '\0';
+	return j;
+}
+
+static void fail_fast_note(engine *e, uint64_t trial, const char *reason)
+{
+	int limit = e->sp->trial.fail_fast;
+	if (limit <= 0 || e->any_ok || e->ff_tripped)
+		return;
+	char key[sizeof e->ff[0].key];
+	engine_failure_key(reason, key, sizeof key);
+	size_t k = 0;
+	while (k < e->n_ff && strcmp(e->ff[k].key, key))
+		k++;
+	if (k == e->n_ff) {
+		if (k == sizeof e->ff / sizeof e->ff[0])
+			return; /* eight different failures: not one cause */
+		snprintf(e->ff[k].key, sizeof e->ff[k].key, "%s", key);
+		e->ff[k].first = trial;
+		e->n_ff++;
+	}
+	if (++e->ff[k].count >= limit) {
+		e->ff_tripped = 1;
+		e->ff_kind = k;
+	}
+}
+
+int engine_failed_fast(const engine *e, uint64_t *first_trial, int *count)
+{
+	if (!e->ff_tripped)
+		return 0;
+	if (first_trial)
+		*first_trial = e->ff[e->ff_kind].first;
+	if (count)
+		*count = e->ff[e->ff_kind].count;
+	return 1;
 }
 
 /* ---- restore ------------------------------------------------------------------- */
@@ -505,6 +575,8 @@ int engine_restore_trial(engine *e, const engine_trial_record *rec, rl_err *err)
 	}
 	t->resource = rec->n_boundaries ? rec->boundaries[rec->n_boundaries - 1].resource : 0;
 	t->value = rec->n_boundaries ? rec->boundaries[rec->n_boundaries - 1].value : NAN;
+	if (rec->n_boundaries)
+		e->any_ok = 1;
 	if (rec->reason)
 		snprintf(t->reason, sizeof t->reason, "%s", rec->reason);
 	t->state = rec->state;
@@ -539,6 +611,8 @@ int engine_restore_trial(engine *e, const engine_trial_record *rec, rl_err *err)
 
 int engine_done(const engine *e)
 {
+	if (e->ff_tripped)
+		return e->running == 0;
 	if (can_create(e))
 		return 0;
 	for (uint64_t i = 0; i < e->n_slots; i++)

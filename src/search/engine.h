@@ -130,8 +130,24 @@ int engine_segment_done(engine *e, uint64_t trial, int segment_ok, double reache
 int engine_requeue(engine *e, uint64_t trial, double from, double to, rl_err *err);
 
 /* Give up on a trial that is not running (after a failed segment, or a
- * queued one); the sampler is told OBS_FAILED.  reason may be NULL. */
+ * queued one); the sampler is told OBS_FAILED.  reason may be NULL.
+ * Before any segment has completed, trials that fail the same way (equal
+ * engine_failure_key) count towards trial.fail_fast: when that many have,
+ * the engine hands out nothing more and is done once nothing runs
+ * (engine_failed_fast says so).  Failures restored by engine_restore_trial
+ * do not count, so a run after a fix starts afresh; a restored completed
+ * boundary disarms it for good. */
 int engine_trial_failed(engine *e, uint64_t trial, const char *reason, rl_err *err);
+
+/* 1 when trial.fail_fast stopped the experiment: *first_trial is the index
+ * of the first trial that failed that way, *count how many did (either may
+ * be NULL); 0 otherwise. */
+int engine_failed_fast(const engine *e, uint64_t *first_trial, int *count);
+
+/* What makes two failures "the same way": the reason with every run of
+ * digits written as '#' ("exit code 1: trial 7 diverged" and "exit code 1:
+ * trial 9 diverged" agree).  Writes at most n bytes; returns the length. */
+size_t engine_failure_key(const char *reason, char *buf, size_t n);
 
 /* A trial as stored, for engine_restore_trial. */
 typedef struct engine_trial_record {

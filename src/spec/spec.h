@@ -12,6 +12,8 @@
 #ifndef RELISH_SPEC_H
 #define RELISH_SPEC_H
 
+#define SPEC_FAIL_FAST_DEFAULT 3 /* trial.fail_fast */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,6 +93,8 @@ typedef struct spec {
 		spec_resources resources;
 		double timeout_s;       /* per segment, 0 = none */
 		int retries;            /* failed segments re-run, default 0 */
+		int fail_fast;          /* stop when this many trials failed the same way
+					 * before any segment completed; 0 never, default 3 */
 		size_t n_shape_params;
 		char **shape_params;    /* params that change memory; NULL = all */
 	} trial;

@@ -105,6 +105,9 @@ char *spec_to_json(const spec *s)
 							   s->trial.mounts[i].read_only));
 		json_object_set_new(json_object_get(root, "trial"), "mounts", m);
 	}
+	if (s->trial.fail_fast != SPEC_FAIL_FAST_DEFAULT)
+		json_object_set_new(json_object_get(root, "trial"), "fail_fast",
+				    json_integer(s->trial.fail_fast));
 	if (s->sharing.order != ORDER_DEFAULT)
 		json_object_set_new(json_object_get(root, "sharing"), "order",
 				    json_string(spec_order_name(s->sharing.order)));

@@ -140,6 +140,9 @@ static const field trial_rows[] = {
 	 .help = "per segment: seconds or 30s, 5m, 2h, 1h30m; 0 = none (default 0)"},
 	{.key = "retries", .type = F_INT, .off = OFF(trial.retries), .lo = 0, .hi = 100,
 	 .help = "times a failed segment is run again, 0-100 (default 0)"},
+	{.key = "fail_fast", .type = F_INT, .off = OFF(trial.fail_fast), .lo = 0, .hi = INT_MAX,
+	 .help = "stop when this many trials failed the same way before any segment completed; "
+		 "0 = never (default 3)"},
 	{.key = "shape_params", .type = F_FN, .fn = read_shape_params,
 	 .help = "parameters that change memory use (default: all)"},
 };
@@ -677,6 +680,7 @@ static int spec_defaults(spec *s)
 	s->trial.executor = EXEC_PROCESS;
 	s->trial.mode = TRIAL_MODE_ONESHOT;
 	s->trial.resources.cpus = 1;
+	s->trial.fail_fast = SPEC_FAIL_FAST_DEFAULT;
 	s->sharing.policy = SHARE_RELISH;
 	s->sharing.memory_margin = 0.2;
 	s->schedule.resource = strdup("epoch");

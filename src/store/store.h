@@ -279,6 +279,9 @@ int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *e
 /* finished_at: NAN keeps it NULL (e.g. back to running on resume). */
 int store_experiment_set_status(store *s, int64_t id, exp_status st, double finished_at,
 				rl_err *err);
+/* Delete an experiment with its trials, segments, metrics and events (one
+ * transaction); measured profiles stay.  RL_ENOTFOUND for an unknown id. */
+int store_experiment_delete(store *s, int64_t id, rl_err *err);
 void store_experiment_fini(store_experiment *e);
 void store_experiments_free(store_experiment *v, size_t n);
 

@@ -20,6 +20,8 @@ static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS " FROM experiments WHER
 static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS " FROM experiments ORDER BY id";
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
+/* Trials, segments, metrics and events go with it (ON DELETE CASCADE). */
+static const char SQL_EXP_DELETE[] = "DELETE FROM experiments WHERE id = ?1";
 
 void store_experiment_fini(store_experiment *e)
 {
@@ -168,6 +170,22 @@ int store_experiment_set_status(store *s, int64_t id, exp_status status, double 
 		st_bind_text(st, 2, exp_status_name(status));
 		st_bind_real(st, 3, finished_at);
 		rc = st_exec_stmt(s, st, err, "setting an experiment's status");
+		if (rc == 0 && sqlite3_changes(s->db) == 0)
+			rc = rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld",
+					(long long)id);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_experiment_delete(store *s, int64_t id, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_EXP_DELETE, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = st_exec_stmt(s, st, err, "deleting an experiment");
 		if (rc == 0 && sqlite3_changes(s->db) == 0)
 			rc = rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld",
 					(long long)id);

@@ -1,0 +1,247 @@
+/*
+ * explain.c - the live driver's words for what went wrong, so a user never
+ * has to guess: the last meaningful line of a failed segment's log (the
+ * exception, not "exit code 1"), where to read the rest (`relish logs N`),
+ * why a program was not found (PATH), which metrics a segment printed when
+ * the objective was missing, a warning about a line that was meant as a
+ * metric line, and at the end the run's failures in one sentence.
+ *
+ * Everything here reads what the driver already has (the segment's log
+ * file, the engine's trial reasons) and writes text; decisions stay in
+ * segment_end.c and the engine.
+ */
+#include "live/live_int.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TAIL_BYTES 8192
+#define LINE_MAX_SHOWN 160
+
+void live_logs_command(const live *d, int64_t trial_id, char *buf, size_t n)
+{
+	if (strcmp(d->db_path, STORE_DEFAULT_PATH) == 0)
+		snprintf(buf, n, "relish logs %lld", (long long)trial_id);
+	else
+		snprintf(buf, n, "relish logs %lld --db %s", (long long)trial_id, d->db_path);
+}
+
+/* ---- metric lines ---------------------------------------------------------- */
+
+static void remember_names(live_seg *g, const contract_line *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name = l->m[i].name;
+		if (!strcmp(name, g->x->sp->schedule.resource))
+			continue; /* the resource count is no metric the user looks for */
+		size_t nl = strlen(name), have = strlen(g->reported);
+		/* already listed? */
+		const char *p = g->reported;
+		int found = 0;
+		while ((p = strstr(p, name))) {
+			if ((p == g->reported || p[-1] == ' ') && (p[nl] == ',' || !p[nl])) {
+				found = 1;
+				break;
+			}
+			p += nl;
+		}
+		if (found)
+			continue;
+		if (have + nl + 6 >= sizeof g->reported) {
+			if (!strstr(g->reported, ", ..."))
+				snprintf(g->reported + have, sizeof g->reported - have, ", ...");
+			return;
+		}
+		snprintf(g->reported + have, sizeof g->reported - have, "%s%s", have ? ", " : "",
+			 name);
+	}
+}
+
+void live_explain_line(live *d, live_seg *g, const contract_line *l)
+{
+	if (l->kind == CONTRACT_METRICS) {
+		remember_names(g, l);
+		return;
+	}
+	if (l->kind != CONTRACT_BAD && l->kind != CONTRACT_NEAR)
+		return;
+	g->n_missed++;
+	live_trial *t = &g->x->trials[g->trial];
+	if (t->warned_line)
+		return;
+	t->warned_line = 1;
+	int len = l->text ? (int)(l->len < LINE_MAX_SHOWN ? l->len : LINE_MAX_SHOWN) : 0;
+	live_progress_line(d, "%s: trial %lld: \"%.*s\" is not a metric line: %s; the format is "
+			   "\"RELISH %s=3 %s=0.91\" (docs/trials.md; said once per trial)",
+			   g->x->sp->name, (long long)t->store_id, len, l->text ? l->text : "",
+			   l->why ? l->why : "bad format", g->x->sp->schedule.resource,
+			   g->x->sp->objective.metric);
+}
+
+void live_explain_missing(const live_seg *g, char *reason, size_t n)
+{
+	size_t have = strlen(reason);
+	if (g->reported[0])
+		snprintf(reason + have, n - have, "; it reported: %s", g->reported);
+	else
+		snprintf(reason + have, n - have, "; it printed no metric line");
+	have = strlen(reason);
+	if (g->n_missed)
+		snprintf(reason + have, n - have, " (%d line%s missed the format)", g->n_missed,
+			 g->n_missed == 1 ? "" : "s");
+}
+
+/* ---- a failed segment's last words ------------------------------------------- */
+
+/* The last line of text[0..len) that says something: not blank, not a
+ * metric or control line.  Written trimmed into buf; 0 when none. */
+static int last_meaningful(const char *text, size_t len, char *buf, size_t n)
+{
+	size_t end = len;
+	while (end > 0) {
+		size_t start = end;
+		while (start > 0 && text[start - 1] != '\n')
+			start--;
+		size_t a = start, b = end;
+		while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r'))
+			a++;
+		while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r' ||
+				 text[b - 1] == '\n'))
+			b--;
+		if (b > a) {
+			contract_line l;
+			contract_kind k = contract_parse_line(text + a, b - a, &l);
+			if (k == CONTRACT_LOG || k == CONTRACT_NEAR) {
+				size_t m = b - a < LINE_MAX_SHOWN ? b - a : LINE_MAX_SHOWN;
+				/* no control characters in a one-line message */
+				size_t j = 0;
+				for (size_t i = 0; i < m && j + 1 < n; i++)
+					buf[j++] = (unsigned char)text[a + i] < 0x20 ? ' ' : text[a + i];
+				buf[j] = '\0';
+				return j > 0;
+			}
+		}
+		end = start > 0 ? start - 1 : 0;
+	}
+	return 0;
+}
+
+static int log_last_line(const live_seg *g, char *buf, size_t n)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/trial-%llu/seg-%d.log", g->x->dir,
+		 (unsigned long long)g->trial, g->seq);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	char text[TAIL_BYTES];
+	ssize_t got = -1;
+	if (fstat(fd, &st) == 0) {
+		off_t from = st.st_size > TAIL_BYTES ? st.st_size - TAIL_BYTES : 0;
+		got = pread(fd, text, sizeof text, from);
+	}
+	close(fd);
+	return got > 0 && last_meaningful(text, (size_t)got, buf, n);
+}
+
+int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
+			exec_result *out)
+{
+	(void)d;
+	if (r->outcome == SCHED_OUT_COMPLETED || r->outcome == SCHED_OUT_CANCELLED)
+		return 0;
+	const spec *sp = g->x->sp;
+	if (r->fault == EXEC_FAULT_NOT_STARTED) {
+		/* execvp looks a name without '/' up on PATH only, never in the
+		 * working folder: say so where that is the mistake. */
+		const char *prog = sp->trial.argv[0];
+		if (strchr(prog, '/') || !strstr(r->reason, "no such file"))
+			return 0;
+		*out = *r;
+		snprintf(out->reason, sizeof out->reason,
+			 "%s: a program named without a '/' is looked up on PATH, not in "
+			 "trial.workdir: write \"./%s\", or name its interpreter "
+			 "([\"/usr/bin/python3\", \"%s\"])", r->reason, prog, prog);
+		return 1;
+	}
+	if (r->fault != EXEC_FAULT_NONE || r->outcome == SCHED_OUT_OOM)
+		return 0; /* the runtime's or the OOM's own words say it */
+	char line[LINE_MAX_SHOWN + 1];
+	if (!log_last_line(g, line, sizeof line))
+		return 0;
+	if (strstr(r->reason, line))
+		return 0;
+	*out = *r;
+	snprintf(out->reason, sizeof out->reason, "%s: %s", r->reason, line);
+	return 1;
+}
+
+/* ---- the run's failures in a sentence ---------------------------------------- */
+
+struct failure {
+	char key[128];
+	uint64_t index;
+};
+
+static int failure_cmp(const void *a, const void *b)
+{
+	const struct failure *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : x->index < y->index ? -1 : x->index > y->index;
+}
+
+size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	uint64_t nt = engine_n_trials(x->eng);
+	size_t failed = 0;
+	engine_trial_view v;
+	for (uint64_t i = 0; i < nt; i++)
+		failed += engine_trial(x->eng, i, &v, NULL) == 0 && v.state == TRIAL_FAILED;
+	if (!failed)
+		return 0;
+	struct failure *f = malloc(failed * sizeof *f);
+	if (!f)
+		return failed;
+	size_t k = 0;
+	for (uint64_t i = 0; i < nt && k < failed; i++)
+		if (engine_trial(x->eng, i, &v, NULL) == 0 && v.state == TRIAL_FAILED) {
+			engine_failure_key(v.reason, f[k].key, sizeof f[k].key);
+			f[k++].index = i;
+		}
+	/* Sorted by kind, then trial: each run is one kind, its first
+	 * element the kind's first trial. */
+	qsort(f, k, sizeof *f, failure_cmp);
+	size_t best_count = 0;
+	uint64_t best_first = 0;
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		while (j < k && !strcmp(f[j].key, f[i].key))
+			j++;
+		if (j - i > best_count || (j - i == best_count && f[i].index < best_first)) {
+			best_count = j - i;
+			best_first = f[i].index;
+		}
+		i = j;
+	}
+	free(f);
+	if (engine_trial(x->eng, best_first, &v, NULL) < 0)
+		return 0;
+	int64_t id = best_first < x->n_trials ? x->trials[best_first].store_id : 0;
+	char logs[600];
+	live_logs_command(d, id, logs, sizeof logs);
+	if (failed == 1)
+		snprintf(buf, n, "\"%s\" (trial %lld: %s)", v.reason, (long long)id, logs);
+	else if (best_count == failed)
+		snprintf(buf, n, "%s the same way: \"%s\" (trial %lld: %s)",
+			 failed == 2 ? "both" : "all", v.reason, (long long)id, logs);
+	else
+		snprintf(buf, n, "most common (%zu of them): \"%s\" (trial %lld: %s)", best_count,
+			 v.reason, (long long)id, logs);
+	return failed;
+}
