@@ -233,7 +233,9 @@ static void exp_line(live *d, live_exp *x, double now, int w, char *out, size_t 
 	snprintf(done, sizeof done, "%zu done", c[TRIAL_COMPLETED]);
 	snprintf(run, sizeof run, "%zu running", engine_running(x->eng));
 	snprintf(stop, sizeof stop, "%zu stopped", c[TRIAL_STOPPED]);
-	snprintf(failed, sizeof failed, c[TRIAL_FAILED] ? "%zu failed" : "", c[TRIAL_FAILED]);
+	failed[0] = '\0';
+	if (c[TRIAL_FAILED])
+		snprintf(failed, sizeof failed, "%zu failed", c[TRIAL_FAILED]);
 	engine_trial_view bv;
 	if (engine_best(x->eng, &bv, NULL) == 0)
 		snprintf(best, sizeof best, "best %.6g (trial %lld)", bv.value,

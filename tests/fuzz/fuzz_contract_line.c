@@ -8,7 +8,7 @@
  * newline; embedded NULs and CRs are fair game).  Checked besides the
  * sanitizers: the kind is a known one, a metric line holds 1..32 distinct
  * named finite values whose names are NUL-terminated and can be looked up,
- * a bad line says why.
+ * a bad line and a near miss say why.
  */
 #include <math.h>
 #include <stddef.h>
@@ -24,10 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	contract_line l;
 	contract_kind k = contract_parse_line((const char *)data, size, &l);
-	if (k != l.kind || (int)k < CONTRACT_LOG || k > CONTRACT_BAD)
+	if (k != l.kind || (int)k < CONTRACT_LOG || k > CONTRACT_NEAR)
 		abort();
-	if (k == CONTRACT_BAD && !l.why)
-		abort(); /* a bad line must say why */
+	if ((k == CONTRACT_BAD || k == CONTRACT_NEAR) && !l.why)
+		abort(); /* a bad line, and a near miss, must say why */
+	if (l.text != (const char *)data || l.len > size)
+		abort(); /* the line itself, for messages */
 	if (k == CONTRACT_DONE && !isfinite(l.done_to))
 		abort();
 	if (k != CONTRACT_METRICS)
