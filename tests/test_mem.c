@@ -306,6 +306,192 @@ static void test_rule_replay(void **state)
 	sched_free(s);
 }
 
+/* ---- foreign use: memory of processes relish does not own ---------------- */
+
+static sched *mk_foreign(sharing_policy pol, sched_foreign_policy f)
+{
+	sched_options o;
+	sched_options_default(&o, pol);
+	o.foreign = f;
+	sched *s = NULL;
+	rl_err e;
+	assert_int_equal(sched_new(&o, &s, &e), 0);
+	return s;
+}
+
+/* 3000 MiB of others on an 8192 MiB GPU count 3000 + max(64, 10 %) = 3300:
+ * 4892 MiB free.  A 5000 MiB segment waits (visibly, with the device and
+ * the figure), expires past its limit, and starts once the memory is gone. */
+static void test_foreign_counts_and_wait(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_PACK);
+	add_dev(s, 8192, 1);
+	assert_int_equal(sched_device_set_foreign(s, 0, 3000, 1), 0);
+	assert_int_equal(sched_device_set_foreign(s, 7, 3000, 1), RL_ENOTFOUND);
+	sched_device_state st;
+	assert_int_equal(sched_device_get(s, 0, &st), 0);
+	assert_int_equal(st.foreign_mib, 3000);
+	assert_int_equal(st.foreign_counted_mib, 3300);
+	assert_int_equal(st.mem_free_mib, 4892);
+	assert_false(st.avoided);
+	rl_err e;
+	sched_request r = rq(1, 1, 5000, 1);
+	r.foreign_wait_s = 60;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	sched_placement pl[2];
+	assert_int_equal(sched_place(s, 2, pl, 2), 0);
+	sched_wait_info wi;
+	assert_int_equal(sched_foreign_wait(s, 1, 2, &wi), SCHED_WAIT_FOREIGN);
+	assert_int_equal(wi.dev, 0);
+	assert_int_equal(wi.foreign_mib, 3000);
+	assert_int_equal(wi.need_mib, 5000);
+	assert_true(wi.since == 2);
+	assert_int_equal(sched_foreign_wait(s, 1, 30, &wi), SCHED_WAIT_FOREIGN);
+	assert_true(wi.since == 2 && wi.waited_s == 28);
+	assert_int_equal(sched_foreign_wait(s, 1, 62, &wi), SCHED_WAIT_EXPIRED);
+	/* A smaller one fits beside the others' memory: no wait. */
+	sched_request small = rq(2, 2, 4000, 1);
+	assert_int_equal(sched_submit(s, &small, &e), 0);
+	assert_int_equal(sched_place(s, 63, pl, 2), 1);
+	assert_int_equal(pl[0].seg_id, 2);
+	assert_int_equal(sched_foreign_wait(s, 2, 63, &wi), SCHED_WAIT_NONE);
+	/* Segment 1 (5000) now waits for segment 2 (4000) as well: without
+	 * the others' memory 4192 MiB would be free, still too little, so it
+	 * waits for relish's own segment, not for foreign memory. */
+	assert_int_equal(sched_foreign_wait(s, 1, 64, &wi), SCHED_WAIT_NONE);
+	sched_observation o = {SCHED_OUT_COMPLETED, 3900, -1, 1, 1};
+	assert_int_equal(sched_finished(s, 2, 65, &o, &e), 0);
+	assert_int_equal(sched_place(s, 65, pl, 2), 0);
+	assert_int_equal(sched_foreign_wait(s, 1, 65, &wi), SCHED_WAIT_FOREIGN);
+	assert_true(wi.since == 65); /* a new wait */
+	assert_int_equal(sched_device_set_foreign(s, 0, 0, 66), 0);
+	assert_int_equal(sched_place(s, 66, pl, 2), 1);
+	assert_int_equal(pl[0].seg_id, 1);
+	assert_int_equal(pl[0].mem_mib, 5000);
+	sched_free(s);
+}
+
+/* A segment alone on a GPU where others hold memory gets what they leave
+ * (the least used GPU first); out of memory there, it is not failed: it
+ * waits for a device with more than it had, and gets a whole clean one. */
+static void test_foreign_oom_waits(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	add_dev(s, 4096, 1);
+	add_dev(s, 4096, 1);
+	sched_device_set_foreign(s, 0, 1000, 0);
+	sched_device_set_foreign(s, 1, 2600, 0);
+	sched_mem_history h = {0};
+	sched_placement p = run1(s, rq(1, 5, 0, 1), &h, 1); /* unknown: alone */
+	assert_int_equal(p.basis, SCHED_BASIS_EXCLUSIVE);
+	assert_int_equal(p.dev[0], 0);
+	assert_int_equal(p.mem_mib, 4096 - 1100);
+	sched_mem_decision md = end1(s, 1, SCHED_OUT_OOM, 0, &h, 2);
+	assert_int_equal(md.verdict, SCHED_MEM_WAIT);
+	assert_int_equal(md.foreign_mib, 1000);
+	assert_int_equal(h.min_mem_mib, 2997);
+	assert_int_equal(h.exclusive, 1);
+	assert_non_null(strstr(md.reason, "others used 1000 MiB"));
+	rl_err e;
+	sched_request r = rq(2, 5, 0, 1);
+	sched_mem_apply(&h, &r);
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	sched_placement pl[2];
+	assert_int_equal(sched_place(s, 3, pl, 2), 0); /* 2996 free at most */
+	sched_wait_info wi;
+	assert_int_equal(sched_foreign_wait(s, 2, 3, &wi), SCHED_WAIT_FOREIGN);
+	sched_device_set_foreign(s, 1, 0, 4);
+	assert_int_equal(sched_place(s, 4, pl, 2), 1);
+	assert_int_equal(pl[0].dev[0], 1);
+	assert_int_equal(pl[0].mem_mib, 4096);
+	/* Others' memory appearing while it runs counts as well (peak not
+	 * sampled: it may need more than it had, so a whole clean device). */
+	sched_device_set_foreign(s, 1, 300, 5);
+	md = end1(s, 2, SCHED_OUT_OOM, 0, &h, 6);
+	assert_int_equal(md.verdict, SCHED_MEM_WAIT);
+	assert_int_equal(h.min_mem_mib, 4096);
+	/* Once the device is empty of others, alone is alone: it fails. */
+	sched_device_set_foreign(s, 1, 0, 7);
+	sched_device_set_foreign(s, 0, 0, 7);
+	p = run1(s, rq(3, 5, 0, 1), &h, 8);
+	assert_int_equal(p.mem_mib, 4096);
+	md = end1(s, 3, SCHED_OUT_OOM, 4090, &h, 9);
+	assert_int_equal(md.verdict, SCHED_MEM_FAIL);
+	assert_string_equal(md.reason, "out of memory alone on an empty device (4096 MiB)");
+	sched_free(s);
+}
+
+/* Dying within its reservation beside others' memory: they took it; the
+ * floor is not raised.  And the bound: after oom_foreign_max such ends in
+ * a row the trial fails, saying why. */
+static void test_foreign_oom_within_reservation_and_bound(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_PACK);
+	add_dev(s, 8192, 1);
+	sched_device_set_foreign(s, 0, 500, 0);
+	sched_mem_history h = {0};
+	for (int i = 1; i <= 6; i++) {
+		sched_placement p = run1(s, rq((uint64_t)i, 6, 2000, 1), &h, i);
+		assert_int_equal(p.mem_mib, 2000);
+		sched_mem_decision md = end1(s, (uint64_t)i, SCHED_OUT_OOM, 1800, &h, i + 0.5);
+		if (i <= 5) {
+			assert_int_equal(md.verdict, SCHED_MEM_WAIT);
+			assert_int_equal(h.min_mem_mib, 2000);
+			assert_int_equal(h.ooms_in_row, 0);
+		} else {
+			assert_int_equal(md.verdict, SCHED_MEM_FAIL);
+			assert_string_equal(md.reason, "out of memory 6 times in a row while processes "
+					    "relish does not own used its device (500 MiB)");
+		}
+	}
+	sched_free(s);
+}
+
+/* avoid: a GPU that others use takes nothing new; the other one does.  With
+ * only that GPU, the segment waits for it. */
+static void test_foreign_avoid(void **state)
+{
+	(void)state;
+	sched *s = mk_foreign(SHARE_PACK, SCHED_FOREIGN_AVOID);
+	add_dev(s, 8192, 1);
+	add_dev(s, 8192, 1);
+	sched_device_set_foreign(s, 0, 200, 0);
+	sched_device_state st;
+	sched_device_get(s, 0, &st);
+	assert_true(st.avoided);
+	sched_mem_history h = {0};
+	sched_placement p = run1(s, rq(1, 1, 1000, 1), &h, 1);
+	assert_int_equal(p.dev[0], 1);
+	sched_placement q = run1(s, rq(2, 2, 1000, 1), &h, 1); /* beside it, not on 0 */
+	assert_int_equal(q.dev[0], 1);
+	sched_free(s);
+
+	s = mk_foreign(SHARE_RELISH, SCHED_FOREIGN_AVOID);
+	add_dev(s, 8192, 1);
+	sched_device_set_foreign(s, 0, 200, 0);
+	rl_err e;
+	sched_request r = rq(1, 1, 0, 1);
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+	sched_placement pl[2];
+	assert_int_equal(sched_place(s, 1, pl, 2), 0);
+	sched_wait_info wi;
+	assert_int_equal(sched_foreign_wait(s, 1, 1, &wi), SCHED_WAIT_FOREIGN);
+	assert_int_equal(wi.dev, 0);
+	sched_device_set_foreign(s, 0, 0, 2);
+	assert_int_equal(sched_place(s, 2, pl, 2), 1);
+	assert_int_equal(pl[0].mem_mib, 8192);
+	sched_free(s);
+
+	sched_foreign_policy f;
+	assert_int_equal(sched_foreign_policy_from_name("avoid", &f), 0);
+	assert_int_equal(f, SCHED_FOREIGN_AVOID);
+	assert_string_equal(sched_foreign_policy_name(SCHED_FOREIGN_SHARE), "share");
+	assert_int_equal(sched_foreign_policy_from_name("never", &f), RL_EINVAL);
+}
+
 static void test_ewma(void **state)
 {
 	(void)state;
@@ -325,6 +511,10 @@ int main(void)
 		cmocka_unit_test(test_estimate_above_capacity_runs_alone),
 		cmocka_unit_test(test_gang_never_fits),
 		cmocka_unit_test(test_rule_replay),
+		cmocka_unit_test(test_foreign_counts_and_wait),
+		cmocka_unit_test(test_foreign_oom_waits),
+		cmocka_unit_test(test_foreign_oom_within_reservation_and_bound),
+		cmocka_unit_test(test_foreign_avoid),
 		cmocka_unit_test(test_ewma),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

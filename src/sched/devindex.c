@@ -30,20 +30,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Free memory counts what others use (sched_dev_free); a device avoided
+ * for it is like a claimed one: nothing new starts there. */
 static uint64_t free_mib(const sched_dev *d)
 {
-	return d->info.mem_total_mib - (d->mem_res <= d->info.mem_total_mib ?
-					d->mem_res : d->info.mem_total_mib);
+	return sched_dev_free(d);
 }
 
 static uint64_t leaf_key(const sched_dev *d)
 {
-	return d->claimed || d->held ? 0 : free_mib(d);
+	return d->claimed || d->held || d->avoided ? 0 : free_mib(d);
 }
 
 static uint32_t leaf_empty(const sched_dev *d)
 {
-	return !d->n_run && !d->claimed;
+	return !d->n_run && !d->claimed && !d->avoided;
 }
 
 static void minres_set(sched_devidx *x, size_t pos, uint64_t res)
@@ -216,7 +217,7 @@ void devidx_update(sched *s, const sched_dev *d)
 	/* Claims come and go every call; the treap keeps claimed devices
 	 * and the query steps over them (there are at most a few). */
 	if (x->fit_on)
-		fit_set(x, (int32_t)d->cpos, !d->held, free_mib(d));
+		fit_set(x, (int32_t)d->cpos, !d->held && !d->avoided, free_mib(d));
 }
 
 int devidx_add(sched *s, int di)

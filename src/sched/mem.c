@@ -39,7 +39,8 @@ const char *sched_mem_verdict_name(sched_mem_verdict v)
 {
 	static const char *const names[] = {
 		[SCHED_MEM_NONE] = "none", [SCHED_MEM_RAISE] = "raise",
-		[SCHED_MEM_ALONE] = "alone", [SCHED_MEM_FAIL] = "fail",
+		[SCHED_MEM_ALONE] = "alone", [SCHED_MEM_WAIT] = "wait",
+		[SCHED_MEM_FAIL] = "fail",
 	};
 	return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "unknown";
 }
@@ -72,6 +73,7 @@ void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h
 	out->alone = e->alone;
 	if (e->outcome == SCHED_OUT_COMPLETED) {
 		h->ooms_in_row = 0;
+		h->foreign_ooms = 0;
 		h->exclusive = 0;
 	}
 	if (e->outcome != SCHED_OUT_OOM) {
@@ -81,9 +83,61 @@ void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h
 		return;
 	}
 	h->ooms++;
-	h->ooms_in_row++;
 	int cls = e->is_gpu || !s->n_cls[CLS_HOST] ? CLS_GPU : CLS_HOST;
 	uint64_t largest = s->idx[cls].max_total;
+	if (e->foreign_mib > 0) {
+		/* Others' memory was on the device: it was not alone on an
+		 * empty device, so this is no proof of anything it needs. */
+		h->foreign_ooms++;
+		if (s->opt.oom_foreign_max > 0 && h->foreign_ooms > s->opt.oom_foreign_max) {
+			out->verdict = SCHED_MEM_FAIL;
+			snprintf(out->reason, sizeof out->reason,
+				 "out of memory %d times in a row while processes relish does not "
+				 "own used its device (%llu MiB)",
+				 h->foreign_ooms, (unsigned long long)e->foreign_mib);
+		} else if (e->peak_mib && e->peak_mib < e->reserved_mib) {
+			/* It died within what it had: the others took it. */
+			out->verdict = SCHED_MEM_WAIT;
+			snprintf(out->reason, sizeof out->reason,
+				 "others used %llu MiB of its device; re-queued with %llu MiB",
+				 (unsigned long long)e->foreign_mib,
+				 (unsigned long long)(h->min_mem_mib > e->reserved_mib
+							      ? h->min_mem_mib : e->reserved_mib));
+			if (e->reserved_mib > h->min_mem_mib && !e->alone)
+				h->min_mem_mib = e->reserved_mib;
+		} else if (e->alone) {
+			/* It had all the others left: wait for a device with more. */
+			uint64_t need = e->reserved_mib + 1;
+			if (largest && need > largest)
+				need = largest;
+			if (need > h->min_mem_mib)
+				h->min_mem_mib = need;
+			h->exclusive = 1;
+			out->verdict = SCHED_MEM_WAIT;
+			snprintf(out->reason, sizeof out->reason,
+				 "others used %llu MiB of its device; waiting for a device with "
+				 "%llu MiB free", (unsigned long long)e->foreign_mib,
+				 (unsigned long long)h->min_mem_mib);
+		} else {
+			h->ooms_in_row++;
+			uint64_t need = mem_oom_need(s, e->peak_mib, e->reserved_mib);
+			if (largest && need > largest)
+				need = largest;
+			if (need > h->min_mem_mib)
+				h->min_mem_mib = need;
+			out->verdict = SCHED_MEM_WAIT;
+			snprintf(out->reason, sizeof out->reason,
+				 "others used %llu MiB of its device; re-queued with at least %llu MiB",
+				 (unsigned long long)e->foreign_mib,
+				 (unsigned long long)h->min_mem_mib);
+		}
+		out->min_mem_mib = h->min_mem_mib;
+		out->exclusive = h->exclusive;
+		out->foreign_mib = e->foreign_mib;
+		return;
+	}
+	h->foreign_ooms = 0;
+	h->ooms_in_row++;
 	if (e->alone && e->device_mib < largest) {
 		/* Alone on a device smaller than others: try a larger one. */
 		if (e->device_mib + 1 > h->min_mem_mib)
@@ -147,6 +201,7 @@ int sched_mem_decide(const sched *s, uint64_t seg_id, const sched_observation *o
 	 * An adopted segment's past is unknown: not alone. */
 	int whole = g->held || (e.device_mib && g->pl.mem_mib >= e.device_mib);
 	e.alone = whole && g->n_ov == 0 && !g->adopted;
+	e.foreign_mib = g->foreign_seen;
 	sched_mem_rule(s, &e, h, out);
 	return 0;
 }
@@ -196,4 +251,109 @@ int sched_fits_ever(const sched *s, const sched_request *req)
 int mem_class_placeable(const sched *s, const sched_request *req)
 {
 	return class_fits(s, req, sched_req_class(s, req), NULL, 0);
+}
+
+/* ---- foreign use ---------------------------------------------------------- */
+
+int sched_device_set_foreign(sched *s, int dev, uint64_t mib, double now)
+{
+	if (dev < 0 || (size_t)dev >= s->n_dev)
+		return RL_ENOTFOUND;
+	if (now > s->last_now)
+		s->last_now = now;
+	sched_dev *d = &s->dev[dev];
+	/* Running segments remember the most they saw beside them: an
+	 * out-of-memory among others' memory is not one alone. */
+	for (size_t i = 0; mib && i < d->n_run; i++)
+		if (s->seg[d->run[i]].foreign_seen < mib)
+			s->seg[d->run[i]].foreign_seen = mib;
+	uint64_t counted = 0;
+	if (mib) {
+		uint64_t margin = ceil_mib((double)mib * s->opt.foreign_margin);
+		if (margin < s->opt.foreign_margin_mib)
+			margin = s->opt.foreign_margin_mib;
+		counted = mib + margin;
+		if (counted > d->info.mem_total_mib)
+			counted = d->info.mem_total_mib;
+	}
+	int avoided = s->opt.foreign == SCHED_FOREIGN_AVOID && mib > 0;
+	if (counted == d->foreign && avoided == d->avoided) {
+		d->foreign_raw = mib;
+		return 0;
+	}
+	uint64_t before = sched_dev_free(d);
+	int was_avoided = d->avoided, had = d->foreign || d->avoided;
+	d->foreign_raw = mib;
+	d->foreign = counted;
+	d->avoided = avoided;
+	int has = d->foreign || d->avoided;
+	if (had != has) {
+		if (has)
+			s->n_foreign[d->cls]++;
+		else
+			s->n_foreign[d->cls]--;
+	}
+	devidx_update(s, d);
+	/* More free memory, or no longer avoided: what was refused there
+	 * may fit now.  Less needs no touch: a refusal stays a refusal. */
+	if (sched_dev_free(d) > before || (was_avoided && !avoided))
+		sched_touch_dev(s, d);
+	return 0;
+}
+
+sched_wait sched_foreign_wait(sched *s, uint64_t seg_id, double now, sched_wait_info *info)
+{
+	sched_wait_info wi = {.dev = -1, .since = -1};
+	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	if (gi == SCHED_NONE || s->seg[gi].state != SEG_QUEUED) {
+		if (info)
+			*info = wi;
+		return SCHED_WAIT_NONE;
+	}
+	sched_seg *g = &s->seg[gi];
+	int cls = sched_req_class(s, &g->req);
+	sched_mem_estimate e;
+	est_reserve(s, &g->req, g->prof, cls, &e);
+	int whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+	size_t n = g->req.n_devices > 1 ? (size_t)g->req.n_devices : 1;
+	uint64_t need = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
+	uint64_t floor = g->req.min_mem_mib;
+	if (s->prof[g->prof].oom_floor > floor)
+		floor = s->prof[g->prof].oom_floor;
+	if (floor > s->idx[cls].max_total)
+		floor = s->idx[cls].max_total;
+	if (floor < 1)
+		floor = 1;
+	/* Devices that take it now, and that would without others' memory
+	 * (memory only: a relish refusal for interference is no wait). */
+	size_t now_ok = 0, clean_ok = 0;
+	for (size_t k = 0; k < s->n_cls[cls]; k++) {
+		const sched_dev *d = &s->dev[s->cls_dev[cls][k]];
+		uint64_t total = d->info.mem_total_mib;
+		uint64_t clean_free = d->mem_res < total ? total - d->mem_res : 0;
+		int c = whole ? !d->n_run && total >= floor : !d->held && clean_free >= need;
+		int ok = c && !d->avoided && sched_dev_free(d) >= (whole ? floor : need);
+		now_ok += ok;
+		clean_ok += c;
+		if (c && !ok && (wi.dev < 0 || d->foreign_raw > wi.foreign_mib)) {
+			wi.dev = s->cls_dev[cls][k];
+			wi.foreign_mib = d->foreign_raw;
+		}
+	}
+	if (now_ok >= n || clean_ok < n || wi.dev < 0) {
+		g->wait_since = -1;
+		if (info)
+			*info = (sched_wait_info){.dev = -1, .since = -1};
+		return SCHED_WAIT_NONE;
+	}
+	if (g->wait_since < 0)
+		g->wait_since = now;
+	wi.need_mib = need;
+	wi.since = g->wait_since;
+	wi.waited_s = now > g->wait_since ? now - g->wait_since : 0;
+	if (info)
+		*info = wi;
+	if (g->req.foreign_wait_s > 0 && wi.waited_s >= g->req.foreign_wait_s)
+		return SCHED_WAIT_EXPIRED;
+	return SCHED_WAIT_FOREIGN;
 }

@@ -50,7 +50,7 @@ typedef struct pass {
 
 static uint64_t dev_free(const sched_dev *d)
 {
-	return d->info.mem_total_mib - d->mem_res;
+	return sched_dev_free(d);
 }
 
 /* The pass's view of a class: read from the device index (devindex.c). */
@@ -93,6 +93,11 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	u->mem_res += pl->mem_mib * (uint64_t)pl->n_dev;
 	if (g->job != SCHED_NONE)
 		s->job[g->job].run_seg = gi;
+	g->foreign_seen = 0;
+	for (int k = 0; k < pl->n_dev; k++)
+		if (s->dev[pl->dev[k]].foreign_raw > g->foreign_seen)
+			g->foreign_seen = s->dev[pl->dev[k]].foreign_raw;
+	g->wait_since = -1;
 	g->pl = *pl;
 	g->start = now;
 	g->state = SEG_RUNNING;
@@ -139,14 +144,18 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 	if (ps->n_empty[cls] < (size_t)n)
 		return 0;
 	int chosen[SCHED_MAX_GANG], m = 0;
-	if (n > 1 || s->idx[cls].min_total == s->idx[cls].max_total) {
+	if (!s->n_foreign[cls] && (n > 1 || s->idx[cls].min_total == s->idx[cls].max_total)) {
 		/* the first n empty devices in index order, from the index */
 		for (; m < n; m++)
 			chosen[m] = devidx_kth_empty(s, cls, (size_t)m);
 	} else {
-		/* Devices of several sizes: the smallest empty one that holds
-		 * what an out-of-memory taught (a floor above every device asks
-		 * for the largest). */
+		/* Devices of several sizes, or memory that others use on some:
+		 * the empty devices whose free memory holds what an
+		 * out-of-memory taught (a floor above every device asks for
+		 * the largest), the least used by others first, then the
+		 * smallest (keeping big ones for big work), then index order.
+		 * Without foreign memory this is what the index answers for
+		 * devices of one size. */
 		uint64_t floor = g->req.min_mem_mib;
 		if (s->prof[g->prof].oom_floor > floor)
 			floor = s->prof[g->prof].oom_floor;
@@ -155,12 +164,29 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 		for (size_t k = 0; k < s->n_cls[cls]; k++) {
 			int di = s->cls_dev[cls][k];
 			const sched_dev *d = &s->dev[di];
-			if (d->n_run || d->claimed || d->info.mem_total_mib < floor)
+			if (d->n_run || d->claimed || d->avoided || sched_dev_free(d) < floor ||
+			    !sched_dev_free(d))
 				continue;
-			if (!m || d->info.mem_total_mib < s->dev[chosen[0]].info.mem_total_mib) {
-				chosen[0] = di;
-				m = 1;
+			/* insertion into the n best so far */
+			int at = m < n ? m : n;
+			while (at > 0) {
+				const sched_dev *c = &s->dev[chosen[at - 1]];
+				int better = d->foreign != c->foreign ? d->foreign < c->foreign
+					     : n == 1 && d->info.mem_total_mib != c->info.mem_total_mib
+						     ? d->info.mem_total_mib < c->info.mem_total_mib
+						     : 0;
+				if (!better)
+					break;
+				at--;
 			}
+			if (at >= n)
+				continue;
+			int last = m < n ? m : n - 1;
+			for (int q = last; q > at; q--)
+				chosen[q] = chosen[q - 1];
+			chosen[at] = di;
+			if (m < n)
+				m++;
 		}
 	}
 	if (m < n)
@@ -169,8 +195,10 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 	double comp = INFINITY;
 	for (int k = 0; k < n; k++) {
 		const sched_dev *d = &s->dev[chosen[k]];
-		if (d->info.mem_total_mib < mem)
-			mem = d->info.mem_total_mib;
+		/* all of the device that others leave free */
+		uint64_t whole = sched_dev_free(d);
+		if (whole < mem)
+			mem = whole;
 		if (d->info.compute_total < comp)
 			comp = d->info.compute_total;
 		pl->dev[k] = chosen[k];

@@ -57,6 +57,13 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	 * threshold of the Tiresias simulator's own example (Gu et al.,
 	 * NSDI'19; docs/simulator.md) */
 	o->tiresias_limit_s[0] = 3600;
+	o->foreign = SCHED_FOREIGN_SHARE;
+	/* NVML is sampled every 0.2 s live: a tenth more, or 64 MiB, covers
+	 * what a process allocates between two samples in most cases, and a
+	 * sample that misses more only costs a re-queue (never a failure). */
+	o->foreign_margin = 0.1;
+	o->foreign_margin_mib = 64;
+	o->oom_foreign_max = 5;
 }
 
 const char *sched_order_name(queue_order o)
@@ -70,6 +77,22 @@ queue_order sched_order_for(queue_order o, sharing_policy p)
 	if (o != ORDER_DEFAULT)
 		return o;
 	return p == SHARE_RELISH ? ORDER_LAS : ORDER_FIFO;
+}
+
+const char *sched_foreign_policy_name(sched_foreign_policy p)
+{
+	return p == SCHED_FOREIGN_AVOID ? "avoid" : p == SCHED_FOREIGN_SHARE ? "share" : "unknown";
+}
+
+int sched_foreign_policy_from_name(const char *str, sched_foreign_policy *out)
+{
+	if (str && !strcmp(str, "share"))
+		*out = SCHED_FOREIGN_SHARE;
+	else if (str && !strcmp(str, "avoid"))
+		*out = SCHED_FOREIGN_AVOID;
+	else
+		return RL_EINVAL;
+	return 0;
 }
 
 /* ---- change stamps ---------------------------------------------------- */
@@ -222,10 +245,13 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 				  (int)opt->policy);
 	if (!(opt->memory_margin >= 0) || !(opt->min_speedup > 0) ||
 	    !(opt->oom_factor >= 1) || opt->oom_alone_after < 0 || !(opt->default_compute > 0) ||
-	    !(opt->default_gpu_compute > 0))
+	    !(opt->default_gpu_compute > 0) || !(opt->foreign_margin >= 0) ||
+	    opt->oom_foreign_max < 0 ||
+	    (opt->foreign != SCHED_FOREIGN_SHARE && opt->foreign != SCHED_FOREIGN_AVOID))
 		return rl_err_set(err, RL_EINVAL,
 				  "sched_new: expected memory_margin >= 0, min_speedup > 0, "
-				  "oom_factor >= 1, oom_alone_after >= 0 and default compute > 0");
+				  "oom_factor >= 1, oom_alone_after >= 0, default compute > 0, "
+				  "foreign_margin >= 0, oom_foreign_max >= 0 and foreign share|avoid");
 	if ((unsigned)opt->order > ORDER_FAIR)
 		return rl_err_set(err, RL_EINVAL, "sched_new: unknown queue order %d", (int)opt->order);
 	for (int k = 0; k < SCHED_MAX_TIERS && opt->tiresias_limit_s[k] != 0; k++)
@@ -727,10 +753,10 @@ static int check_request(const sched_request *req, rl_err *err)
 				  "segment %llu: n_devices %d, expected 0..%d",
 				  (unsigned long long)req->seg_id, req->n_devices, SCHED_MAX_GANG);
 	if (!isfinite(req->submit_time) || !isfinite(req->priority) || !(req->compute_hint >= 0) ||
-	    !(req->attained_s >= 0) || !isfinite(req->attained_s))
+	    !(req->attained_s >= 0) || !isfinite(req->attained_s) || !(req->foreign_wait_s >= 0))
 		return rl_err_set(err, RL_EINVAL,
 				  "segment %llu: expected a finite submit_time and priority, "
-				  "compute_hint >= 0 and a finite attained_s >= 0",
+				  "compute_hint >= 0, a finite attained_s >= 0 and foreign_wait_s >= 0",
 				  (unsigned long long)req->seg_id);
 	for (size_t i = 0; i < req->n_feat; i++)
 		if (!isfinite(req->feat[i]))
@@ -773,6 +799,8 @@ static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *e
 		g->req.attained_s += s->job[ji].attained_s;
 	}
 	g->okey = order_key(s, g->req.attained_s);
+	g->foreign_seen = 0;
+	g->wait_since = -1;
 	*out = gi;
 	return 0;
 }
@@ -910,7 +938,10 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 		int timed = !g->adopted && life > 0;
 		int alone = timed && shared <= 0.05 * life;
 		uint64_t before = s->prof[g->prof].stamp;
-		est_observe(s, g->prof, obs, alone, g->pl.mem_mib);
+		/* An out-of-memory beside others' memory says nothing about the
+		 * shape (mem.c): the trial's own floor handles it. */
+		if (obs->outcome != SCHED_OUT_OOM || !g->foreign_seen)
+			est_observe(s, g->prof, obs, alone, g->pl.mem_mib);
 		if (s->prof[g->prof].stamp != before)
 			sched_touch_shape(s, g->req.shape); /* its utilisation moved */
 		if (timed && !alone && obs->outcome == SCHED_OUT_COMPLETED &&
@@ -970,6 +1001,10 @@ int sched_device_get(const sched *s, int dev, sched_device_state *out)
 	out->mem_reserved_mib = d->mem_res;
 	out->compute_reserved = d->comp_res;
 	out->n_running = d->n_run;
+	out->foreign_mib = d->foreign_raw;
+	out->foreign_counted_mib = d->foreign;
+	out->mem_free_mib = sched_dev_free(d);
+	out->avoided = d->avoided;
 	return 0;
 }
 

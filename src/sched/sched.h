@@ -89,6 +89,9 @@ typedef struct sched_request {
 				    the core adds what it measures itself.
 				    Read by the order policies and by
 				    solo_after_s */
+	double foreign_wait_s;   /* waiting for memory that processes relish
+				    does not own hold: give up after this
+				    long (sched_foreign_wait); 0 = no limit */
 } sched_request;
 
 typedef struct sched_placement {
@@ -108,6 +111,17 @@ typedef struct sched_observation {
 	double work;             /* resource units trained (b - a) */
 	double duration_s;       /* wall time of the segment */
 } sched_observation;
+
+/* What the core does with devices that processes relish does not own use
+ * (other users' notebooks, another tool, another relish on another
+ * database): share the memory they leave free, or keep off them. */
+typedef enum sched_foreign_policy {
+	SCHED_FOREIGN_SHARE,
+	SCHED_FOREIGN_AVOID,
+} sched_foreign_policy;
+
+const char *sched_foreign_policy_name(sched_foreign_policy p);
+int sched_foreign_policy_from_name(const char *s, sched_foreign_policy *out);
 
 typedef struct sched_options {
 	sharing_policy policy;
@@ -144,6 +158,14 @@ typedef struct sched_options {
 				    GPU-seconds at which a job moves down one
 				    queue, ascending, 0 ends the list
 				    (default {3600}: two queues) */
+	sched_foreign_policy foreign; /* devices others use: share what is free
+				    (default) or avoid them */
+	double foreign_margin;   /* foreign memory counts with this much more
+				    for what may grow between samples (0.1)... */
+	uint64_t foreign_margin_mib; /* ... and at least this much (64) */
+	int oom_foreign_max;     /* out-of-memory ends in a row beside foreign
+				    memory before the trial fails anyway (5;
+				    0 = no limit) */
 	double solo_after_s;     /* relish: a segment whose job has attained
 				    this much service runs alone (run times
 				    are heavy-tailed, so a job that has run
@@ -192,7 +214,47 @@ typedef struct sched_device_state {
 	uint64_t mem_reserved_mib;
 	double compute_reserved;
 	size_t n_running;
+	uint64_t foreign_mib;    /* memory others use, as last told */
+	uint64_t foreign_counted_mib; /* ... with the margin: what placement
+				    takes off the device's free memory */
+	uint64_t mem_free_mib;   /* total - reserved - foreign counted, >= 0 */
+	int avoided;             /* SCHED_FOREIGN_AVOID and others use it */
 } sched_device_state;
+
+/*
+ * Foreign use: memory on device dev in use by processes relish does not own
+ * (the live driver measures it through NVML at each sample; the simulator
+ * reads a background-occupancy series).  The core places against what is
+ * really free: total - reserved - (mib + margin), the margin being
+ * max(foreign_margin_mib, mib x foreign_margin) for what may grow between
+ * samples; under SCHED_FOREIGN_AVOID a device with any foreign use takes
+ * no new segment.  A segment that runs out of memory while foreign memory
+ * was on its device was not alone on an empty device: it is re-queued,
+ * never failed for it (sched_mem_decide).  now is the time of the sample.
+ * Returns 0, or RL_ENOTFOUND for an unknown device.
+ */
+int sched_device_set_foreign(sched *s, int dev, uint64_t mib, double now);
+
+/* Whether queued segment seg_id waits for foreign memory: it cannot be
+ * placed now, and some device of its class would take it if the memory
+ * others use there were free (or, avoiding such devices, if nobody used
+ * it).  The core notes when the wait began; *info gets the device,
+ * its foreign memory, since when and how long the segment has waited. */
+typedef enum sched_wait {
+	SCHED_WAIT_NONE,      /* not waiting for foreign memory */
+	SCHED_WAIT_FOREIGN,   /* waiting */
+	SCHED_WAIT_EXPIRED,   /* waited past its request's foreign_wait_s */
+} sched_wait;
+
+typedef struct sched_wait_info {
+	int dev;              /* the device others' memory keeps it from, -1 */
+	uint64_t foreign_mib; /* ... their memory there */
+	uint64_t need_mib;    /* what the segment needs there (0: a whole device) */
+	double since;         /* when its wait began */
+	double waited_s;
+} sched_wait_info;
+
+sched_wait sched_foreign_wait(sched *s, uint64_t seg_id, double now, sched_wait_info *info);
 
 int sched_device_get(const sched *s, int dev, sched_device_state *out);
 size_t sched_queue_length(const sched *s);
@@ -354,6 +416,8 @@ typedef struct sched_mem_history {
 	int ooms_in_row;       /* ... since its last completed segment */
 	uint64_t min_mem_mib;  /* reservation floor of its next segments */
 	int exclusive;         /* its next segment runs alone */
+	int foreign_ooms;      /* out-of-memory ends in a row with memory of
+				  others on the device */
 } sched_mem_history;
 
 typedef enum sched_mem_verdict {
@@ -361,6 +425,8 @@ typedef enum sched_mem_verdict {
 			     (retries) apply */
 	SCHED_MEM_RAISE,  /* re-queue from its checkpoint with the raised floor */
 	SCHED_MEM_ALONE,  /* re-queue to run alone on a whole device */
+	SCHED_MEM_WAIT,   /* others' memory was on its device: re-queue; it
+			     waits until a device has the memory it needs */
 	SCHED_MEM_FAIL,   /* fail the trial (reason says why) */
 } sched_mem_verdict;
 
@@ -373,22 +439,34 @@ typedef struct sched_mem_end {
 	uint64_t reserved_mib;  /* its reservation */
 	uint64_t device_mib;    /* memory of its (smallest) device */
 	int is_gpu;             /* its device class */
-	int alone;              /* it ran alone on a device empty of others: a
-				   whole device (held, or a reservation of all
-				   of it) and no other segment beside it */
+	int alone;              /* it ran alone: a whole device (held, or a
+				   reservation of all of it) and no other
+				   segment of relish beside it */
+	uint64_t foreign_mib;   /* most memory processes relish does not own
+				   used on its devices while it ran; 0 none */
 } sched_mem_end;
 
 typedef struct sched_mem_decision {
 	sched_mem_verdict verdict;
 	uint64_t min_mem_mib;   /* the floor of the next request (= history's) */
 	int exclusive;          /* the next request runs alone (= history's) */
-	int alone;              /* the segment had a device empty of others */
+	int alone;              /* the segment had a whole device to itself */
+	uint64_t foreign_mib;   /* = sched_mem_end.foreign_mib */
 	char reason[192];       /* FAIL: the trial's failure reason; RAISE and
 				   ALONE: what the re-queue asks for */
 } sched_mem_decision;
 
 /*
  * The rule, once for every driver.  For an out-of-memory end:
+ *   - with memory of others on its device (foreign_mib > 0) it was not
+ *     alone on an empty device, whatever relish reserved: never FAIL.
+ *     Died below its reservation (peak known and smaller): the others
+ *     took the memory; WAIT, asking for no more than it had (the shape's
+ *     profile learns nothing from it either).  Alone on the whole
+ *     device otherwise: WAIT for a device with more than it had free
+ *     (floor = reservation + 1, at most the largest device).  Beside
+ *     segments of relish: as below.  After oom_foreign_max such ends in a
+ *     row the trial fails, saying that others used the device;
  *   - alone on a device empty of others: FAIL, "out of memory alone on an
  *     empty device" (a measurement: it needs more than the device has);
  *   - otherwise the need is max(reservation x oom_factor, max(peak,

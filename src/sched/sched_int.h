@@ -40,6 +40,11 @@ typedef struct sched_dev {
 	int cls;
 	uint64_t mem_res;
 	double comp_res;
+	uint64_t foreign_raw; /* memory others use here, as last told */
+	uint64_t foreign;   /* ... with the margin, at most the total: taken
+			       off the free memory (sched_dev_free) */
+	int avoided;        /* SCHED_FOREIGN_AVOID and others use it: takes
+			       nothing new (claimed-like in the indexes) */
 	size_t *run;        /* segment indices running here */
 	size_t n_run, cap_run;
 	int claimed;        /* set during sched_place: drained for a starving request */
@@ -185,6 +190,9 @@ typedef struct sched_seg {
 	size_t srun_prev, srun_next; /* running segments of its shape */
 	size_t hpos;        /* queued in the back heap at this index, else
 			       SCHED_NONE */
+	uint64_t foreign_seen; /* running: most foreign memory on its devices */
+	double wait_since;  /* queued: its wait for foreign memory began
+			       (sched_foreign_wait), < 0 not waiting */
 } sched_seg;
 
 /* Feature transforms of the family models. */
@@ -353,8 +361,19 @@ struct sched {
 				   largest device size its estimate reads */
 	uint64_t call_id;
 	sched_work work;        /* sched_work_get */
+	size_t n_foreign[CLS__COUNT]; /* devices with foreign memory counted:
+				   while 0, whole placements take the index's
+				   fast path */
 	double last_now;        /* latest time seen (sched_remove has none) */
 };
+
+/* Memory free for a new reservation on d: total - reserved - foreign
+ * (with its margin), never below 0. */
+static inline uint64_t sched_dev_free(const sched_dev *d)
+{
+	uint64_t used = d->mem_res + d->foreign;
+	return used < d->info.mem_total_mib ? d->info.mem_total_mib - used : 0;
+}
 
 /* Mark a device changed (something may fit that did not), every device,
  * or the devices running a shape (by its key, or its profile index). */
