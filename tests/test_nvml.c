@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "telemetry/nvml.h"
 #include "telemetry/nvml_abi.h"
@@ -220,7 +222,10 @@ static void test_many_processes_and_pgid(void **state)
 	telemetry_close(t);
 }
 
-/* Dynamic mode: the "trial" changes its memory between samples. */
+/* Dynamic mode: the "trial" changes its memory between samples.  The
+ * stand-in lists only processes that exist (as NVML does), so the lines
+ * name this test and its parent; a line of a process that has exited is
+ * left out. */
 static void test_dynamic_state(void **state)
 {
 	(void)state;
@@ -239,13 +244,20 @@ static void test_dynamic_state(void **state)
 
 	FILE *f = fopen(statef, "w");
 	assert_non_null(f);
-	fprintf(f, "0 6100 1200\n0 6101 300\n");
+	/* a child that has exited (reaped), so its pid names no process */
+	pid_t gone = fork();
+	assert_true(gone >= 0);
+	if (gone == 0)
+		_exit(0);
+	assert_int_equal(waitpid(gone, NULL, 0), gone);
+	fprintf(f, "0 %d 1200\n0 %d 300\n0 %d 5000\n", (int)getpid(), (int)getppid(), (int)gone);
 	fclose(f);
 	assert_int_equal(telemetry_sample(t, 1, &s, &err), 0);
 	assert_int_equal(s.n_proc, 2);
 	assert_int_equal(s.dev[0].mem_used_mib, 1500);
 	assert_int_equal(s.dev[0].mem_free_mib, 8192 - 1500);
-	assert_int_equal(telemetry_snapshot_mem_for_pid(&s, 0, 6100), 1200);
+	assert_int_equal(telemetry_snapshot_mem_for_pid(&s, 0, (uint32_t)getpid()), 1200);
+	assert_int_equal(telemetry_snapshot_mem_for_pid(&s, 0, (uint32_t)gone), 0);
 	telemetry_snapshot_fini(&s);
 	telemetry_close(t);
 }

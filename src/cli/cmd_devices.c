@@ -4,13 +4,15 @@
  * Shows what relish would place segments on: each device's name, UUID and
  * memory (total / used / free as measured through NVML, or as declared in a
  * devices file), whether an MPS daemon is running, and with --db the memory
- * relish has reserved on each device and which running segments (and their
- * trials) share it, read through the store API.
+ * relish has reserved on each device, which running segments (and their
+ * trials) share it, read through the store API, and the memory processes
+ * outside those segments use on each GPU (OTHERS).
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
@@ -24,11 +26,15 @@ struct seg_use {
 	int dev;                 /* index in the device list */
 	long long segment, trial;
 	long long mem_mib;
+	pid_t pid;               /* its process group, 0 not started */
 };
 
 struct store_use {
 	size_t n;
 	struct seg_use *seg;
+	/* With --db and NVML: per device, memory of processes that are in no
+	 * running segment's process group (others' use), -1 unknown. */
+	long long *foreign;
 };
 
 /*
@@ -60,10 +66,44 @@ static int store_running_segments(const char *path, const device_list *l, struct
 		if (idx < 0)
 			continue; /* placed on a device this view does not show */
 		u->seg[u->n++] = (struct seg_use){idx, gv[i].id, gv[i].trial_id,
-						  gv[i].mem_reserved_mib > 0 ? gv[i].mem_reserved_mib : 0};
+						  gv[i].mem_reserved_mib > 0 ? gv[i].mem_reserved_mib : 0,
+						  gv[i].pid};
 	}
 	store_segments_free(gv, ng);
 	return 0;
+}
+
+/* Memory on each GPU of l used by processes of no running segment of the
+ * database (the live driver counts the same, docs/gpu.md "Other users of a
+ * GPU"): one NVML sample; a process that has gone counts for nobody. */
+static void others_use(telemetry *t, const device_list *l, struct store_use *u)
+{
+	telemetry_snapshot snap;
+	if (!t || !telemetry_available(t) || !(u->foreign = malloc((l->n ? l->n : 1) * sizeof *u->foreign)))
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		u->foreign[i] = -1;
+	if (telemetry_sample(t, 0, &snap, NULL) < 0)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		int nv = l->dev[i].nvml_index;
+		if (!l->dev[i].info.is_gpu || nv < 0)
+			continue;
+		long long sum = 0;
+		for (size_t k = 0; k < snap.n_proc; k++) {
+			const telemetry_proc_mem *p = &snap.proc[k];
+			if (p->device != nv || p->used_mib == UINT64_MAX)
+				continue;
+			pid_t pg = getpgid((pid_t)p->pid);
+			int ours = pg < 0; /* gone: nobody's */
+			for (size_t j = 0; !ours && j < u->n; j++)
+				ours = u->seg[j].pid > 0 && u->seg[j].pid == pg;
+			if (!ours)
+				sum += (long long)p->used_mib;
+		}
+		u->foreign[i] = sum;
+	}
+	telemetry_snapshot_fini(&snap);
 }
 
 static long long reserved_on(const struct store_use *u, int dev)
@@ -106,6 +146,9 @@ static int print_json(const device_list *l, const char *driver, int mps, const c
 		json_object_set_new(d, "compute_total", json_real(e->info.compute_total));
 		json_object_set_new(d, "memory_reserved_mib",
 				    have_db ? json_integer(reserved_on(u, (int)i)) : json_null());
+		json_object_set_new(d, "memory_foreign_mib",
+				    u->foreign && u->foreign[i] >= 0 ? json_integer(u->foreign[i])
+								      : json_null());
 		json_t *segs = json_array();
 		for (size_t k = 0; k < u->n; k++) {
 			if (u->seg[k].dev != (int)i)
@@ -139,13 +182,15 @@ static void mib_cell(char *buf, size_t n, int known, unsigned long long v)
 /* TOTAL, USED and FREE are the device's own (the whole GPU, the machine's
  * RAM); BUDGET is what relish may reserve on it (a GPU's total; the host's
  * RELISH_HOST_MEMORY, declared memory, or what was available when relish
- * started); RESERVED what running segments hold now (--db). */
-enum { D_DEV, D_NAME, D_UUID, D_TOTAL, D_USED, D_FREE, D_BUDGET, D_RES, D_SEGS, D__N };
+ * started); OTHERS what processes in none of the database's running
+ * segments use on a GPU, RESERVED what running segments hold now (--db). */
+enum { D_DEV, D_NAME, D_UUID, D_TOTAL, D_USED, D_FREE, D_BUDGET, D_OTHERS, D_RES, D_SEGS, D__N };
 static const cli_col cols[D__N] = {
 	[D_DEV] = {"DEV", 1, 0, 0, 0},          [D_NAME] = {"NAME", 0, 1, 1, 8},
 	[D_UUID] = {"UUID", 0, 3, 1, 10},       [D_TOTAL] = {"TOTAL_MiB", 1, 0, 0, 0},
 	[D_USED] = {"USED_MiB", 1, 0, 0, 0},    [D_FREE] = {"FREE_MiB", 1, 0, 0, 0},
-	[D_BUDGET] = {"BUDGET_MiB", 1, 1, 0, 0}, [D_RES] = {"RESERVED_MiB", 1, 2, 0, 0},
+	[D_BUDGET] = {"BUDGET_MiB", 1, 1, 0, 0}, [D_OTHERS] = {"OTHERS_MiB", 1, 2, 0, 0},
+	[D_RES] = {"RESERVED_MiB", 1, 2, 0, 0},
 	[D_SEGS] = {"SEGMENTS", 0, 2, 1, 8},
 };
 
@@ -161,7 +206,8 @@ static int print_table(const device_list *l, const char *driver, int mps, const 
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < l->n; i++) {
 		const device_entry *e = &l->dev[i];
-		char dev[16], total[32], used[32], freec[32], budget[32], res[32], segs[256] = "";
+		char dev[16], total[32], used[32], freec[32], budget[32], res[32], others[32],
+			segs[256] = "";
 		snprintf(dev, sizeof dev, "%zu", i);
 		mib_cell(total, sizeof total, 1,
 			 e->has_usage && e->mem_machine_mib ? e->mem_machine_mib
@@ -169,6 +215,8 @@ static int print_table(const device_list *l, const char *driver, int mps, const 
 		mib_cell(used, sizeof used, e->has_usage, e->mem_used_mib);
 		mib_cell(freec, sizeof freec, e->has_usage, e->mem_free_mib);
 		mib_cell(budget, sizeof budget, 1, e->info.mem_total_mib);
+		mib_cell(others, sizeof others, u->foreign && u->foreign[i] >= 0,
+			 u->foreign ? (unsigned long long)u->foreign[i] : 0);
 		mib_cell(res, sizeof res, have_db, (unsigned long long)reserved_on(u, (int)i));
 		for (size_t k = 0; k < u->n; k++)
 			if (u->seg[k].dev == (int)i)
@@ -177,7 +225,7 @@ static int print_table(const device_list *l, const char *driver, int mps, const 
 		const char *cells[D__N] = {
 			[D_DEV] = dev, [D_NAME] = e->info.name, [D_UUID] = e->info.uuid,
 			[D_TOTAL] = total, [D_USED] = used, [D_FREE] = freec, [D_BUDGET] = budget,
-			[D_RES] = res, [D_SEGS] = segs[0] ? segs : "-",
+			[D_OTHERS] = others, [D_RES] = res, [D_SEGS] = segs[0] ? segs : "-",
 		};
 		if (cli_table_add(tb, cells) < 0)
 			rc = rl_err_set(err, RL_ENOMEM, "devices table");
@@ -249,6 +297,8 @@ int cmd_devices(int argc, char **argv, rl_err *err)
 	struct store_use u = {0};
 	if (db && (rc = store_running_segments(db, l, &u, err)) < 0)
 		goto out;
+	if (db)
+		others_use(t, l, &u);
 	const char *driver = t ? telemetry_driver_version(t) : "";
 	if (json)
 		rc = print_json(l, driver, mps, mps_dir, &u, db != NULL, err);
@@ -256,6 +306,7 @@ int cmd_devices(int argc, char **argv, rl_err *err)
 		rc = print_table(l, driver, mps, mps_dir, &u, db != NULL, cli_term_width(o.wide), err);
 out:
 	free(u.seg);
+	free(u.foreign);
 	device_list_free(l);
 	telemetry_close(t);
 	return rc < 0 ? rc : 0;

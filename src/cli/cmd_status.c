@@ -1,7 +1,8 @@
 /*
  * cmd_status.c - relish status [--db F] [--json] [EXPERIMENT]: one line per
  * experiment (or the one named): its state, trial counts by state, the best
- * objective so far and how long it has run.  Reads the state database only.
+ * objective so far and how long it has run, and below the table the trials
+ * that wait for memory other processes hold.  Reads the state database only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,12 +15,73 @@
 
 static const char usage[] = "relish status [--db FILE] [--json] [--wide] [EXPERIMENT]";
 
+/* A trial whose segment waits for memory that processes relish does not
+ * own hold: its latest wait event is segment.waiting (the live driver
+ * writes segment.waited when it is placed, trial.failed when it gives up). */
+struct exp_wait {
+	int64_t trial_id;
+	double since;
+	char *message;
+};
+
 struct exp_summary {
 	int count[TRIAL__COUNT];
 	int total;
 	int has_best;
 	store_trial best;
+	struct exp_wait *wait;
+	size_t n_wait;
 };
+
+static void summary_fini(struct exp_summary *sum)
+{
+	store_trial_fini(&sum->best);
+	for (size_t i = 0; i < sum->n_wait; i++)
+		free(sum->wait[i].message);
+	free(sum->wait);
+	sum->wait = NULL;
+	sum->n_wait = 0;
+}
+
+static int waits_read(store *s, const store_experiment *e, struct exp_summary *sum, rl_err *err)
+{
+	if (e->status != EXP_RUNNING)
+		return 0;
+	store_event *ev;
+	size_t n;
+	int rc = store_event_list(s, e->id, 0, 0, &ev, &n, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const store_event *v = &ev[i];
+		int waiting = !strcmp(v->kind, "segment.waiting");
+		if (!v->trial_id || (!waiting && strcmp(v->kind, "segment.waited") &&
+				     strcmp(v->kind, "trial.failed")))
+			continue;
+		size_t k = 0;
+		while (k < sum->n_wait && sum->wait[k].trial_id != v->trial_id)
+			k++;
+		if (k < sum->n_wait) { /* the older state of that trial goes */
+			free(sum->wait[k].message);
+			sum->wait[k] = sum->wait[--sum->n_wait];
+		}
+		if (!waiting)
+			continue;
+		struct exp_wait *w = realloc(sum->wait, (sum->n_wait + 1) * sizeof *w);
+		char *m = strdup(v->message ? v->message : "");
+		if (!w || !m) {
+			free(m);
+			if (w)
+				sum->wait = w;
+			rc = rl_err_set(err, RL_ENOMEM, "status");
+			break;
+		}
+		sum->wait = w;
+		sum->wait[sum->n_wait++] = (struct exp_wait){v->trial_id, v->at, m};
+	}
+	store_events_free(ev, n);
+	return rc;
+}
 
 static int summarise(store *s, const store_experiment *e, struct exp_summary *sum, rl_err *err)
 {
@@ -39,7 +101,7 @@ static int summarise(store *s, const store_experiment *e, struct exp_summary *su
 		sum->has_best = 1;
 	else if (rc != RL_ENOTFOUND)
 		return rl_err_set(err, rc, "%s", e2.msg);
-	return 0;
+	return waits_read(s, e, sum, err);
 }
 
 static double elapsed(const store_experiment *e, double now)
@@ -59,12 +121,19 @@ static json_t *status_json(const store_experiment *e, const struct exp_summary *
 		best = json_pack("{s:I, s:o, s:o}", "trial_id", (json_int_t)sum->best.id,
 				 "value", cli_json_real(sum->best.objective), "resource",
 				 cli_json_real(sum->best.objective_resource));
-	return json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o}",
+	json_t *waiting = json_array();
+	for (size_t i = 0; i < sum->n_wait; i++)
+		json_array_append_new(waiting, json_pack("{s:I, s:o, s:s}", "trial_id",
+							 (json_int_t)sum->wait[i].trial_id, "since",
+							 cli_json_real(sum->wait[i].since), "message",
+							 sum->wait[i].message));
+	return json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "id", (json_int_t)e->id, "experiment", e->name, "status",
 			 exp_status_name(e->status), "objective", "metric", e->objective_metric,
 			 "mode", e->mode, "trials", trials, "best", best, "created_at",
 			 cli_json_real(e->created_at), "finished_at", cli_json_real(e->finished_at),
-			 "elapsed_s", cli_json_real(elapsed(e, now)), "spec_path", cli_json_str(e->spec_path));
+			 "elapsed_s", cli_json_real(elapsed(e, now)), "spec_path", cli_json_str(e->spec_path),
+			 "waiting", waiting);
 }
 
 enum { S_NAME, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_OBJ, S_BEST, S_STARTED,
@@ -77,6 +146,31 @@ static const cli_col cols[S__N] = {
 	[S_OBJ] = {"OBJECTIVE", 0, 5, 0, 0},
 	[S_STARTED] = {"STARTED", 0, 4, 0, 0},  [S_ELAPSED] = {"ELAPSED", 1, 3, 0, 0},
 };
+
+/* Lines printed below the table: each waiting trial, by experiment. */
+struct notes {
+	char *text;
+	size_t len;
+};
+
+static int waits_note(struct notes *nt, const store_experiment *e, const struct exp_summary *sum)
+{
+	for (size_t i = 0; i < sum->n_wait; i++) {
+		char since[32], line[700];
+		cli_format_time(sum->wait[i].since, since, sizeof since);
+		int k = snprintf(line, sizeof line, "  %s: trial %lld %s (since %s)\n", e->name,
+				 (long long)sum->wait[i].trial_id, sum->wait[i].message, since);
+		size_t add = k < 0 ? 0 : (size_t)k < sizeof line ? (size_t)k : sizeof line - 1;
+		char *t = realloc(nt->text, nt->len + add + 1);
+		if (!t)
+			return RL_ENOMEM;
+		memcpy(t + nt->len, line, add);
+		nt->len += add;
+		t[nt->len] = '\0';
+		nt->text = t;
+	}
+	return 0;
+}
 
 static int status_row(cli_table *tb, const store_experiment *e, const struct exp_summary *sum,
 		      double now)
@@ -124,30 +218,37 @@ static int status_run(store *s, const cli_read_opts *o, rl_err *err)
 		return rc;
 	}
 	double now = cli_now();
+	struct notes notes = {0};
 	json_t *arr = o->json ? json_array() : NULL;
 	cli_table *tb = o->json ? NULL : cli_table_new(cols, S__N);
 	if (!o->json && !tb)
 		rc = rl_err_set(err, RL_ENOMEM, "status table");
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		struct exp_summary sum;
-		if ((rc = summarise(s, &v[i], &sum, err)) < 0)
+		if ((rc = summarise(s, &v[i], &sum, err)) < 0) {
+			summary_fini(&sum);
 			break;
+		}
 		if (o->json)
 			json_array_append_new(arr, status_json(&v[i], &sum, now));
-		else if (status_row(tb, &v[i], &sum, now) < 0)
+		else if (status_row(tb, &v[i], &sum, now) < 0 || waits_note(&notes, &v[i], &sum) < 0)
 			rc = rl_err_set(err, RL_ENOMEM, "status table");
-		store_trial_fini(&sum.best);
+		summary_fini(&sum);
 	}
 	store_experiments_free(v, n);
 	if (rc < 0) {
 		json_decref(arr);
 		cli_table_free(tb);
+		free(notes.text);
 		return rc;
 	}
 	if (o->json)
 		return cli_json_print(arr, err);
 	cli_table_print(tb, stdout, cli_term_width(o->wide));
 	cli_table_free(tb);
+	if (notes.len)
+		printf("waiting for memory that other processes hold:\n%s", notes.text);
+	free(notes.text);
 	return 0;
 }
 

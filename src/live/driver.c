@@ -308,6 +308,74 @@ static int fail_unplaceable(live *d, live_exp *x, uint64_t trial, const char *wh
 	return 0;
 }
 
+/* ---- waiting for memory that other processes hold ------------------------ */
+
+static void fmt_wait(const live *d, const sched_wait_info *wi, char *buf, size_t n)
+{
+	const char *dev = wi->dev >= 0 && (size_t)wi->dev < d->devs->n
+				  ? d->devs->dev[wi->dev].info.uuid : "a device";
+	if (wi->need_mib)
+		snprintf(buf, n, "%llu MiB on %s are used by processes relish does not own; "
+			 "it needs %llu MiB there", (unsigned long long)wi->foreign_mib, dev,
+			 (unsigned long long)wi->need_mib);
+	else
+		snprintf(buf, n, "%llu MiB on %s are used by processes relish does not own; "
+			 "it needs the device to itself", (unsigned long long)wi->foreign_mib, dev);
+}
+
+/* A queued segment waited past sharing.foreign_wait: its trial fails. */
+static int fail_waited(live *d, live_seg *g, const char *why, rl_err *err)
+{
+	live_exp *x = g->x;
+	uint64_t trial = g->trial;
+	sched_remove(d->core, g->sched_id);
+	x->n_queued--;
+	live_seg_unlink_free(d, g);
+	live_kick(d); /* the engine may hand out the next trial */
+	return fail_unplaceable(d, x, trial, why, err);
+}
+
+void live_foreign_waits(live *d)
+{
+	if (d->stopping || !d->core)
+		return;
+	double now = live_mono(d), wall = live_now(d);
+	live_seg *g = d->segs;
+	while (g) {
+		live_seg *next = g->next;
+		if (g->placed) {
+			g = next;
+			continue;
+		}
+		live_exp *x = g->x;
+		live_trial *t = &x->trials[g->trial];
+		sched_wait_info wi;
+		sched_wait w = sched_foreign_wait(d->core, g->sched_id, now, &wi);
+		char what[300], msg[400];
+		rl_err err = {0};
+		if (w == SCHED_WAIT_FOREIGN && !g->waiting_since) {
+			g->waiting_since = wi.since > 0 ? wi.since : now;
+			fmt_wait(d, &wi, what, sizeof what);
+			snprintf(msg, sizeof msg, "waiting for memory: %s", what);
+			live_progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
+			if (store_event_append(d->st, wall, x->id, t->store_id, 0, "segment.waiting", msg,
+					       NULL, &err) < 0) {
+				live_fatal(d, &err);
+				return;
+			}
+		} else if (w == SCHED_WAIT_EXPIRED) {
+			fmt_wait(d, &wi, what, sizeof what);
+			snprintf(msg, sizeof msg, "waited %.0f s for memory (sharing.foreign_wait is %g s): %s",
+				 wi.waited_s, x->sp->sharing.foreign_wait_s, what);
+			if (fail_waited(d, g, msg, &err) < 0) {
+				live_fatal(d, &err);
+				return;
+			}
+		}
+		g = next;
+	}
+}
+
 static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 {
 	live_trial *t = live_trial_slot(x, w->trial, err);
@@ -406,6 +474,16 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	g->placed = 1;
 	x->n_queued--;
 	g->dev = pl->dev[0];
+	if (g->waiting_since) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "waited %.1f s for memory that other processes held; "
+			 "placed on %s", live_mono(d) - g->waiting_since, de->info.uuid);
+		live_progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
+		if ((rc = store_event_append(d->st, now, x->id, t->store_id, 0, "segment.waited", msg,
+					     NULL, err)) < 0)
+			return rc;
+		g->waiting_since = 0;
+	}
 	g->mem_mib = pl->mem_mib;
 	g->compute = pl->compute;
 	g->basis = pl->basis;
@@ -593,6 +671,7 @@ static void tick_cb(uv_timer_t *h)
 		live_fatal(d, &err);
 	live_gpu_sample(d);
 	place(d);
+	live_foreign_waits(d);
 	live_progress_draw(d, 0);
 	live_check_end(d);
 }
@@ -677,6 +756,7 @@ static int core_create(live *d, const spec *sp, rl_err *err)
 	sched_options_default(&so, d->opt.policy_set ? d->opt.policy : sp->sharing.policy);
 	so.memory_margin = sp->sharing.memory_margin;
 	so.order = d->opt.order_set ? d->opt.order : sp->sharing.order;
+	so.foreign = sp->sharing.foreign == FOREIGN_AVOID ? SCHED_FOREIGN_AVOID : SCHED_FOREIGN_SHARE;
 	int rc = sched_new(&so, &d->core, err);
 	if (rc < 0)
 		return rc;
@@ -955,6 +1035,9 @@ int live_run(live *d, rl_err *err)
 	uv_signal_start(&d->sigint, signal_cb, SIGINT);
 	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);
+	/* Measure before the first placement: memory that others hold now
+	 * must be known before anything is placed beside it. */
+	live_gpu_sample(d);
 	live_kick(d);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	live_progress_clear(d);

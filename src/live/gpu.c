@@ -9,13 +9,17 @@
  * that saw the group busy or idle on the device) goes to the core's
  * co-location model (sched_observation.mean_util), the segment row and the
  * profile.  It also notes which segments shared a device, so profiles keep
- * throughput alone apart from throughput beside others.
+ * throughput alone apart from throughput beside others.  And it measures
+ * each GPU's foreign use, the memory of processes relish does not own, for
+ * the core to place against (foreign_update).
  *
  * Sampling is coarse (LIVE_TICK_MS) on purpose: NVML's per-process
  * utilisation already averages over its own period, and a faster loop would
  * cost the trials more than it tells.
  */
+#include <errno.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "live/live_int.h"
 
@@ -32,14 +36,74 @@ static void mark_shared(live *d)
 	}
 }
 
+/* Whether pid belongs to one of relish's running segments (its process
+ * group is the segment's).  -1 when the process has gone since NVML
+ * listed it: its memory is free by now, so it counts for nobody. */
+static int owned_pid(const live *d, uint32_t pid)
+{
+	pid_t pg = getpgid((pid_t)pid);
+	if (pg < 0)
+		return errno == ESRCH ? -1 : 0;
+	/* Any segment still linked: one that just ended keeps its group's
+	 * stragglers (workers still exiting) as its own until it is gone. */
+	for (const live_seg *g = d->segs; g; g = g->next)
+		if (g->pid > 0 && g->pid == pg)
+			return 1;
+	return 0;
+}
+
+/*
+ * Foreign use of each GPU: the memory of every compute process NVML lists
+ * there that is not in a running segment's process group, plus memory in
+ * use that no listed process accounts for (processes NVML will not name,
+ * in another container or of another user) beyond the least such amount
+ * seen since relish started (the driver's own share of a device, which is
+ * never free for anyone).  The core counts it with its margin
+ * (sched_device_set_foreign) and places against what is left.
+ */
+static void foreign_update(live *d, const telemetry_snapshot *snap, double now)
+{
+	for (size_t i = 0; i < d->devs->n && i < LIVE_MAX_DEVICES; i++) {
+		const device_entry *de = &d->devs->dev[i];
+		if (!de->info.is_gpu || de->nvml_index < 0)
+			continue;
+		const telemetry_dev_sample *ds = NULL;
+		for (size_t k = 0; k < snap->n_dev; k++)
+			if (snap->dev[k].index == de->nvml_index)
+				ds = &snap->dev[k];
+		if (!ds)
+			continue;
+		uint64_t foreign = 0, listed = 0;
+		for (size_t k = 0; k < snap->n_proc; k++) {
+			const telemetry_proc_mem *p = &snap->proc[k];
+			if (p->device != de->nvml_index || p->used_mib == UINT64_MAX)
+				continue;
+			listed += p->used_mib;
+			if (owned_pid(d, p->pid) == 0)
+				foreign += p->used_mib;
+		}
+		uint64_t unlisted = ds->mem_used_mib > listed ? ds->mem_used_mib - listed : 0;
+		if (!d->gpu_base_known[i] || unlisted < d->gpu_base_mib[i]) {
+			d->gpu_base_mib[i] = unlisted;
+			d->gpu_base_known[i] = 1;
+		}
+		foreign += unlisted - d->gpu_base_mib[i];
+		d->foreign_mib[i] = foreign;
+		sched_device_set_foreign(d->core, (int)i, foreign, now);
+	}
+}
+
 void live_gpu_sample(live *d)
 {
 	mark_shared(d);
 	if (!d->tel || !d->n_gpus)
 		return;
 	telemetry_snapshot snap;
-	if (telemetry_sample(d->tel, live_mono(d), &snap, NULL) < 0)
+	double now = live_mono(d); /* the core's clock */
+	if (telemetry_sample(d->tel, now, &snap, NULL) < 0)
 		return;
+	if (d->core)
+		foreign_update(d, &snap, now);
 	for (live_seg *g = d->segs; g; g = g->next) {
 		if (!g->es || g->pid <= 0)
 			continue;

@@ -27,6 +27,7 @@
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
 #define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */
+#define LIVE_MAX_DEVICES 64  /* devices whose foreign use is measured */
 
 typedef struct live_exp live_exp;
 
@@ -76,6 +77,8 @@ typedef struct live_seg {
 	int n_missed;          /* lines that missed the metric format (BAD, NEAR) */
 	int interrupted;       /* cancelled because relish is stopping */
 	char *reuse_key;       /* warm / worker */
+	double waiting_since;  /* queued: waiting for memory other processes
+				* hold since then (live_foreign_waits), 0 not */
 	int adopted;           /* its container outlived a crashed relish (recover.c) */
 	double replay_upto;    /* adopted: metric lines at or before this resource are
 				* stored already (the container's output is read again
@@ -147,6 +150,11 @@ struct live {
 	size_t n_removed;
 	rl_err runtime_err;     /* first experiment stopped by a container runtime failure */
 	int profiles_seeded;    /* profiles with features given to the core */
+	/* foreign use per device (gpu.c): the last measurement, and the
+	 * memory no listed process accounts for at its least */
+	uint64_t foreign_mib[LIVE_MAX_DEVICES];
+	uint64_t gpu_base_mib[LIVE_MAX_DEVICES];
+	uint8_t gpu_base_known[LIVE_MAX_DEVICES];
 	/* display (progress.c) */
 	FILE *out;
 	int tty;
@@ -224,6 +232,10 @@ void live_container_sweep(live *d);
 /* Sample NVML: each running GPU segment's peak memory and SM utilisation
  * (by process group), and which segments share a device. */
 void live_gpu_sample(live *d);
+/* Segments that wait for memory other processes hold: an event and a
+ * line when a wait begins, the trial failed when it passes
+ * sharing.foreign_wait (driver.c, after each placement pass). */
+void live_foreign_waits(live *d);
 /* Mean SM utilisation of g's samples (percent), -1 when none. */
 double live_seg_mean_util(const live_seg *g);
 /* Store g's mean utilisation in its segment row (nothing when unknown). */

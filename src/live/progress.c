@@ -6,6 +6,9 @@
  * they would not fit the screen's height):
  *   digits  23/64 trials  5 done  2 running  14 stopped  best 0.986111 (trial 17)  3m05s  ETA 4m
  *   host  2 running  1.2/23.1 GiB reserved  1.9 GiB in use
+ *   GPU-8f3c...  1 running  3.2/8.0 GiB reserved  2.9 GiB in use  2.6 GiB used by others
+ * (an experiment's line adds "N waiting (others' memory)" while segments wait
+ * for memory that processes relish does not own hold)
  * Every line fits the terminal's width: fields are dropped from the least
  * needed (the counts, the ETA) and what still does not fit ends in an
  * ellipsis, so no line ever wraps and the redraw (cursor up, clear to the
@@ -240,6 +243,13 @@ static void exp_line(live *d, live_exp *x, double now, int w, char *out, size_t 
 	if (engine_best(x->eng, &bv, NULL) == 0)
 		snprintf(best, sizeof best, "best %.6g (trial %lld)", bv.value,
 			 (long long)x->trials[bv.index].store_id);
+	/* Segments waiting for memory that processes relish does not own hold. */
+	size_t n_wait = 0;
+	for (live_seg *g = d->segs; g; g = g->next)
+		n_wait += g->x == x && !g->placed && g->waiting_since;
+	char waiting[48] = "";
+	if (n_wait)
+		snprintf(waiting, sizeof waiting, "%zu waiting (others' memory)", n_wait);
 	double elapsed = now - d->run_started;
 	fmt_dur(elapsed, el, sizeof el);
 	/* ETA: the trials left, at the rate this run has finished them. */
@@ -260,8 +270,8 @@ static void exp_line(live *d, live_exp *x, double now, int w, char *out, size_t 
 	int name_w = w / 3 > 12 ? w / 3 : 12;
 	if (text_width(name) > name_w && text_width(name) + 40 > w)
 		cut(name, name_w);
-	const char *f[] = {name, trials, done, run, stop, failed, best, el, eta};
-	static const int rank[] = {0, 0, 5, 4, 6, 3, 1, 2, 2};
+	const char *f[] = {name, trials, done, run, stop, failed, waiting, best, el, eta};
+	static const int rank[] = {0, 0, 5, 4, 6, 3, 3, 1, 2, 2};
 	fit(out, size, w, f, rank, sizeof f / sizeof f[0]);
 }
 
@@ -269,8 +279,8 @@ static void exp_line(live *d, live_exp *x, double now, int w, char *out, size_t 
 static void dev_line(live *d, int i, int w, char *out, size_t size)
 {
 	size_t nd = sched_device_count(d->core);
-	uint64_t reserved = 0, total = 0, used = 0;
-	size_t running = 0, shown = 0;
+	uint64_t reserved = 0, total = 0, used = 0, others = 0;
+	size_t running = 0, shown = 0, avoided = 0;
 	const char *name = "host";
 	for (size_t k = 0; k < nd; k++) {
 		if (i >= 0 && (int)k != i)
@@ -284,6 +294,8 @@ static void dev_line(live *d, int i, int w, char *out, size_t size)
 		reserved += ds.mem_reserved_mib;
 		total += ds.info.mem_total_mib;
 		running += ds.n_running;
+		others += ds.foreign_mib;
+		avoided += ds.avoided;
 		for (live_seg *g = d->segs; g; g = g->next)
 			if (g->es && g->dev == (int)k)
 				used += ds.info.is_gpu ? g->gpu_peak_mib << 20 : g->rss_now;
@@ -299,8 +311,15 @@ static void dev_line(live *d, int i, int w, char *out, size_t size)
 	fmt_mem(used >> 20, u, sizeof u);
 	snprintf(res, sizeof res, "%s / %s reserved", r, t);
 	snprintf(inuse, sizeof inuse, "%s in use", u);
-	const char *f[] = {nm, run, res, inuse};
-	static const int rank[] = {0, 0, 1, 2};
+	/* Memory of processes relish does not own, as such. */
+	char oth[64] = "";
+	if (others) {
+		char o[32];
+		fmt_mem(others, o, sizeof o);
+		snprintf(oth, sizeof oth, "%s used by others%s", o, avoided ? " (avoided)" : "");
+	}
+	const char *f[] = {nm, run, res, inuse, oth};
+	static const int rank[] = {0, 0, 1, 2, 1};
 	fit(out, size, w, f, rank, sizeof f / sizeof f[0]);
 }
 

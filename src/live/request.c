@@ -72,6 +72,7 @@ void live_request_build(const live_exp *x, const config *cfg, sched_request *out
 	}
 	r.shape = shape ? shape : 1;
 	r.exp_id = x->key;
+	r.foreign_wait_s = sp->sharing.foreign_wait_s;
 	const spec_resources *res = &sp->trial.resources;
 	r.needs_gpu = res->gpus > 0;
 	if (r.needs_gpu) {

@@ -274,7 +274,11 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		.work = g->to - g->from, .duration_s = r->duration_s,
 	};
 	/* What the end means for memory is the core's decision (mem.c): the
-	 * simulator asks the same function. */
+	 * simulator asks the same function.  Out of memory on a GPU: sample
+	 * once more first, so that memory others hold right now is known to
+	 * the core (an out-of-memory beside it is no proof of anything). */
+	if (r->outcome == SCHED_OUT_OOM && de->info.is_gpu)
+		live_gpu_sample(d);
 	sched_mem_decision md;
 	if (sched_mem_decide(d->core, g->sched_id, &obs, &t->mem, &md, &err) < 0)
 		goto fatal;

@@ -29,6 +29,9 @@ typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH } sharin
 typedef enum queue_order { ORDER_DEFAULT, ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR } queue_order;
 /* A Slurm executor (DESIGN.md) is planned; the spec refuses it until it exists. */
 typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER } executor_kind;
+/* Devices that processes relish does not own use: share what they leave
+ * free, or avoid them (docs/gpu.md, "Other users of a GPU"). */
+typedef enum foreign_use { FOREIGN_SHARE, FOREIGN_AVOID } foreign_use;
 typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
 
 typedef struct env_var {
@@ -103,6 +106,8 @@ typedef struct spec {
 		sharing_policy policy;  /* default relish */
 		double memory_margin;   /* relative headroom on measured peaks, default 0.2 */
 		queue_order order;      /* default: las under relish, fifo otherwise */
+		foreign_use foreign;    /* default share */
+		double foreign_wait_s;  /* most a segment waits for others' memory, 0 = no limit */
 	} sharing;
 } spec;
 
@@ -123,6 +128,7 @@ const char *spec_search_name(search_algo a);
 const char *spec_schedule_name(schedule_algo a);
 const char *spec_policy_name(sharing_policy p);
 const char *spec_executor_name(executor_kind k);
+const char *spec_foreign_name(foreign_use f);
 const char *spec_trial_mode_name(trial_mode m);
 int spec_policy_from_name(const char *s, sharing_policy *out);
 const char *spec_order_name(queue_order o);

@@ -111,6 +111,12 @@ char *spec_to_json(const spec *s)
 	if (s->sharing.order != ORDER_DEFAULT)
 		json_object_set_new(json_object_get(root, "sharing"), "order",
 				    json_string(spec_order_name(s->sharing.order)));
+	/* The same for the foreign-use keys: only when not the default. */
+	json_t *sh = json_object_get(root, "sharing");
+	if (s->sharing.foreign != FOREIGN_SHARE)
+		json_object_set_new(sh, "foreign", json_string(spec_foreign_name(s->sharing.foreign)));
+	if (s->sharing.foreign_wait_s > 0)
+		json_object_set_new(sh, "foreign_wait_s", json_real(s->sharing.foreign_wait_s));
 	/* 15 significant digits: values people write (0.1, 1e-4) come back as
 	 * written, where 17 would print 0.10000000000000001. */
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

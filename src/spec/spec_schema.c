@@ -50,7 +50,8 @@ struct section {
 _Static_assert(sizeof(objective_mode) == sizeof(int) && sizeof(search_algo) == sizeof(int) &&
 		       sizeof(schedule_algo) == sizeof(int) && sizeof(sharing_policy) == sizeof(int) &&
 		       sizeof(queue_order) == sizeof(int) &&
-		       sizeof(executor_kind) == sizeof(int) && sizeof(trial_mode) == sizeof(int),
+		       sizeof(executor_kind) == sizeof(int) && sizeof(trial_mode) == sizeof(int) &&
+		       sizeof(foreign_use) == sizeof(int),
 	       "enums are stored through int pointers");
 
 static const char *const mode_names[] = {"max", "min"};
@@ -58,6 +59,7 @@ static const char *const search_names[] = {"random", "grid", "tpe", "sobol"};
 static const char *const schedule_names[] = {"none", "asha", "hyperband", "median"};
 static const char *const policy_names[] = {"exclusive", "pack", "relish"};
 static const char *const order_names[] = {"default", "fifo", "las", "tiresias", "fair"};
+static const char *const foreign_names[] = {"share", "avoid"};
 static const char *const executor_names[] = {"process", "podman", "docker"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
 
@@ -154,6 +156,10 @@ static const field sharing_rows[] = {
 	 .help = "headroom over measured memory peaks, 0-10 (default 0.2 = 20 %)"},
 	{.key = "order", .type = F_ENUM, .off = OFF(sharing.order), NAMES(order_names),
 	 .help = "queue order: default | fifo | las | tiresias | fair (default: las under relish, fifo otherwise)"},
+	{.key = "foreign", .type = F_ENUM, .off = OFF(sharing.foreign), NAMES(foreign_names),
+	 .help = "GPUs that other processes use: share their free memory, or avoid them (default share)"},
+	{.key = "foreign_wait", .type = F_DUR, .off = OFF(sharing.foreign_wait_s),
+	 .help = "most a segment waits for memory other processes hold, then its trial fails; 0 = no limit (default 0)"},
 };
 
 static const section objective_section = SECTION(objective_rows);
@@ -760,6 +766,11 @@ const char *spec_policy_name(sharing_policy p)
 const char *spec_executor_name(executor_kind k)
 {
 	return NAME_OF(executor_names, k);
+}
+
+const char *spec_foreign_name(foreign_use f)
+{
+	return NAME_OF(foreign_names, f);
 }
 
 const char *spec_trial_mode_name(trial_mode m)

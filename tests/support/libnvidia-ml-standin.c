@@ -25,12 +25,19 @@
  *                                  while relish samples it; a fourth field
  *                                  "DEV PID MIB SM" also gives the process
  *                                  a fresh SM-utilisation sample at every
- *                                  nvmlDeviceGetProcessUtilization call
+ *                                  nvmlDeviceGetProcessUtilization call;
+ *                                  lines of processes that have exited are
+ *                                  left out (a process's memory is gone
+ *                                  with it), so another process's line is
+ *                                  foreign to relish exactly while it runs
  * Device memory used = used + the processes' memory; free = total - used.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "telemetry/nvml_abi.h"
 
@@ -179,8 +186,10 @@ static void refresh_state(void)
 		int d, sm = -1;
 		unsigned pid;
 		unsigned long long mib;
+		/* A process that has exited holds no memory and is no longer
+		 * listed, as with the real library: its line may stay. */
 		if (sscanf(line, "%d %u %llu %d", &d, &pid, &mib, &sm) >= 3 && d >= 0 &&
-		    d < si.n_dev)
+		    d < si.n_dev && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
 			si.proc[si.n_proc++] = (struct si_proc){d, pid, mib, sm};
 	}
 	fclose(f);
