@@ -71,7 +71,11 @@ check(s[0][0] == "oom" and s[0][3] == 64, "oom first segment %s" % (s[0],))
 # The raised reservation follows the peak the sampler caught before the kill
 # (sampling every 200 ms), and the executor enforces reservation + 10 %, so
 # the final reservation can sit a little under the 200 MiB touched.
-check(s[-1][0] == "completed" and s[-1][4] == "oom" and s[-1][3] * 1.1 >= 200, "oom last segment %s" % (s[-1],))
+# After three out-of-memory ends in a row the core's memory policy runs it
+# alone on the whole host instead (basis exclusive), which happens when the
+# sampler caught little of each peak.
+check(s[-1][0] == "completed" and s[-1][3] * 1.1 >= 200 and
+      (s[-1][4] == "oom" or (s[-1][4] == "exclusive" and len(s) == 4)), "oom last segment %s" % (s,))
 check(all(x[0] == "oom" for x in s[:-1]) and all(s[i+1][3] > s[i][3] for i in range(len(s) - 1)),
       "oom reservations must grow: %s" % (s,))
 check(by["oom"][1] == "completed", "oom trial %s" % (by["oom"],))
