@@ -619,7 +619,11 @@ static void place(live *d)
 			rl_err err = {0};
 			exec_fault fault = EXEC_FAULT_NONE;
 			if (launch(d, g, &pl[i], &fault, &err) < 0) {
-				if (!g->store_id || err.code == RL_ESTORE || d->fatal) {
+				/* A store error after the process started (its pid
+				 * could not be written: the database was taken over,
+				 * RL_EINUSE) is fatal too: the running segment must
+				 * end through on_end, never be freed here. */
+				if (!g->store_id || err.code == RL_ESTORE || d->fatal || g->es) {
 					live_fatal(d, &err);
 					/* A process that started is cancelled by
 					 * live_fatal and ends through on_end. */
