@@ -29,6 +29,9 @@ fi
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# mktemp's 0700 would become the image's /: a trial that is not root (the
+# default, docs/containers.md "Privileges") could not reach /bin/sh.
+chmod 755 "$root"
 mkdir -p "$root"/{usr,etc,tmp,proc,sys,dev,run,root,home}
 chmod 1777 "$root/tmp"
 if [ "$(basename "$podman")" = docker ]; then

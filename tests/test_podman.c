@@ -9,7 +9,9 @@
  * timeout leave no container; a missing image or command is a runtime
  * failure, an exit 1 the trial's; a warm container serves two segments;
  * and after the process running the executor is SIGKILLed, reconcile finds
- * the orphan by its owner label and removes it.
+ * the orphan by its owner label and removes it; the trial sees least
+ * privilege (no capability, no new privileges, not root, a read-only
+ * root) and, when granted, exactly what was granted.
  *
  * Every container carries an owner label unique to this run; the group
  * teardown (and an atexit hook, for a failed assertion) removes whatever
@@ -547,6 +549,98 @@ static void test_orphan_reconcile(void **state)
 	assert_int_equal(count_containers(), 0);
 }
 
+/* The text of a file (at most 8 KiB), "" when missing. */
+static void slurp(const char *path, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return;
+	size_t k = fread(buf, 1, n - 1, fp);
+	buf[k] = '\0';
+	fclose(fp);
+}
+
+/* What the trial itself reports of its privileges, as log lines. */
+static const char priv_script[] =
+	"grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs):' /proc/self/status; "
+	"awk '$2 == \"/\" { split($4, o, \",\"); print \"ROOT=\" o[1] }' /proc/self/mounts; "
+	"if touch /etc/relish-probe 2>/dev/null; then echo ETC=writable; else echo ETC=not-writable; fi; "
+	"touch /tmp/p && echo TMP=ok; "
+	"touch \"$RELISH_CHECKPOINT_DIR/p\" && echo CKPT=ok; "
+	"echo 'RELISH epoch=1 ok=1'";
+
+static void run_priv(fixture *f, executor *ex, const char *tag, char *log, size_t n)
+{
+	char ck[128], env_ck[160], logp[128];
+	snprintf(ck, sizeof ck, "%s/ck-%s", g_dir, tag);
+	snprintf(logp, sizeof logp, "%s/%s.log", g_dir, tag);
+	snprintf(env_ck, sizeof env_ck, "RELISH_CHECKPOINT_DIR=%s", ck);
+	char *argv[] = {"/bin/sh", "-c", (char *)priv_script, NULL};
+	char *envp[] = {"RELISH_TRIAL_ID=t9", env_ck, NULL};
+	exec_spec es;
+	spec_for(&es, argv, envp, "t9", 1, ck);
+	es.log_path = logp;
+	run r = {0};
+	rl_err err;
+	rl_err_clear(&err);
+	if (exec_launch(ex, &es, &cbs, &r, &r.seg, &err) < 0)
+		fail_msg("launch: %s", err.msg);
+	wait_end(f, &r, 60);
+	slurp(logp, log, n);
+	if (r.r.outcome != SCHED_OUT_COMPLETED)
+		fail_msg("%s: %s: %s", tag, r.r.reason, log);
+}
+
+/*
+ * Least privilege, seen from inside the trial: no capability at all
+ * (effective and bounding sets empty), no_new_privs set, not uid 0, a
+ * read-only root with a writable /tmp, and its checkpoint folder (made by
+ * relish, as root) writable by it.  Then what a spec may grant comes back:
+ * one capability, root, a writable root, new privileges.
+ */
+static void test_least_privilege(void **state)
+{
+	fixture *f = *state;
+	char log[8192];
+	run_priv(f, f->ex, "least", log, sizeof log);
+	char def[32], uid_line[64];
+	container_default_user(def, sizeof def);
+	unsigned long uid = 0, gid = 0;
+	assert_int_equal(sscanf(def, "%lu:%lu", &uid, &gid), 2);
+	assert_true(uid != 0);
+	snprintf(uid_line, sizeof uid_line, "Uid:\t%lu\t%lu\t%lu\t%lu\n", uid, uid, uid, uid);
+	if (!strstr(log, uid_line) || !strstr(log, "CapEff:\t0000000000000000\n") ||
+	    !strstr(log, "CapBnd:\t0000000000000000\n") || !strstr(log, "NoNewPrivs:\t1\n") ||
+	    !strstr(log, "ROOT=ro\n") || !strstr(log, "ETC=not-writable\n") || !strstr(log, "TMP=ok\n") ||
+	    !strstr(log, "CKPT=ok\n"))
+		fail_msg("the trial saw more than least privilege (want %s):\n%s", uid_line, log);
+
+	container_options o;
+	test_options(&o, IMAGE);
+	const char *caps[] = {"NET_RAW"};
+	o.cap_add = caps;
+	o.n_cap_add = 1;
+	o.user = "0:0";
+	o.writable_root = 1;
+	o.new_privileges = 1;
+	executor *granted = NULL;
+	rl_err err;
+	rl_err_clear(&err);
+	if (exec_podman_new(&f->loop, &o, &granted, &err) < 0)
+		fail_msg("exec_podman_new: %s", err.msg);
+	run_priv(f, granted, "granted", log, sizeof log);
+	/* CAP_NET_RAW is bit 13. */
+	if (!strstr(log, "Uid:\t0\t0\t0\t0\n") || !strstr(log, "CapEff:\t0000000000002000\n") ||
+	    !strstr(log, "CapBnd:\t0000000000002000\n") || !strstr(log, "NoNewPrivs:\t0\n") ||
+	    !strstr(log, "ROOT=rw\n") || !strstr(log, "ETC=writable\n") || !strstr(log, "CKPT=ok\n"))
+		fail_msg("the granted privileges did not arrive:\n%s", log);
+	exec_shutdown(granted);
+	exec_free(granted);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	assert_int_equal(count_containers(), 0);
+}
+
 int main(void)
 {
 	/* Inside a container where the engine cannot start one: skipped
@@ -569,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_runtime_vs_trial_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warm_container, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_orphan_reconcile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_least_privilege, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec/container.h"
 
@@ -29,13 +30,20 @@ static void assert_argv(char **got, const char *const *want)
 		fail_msg("argv has extra \"%s\" at %zu", got[i], i);
 }
 
+/* The user is fixed here, so that the lines do not depend on who runs the
+ * test; test_privileges checks the default user. */
 static void base_options(container_options *o)
 {
 	container_options_default(o);
 	o->image = "localhost/relish-host:latest";
 	o->experiment = "exp 1";
 	o->owner = "0123456789abcdef";
+	o->user = "65534:65534";
 }
+
+/* What every container gets unless the spec grants more. */
+#define LEAST "--cap-drop=all", "--security-opt=no-new-privileges", "--user=65534:65534", \
+	      "--read-only", "--tmpfs=/tmp"
 
 static void test_cpu_oneshot(void **state)
 {
@@ -65,7 +73,7 @@ static void test_cpu_oneshot(void **state)
 		"podman", "run", "--init", "--name=relish-exp_1-t7-9-0000abcd",
 		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
 		"--label=relish.trial=t7", "--label=relish.segment=3-9", "--label=relish.mode=oneshot",
-		"--network=none", "--pull=never", "--memory=512m", "--memory-swap=512m", "--cpus=1.5",
+		"--network=none", "--pull=never", LEAST, "--memory=512m", "--memory-swap=512m", "--cpus=1.5",
 		"--volume=/usr:/usr:ro", "--volume=/data:/in", "--volume=/ck/t7:/ck/t7",
 		"--cidfile=/tmp/x.cid", "--env=RELISH_TRIAL_ID=t7", "--env=OMP_NUM_THREADS=1",
 		"--env=MY_VAR=x", "--env=HOSTONLY2=diff", "--env=RELISH_MODE=oneshot",
@@ -85,7 +93,7 @@ static void test_cpu_oneshot(void **state)
 	const char *want2[] = {
 		"docker", "run", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
 		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t8", "--label=hpo.segment=0-1.5",
-		"--label=hpo.mode=oneshot", "--network=bridge", "--pull=never", "--workdir=/work",
+		"--label=hpo.mode=oneshot", "--network=bridge", "--pull=never", LEAST, "--workdir=/work",
 		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
 	assert_argv(got, want2);
 	contract_strv_free(got);
@@ -105,7 +113,7 @@ static void test_cpu_oneshot(void **state)
 	const char *want3[] = {
 		"docker", "run", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
 		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t9", "--label=hpo.segment=0-1",
-		"--label=hpo.mode=oneshot", "--network=none", "--pull=never", "--ipc=host",
+		"--label=hpo.mode=oneshot", "--network=none", "--pull=never", LEAST, "--ipc=host",
 		"--mount=type=bind,source=/tmp/mps,target=/tmp/mps",
 		"--mount=type=bind,source=/usr,target=/usr,readonly",
 		"--mount=type=bind,\"source=/data,v1\",target=/in",
@@ -134,7 +142,7 @@ static void test_gpu_cdi_mps_warm(void **state)
 		"podman", "run", "--rm", "--init", "-i", "--name=c1",
 		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
 		"--label=relish.trial=t1", "--label=relish.segment=0-3", "--label=relish.mode=warm",
-		"--network=none", "--pull=never", "--ipc=host", "--volume=/tmp/mps:/tmp/mps",
+		"--network=none", "--pull=never", LEAST, "--ipc=host", "--volume=/tmp/mps:/tmp/mps",
 		"--device=nvidia.com/gpu=GPU-a", "--device=nvidia.com/gpu=GPU-b",
 		"--env=CUDA_MPS_PIPE_DIRECTORY=/tmp/mps", "--env=CUDA_VISIBLE_DEVICES=GPU-a,GPU-b",
 		"--env=RELISH_GPU_MEMORY_MIB=4096", "localhost/relish-host:latest", "python3",
@@ -152,7 +160,7 @@ static void test_gpu_cdi_mps_warm(void **state)
 		"podman", "run", "--init", "--name=c2",
 		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
 		"--label=relish.trial=t1", "--label=relish.segment=0-3", "--label=relish.mode=oneshot",
-		"--network=none", "--pull=never", "--device=nvidia.com/gpu=2",
+		"--network=none", "--pull=never", LEAST, "--device=nvidia.com/gpu=2",
 		"--device=nvidia.com/gpu=5", "--env=CUDA_VISIBLE_DEVICES=0,1",
 		"localhost/relish-host:latest", "python3", "train.py", NULL};
 	assert_argv(got, want2);
@@ -177,7 +185,7 @@ static void test_gpu_devices(void **state)
 		"podman", "run", "--rm", "--init", "-i", "--name=c3",
 		"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
 		"--label=relish.trial=", "--label=relish.segment=0-1", "--label=relish.mode=worker",
-		"--network=none", "--pull=never", "--device=/dev/nvidia1", "--device=/dev/nvidiactl",
+		"--network=none", "--pull=never", LEAST, "--device=/dev/nvidia1", "--device=/dev/nvidiactl",
 		"--device=/dev/nvidia-uvm", "--device=/dev/nvidia-uvm-tools",
 		"--env=CUDA_VISIBLE_DEVICES=GPU-y", "localhost/relish-host:latest", "t", NULL};
 	assert_argv(got, want);
@@ -272,6 +280,70 @@ static void test_parse_ps(void **state)
 	assert_non_null(strstr(err.msg, "container list"));
 }
 
+/* 1 when argv holds s. */
+static int has_arg(char **argv, const char *s)
+{
+	for (; *argv; argv++)
+		if (!strcmp(*argv, s))
+			return 1;
+	return 0;
+}
+
+/*
+ * Least privilege by default, for both engines: every capability dropped,
+ * no new privileges, a user that is not root (nobody when relish is root,
+ * relish's own uid otherwise), a read-only root with a tmpfs /tmp.  What
+ * the options grant (trial.privileges) comes back, and only that.
+ */
+static void test_privileges(void **state)
+{
+	(void)state;
+	char *argv[] = {"/bin/ctrial", NULL};
+	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .argv = argv, .a = {.trial_id = "t1", .to = 1}};
+	char def[32], user_arg[48];
+	container_default_user(def, sizeof def);
+	snprintf(user_arg, sizeof user_arg, "--user=%s", def);
+	if (geteuid() == 0)
+		assert_string_equal(def, "65534:65534");
+	else
+		assert_string_not_equal(def, "0:0");
+	for (int docker = 0; docker < 2; docker++) {
+		container_options o;
+		base_options(&o);
+		o.user = NULL;
+		o.engine = docker ? CONTAINER_DOCKER : CONTAINER_PODMAN;
+		char **got = NULL;
+		assert_int_equal(container_build_argv(&o, &es, "n", NULL, &got, NULL), 0);
+		assert_true(has_arg(got, "--cap-drop=all"));
+		assert_true(has_arg(got, "--security-opt=no-new-privileges"));
+		assert_true(has_arg(got, user_arg));
+		assert_true(has_arg(got, "--read-only"));
+		assert_true(has_arg(got, "--tmpfs=/tmp"));
+		assert_true(has_arg(got, "--network=none"));
+		assert_int_equal(has_arg(got, "--userns=keep-id"), !docker && geteuid() != 0);
+		for (char **a = got; *a; a++)
+			assert_true(strncmp(*a, "--cap-add", 9) != 0 && strcmp(*a, "--privileged") != 0);
+		contract_strv_free(got);
+
+		const char *caps[] = {"NET_RAW", "SYS_PTRACE"};
+		o.cap_add = caps;
+		o.n_cap_add = 2;
+		o.user = "0:0";
+		o.writable_root = 1;
+		o.new_privileges = 1;
+		assert_int_equal(container_build_argv(&o, &es, "n", NULL, &got, NULL), 0);
+		const char *want[] = {
+			docker ? "docker" : "podman", "run", "--init", "--name=n",
+			"--label=relish.owner=0123456789abcdef", "--label=relish.experiment=exp 1",
+			"--label=relish.trial=t1", "--label=relish.segment=0-1",
+			"--label=relish.mode=oneshot", "--network=none", "--pull=never",
+			"--cap-drop=all", "--cap-add=NET_RAW", "--cap-add=SYS_PTRACE", "--user=0:0",
+			"localhost/relish-host:latest", "/bin/ctrial", NULL};
+		assert_argv(got, want);
+		contract_strv_free(got);
+	}
+}
+
 static exec_result ended(sched_outcome o, int exited, int code, int sig)
 {
 	exec_result r;
@@ -349,6 +421,7 @@ static void test_classify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_cpu_oneshot),
 		cmocka_unit_test(test_gpu_cdi_mps_warm),
 		cmocka_unit_test(test_gpu_devices),

@@ -22,7 +22,11 @@
 #   runtime  a mount whose host path does not exist: podman fails (125) on
 #            the first segments, which are recorded failed with a
 #            "container runtime:" reason; no trial failed and no retry
-#            used; the experiment stops (failed) and relish exits 1.
+#            used; the experiment stops (failed) and relish exits 1;
+#   priv     least privilege as the trial sees it (/proc/self/status): no
+#            capability, no_new_privs, not root, a read-only root; and with
+#            trial.privileges (NET_RAW, root) exactly that comes back, and
+#            relish validate lists it.
 #
 # RELISH_TEST_ENGINE=docker runs the same cases with docker (a daemon must
 # answer: tests/test_run_docker.sh starts a private one).
@@ -38,7 +42,7 @@ rm_now=(rm -f -t 0)
 [ "$ENGINE" = docker ] && rm_now=(rm -f) # docker rm has no -t
 work=$(mktemp -d "/tmp/relish-test-$ENGINE-XXXXXX")
 tag=$$
-names="ok$tag oom$tag cancel$tag crash$tag noimage$tag runtime$tag"
+names="ok$tag oom$tag cancel$tag crash$tag noimage$tag runtime$tag priv$tag grant$tag"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -231,4 +235,42 @@ ev = [k for (k,) in db.execute("SELECT kind FROM events")]
 if "segment.runtime_failed" not in ev or "experiment.failed" not in ev:
     sys.exit("FAIL: runtime: events %s" % ev)
 P
+# ---- privileges ---------------------------------------------------------------------
+cat >"$work/probe.sh" <<'T'
+# What the trial may do, in its own words (log lines), then its metric.
+grep -E '^(Uid|CapEff|NoNewPrivs):' /proc/self/status
+sed -n 's|^[^ ]* / [^ ]* \(..\).*|ROOT=\1|p' /proc/self/mounts
+echo "RELISH epoch=1 ok=1"
+T
+privspec() { # NAME [PRIVILEGES]
+  cat >"$work/$1.yaml" <<S
+name: $1
+objective: {metric: ok, mode: max}
+search: {algorithm: grid, space: {x: {type: choice, values: [1]}}}
+trial:
+  command: ["/bin/sh", "$work/probe.sh"]
+  executor: $ENGINE
+  image: localhost/relish-host
+  mounts: ["/usr:/usr:ro", "$work/probe.sh:$work/probe.sh:ro"]
+  resources: {memory: 64MiB, cpus: 0.5}
+${2:-}
+S
+}
+privspec "priv$tag"
+run "priv$tag" >"$work/priv.out" 2>"$work/priv.err" || fail "priv: exit $?: $(tail -5 "$work/priv.err")"
+log=$(sqlite3 "$work/priv$tag.db" "SELECT log_path FROM segments")
+grep -q $'^CapEff:\t0000000000000000$' "$log" && grep -q $'^NoNewPrivs:\t1$' "$log" &&
+  ! grep -q $'^Uid:\t0\t' "$log" && grep -q '^ROOT=ro$' "$log" ||
+  fail "priv: the trial had more than least privilege: $(cat "$log")"
+privspec "grant$tag" "  privileges: {capabilities: [net_raw], user: root}"
+"$RELISH" validate "$work/grant$tag.yaml" >"$work/grant.validate" 2>&1 || fail "grant: validate: $(cat "$work/grant.validate")"
+grep -q 'trial.privileges.capabilities: NET_RAW' "$work/grant.validate" &&
+  grep -q 'trial.privileges.user: 0:0' "$work/grant.validate" ||
+  fail "grant: validate does not list the grants: $(cat "$work/grant.validate")"
+run "grant$tag" >"$work/grant.out" 2>"$work/grant.err" || fail "grant: exit $?: $(tail -5 "$work/grant.err")"
+log=$(sqlite3 "$work/grant$tag.db" "SELECT log_path FROM segments")
+grep -q $'^CapEff:\t0000000000002000$' "$log" && grep -q $'^Uid:\t0\t' "$log" ||
+  fail "grant: NET_RAW and root did not arrive: $(cat "$log")"
+[ "$(left "priv$tag")$(left "grant$tag")" = 00 ] || fail "priv: containers left"
+
 echo "test_run_podman ($ENGINE): ok"

@@ -445,6 +445,74 @@ static void test_json_fallback(void **state)
 	assert_string_equal(err.msg, "f.json: objective.mode: expected one of max, min, got \"maxx\" (did you mean \"max\"?)");
 }
 
+/* trial.privileges: parsed into canonical names and "UID:GID"; spec_grants
+ * lists what a container spec asks beyond least privilege (nothing for
+ * the defaults, nothing for a process spec), and the JSON keeps it. */
+static void test_privileges(void **state)
+{
+	(void)state;
+	static const char base[] =
+		"name: p\nobjective: {metric: a, mode: max}\n"
+		"search: {space: {x: {type: uniform, low: 0, high: 1}}}\n";
+	char text[1024];
+	snprintf(text, sizeof text, "%strial:\n  command: [t]\n  executor: podman\n  image: img\n", base);
+	spec *s = parse_ok(text, "d.yaml", 0);
+	spec_grant g[8];
+	assert_int_equal(spec_grants(s, g, 8), 0);
+	assert_null(s->trial.privileges.user);
+	char *json = spec_to_json(s);
+	assert_null(strstr(json, "privileges")); /* absent when not given: same identity as before */
+	free(json);
+	spec_free(s);
+
+	snprintf(text, sizeof text,
+		 "%strial:\n  command: [t]\n  executor: docker\n  image: img\n  network: host\n"
+		 "  mounts: [\"/usr:/usr:ro\"]\n"
+		 "  privileges:\n    capabilities: [cap_net_raw, SYS_ptrace]\n    user: \"1000\"\n"
+		 "    writable_root: true\n    new_privileges: true\n", base);
+	s = parse_ok(text, "g.yaml", 0);
+	const spec_privileges *p = &s->trial.privileges;
+	assert_int_equal(p->n_capabilities, 2);
+	assert_string_equal(p->capabilities[0], "NET_RAW");
+	assert_string_equal(p->capabilities[1], "SYS_PTRACE");
+	assert_string_equal(p->user, "1000:1000");
+	assert_true(p->writable_root && p->new_privileges);
+	size_t n = spec_grants(s, g, 8);
+	assert_int_equal(n, 7);
+	const char *want[][2] = {
+		{"trial.network", "host"},
+		{"trial.privileges.capabilities", "NET_RAW"},
+		{"trial.privileges.capabilities", "SYS_PTRACE"},
+		{"trial.privileges.user", "1000:1000"},
+		{"trial.privileges.writable_root", "true"},
+		{"trial.privileges.new_privileges", "true"},
+		{"trial.mounts", "/usr:/usr:ro"},
+	};
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(g[i].key, want[i][0]);
+		assert_string_equal(g[i].value, want[i][1]);
+	}
+	assert_int_equal(spec_grants(s, g, 2), 7); /* the count, even past max */
+	json = spec_to_json(s);
+	assert_non_null(strstr(json, "\"privileges\""));
+	assert_non_null(strstr(json, "\"NET_RAW\""));
+	free(json);
+	spec_free(s);
+
+	snprintf(text, sizeof text,
+		 "%strial:\n  command: [t]\n  executor: podman\n  image: img\n"
+		 "  privileges: {user: root}\n", base);
+	s = parse_ok(text, "r.yaml", 0);
+	assert_string_equal(s->trial.privileges.user, "0:0");
+	spec_free(s);
+
+	/* A process spec asks nothing of a container. */
+	snprintf(text, sizeof text, "%strial:\n  command: [t]\n  network: host\n", base);
+	s = parse_ok(text, "n.yaml", 0);
+	assert_int_equal(spec_grants(s, g, 8), 0);
+	spec_free(s);
+}
+
 /* Never crash: every prefix of the valid specs, hostile structures and
  * pseudo-random bytes must either parse or fail with a message. */
 static void try_parse(const char *text, size_t len, int json)
@@ -564,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_json_fallback),
+		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_hostile_input),
 		cmocka_unit_test(test_docs_cover_schema),
 	};

@@ -60,6 +60,15 @@ int cmd_validate(int argc, char **argv, rl_err *err)
 		printf("%s: ok (%zu parameter%s, search %s, schedule %s, policy %s)\n", path, s->search.space.n,
 		       s->search.space.n == 1 ? "" : "s", spec_search_name(s->search.algorithm),
 		       spec_schedule_name(s->schedule.algorithm), spec_policy_name(s->sharing.policy));
+		/* What its containers get beyond least privilege (docs/containers.md). */
+		spec_grant g[64];
+		size_t n = spec_grants(s, g, 64);
+		if (n)
+			printf("containers get more than least privilege:\n");
+		for (size_t i = 0; i < n && i < 64; i++)
+			printf("  %s: %s\n", g[i].key, g[i].value);
+		if (n > 64)
+			printf("  ... and %zu more\n", n - 64);
 	}
 	spec_free(s);
 	return 0;

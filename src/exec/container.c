@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -205,6 +206,45 @@ static int gpu_args(const container_options *o, const char *cvd, strv *s, char *
 	return 0;
 }
 
+/* ---- privileges -------------------------------------------------------------------- */
+
+void container_default_user(char *buf, size_t n)
+{
+	uid_t uid = geteuid();
+	if (uid == 0)
+		snprintf(buf, n, "65534:65534");
+	else
+		snprintf(buf, n, "%lu:%lu", (unsigned long)uid, (unsigned long)getegid());
+}
+
+/* What the container may do (container.h, "Privileges"): each right is off
+ * unless the options grant it. */
+static void add_privileges(strv *s, const container_options *o)
+{
+	sv_add(s, "--cap-drop=all");
+	for (size_t i = 0; i < o->n_cap_add; i++)
+		sv_addf(s, "--cap-add=%s", o->cap_add[i]);
+	if (!o->new_privileges)
+		sv_add(s, "--security-opt=no-new-privileges");
+	char user[32];
+	if (o->user && *o->user) {
+		snprintf(user, sizeof user, "%s", o->user);
+	} else {
+		container_default_user(user, sizeof user);
+		/* Rootless podman maps the invoking user to root inside; keep-id
+		 * maps it to itself, so the trial owns what the user owns. */
+		if (geteuid() != 0 && o->engine == CONTAINER_PODMAN)
+			sv_add(s, "--userns=keep-id");
+	}
+	sv_addf(s, "--user=%s", user);
+	if (!o->writable_root) {
+		/* The trial writes its checkpoint folder (a bind mount) and
+		 * /tmp; nothing of the image. */
+		sv_add(s, "--read-only");
+		sv_add(s, "--tmpfs=/tmp");
+	}
+}
+
 /* ---- argv ---------------------------------------------------------------------- */
 
 static const char *mode_name(trial_mode m)
@@ -285,6 +325,7 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 	sv_addf(&s, "--network=%s", o->network && *o->network ? o->network : "none");
 	/* Never reach for a registry: a missing image fails at once. */
 	sv_add(&s, "--pull=never");
+	add_privileges(&s, o);
 	if (es->memory_limit_mib) {
 		sv_addf(&s, "--memory=%llum", (unsigned long long)es->memory_limit_mib);
 		/* Equal to --memory: no swap, so the limit is an OOM, not a crawl. */

@@ -25,7 +25,8 @@
  * engine's [A-Za-z0-9][A-Za-z0-9_.-]* and at most 120 characters.
  *
  * docker takes the same arguments (run --init --rm --name --label --network
- * --memory --cpus -e --pull never) except bind mounts, which are --mount
+ * --memory --cpus -e --pull never, and the least-privilege ones: --cap-drop
+ * --cap-add --security-opt --user --read-only --tmpfs) except bind mounts, which are --mount
  * (docker's -v would create a missing host path).  CI runs podman;
  * scripts/docker-check.sh runs the same container tests against a real,
  * private docker daemon (docs/containers.md).
@@ -75,6 +76,15 @@ typedef struct container_options {
 	const char *owner;           /* required: container_owner_id() of the store */
 	const char *workdir;         /* -w inside; NULL: the image's (exec_spec.cwd is a host path) */
 	const char *state_dir;       /* cid files and fallback logs; NULL: $TMPDIR or /tmp */
+	/* Privileges (docs/containers.md, "Privileges"): the defaults (all
+	 * zero) are the least that works for a trial: --cap-drop=all,
+	 * --security-opt=no-new-privileges, a user that is not root, a
+	 * read-only root file system with a tmpfs /tmp. */
+	const char *user;            /* "UID:GID"; NULL: container_default_user() */
+	const char *const *cap_add;  /* capability names added back (--cap-add) */
+	size_t n_cap_add;
+	int writable_root;           /* 1: no --read-only */
+	int new_privileges;          /* 1: no no-new-privileges */
 	int check_image;             /* exec_podman_new verifies the image exists (blocking) */
 	exec_options exec;           /* grace, sampling, idle limits (exec_options_default) */
 } container_options;
@@ -106,6 +116,14 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 
 /* ---- pure helpers (container.c) ---------------------------------------- */
 
+/*
+ * The user a trial container runs as when nothing else is asked: relish's
+ * own uid:gid when relish is not root (the files it writes, its checkpoint
+ * folders, are the user's), else 65534:65534 (nobody:nogroup), so that a
+ * rootful engine never runs a trial as root by default.  buf holds >= 32.
+ */
+void container_default_user(char *buf, size_t n);
+
 /* The reason of a segment the runtime failed starts with this text (for
  * people: the driver reads exec_result.fault == EXEC_FAULT_RUNTIME). */
 #define CONTAINER_RUNTIME_REASON "container runtime: "
@@ -128,9 +146,12 @@ void container_owner_id(const char *store_path, char *buf, size_t n);
 /*
  * The engine's argv (NULL-terminated, malloc'd, free with
  * contract_strv_free) for one trial container: binary run --init [--rm: warm, worker]
- * [-i] --name NAME --label ... --network N --pull never [--memory M
- * --memory-swap M] [--cpus C] [--ipc host] -v mounts... [-w W] [--device ...]
- * [--cidfile F] -e NAME=value... IMAGE argv...  name must already be valid
+ * [-i] --name NAME --label ... --network N --pull never --cap-drop=all
+ * [--cap-add=C...] [--security-opt=no-new-privileges] --user U
+ * [--userns=keep-id: podman, relish not root, default user] [--read-only
+ * --tmpfs=/tmp] [--memory M --memory-swap M] [--cpus C] [--ipc host]
+ * -v mounts... [-w W] [--device ...] [--cidfile F] -e NAME=value... IMAGE
+ * argv...  name must already be valid
  * (container_name); cidfile may be NULL.  Errors: RL_EINVAL for an empty
  * argv, RL_EUNSUPPORTED for a GPU UUID that GPU_DEVICES cannot map.
  */

@@ -100,6 +100,10 @@ struct cexec {
 	executor *inner;
 	container_options o;        /* strings below are owned copies */
 	char *binary, *image, *network, *mps_dir, *label_prefix, *experiment, *owner, *workdir;
+	char *user;                 /* resolved "UID:GID" the containers run as */
+	uid_t uid;                  /* its numbers, for the checkpoint folders */
+	gid_t gid;
+	char **cap_add;
 	char *conf;
 	char state_dir[PATH_MAX];
 	container_mount *mounts;
@@ -144,6 +148,32 @@ static int mkdir_p(const char *path)
 			*p = '/';
 		}
 	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/*
+ * The trial runs as ex->user, not as relish: when relish is root and that
+ * user is not, the checkpoint folder (which relish made) becomes the
+ * trial's, so it can write there.  Only the folder itself, never what is in
+ * it (a trial's own files are already its own), and never through a link:
+ * opened with O_NOFOLLOW and changed with fchown, so a symbolic link that a
+ * trial left in a folder it shares (a worker's experiment folder) cannot
+ * hand it some other file.  0, or -1 with errno.
+ */
+static int give_checkpoint_dir(cexec *ex, const char *dir)
+{
+	if (geteuid() != 0 || ex->uid == 0)
+		return 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int rc = fstat(fd, &st);
+	if (rc == 0 && (st.st_uid != ex->uid || st.st_gid != ex->gid))
+		rc = fchown(fd, ex->uid, ex->gid);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
 }
 
 static const char *engine_bin(const container_options *o)
@@ -454,6 +484,10 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 	if (es->a.checkpoint_dir && *es->a.checkpoint_dir && mkdir_p(es->a.checkpoint_dir) < 0)
 		return rl_err_sys(err, RL_EIO, errno, "creating checkpoint directory %s",
 				  es->a.checkpoint_dir);
+	if (es->a.checkpoint_dir && *es->a.checkpoint_dir &&
+	    give_checkpoint_dir(ex, es->a.checkpoint_dir) < 0)
+		return rl_err_sys(err, RL_EIO, errno, "giving checkpoint directory %s to uid %lu",
+				  es->a.checkpoint_dir, (unsigned long)ex->uid);
 	cseg *s;
 	ctr *c;
 	if (cseg_new(ex, es, cb, ud, &s, &c) < 0)
@@ -666,6 +700,12 @@ static void maybe_free(cexec *ex)
 	free(ex->experiment);
 	free(ex->owner);
 	free(ex->workdir);
+	free(ex->user);
+	if (ex->cap_add) {
+		for (size_t i = 0; i < ex->o.n_cap_add; i++)
+			free(ex->cap_add[i]);
+		free(ex->cap_add);
+	}
 	free(ex->conf);
 	if (ex->mounts) {
 		for (size_t i = 0; i < ex->o.n_mounts; i++) {
@@ -939,6 +979,15 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 		return rl_err_set(err, RL_EINVAL, "container executor: no experiment name given");
 	if (!o->owner || !*o->owner)
 		return rl_err_set(err, RL_EINVAL, "container executor: no owner label given");
+	char user[32];
+	if (o->user && *o->user)
+		snprintf(user, sizeof user, "%s", o->user);
+	else
+		container_default_user(user, sizeof user);
+	unsigned long uid = 0, gid = 0;
+	char tail;
+	if (sscanf(user, "%lu:%lu%c", &uid, &gid, &tail) != 2)
+		return rl_err_set(err, RL_EINVAL, "container executor: user %s: expected UID:GID", user);
 	if (o->check_image) {
 		int rc = check_image(o, err);
 		if (rc < 0)
@@ -958,8 +1007,12 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 	ex->owner = strdup(o->owner);
 	ex->workdir = dup_or_null(o->workdir);
 	ex->conf = dup_or_null(o->containers_conf);
+	ex->user = strdup(user);
+	ex->uid = (uid_t)uid;
+	ex->gid = (gid_t)gid;
 	ex->engine_env = engine_env_new(o->containers_conf);
-	int oom = !ex->binary || !ex->image || !ex->experiment || !ex->owner || !ex->engine_env;
+	int oom = !ex->binary || !ex->image || !ex->experiment || !ex->owner || !ex->engine_env ||
+		  !ex->user;
 	if (o->n_mounts) {
 		ex->mounts = calloc(o->n_mounts, sizeof *ex->mounts);
 		oom |= !ex->mounts;
@@ -969,6 +1022,12 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 			ex->mounts[i].read_only = o->mounts[i].read_only;
 			oom |= !ex->mounts[i].host;
 		}
+	}
+	if (o->n_cap_add) {
+		ex->cap_add = calloc(o->n_cap_add, sizeof *ex->cap_add);
+		oom |= !ex->cap_add;
+		for (size_t i = 0; ex->cap_add && i < o->n_cap_add; i++)
+			oom |= !(ex->cap_add[i] = dup_or_null(o->cap_add[i]));
 	}
 	if (o->n_gpu_uuids) {
 		ex->gpu_uuids = calloc(o->n_gpu_uuids, sizeof *ex->gpu_uuids);
@@ -985,6 +1044,8 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 	ex->o.owner = ex->owner;
 	ex->o.workdir = ex->workdir;
 	ex->o.containers_conf = ex->conf;
+	ex->o.user = ex->user;
+	ex->o.cap_add = (const char *const *)ex->cap_add;
 	ex->o.mounts = ex->mounts;
 	ex->o.gpu_uuids = (const char *const *)ex->gpu_uuids;
 	const char *sd = o->state_dir ? o->state_dir : getenv("TMPDIR");

@@ -147,6 +147,14 @@ int live_container_setup(live *d, live_exp *x, rl_err *err)
 	container_owner_id(d->db_path, owner, sizeof owner);
 	o.owner = owner;
 	o.mps_dir = d->mps ? d->mps_dir : NULL;
+	/* Least privilege unless the spec grants more (trial.privileges,
+	 * docs/containers.md; spec_grants lists what it asks). */
+	const spec_privileges *pv = &sp->trial.privileges;
+	o.cap_add = (const char *const *)pv->capabilities;
+	o.n_cap_add = pv->n_capabilities;
+	o.user = pv->user;
+	o.writable_root = pv->writable_root;
+	o.new_privileges = pv->new_privileges;
 
 	container_mount *m = NULL;
 	const char **uuids = NULL;

@@ -118,6 +118,10 @@ void spec_free(spec *s)
 		free(s->trial.mounts[i].target);
 	}
 	free(s->trial.mounts);
+	for (size_t i = 0; i < s->trial.privileges.n_capabilities; i++)
+		free(s->trial.privileges.capabilities[i]);
+	free(s->trial.privileges.capabilities);
+	free(s->trial.privileges.user);
 	for (size_t i = 0; s->trial.shape_params && i < s->trial.n_shape_params; i++)
 		free(s->trial.shape_params[i]);
 	free(s->trial.shape_params);
@@ -250,4 +254,37 @@ int spec_expand_config(const char *tmpl, const space *sp, const config *c, const
 {
 	struct config_ctx cc = {sp, c, b};
 	return spec_expand(tmpl, config_lookup, &cc, out, err);
+}
+
+/* ---- grants ------------------------------------------------------------ */
+
+size_t spec_grants(const spec *s, spec_grant *out, size_t max)
+{
+	size_t n = 0;
+#define GRANT(k, ...)                                                         \
+	do {                                                                  \
+		if (n < max) {                                                \
+			out[n].key = k;                                       \
+			snprintf(out[n].value, sizeof out[n].value, __VA_ARGS__); \
+		}                                                             \
+		n++;                                                          \
+	} while (0)
+	if (s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER)
+		return 0;
+	const spec_privileges *p = &s->trial.privileges;
+	if (s->trial.network && strcmp(s->trial.network, "none") != 0)
+		GRANT("trial.network", "%s", s->trial.network);
+	for (size_t i = 0; i < p->n_capabilities; i++)
+		GRANT("trial.privileges.capabilities", "%s", p->capabilities[i]);
+	if (p->user)
+		GRANT("trial.privileges.user", "%s", p->user);
+	if (p->writable_root)
+		GRANT("trial.privileges.writable_root", "true");
+	if (p->new_privileges)
+		GRANT("trial.privileges.new_privileges", "true");
+	for (size_t i = 0; i < s->trial.n_mounts; i++)
+		GRANT("trial.mounts", "%s:%s:%s", s->trial.mounts[i].host, s->trial.mounts[i].target,
+		      s->trial.mounts[i].read_only ? "ro" : "rw");
+#undef GRANT
+	return n;
 }

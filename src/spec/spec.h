@@ -46,6 +46,18 @@ typedef struct spec_mount {
 	int read_only;
 } spec_mount;
 
+/* What a trial's container may do beyond the least privilege relish gives
+ * it (docs/containers.md, "Privileges"); podman and docker only.  The
+ * defaults (all zero) are: no capability, not root, a read-only root file
+ * system, no new privileges. */
+typedef struct spec_privileges {
+	size_t n_capabilities;
+	char **capabilities;     /* owned; canonical names without CAP_, e.g. "NET_RAW" */
+	char *user;              /* owned; "UID:GID" ("0:0" for root); NULL: the default user */
+	int writable_root;       /* the image's root file system writable */
+	int new_privileges;      /* setuid programs and file capabilities may raise privileges */
+} spec_privileges;
+
 typedef struct spec_resources {
 	uint64_t memory_mib;     /* host RAM per segment, 0 = estimate */
 	uint64_t gpu_memory_mib; /* GPU memory per segment, 0 = estimate */
@@ -92,6 +104,7 @@ typedef struct spec {
 		char *network;          /* containers: default "none" */
 		size_t n_mounts;
 		spec_mount *mounts;     /* containers: extra bind mounts, owned */
+		spec_privileges privileges; /* containers: beyond the default (none) */
 		trial_mode mode;        /* oneshot (default), warm, worker */
 		spec_resources resources;
 		double timeout_s;       /* per segment, 0 = none */
@@ -171,6 +184,23 @@ int spec_expand_config(const char *tmpl, const space *sp, const config *c,
  * otherwise grid_points, default 5).  Saturates at UINT64_MAX.
  */
 uint64_t spec_grid_size(const space *sp);
+
+/*
+ * What s asks of its trials' containers beyond the default least privilege
+ * (docs/containers.md, "Privileges"), one entry per grant: a network other
+ * than none, each added capability, a user given (root or another uid),
+ * a writable root file system, new privileges, and each bind mount (host
+ * paths the trial sees).  For a service that must refuse what its
+ * configuration does not allow (relish serve), and for people
+ * (`relish validate` prints them).  Writes at most max entries to out and
+ * returns how many there are (0 for the process executor, whose trials
+ * run as relish's own processes).
+ */
+typedef struct spec_grant {
+	const char *key;         /* static: the field path, e.g. "trial.privileges.capabilities" */
+	char value[300];         /* what is asked: "NET_RAW", "0:0", "true", "host", "/data:/data:ro" */
+} spec_grant;
+size_t spec_grants(const spec *s, spec_grant *out, size_t max);
 
 /* The normalised spec (every default filled) as JSON text; malloc'd, owned
  * by the caller; NULL when out of memory. */

@@ -108,6 +108,15 @@ char *spec_to_json(const spec *s)
 	if (s->trial.fail_fast != SPEC_FAIL_FAST_DEFAULT)
 		json_object_set_new(json_object_get(root, "trial"), "fail_fast",
 				    json_integer(s->trial.fail_fast));
+	/* Privileges: also only when given (the same reason). */
+	const spec_privileges *p = &s->trial.privileges;
+	if (p->n_capabilities || p->user || p->writable_root || p->new_privileges) {
+		json_t *o = json_pack("{s:o, s:o, s:b, s:b}", "capabilities",
+				      string_list(p->n_capabilities, p->capabilities), "user",
+				      p->user ? json_string(p->user) : json_null(), "writable_root",
+				      p->writable_root, "new_privileges", p->new_privileges);
+		json_object_set_new(json_object_get(root, "trial"), "privileges", o);
+	}
 	if (s->sharing.order != ORDER_DEFAULT)
 		json_object_set_new(json_object_get(root, "sharing"), "order",
 				    json_string(spec_order_name(s->sharing.order)));

@@ -12,14 +12,17 @@
  */
 #include "spec/spec_internal.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-typedef enum ftype { F_STR, F_INT, F_U64, F_NUM, F_ENUM, F_MEM, F_DUR, F_SUB, F_FN } ftype;
+typedef enum ftype { F_STR, F_INT, F_U64, F_NUM, F_ENUM, F_MEM, F_DUR, F_BOOL, F_SUB, F_FN } ftype;
 
 typedef struct section section;
 typedef int (*field_fn)(sx *x, const node *v, spec *s);
@@ -70,6 +73,8 @@ static int read_env(sx *x, const node *v, spec *s);
 static int read_shape_params(sx *x, const node *v, spec *s);
 static int read_gpus(sx *x, const node *v, spec *s);
 static int read_mounts(sx *x, const node *v, spec *s);
+static int read_capabilities(sx *x, const node *v, spec *s);
+static int read_user(sx *x, const node *v, spec *s);
 
 static const field objective_rows[] = {
 	{.key = "metric", .type = F_STR, .off = OFF(objective.metric), .required = 1,
@@ -121,6 +126,18 @@ static const field resources_rows[] = {
 };
 static const section resources_section = SECTION(resources_rows);
 
+static const field privileges_rows[] = {
+	{.key = "capabilities", .type = F_FN, .fn = read_capabilities,
+	 .help = "Linux capabilities added back after --cap-drop=all, e.g. [NET_RAW] (default none)"},
+	{.key = "user", .type = F_FN, .fn = read_user,
+	 .help = "root, UID or UID:GID the trial runs as (default: not root)"},
+	{.key = "writable_root", .type = F_BOOL, .off = OFF(trial.privileges.writable_root),
+	 .help = "true: the image's root file system is writable (default false: read-only, tmpfs /tmp)"},
+	{.key = "new_privileges", .type = F_BOOL, .off = OFF(trial.privileges.new_privileges),
+	 .help = "true: setuid programs may raise privileges (default false: no-new-privileges)"},
+};
+static const section privileges_section = SECTION(privileges_rows);
+
 static const field trial_rows[] = {
 	{.key = "command", .type = F_FN, .required = 1, .fn = read_command,
 	 .help = "argv list, no shell; {param} and built-in placeholders substituted"},
@@ -135,6 +152,8 @@ static const field trial_rows[] = {
 	 .help = "container network (default none)"},
 	{.key = "mounts", .type = F_FN, .fn = read_mounts,
 	 .help = "containers: bind mounts, \"HOST[:TARGET][:ro|rw]\" (${VAR} expanded)"},
+	{.key = "privileges", .type = F_SUB, .sub = &privileges_section,
+	 .help = "containers: what a trial may do beyond the least privilege (default nothing)"},
 	{.key = "mode", .type = F_ENUM, .off = OFF(trial.mode), NAMES(trial_mode_names),
 	 .help = "oneshot | warm | worker (default oneshot)"},
 	{.key = "resources", .type = F_SUB, .sub = &resources_section, .help = "what one segment needs"},
@@ -297,6 +316,109 @@ static int read_shape_params(sx *x, const node *v, spec *s)
 	return 0;
 }
 
+/* Linux capabilities by name (capability(7)); trial.privileges takes them
+ * with or without CAP_, in any case. */
+static const char *const cap_names[] = {
+	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID",
+	"SETUID", "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST",
+	"NET_ADMIN", "NET_RAW", "IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO",
+	"SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE",
+	"SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE", "AUDIT_WRITE",
+	"AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG", "WAKE_ALARM",
+	"BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF", "CHECKPOINT_RESTORE",
+};
+
+static int read_capabilities(sx *x, const node *v, spec *s)
+{
+	size_t n;
+	char **list;
+	int rc = read_string_list(x, v, 1, &n, &list);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char up[64];
+		const char *name = list[i];
+		if (!strncasecmp(name, "CAP_", 4))
+			name += 4;
+		size_t k = 0;
+		for (; name[k] && k + 1 < sizeof up; k++)
+			up[k] = (char)toupper((unsigned char)name[k]);
+		up[k] = '\0';
+		const char *found = NULL;
+		for (size_t c = 0; c < sizeof cap_names / sizeof *cap_names; c++)
+			if (!strcmp(up, cap_names[c]))
+				found = cap_names[c];
+		size_t saved = sx_push_index(x, i);
+		if (!found) {
+			const char *sugg = sx_suggest(up, cap_names, sizeof cap_names / sizeof *cap_names);
+			if (sugg)
+				rc = sx_fail(x, v->items[i], "expected a Linux capability name, got \"%s\" "
+					     "(did you mean %s?)", list[i], sugg);
+			else
+				rc = sx_fail(x, v->items[i], "expected a Linux capability name such as NET_RAW "
+					     "or SYS_PTRACE (capabilities(7)), got \"%s\"", list[i]);
+		} else {
+			char *dup = strdup(found);
+			if (!dup) {
+				rc = nomem(x);
+			} else {
+				free(list[i]);
+				list[i] = dup;
+			}
+		}
+		sx_pop(x, saved);
+	}
+	if (rc < 0) {
+		free_list(n, list);
+		return rc;
+	}
+	spec_privileges *p = &s->trial.privileges;
+	free_list(p->n_capabilities, p->capabilities);
+	p->n_capabilities = n;
+	p->capabilities = list;
+	return 0;
+}
+
+/* "root", UID or UID:GID (numbers); kept as "UID:GID", a lone UID taking
+ * the same number as its group. */
+static int read_user(sx *x, const node *v, spec *s)
+{
+	char *text;
+	int rc = sx_string(x, v, &text);
+	if (rc < 0)
+		return rc;
+	unsigned long uid = 0, gid = 0;
+	int ok = 0;
+	if (!strcmp(text, "root")) {
+		ok = 1;
+	} else {
+		char *end;
+		errno = 0;
+		if (isdigit((unsigned char)text[0])) {
+			uid = strtoul(text, &end, 10);
+			gid = uid;
+			if (!errno && *end == ':' && isdigit((unsigned char)end[1]))
+				gid = strtoul(end + 1, &end, 10);
+			ok = !errno && !*end && uid <= 4294967294UL && gid <= 4294967294UL;
+		}
+	}
+	if (!ok) {
+		char got[96];
+		rc = sx_fail(x, v, "expected root, a numeric UID or UID:GID, got %s", sx_got(v, got, sizeof got));
+		free(text);
+		return rc;
+	}
+	free(text);
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lu:%lu", uid, gid);
+	char *u = strdup(buf);
+	if (!u)
+		return nomem(x);
+	free(s->trial.privileges.user);
+	s->trial.privileges.user = u;
+	return 0;
+}
+
 static int read_env(sx *x, const node *v, spec *s)
 {
 	char got[96];
@@ -439,6 +561,8 @@ static int read_field(sx *x, const field *f, const node *v, spec *s)
 		return sx_memory(x, v, (uint64_t *)(base + f->off));
 	case F_DUR:
 		return sx_duration(x, v, (double *)(base + f->off));
+	case F_BOOL:
+		return sx_bool(x, v, (int *)(base + f->off));
 	case F_SUB:
 		return parse_section(x, v, f->sub, s);
 	case F_FN:
@@ -587,6 +711,15 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 	if ((s->trial.executor == EXEC_PODMAN || s->trial.executor == EXEC_DOCKER) && !s->trial.image) {
 		saved = sx_push(x, "trial");
 		rc = sx_fail(x, exe, "missing required key \"image\" (executor %s runs a container image)",
+			     spec_executor_name(s->trial.executor));
+		sx_pop(x, saved);
+		return rc;
+	}
+	const node *prv = at_path(root, "trial", "privileges");
+	if (prv && s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER) {
+		saved = sx_push(x, "trial.privileges");
+		rc = sx_fail(x, prv, "applies to executors podman and docker only (executor is %s; "
+			     "a process trial runs as relish's own process)",
 			     spec_executor_name(s->trial.executor));
 		sx_pop(x, saved);
 		return rc;
