@@ -125,4 +125,35 @@ for _ in $(seq 50); do
   sleep 0.05
 done
 { [ "$state" = gone ] || [ "$state" = Z ]; } || fail "GPU trial's setsid child $gc outlived it ($state)"
+
+# The same child's memory is its segment's, not others' (foreign use): three
+# such trials, two at a time, 3 GiB each on 8 GiB GPUs, packed.  The third
+# starts beside the second on GPU 0, which it fits only when the second's
+# detached child is counted as the second's and not again as foreign.
+cat >"$work/gc3_trial.sh" <<'T'
+work=$1
+dev=${CUDA_VISIBLE_DEVICES##*-}
+setsid /bin/sh -c 'echo "$1 $$ 3000" >>"$2/state"; exec sleep 300' sh "$dev" "$work" \
+  </dev/null >/dev/null 2>&1 &
+sleep "$2"
+echo "RELISH epoch=1 accuracy=1"
+T
+cat >"$work/gc3.yaml" <<S
+name: gpugc3
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: grid
+  max_concurrent: 2
+  space:
+    s: {type: choice, values: [1.2, 3, 1.5]}
+trial:
+  command: ["/bin/sh", "$work/gc3_trial.sh", "$work", "{s}"]
+  resources: {gpus: 1, gpu_memory: 3GiB, cpus: 0.1}
+sharing: {policy: pack}
+S
+"$RELISH" run "$work/gc3.yaml" --db "$work/gc3.db" >"$work/gc3.out" 2>"$work/gc3.err" \
+  || fail "foreign descendants run exited $?: $(tail -5 "$work/gc3.err")"
+devs=$(sqlite3 "$work/gc3.db" "SELECT group_concat(device, ' ') FROM (SELECT device FROM segments ORDER BY id)")
+[ "$devs" = "GPU-fake-0 GPU-fake-0 GPU-fake-0" ] ||
+  fail "a segment's detached child counted as foreign use: devices $devs ($(sqlite3 "$work/gc3.db" "SELECT kind, message FROM events WHERE kind LIKE 'segment.wait%'"))"
 echo "test_run_gpu: ok"

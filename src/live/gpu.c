@@ -37,8 +37,10 @@ static void mark_shared(live *d)
 }
 
 /* Whether pid belongs to one of relish's running segments (its process
- * group is the segment's).  -1 when the process has gone since NVML
- * listed it: its memory is free by now, so it counts for nobody. */
+ * group is the segment's, or it is a member of the segment's confinement
+ * unit: a detached descendant, whose memory is the segment's and must not
+ * count as others' too).  -1 when the process has gone since NVML listed
+ * it: its memory is free by now, so it counts for nobody. */
 static int owned_pid(const live *d, uint32_t pid)
 {
 	pid_t pg = getpgid((pid_t)pid);
@@ -49,6 +51,13 @@ static int owned_pid(const live *d, uint32_t pid)
 	for (const live_seg *g = d->segs; g; g = g->next)
 		if (g->pid > 0 && g->pid == pg)
 			return 1;
+	for (const live_seg *g = d->segs; g; g = g->next) {
+		pid_t mp[256];
+		int nm = g->es ? exec_members(live_exec(g->x), g->es, mp, 256) : -1;
+		for (int i = 0; i < nm; i++)
+			if (mp[i] == (pid_t)pid)
+				return 1;
+	}
 	return 0;
 }
 
