@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_sim_live.sh - the live run and the simulator make the same placement
-# decisions on the same small workload.  Both drivers call the same core
+# decisions on the same small workload, and the same out-of-memory decisions
+# (second part, below the first).  Both drivers call the same core
 # (src/sched/); this test feeds them the same requests and compares what
 # the core decided: device, reservation and basis of every segment started
 # in the first wave (nothing has finished yet), and for `exclusive` the
@@ -156,5 +157,84 @@ for policy in ("exclusive", "pack", "relish"):
 if fails:
     sys.exit("FAIL: " + "\nFAIL: ".join(fails))
 print("test_sim_live: same first wave live and simulated: " + "; ".join(out))
+P
+
+# ---- Out of memory: the same decisions live and simulated --------------------------
+# Four trials that declare 1000 MiB (pack reserves the hint) but need 900,
+# 1400, 2000 and 4000 MiB.  Live, a trial given less than it needs fails at
+# once with the CUDA message; simulated, a segment whose true peak exceeds
+# its reservation runs out of memory at its end.  Both drivers hand the end
+# to the core's memory policy (sched_mem_decide), so every trial gets the
+# same sequence of reservations and bases, worked out by hand:
+#   A 900   1000 hint: completes
+#   D 1400  1000 hint (oom), max(1000 x 1.5, 1000 x 1.2) = 1500 oom: completes
+#   B 2000  1000 hint (oom), 1500 oom (oom), 2250 oom: completes
+#   C 4000  1000 hint (oom), 1500 oom (oom), 2250 oom (oom): three in a row,
+#           so alone on a whole GPU, 8192 exclusive: completes
+# Timing differs (live out-of-memory ends come at once, simulated ones at
+# the segment's end), so what is compared is each trial's decisions, not
+# devices or start times.
+cat >"$work/oom.yaml" <<S
+name: oom
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: grid
+  seed: 1
+  max_concurrent: 4
+  space:
+    job: {type: choice, values: ["900:1:25", "1400:1:25", "2000:1:25", "4000:1:25"]}
+trial:
+  command: ["/bin/sh", "$RELISH_SRC/tests/support/sim_live_trial.sh", "{job}", "$work/state"]
+  resources: {gpus: 1, gpu_memory: 1000MiB, cpus: 0.1}
+  retries: 0
+sharing: {policy: pack}
+S
+"$RELISH" run "$work/oom.yaml" --db "$work/oom.db" >"$work/out" 2>"$work/err" \
+  || fail "oom: relish run exited $?: $(tail -5 "$work/err")"
+"$PY" - "$work" >"$work/oom-trace.csv" <<'P'
+import json, sqlite3, sys
+db = sqlite3.connect("%s/oom.db" % sys.argv[1])
+print("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib,gpu_util_pct,experiment,model,batchsize,mem_hint_mib")
+for (p,) in db.execute("SELECT params_json FROM trials ORDER BY idx"):
+    need, secs, sm = json.loads(p)["job"].split(":")
+    print("o%s,0,%s,1,%s,%s,oom,m%s,1,1000" % (need, secs, need, sm, need))
+P
+"$RELISH" simulate --trace "$work/oom-trace.csv" --gpus 2 --gpu-memory 8192 --policy pack \
+  --order fifo --restart-cost-s 0 --colocate none --out "$work/oom-sim" --placements \
+  >"$work/out" 2>"$work/err" || fail "oom: relish simulate exited $?: $(tail -5 "$work/err")"
+"$PY" - "$work" <<'P'
+import csv, json, sqlite3, sys
+work = sys.argv[1]
+db = sqlite3.connect("%s/oom.db" % work)
+live = {}
+for p, status, res, basis, st in db.execute("""
+        SELECT t.params_json, t.status, s.mem_reserved_mib, s.basis, s.status
+        FROM segments s JOIN trials t ON t.id = s.trial_id ORDER BY s.trial_id, s.seq"""):
+    need = int(json.loads(p)["job"].split(":")[0])
+    live.setdefault(need, []).append((res, basis, st))
+    if status != "completed":
+        sys.exit("FAIL: oom: live trial %d %s" % (need, status))
+sim = {}
+with open("%s/oom-sim/placements_pack.csv" % work) as f:
+    for r in csv.DictReader(f):
+        sim.setdefault(int(r["job_id"][1:]), []).append((int(r["mem_mib"]), r["basis"]))
+expect = {
+    900: [(1000, "hint")],
+    1400: [(1000, "hint"), (1500, "oom")],
+    2000: [(1000, "hint"), (1500, "oom"), (2250, "oom")],
+    4000: [(1000, "hint"), (1500, "oom"), (2250, "oom"), (8192, "exclusive")],
+}
+fails = []
+for need, want in sorted(expect.items()):
+    l = live.get(need, [])
+    got = [(r, b) for r, b, _ in l]
+    ends = [st for _, _, st in l]
+    if got != want or sim.get(need) != want or ends != ["oom"] * (len(want) - 1) + ["completed"]:
+        fails.append("trial needing %d MiB:\n  live      %s\n  simulator %s\n  expected  %s"
+                     % (need, l, sim.get(need), want))
+if fails:
+    sys.exit("FAIL: oom: " + "\nFAIL: oom: ".join(fails))
+print("test_sim_live: same out-of-memory decisions live and simulated: " +
+      "; ".join("%d: %s" % (n, "/".join("%d %s" % x for x in w)) for n, w in sorted(expect.items())))
 P
 echo "test_sim_live: ok"

@@ -52,6 +52,9 @@ static const char usage_text[] =
 	"  --window N           segments waiting in the core's queue at most; later\n"
 	"                       arrivals wait in arrival order (limits backfilling;\n"
 	"                       default 0 = unlimited)\n"
+	"  --background FILE    memory others use on the GPUs over time: CSV time_s,gpu,mib\n"
+	"                       (from time_s on, GPU gpu has mib MiB of others; the core\n"
+	"                       places around it as live, docs/simulator.md)\n"
 	"  --series-step-s S    time-series resolution for --out (default 3600)\n"
 	"  --json               print {\"policies\": {...}} instead of a table\n"
 	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n"
@@ -59,7 +62,7 @@ static const char usage_text[] =
 	"                       per placement (time, job, devices, reservation, basis)\n";
 
 typedef struct sim_opts {
-	const char *trace, *colocate, *out;
+	const char *trace, *colocate, *out, *background;
 	int gpus, json, placements, policies[3];
 	long long mem;
 	int scale, scale_span, seed_set;
@@ -82,7 +85,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
-	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_HELP };
+	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -101,6 +104,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"scale", required_argument, NULL, O_SCALE},
 		{"scale-span", no_argument, NULL, O_SCALE_SPAN},
 		{"scale-seed", required_argument, NULL, O_SCALE_SEED},
+		{"background", required_argument, NULL, O_BACKGROUND},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -161,6 +165,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rl_err_set(err, RL_EUSAGE, "--hints: expected noisy, exact or none, got \"%s\"", optarg);
 			break;
 		case O_COLOC: o->colocate = optarg; break;
+		case O_BACKGROUND: o->background = optarg; break;
 		case O_STEP:
 			if ((rc = parse_num("--series-step-s", optarg, 1, &o->cfg.series_step_s, err)) < 0)
 				return rc;
@@ -317,6 +322,8 @@ static json_t *result_json(const sim_trace *t, const sim_result *r)
 			 "events", (json_int_t)r->n_events, "gangs_capped", (json_int_t)r->n_gang_capped);
 	if (j)
 		json_object_set_new(j, "fairness", fairness_json(t, r));
+	if (j && r->oom_foreign_count)
+		json_object_set_new(j, "oom_foreign", json_integer((json_int_t)r->oom_foreign_count));
 	return j;
 }
 
@@ -334,6 +341,11 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 				"hints", sim_hints_name(o->cfg.hints), "colocate", coloc,
 				"measured_pairs", (json_int_t)sim_model_pair_count(m),
 				"scale", (json_int_t)o->scale);
+	if (cfg && o->background) {
+		json_object_set_new(cfg, "background", json_string(o->background));
+		json_object_set_new(cfg, "background_steps",
+				    json_integer((json_int_t)o->cfg.background->n));
+	}
 	if (cfg && o->scale > 1) {
 		json_object_set_new(cfg, "scale_span", json_boolean(o->scale_span));
 		json_object_set_new(cfg, "scale_seed", json_integer((json_int_t)o->scale_seed));
@@ -562,8 +574,14 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 	sim_result *res[3] = {NULL, NULL, NULL};
 	json_t *report = NULL;
 	char *coloc = NULL;
+	sim_background *bg = NULL;
 	if ((rc = sim_trace_load(o.trace, &t, err)) < 0)
 		goto done;
+	if (o.background) {
+		if ((rc = sim_background_load(o.background, &bg, err)) < 0)
+			goto done;
+		o.cfg.background = bg;
+	}
 	if (o.scale > 1) {
 		sim_trace *big = NULL;
 		rc = sim_trace_synthetic(t, o.scale, o.scale_span ? SIM_SYNTH_LONGER : SIM_SYNTH_DENSER,
@@ -601,6 +619,7 @@ done:
 		sim_result_free(res[i]);
 	sim_model_free(m);
 	sim_trace_free(t);
+	sim_background_free(bg);
 	free(coloc);
 	return rc;
 }

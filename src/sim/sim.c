@@ -83,6 +83,7 @@ typedef struct jstate {
 	int gang;               /* GPUs used (num_gpus capped) */
 	int running;
 	int doomed;             /* this segment's true peak exceeds its reservation */
+	int killed;             /* others' memory grew under it: out of memory now */
 	int n_dev, prev_n_dev;
 	int dev[SCHED_MAX_GANG];
 	int prev_dev[SCHED_MAX_GANG];
@@ -93,6 +94,7 @@ typedef struct dstate {
 	size_t n, cap;
 	double compute;         /* min(100, sum util x rate) */
 	uint64_t mem_used, mem_res;
+	uint64_t bg;            /* memory others use (the background series) */
 } dstate;
 
 typedef struct ev {
@@ -470,6 +472,7 @@ static int apply_placement(simctx *x, const sched_placement *pl, double now,
 	memcpy(s->dev, pl->dev, sizeof pl->dev[0] * (size_t)pl->n_dev);
 	s->res_mib = pl->mem_mib;
 	s->doomed = job->mem_mib > pl->mem_mib;
+	s->killed = 0;
 	s->seg_work = fmin(x->c->segment_s, s->remaining);
 	/* Restart cost unless the segment continues at once on the same GPUs
 	 * (the live driver keeps a warm process there). */
@@ -539,7 +542,16 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 	memset(&o, 0, sizeof o);
 	/* What the live driver would see: a completed segment's measured peak
 	 * and utilisation; an out-of-memory one only that it hit its limit. */
-	if (s->doomed) {
+	if (s->killed) {
+		/* Others' memory took what it was using: it dies within its
+		 * reservation, with the peak it reached (the driver sampled it). */
+		o.outcome = SCHED_OUT_OOM;
+		o.peak_mem_mib = job->mem_mib < s->res_mib ? job->mem_mib : s->res_mib;
+		o.mean_util = -1;
+		o.work = 0;
+		x->r->oom_count++;
+		x->r->oom_foreign_count++;
+	} else if (s->doomed) {
 		o.outcome = SCHED_OUT_OOM;
 		o.peak_mem_mib = s->res_mib;
 		o.mean_util = -1;
@@ -681,12 +693,48 @@ void sim_result_free(sim_result *r)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+/* ---- foreign load (the background series) ------------------------------ */
+
+/*
+ * One step of the series at time now: the core is told, as the live driver
+ * tells it what NVML shows; then, while the GPU's true use (what its
+ * segments use, at most their reservations, plus the others') is above its
+ * memory, the segment placed there last runs out of memory now, as the
+ * allocation that no longer fits fails on a real GPU.
+ */
+static int background_step(simctx *x, const sim_bg_step *st, double now, rl_err *err)
+{
+	dstate *d = &x->ds[st->gpu];
+	d->bg = st->mib;
+	sched_device_set_foreign(x->s, st->gpu, st->mib, now);
+	while (d->n && d->mem_used + d->bg > x->c->gpu_mem_mib) {
+		size_t last = d->run[0];
+		for (size_t i = 1; i < d->n; i++) {
+			const jstate *a = &x->js[d->run[i]], *b = &x->js[last];
+			if (a->seg_start > b->seg_start ||
+			    (a->seg_start == b->seg_start && d->run[i] > last))
+				last = d->run[i];
+		}
+		x->js[last].killed = 1;
+		int rc = segment_ended(x, last, now, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int check_inputs(const sim_trace *t, const sim_config *c, rl_err *err)
 {
 	if (c->n_gpus < 1 || c->gpu_mem_mib < 1 || !(c->segment_s > 0) || c->restart_cost_s < 0)
 		return rl_err_set(err, RL_EINVAL,
 				  "simulator: expected --gpus >= 1, --gpu-memory >= 1, "
 				  "--segment-s > 0 and --restart-cost-s >= 0");
+	for (size_t i = 0; c->background && i < c->background->n; i++)
+		if (c->background->step[i].gpu >= c->n_gpus)
+			return rl_err_set(err, RL_EINVAL,
+					  "background series, line %zu: gpu: expected 0 to %d (--gpus %d), "
+					  "got %d", c->background->step[i].line, c->n_gpus - 1, c->n_gpus,
+					  c->background->step[i].gpu);
 	for (size_t j = 0; j < t->n_jobs; j++)
 		if (t->jobs[j].mem_mib > c->gpu_mem_mib)
 			return rl_err_set(err, RL_EINVAL,
@@ -811,10 +859,19 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 
 	size_t next = 0, admitted = 0;
 	size_t window = c->window > 0 ? (size_t)c->window : SIZE_MAX;
-	while (next < t->n_jobs || x.n_heap) {
+	/* The background series: steps up to the first arrival hold from the
+	 * start; later ones are events of their own, after the ends and
+	 * before the arrivals of their time. */
+	const sim_background *bg = c->background;
+	size_t nb = 0, n_bg = bg ? bg->n : 0;
+	for (; nb < n_bg && bg->step[nb].t_s <= x.t0; nb++)
+		if ((rc = background_step(&x, &bg->step[nb], x.t0, err)) < 0)
+			goto done;
+	while (next < t->n_jobs || x.n_heap || (nb < n_bg && sched_queue_length(x.s))) {
 		double ta = next < t->n_jobs ? t->jobs[order[next]].submit_s : INFINITY;
 		double te = x.n_heap ? x.heap[0].t : INFINITY;
-		x.now = fmin(ta, te);
+		double tb = nb < n_bg ? bg->step[nb].t_s : INFINITY;
+		x.now = fmin(fmin(ta, te), tb);
 		if ((rc = integrate(&x, x.now)) < 0) {
 			rl_err_set(err, rc, "simulator: out of memory");
 			goto done;
@@ -827,6 +884,9 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 			if ((rc = segment_ended(&x, e.job, x.now, err)) < 0)
 				goto done;
 		}
+		for (; nb < n_bg && bg->step[nb].t_s == x.now; nb++)
+			if ((rc = background_step(&x, &bg->step[nb], x.now, err)) < 0)
+				goto done;
 		while (next < t->n_jobs && t->jobs[order[next]].submit_s == x.now) {
 			x.r->n_events++;
 			next++;
@@ -848,7 +908,8 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 			if (admitted == before || admitted == next || x.r->n_segments == placed)
 				break;
 		}
-		if (!x.n_heap && next == t->n_jobs && admitted == next && sched_queue_length(x.s)) {
+		if (!x.n_heap && next == t->n_jobs && admitted == next && sched_queue_length(x.s) &&
+		    nb == n_bg) {
 			rc = rl_err_set(err, RL_ENOSPACE,
 					"simulator: %zu segments can never be placed on %d GPUs of "
 					"%llu MiB (policy %s)", sched_queue_length(x.s), c->n_gpus,

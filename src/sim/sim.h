@@ -48,6 +48,30 @@ int sim_hints_from_name(const char *s, sim_hints *out);
  * orders the trace's users by their attained GPU-time. */
 typedef queue_order sim_order;
 
+/* A background-occupancy series (background.c, docs/simulator.md "Foreign
+ * load"): from t_s on, GPU gpu has mib MiB in use by processes relish does
+ * not own, until the next step for that GPU.  Sorted by time, then file
+ * order (seq). */
+typedef struct sim_bg_step {
+	double t_s;
+	int gpu;
+	uint64_t mib;
+	size_t seq;
+	size_t line;      /* in its file, for messages */
+} sim_bg_step;
+
+typedef struct sim_background {
+	sim_bg_step *step;
+	size_t n;
+} sim_background;
+
+/* Read a series (header "time_s,gpu,mib"); *out owned by the caller
+ * (sim_background_free).  name is used in messages.  Errors name the file,
+ * line and field. */
+int sim_background_parse(const char *text, const char *name, sim_background **out, rl_err *err);
+int sim_background_load(const char *path, sim_background **out, rl_err *err);
+void sim_background_free(sim_background *b);
+
 typedef struct sim_config {
 	int n_gpus;               /* >= 1 */
 	uint64_t gpu_mem_mib;     /* per GPU */
@@ -62,6 +86,12 @@ typedef struct sim_config {
 	 * so changes results; <= 0 = unlimited (the default). */
 	int window;
 	double series_step_s;     /* > 0: record utilisation per step (for --out) */
+	/* Memory that others use on the GPUs over time (may be NULL: none).
+	 * The core is told each step as the live driver tells it what NVML
+	 * shows (sched_device_set_foreign); a step that leaves a GPU's true
+	 * use above its memory makes the segment placed there last run out of
+	 * memory at once. */
+	const sim_background *background;
 	/* Optional observers (e.g. to compare with the live driver's
 	 * decisions); called in event order.  May be NULL. */
 	void (*on_place)(void *ctx, double now, const sched_request *req,
@@ -114,6 +144,8 @@ typedef struct sim_result {
 	sharing_policy policy;
 	sim_order order;          /* the queue order used */
 	size_t n_jobs, n_segments, n_events, oom_count, n_gang_capped;
+	size_t oom_foreign_count; /* ... of oom_count: others' memory grew
+				     under a running segment (background) */
 	size_t n_hpo_exps;
 	double makespan_s;        /* last completion - first arrival */
 	double mean_jct_s, median_jct_s, p95_jct_s;
