@@ -619,14 +619,14 @@ static void place(live *d)
 			rl_err err = {0};
 			exec_fault fault = EXEC_FAULT_NONE;
 			if (launch(d, g, &pl[i], &fault, &err) < 0) {
-				/* A store error after the process started (its pid
-				 * could not be written: the database was taken over,
-				 * RL_EINUSE) is fatal too: the running segment must
-				 * end through on_end, never be freed here. */
-				if (!g->store_id || err.code == RL_ESTORE || d->fatal || g->es) {
+				/* A store failure (also: the database was taken
+				 * over), or one after the process started (its pid
+				 * could not be recorded): the run stops.  A process
+				 * that started is cancelled by live_fatal and ends
+				 * through on_end; it must not be ended here. */
+				if (g->es || !g->store_id || err.code == RL_ESTORE ||
+				    err.code == RL_EINUSE || d->fatal) {
 					live_fatal(d, &err);
-					/* A process that started is cancelled by
-					 * live_fatal and ends through on_end. */
 					if (!g->es)
 						live_seg_drop(d, g);
 					return;
