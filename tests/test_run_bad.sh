@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_run_bad.sh - trials that misbehave, chosen by a parameter
 # (tests/support/misbehave.sh maps it to ctrial's knobs), a random seed that
-# draws each behaviour once, retries 0, a 3 s timeout: every bad trial is
+# draws each behaviour once, retries 0, an 8 s timeout: every bad trial is
 # classified in the store as it should be, the good ones complete, the
 # out-of-memory one is re-placed with a larger reservation until it fits,
 # logs stay bounded, and the experiment finishes with exit 0.
@@ -28,7 +28,7 @@ schedule: {algorithm: none, resource: epoch, max: 2}
 trial:
   command: ["/bin/sh", "$RELISH_SRC/tests/support/misbehave.sh", "{behaviour}", "$RELISH_BUILD/ctrial", "--x", "0.3", "--y", "2"]
   resources: {memory: 64MiB, cpus: 0.5}
-  timeout: 3s
+  timeout: 8s   # 80 MiB of output (huge) takes ~1 s alone, several on a loaded machine
   retries: 0
 sharing: {policy: pack}
 S
