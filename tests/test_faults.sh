@@ -356,7 +356,7 @@ if only rofs; then
     cp "$work/rofs.db" "$work/fs3/ro.db"
     [ ! -e "$work/fs3/ro.db-wal" ] || fail "rofs: the finished db has a -wal file"
     mount -o remount,ro "$work/fs3" || fail "rofs: remount read-only"
-    for c in status trials best "export --format csv --what metrics"; do
+    for c in status trials best profiles "logs 1" "export --format csv --what metrics"; do
       # shellcheck disable=SC2086
       "$RELISH" $c --db "$work/fs3/ro.db" >"$work/rofs.out" 2>"$work/rofs.err" \
         || fail "rofs: relish $c exited $?: $(cat "$work/rofs.err")"
@@ -366,7 +366,7 @@ if only rofs; then
     "$RELISH" best --db "$work/rofs.db" --json >"$work/rw.best"
     cmp -s "$work/rofs.best" "$work/rw.best" || fail "rofs: best differs from the writable copy"
     [ ! -e "$work/fs3/ro.db-shm" ] || fail "rofs: a -shm file appeared"
-    echo "rofs: status, trials, best, export on a read-only mount"
+    echo "rofs: status, trials, best, profiles, logs, export on a read-only mount"
   else
     skipped+=(rofs)
   fi
