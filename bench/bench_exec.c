@@ -59,7 +59,7 @@ static void on_end(void *ud, exec_segment *seg, const exec_result *res)
 	r->ended = 1;
 }
 
-static const exec_callbacks cbs = {on_line, on_end};
+static const exec_callbacks cbs = {.on_line = on_line, .on_end = on_end};
 
 /* Environment and argv of one segment of trial `id` in mode m. */
 static char **segment_env(const char *id, const char *ck, trial_mode m)

@@ -113,7 +113,7 @@ static void on_end(void *ud, exec_segment *seg, const exec_result *res)
 	r->r = *res;
 }
 
-static const exec_callbacks cbs = {on_line, on_end};
+static const exec_callbacks cbs = {.on_line = on_line, .on_end = on_end};
 
 typedef struct launch_args {
 	trial_mode mode;

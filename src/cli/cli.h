@@ -31,7 +31,8 @@ struct cli_command {
 	X("export", cmd_export, "trials, metrics or segments as CSV or JSON")          \
 	X("devices", cmd_devices, "list the devices relish sees and what shares them") \
 	X("simulate", cmd_simulate, "replay a job trace and compare sharing policies") \
-	X("profiles", cmd_profiles, "measured trial shapes: memory, utilisation, estimate errors")
+	X("profiles", cmd_profiles, "measured trial shapes: memory, utilisation, estimate errors") \
+	X("slurm-step", cmd_slurm_step, "run one segment on a Slurm node (relish's job script calls it)")
 
 #define CLI_DECL_(name, fn, help) int fn(int argc, char **argv, rl_err *err);
 CLI_COMMANDS(CLI_DECL_)

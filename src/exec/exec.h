@@ -2,7 +2,8 @@
  * exec.h - executors: what runs a segment somewhere and tells the live driver
  * how it went.  One ops struct, one implementation per file: process.c
  * (fork/exec on this machine, on libuv) today; podman, docker and slurm
- * executors are further files behind the same struct.
+ * executors are further files behind the same struct (slurm.c: one Slurm job
+ * per segment, exec/slurm.h).
  *
  * An executor lives on the driver's libuv loop and never blocks it.  The
  * driver launches a segment with an exec_spec (command, environment, log
@@ -46,6 +47,22 @@ typedef struct exec_assignment {
 	const char *checkpoint_dir;
 } exec_assignment;
 
+/* What a cluster executor (slurm.c) asks its scheduler for: the core's
+ * placement turned into a request.  NULL for executors on this machine. */
+typedef struct exec_cluster_request {
+	const char *node;            /* the node the core placed it on; NULL: any */
+	int gpus;                    /* whole GPUs (exclusive placements, gangs) */
+	int shards;                  /* GPU shards (shared placements); 0: none */
+	uint64_t mem_mib;            /* host memory; 0: the cluster's default */
+	int seq;                     /* the segment's number in its trial (identity) */
+	const char *experiment;      /* identity; NULL: the executor's */
+	const char *account, *qos;   /* NULL: the executor's */
+	const char *const *pre_args; /* extra scheduler options: the service's, */
+	size_t n_pre_args;
+	const char *const *args;     /* ... then the experiment's */
+	size_t n_args;
+} exec_cluster_request;
+
 typedef struct exec_spec {
 	trial_mode mode;
 	/* warm: the trial id; worker: the shape and device ("shape@dev");
@@ -59,6 +76,7 @@ typedef struct exec_spec {
 	double cpus;                 /* CPU share (already in envp; containers enforce it) */
 	uint64_t memory_limit_mib;   /* host memory reservation; 0: not enforced */
 	exec_assignment a;           /* the segment (warm/worker stdin command) */
+	const exec_cluster_request *cluster; /* cluster executors only; else NULL */
 } exec_spec;
 
 /* Whose fault a segment's end was, when it was not the trial's: a kind the
@@ -94,9 +112,27 @@ typedef struct exec_result {
 					output goes on being read and parsed */
 } exec_result;
 
+/* Cluster executors: a segment's identity became known (SUBMITTED: the job
+ * id, ident's handle) or it started somewhere (STARTED: where, which GPUs,
+ * how long it queued).  Executors on this machine never send these. */
+typedef enum exec_event_kind { EXEC_EV_SUBMITTED, EXEC_EV_STARTED } exec_event_kind;
+
+#define EXEC_MAX_GPUS 16
+
+typedef struct exec_event {
+	exec_event_kind kind;
+	const char *handle;          /* the job id */
+	const char *node;            /* STARTED: the node it runs on */
+	int n_gpus;                  /* STARTED: GPU indices on that node, as */
+	int gpu[EXEC_MAX_GPUS];      /* the cluster numbers them; 0: none known */
+	double queued_s;             /* STARTED: submission to start, seconds */
+} exec_event;
+
 typedef struct exec_callbacks {
 	void (*on_line)(void *ud, exec_segment *seg, const contract_line *line);
 	void (*on_end)(void *ud, exec_segment *seg, const exec_result *r);
+	/* Optional (NULL: not wanted). */
+	void (*on_event)(void *ud, exec_segment *seg, const exec_event *ev);
 } exec_callbacks;
 
 /* How the process executor keeps every descendant of a trial process

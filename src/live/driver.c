@@ -234,6 +234,8 @@ static void loop_finish(live *d)
 	d->finished = 1;
 	live_progress_draw(d, 1);
 	exec_shutdown(d->ex);
+	if (d->slurm_ex)
+		exec_shutdown(d->slurm_ex);
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i]->ex)
 			exec_shutdown(d->exps[i]->ex);
@@ -543,7 +545,9 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		rc = rl_err_set(err, RL_ENOMEM, "trial parameters");
 		goto start_failed;
 	}
-	if (on_gpu) {
+	int slurm = sp->trial.executor == EXEC_SLURM;
+	if (on_gpu && !slurm) {
+		/* (Slurm sets CUDA_VISIBLE_DEVICES in the job itself.) */
 		const char *uuids[SCHED_MAX_GANG];
 		for (int i = 0; i < pl->n_dev && i < SCHED_MAX_GANG; i++)
 			uuids[i] = d->devs->dev[pl->dev[i]].info.uuid;
@@ -572,12 +576,16 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 			snprintf(key, sizeof key, "%s/%s", sp->name, tid);
 		g->reuse_key = strdup(key);
 	}
+	exec_cluster_request creq;
+	if (slurm)
+		live_slurm_request(d, g, pl, &creq);
 	exec_spec es = {
 		.mode = sp->trial.mode, .reuse_key = g->reuse_key, .argv = argv, .envp = envp,
 		.cwd = sp->trial.workdir, .log_path = logp, .timeout_s = sp->trial.timeout_s,
 		.cpus = v.cpus, .memory_limit_mib = on_gpu ? 0 : pl->mem_mib,
 		.a = {.trial_id = tid, .params_json = params, .from = g->from, .to = g->to,
 		      .checkpoint_dir = ckpt},
+		.cluster = slurm ? &creq : NULL,
 	};
 	g->started_at = live_mono(d);
 	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
@@ -590,7 +598,8 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	} else if (rc == RL_EEXEC) {
 		*fault = EXEC_FAULT_NOT_STARTED; /* the program cannot be started */
 	}
-	if (rc == 0) {
+	if (rc == 0 && !slurm) {
+		/* (A job's id comes later: live_slurm_event.) */
 		exec_ident id;
 		if (exec_ident_of(live_exec(x), g->es, &id) == 0) {
 			g->pid = id.pid;
@@ -674,6 +683,7 @@ static void tick_cb(uv_timer_t *h)
 	if (!d->fatal && store_driver_check(d->st, &err) == RL_EINUSE)
 		live_fatal(d, &err);
 	live_gpu_sample(d);
+	live_slurm_tick(d);
 	place(d);
 	live_foreign_waits(d);
 	live_progress_draw(d, 0);
@@ -823,7 +833,11 @@ int live_new(const live_options *o, live **out, rl_err *err)
 			"parent between two samples (0.2 s) can outlive its trial (docs/trials.md)\n",
 			how);
 	devices_options dopt = {.config_path = d->opt.devices_path};
-	if (d->opt.devices_path || getenv("RELISH_DEVICES")) {
+	if (d->opt.slurm) {
+		/* A Slurm cluster's nodes (live/slurm.c); no NVML here: the
+		 * nodes measure their own jobs. */
+		rc = live_slurm_open(d, err);
+	} else if (d->opt.devices_path || getenv("RELISH_DEVICES")) {
 		rc = devices_discover(&dopt, &d->devs, err);
 	} else {
 		if (telemetry_open(&d->tel, err) < 0) {
@@ -935,6 +949,14 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	store_experiment se = {0};
 	int found = 0;
 	uv_update_time(&d->loop); /* a turn of its own, before the loop runs */
+	if (!sp->trial.executor_given && d->opt.default_executor != EXEC_PROCESS)
+		sp->trial.executor = d->opt.default_executor;
+	if (sp->trial.executor == EXEC_SLURM && sp->trial.mode != TRIAL_MODE_ONESHOT) {
+		rc = rl_err_set(err, RL_ESPEC, "%s: trial.mode: executor slurm runs each segment as "
+				"one job: expected oneshot, got %s", sp->source ? sp->source : sp->name,
+				spec_trial_mode_name(sp->trial.mode));
+		goto fail;
+	}
 	if (sp->trial.resources.gpus > 0 && !d->n_gpus) {
 		rc = rl_err_set(err, RL_ESPEC,
 				"%s: trial.resources.gpus is %g but relish sees no GPU (%s); "
@@ -997,7 +1019,7 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 		goto fail;
 	}
 	if ((rc = make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
-	    (rc = live_container_setup(d, x, err)) < 0)
+	    (rc = live_container_setup(d, x, err)) < 0 || (rc = live_slurm_setup(d, x, err)) < 0)
 		goto fail;
 	if (found) {
 		x->id = se.id;
@@ -1036,6 +1058,7 @@ int live_run(live *d, rl_err *err)
 	live_container_sweep(d);
 	uv_update_time(&d->loop);
 	live_progress_begin(d);
+	live_slurm_sweep(d);
 	uv_signal_start(&d->sigint, signal_cb, SIGINT);
 	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);
@@ -1115,11 +1138,15 @@ void live_free(live *d)
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i]->ex)
 			exec_shutdown(d->exps[i]->ex);
+	if (d->slurm_ex)
+		exec_shutdown(d->slurm_ex);
 	if (d->ex) {
 		exec_shutdown(d->ex);
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 		exec_free(d->ex);
 	}
+	exec_free(d->slurm_ex);
+	d->slurm_ex = NULL;
 	for (size_t i = 0; i < d->n_exps; i++) {
 		exec_free(d->exps[i]->ex);
 		d->exps[i]->ex = NULL;
@@ -1140,6 +1167,7 @@ void live_free(live *d)
 	sched_free(d->core);
 	telemetry_close(d->tel);
 	device_list_free(d->devs);
+	live_slurm_close(d);
 	store_profiles_free(d->profiles, d->n_profiles);
 	free(d->profile_used);
 	free(d->removed);

@@ -24,6 +24,24 @@ typedef struct live live;
 struct uv_loop_s;
 struct executor;
 
+/*
+ * A Slurm cluster as the driver's devices (docs/slurm.md): the nodes of one
+ * partition, read with scontrol at live_new and refreshed on the loop;
+ * experiments with executor slurm run each segment as one job there.
+ * Everything borrowed for live_new only.  relish serve sets this (and
+ * default_executor) from its configuration; relish run from the spec.
+ */
+typedef struct live_slurm_config {
+	const char *partition;       /* NULL: the cluster's default partition */
+	const char *account, *qos;   /* for specs that name none; NULL: none */
+	const char *const *sbatch_args; /* before each spec's own sbatch_args */
+	size_t n_sbatch_args;
+	uint64_t gpu_memory_mib;     /* GPUs of nodes without a gpumem_<size> feature */
+	double poll_interval_s;      /* squeue at most this often; 0: 1 s */
+	double refresh_s;            /* scontrol show node this often; 0: 30 s */
+	const char *step_program;    /* relish's path on the nodes; NULL: this binary */
+} live_slurm_config;
+
 typedef struct live_options {
 	const char *db_path;      /* state database; NULL: STORE_DEFAULT_PATH */
 	const char *runs_dir;     /* logs and checkpoints; NULL: relish-runs/ next to the db */
@@ -49,6 +67,10 @@ typedef struct live_options {
 	void *executor_ctx;
 	double (*wall_clock)(void *ctx);
 	void *wall_clock_ctx;
+	/* The executor of specs that do not name one (trial.executor absent):
+	 * relish serve's service-wide default.  EXEC_SLURM needs slurm. */
+	executor_kind default_executor;
+	const live_slurm_config *slurm; /* non-NULL: place on this Slurm cluster */
 } live_options;
 
 void live_options_default(live_options *o);

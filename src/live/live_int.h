@@ -17,6 +17,7 @@
 
 #include "exec/container.h"
 #include "exec/exec.h"
+#include "exec/slurm.h"
 #include "live/driver.h"
 #include "sched/sched.h"
 #include "search/engine.h"
@@ -24,10 +25,12 @@
 #include "store/store.h"
 #include "telemetry/devices.h"
 #include "telemetry/nvml.h"
+#include "telemetry/slurm_nodes.h"
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
 #define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */
 #define LIVE_MAX_DEVICES 64  /* devices whose foreign use is measured */
+#define LIVE_MAX_LOST 5      /* segments of one trial lost to its node (Slurm) re-run */
 
 typedef struct live_exp live_exp;
 
@@ -46,6 +49,7 @@ typedef struct live_trial {
 	double attained_before; /* device-seconds of segments that ended
 				   before this process started (the core
 				   counts the rest itself) */
+	int losses;           /* segments lost through no fault of theirs (a node failed) */
 } live_trial;
 
 /* A segment queued in the core or running. */
@@ -155,6 +159,19 @@ struct live {
 	uint64_t foreign_mib[LIVE_MAX_DEVICES];
 	uint64_t gpu_base_mib[LIVE_MAX_DEVICES];
 	uint8_t gpu_base_known[LIVE_MAX_DEVICES];
+	/* executor slurm (slurm.c): the devices are the cluster's */
+	int slurm;
+	executor *slurm_ex;     /* every slurm experiment's jobs (one squeue per poll) */
+	slurm_cluster cluster;  /* as read at start: nodes, partition, jobcomp */
+	char slurm_owner[24];
+	char *slurm_account, *slurm_qos; /* service defaults (owned) */
+	char **slurm_args;      /* service's extra sbatch options (owned, NULL-terminated) */
+	size_t n_slurm_args;
+	double slurm_refresh_s;
+	double slurm_refreshed_at;
+	slurm_job *slurm_jobs;  /* this owner's jobs found at start (adopted: is_relish -1) */
+	size_t n_slurm_jobs;
+	int slurm_listed;
 	/* display (progress.c) */
 	FILE *out;
 	int tty;
@@ -216,6 +233,8 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double du
 /* The executor that runs experiment x's segments. */
 static inline executor *live_exec(const live_exp *x)
 {
+	if (x->sp->trial.executor == EXEC_SLURM)
+		return x->d->slurm_ex;
 	return x->ex ? x->ex : x->d->ex;
 }
 
@@ -259,6 +278,27 @@ void live_explain_missing(const live_seg *g, char *reason, size_t n);
  * words: "all the same way: \"exit code 1: ValueError: ...\" (trial 3:
  * relish logs 3)" or "most common (20 of them): ...". */
 size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n);
+/* slurm.c: executor slurm's side of the driver */
+/* live_new: the cluster's devices, the executor. */
+int live_slurm_open(live *d, rl_err *err);
+/* live_add_experiment: x may run here; the first call lists this owner's
+ * jobs (for recover.c to adopt). */
+int live_slurm_setup(live *d, live_exp *x, rl_err *err);
+/* The job found at start-up for a running segment g of x (by its job id,
+ * or by the identity in its comment), or NULL. */
+slurm_job *live_slurm_job_for(live *d, const live_exp *x, const store_segment *g);
+/* Watch job j again for segment s (recover.c); 0, or < 0 with err. */
+int live_slurm_adopt(live *d, live_seg *s, const slurm_job *j, const exec_spec *es, rl_err *err);
+/* Cancel the jobs found at start-up that no segment adopted. */
+void live_slurm_sweep(live *d);
+/* What launch asks Slurm for, for placement pl of g. */
+void live_slurm_request(live *d, const live_seg *g, const sched_placement *pl,
+			exec_cluster_request *out);
+/* tick: refresh the nodes now and then. */
+void live_slurm_tick(live *d);
+/* A job's identity or start (the executor's on_event). */
+void live_slurm_event(live *d, live_seg *g, const exec_event *ev);
+void live_slurm_close(live *d);
 
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);

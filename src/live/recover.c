@@ -38,15 +38,20 @@
 #include "exec/contract.h"
 #include "live/live_int.h"
 
-/* A running segment the store holds whose container was kept running at
- * start-up (containers.c): a candidate for adoption. */
-static container_info *adoptable(live *d, const live_exp *x, const store_segment *g)
+/* A running segment the store holds that can be adopted: a oneshot
+ * container kept running at start-up (containers.c), or a Slurm job that
+ * still exists or that Slurm may still tell the end of (slurm.c). */
+static int adoptable(live *d, const live_exp *x, const store_segment *g)
 {
-	if (!g->container || !x->ex || x->sp->trial.mode != TRIAL_MODE_ONESHOT || !g->device ||
-	    g->mem_reserved_mib < 0)
-		return NULL;
+	if (x->sp->trial.mode != TRIAL_MODE_ONESHOT || !g->device || g->mem_reserved_mib < 0)
+		return 0;
+	if (x->sp->trial.executor == EXEC_SLURM)
+		return live_slurm_job_for(d, x, g) != NULL ||
+		       (g->container && strtoull(g->container, NULL, 10) > 0);
+	if (!g->container || !x->ex)
+		return 0;
 	container_info *ci = live_container_removed(d, g->container);
-	return ci && ci->kept > 0 && !strcmp(ci->experiment, x->sp->name) ? ci : NULL;
+	return ci && ci->kept > 0 && !strcmp(ci->experiment, x->sp->name);
 }
 
 /*
@@ -107,7 +112,15 @@ static int lose_segment(live *d, live_exp *x, const store_segment *g, const char
 	exec_ident id = {.pid = g->pid, .start_time = g->pid_start_time};
 	int alive = g->pid > 0 && procid_matches(g->pid, g->pid_start_time);
 	char what[300];
-	if (g->container) {
+	if (x->sp->trial.executor == EXEC_SLURM) {
+		/* Its job, if it has one, is cancelled (reclaim below, or the
+		 * sweep for a job whose id was never recorded). */
+		if (g->container)
+			snprintf(id.handle, sizeof id.handle, "%s", g->container);
+		snprintf(what, sizeof what, "%s%s%s", g->container ? "its Slurm job " : "it had no Slurm job",
+			 g->container ? g->container : "", g->container ? " was cancelled" : "");
+		snprintf(what + strlen(what), sizeof what - strlen(what), "%s", why ? why : "");
+	} else if (g->container) {
 		/* Containers: live_container_setup already removed what
 		 * the earlier relish left; reclaim kills a surviving
 		 * attach process and removes the name again if needed. */
@@ -226,7 +239,25 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .log_path = g->log_path,
 			.timeout_s = sp->trial.timeout_s,
 			.memory_limit_mib = on_gpu ? 0 : pl.mem_mib};
-	rc = exec_podman_adopt(x->ex, g->container, &es, &live_exec_callbacks, s, &s->es, &e2);
+	int slurm = sp->trial.executor == EXEC_SLURM;
+	char job_state[32] = "";
+	if (slurm) {
+		slurm_job *j = live_slurm_job_for(d, x, g);
+		slurm_job forgotten;
+		if (!j) {
+			/* squeue forgot it: the completion record will say */
+			memset(&forgotten, 0, sizeof forgotten);
+			forgotten.id = strtoull(g->container, NULL, 10);
+			snprintf(forgotten.state, sizeof forgotten.state, "no longer listed");
+			j = &forgotten;
+		}
+		snprintf(job_state, sizeof job_state, "%s", j->state);
+		rc = g->log_path ? live_slurm_adopt(d, s, j, &es, &e2)
+				 : rl_err_set(&e2, RL_EINVAL, "no output file recorded");
+	} else {
+		rc = exec_podman_adopt(x->ex, g->container, &es, &live_exec_callbacks, s, &s->es,
+				       &e2);
+	}
 	if (rc < 0) {
 		sched_remove(d->core, s->sched_id);
 		free(s);
@@ -239,15 +270,19 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	if (t->next_seq < g->seq + 1)
 		t->next_seq = g->seq + 1;
 	exec_ident id;
-	if (exec_ident_of(x->ex, s->es, &id) == 0) {
+	if (exec_ident_of(live_exec(x), s->es, &id) == 0) {
 		s->pid = id.pid;
-		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time, g->container,
-						err)) < 0)
+		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time,
+						slurm ? id.handle : g->container, err)) < 0)
 			return rc;
 	}
 	char msg[300];
-	snprintf(msg, sizeof msg, "relish restarted; its container %s was still running and was "
-		 "adopted", g->container);
+	if (slurm)
+		snprintf(msg, sizeof msg, "relish restarted; its Slurm job %s (%s) was adopted",
+			 id.handle, job_state);
+	else
+		snprintf(msg, sizeof msg, "relish restarted; its container %s was still running and "
+			 "was adopted", g->container);
 	if ((rc = store_event_append(d->st, live_now(d), x->id, g->trial_id, g->id,
 				     "segment.adopted", msg, NULL, err)) < 0)
 		return rc;
@@ -410,9 +445,9 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	}
 	/* Adopt what still runs; what cannot be adopted is lost after all. */
 	for (size_t r = 0; r < n_run && rc >= 0; r++) {
-		container_info *ci = adoptable(d, x, &run[r]);
-		if (!ci)
+		if (!adoptable(d, x, &run[r]))
 			continue;
+		container_info *ci = x->ex ? live_container_removed(d, run[r].container) : NULL;
 		double upto = -INFINITY;
 		for (size_t i = 0; i < nt; i++)
 			for (size_t m = 0; tv[i].id == run[r].trial_id && m < tv[i].n_metrics; m++)
@@ -422,7 +457,8 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		char why[300] = "";
 		rc = adopt_segment(d, x, &run[r], upto, why, sizeof why, err);
 		if (rc == 1) {
-			ci->kept = -1;
+			if (ci)
+				ci->kept = -1;
 			n_adopted++;
 			n_rerun--;
 			rc = 0;
@@ -437,8 +473,8 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	snprintf(msg, sizeof msg, "resumed: %zu trials restored, %zu to re-run from their checkpoint",
 		 nt, n_rerun);
 	if (n_adopted)
-		snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", %zu running in adopted containers",
-			 n_adopted);
+		snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", %zu running in adopted %s",
+			 n_adopted, x->sp->trial.executor == EXEC_SLURM ? "Slurm jobs" : "containers");
 	if ((rc = store_experiment_set_status(d->st, x->id, EXP_RUNNING, NAN, err)) == 0)
 		rc = store_event_append(d->st, now, x->id, 0, 0, "experiment.resumed", msg, NULL, err);
 	if (rc == 0)

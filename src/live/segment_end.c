@@ -293,6 +293,12 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 			} else {
 				requeue = 1;
 			}
+		} else if (r->outcome == SCHED_OUT_LOST && t->losses < LIVE_MAX_LOST) {
+			/* Its node failed or it was preempted (Slurm): not the
+			 * trial's fault, so no retry is used; re-run from the
+			 * checkpoint. */
+			t->losses++;
+			requeue = 1;
 		} else if (t->retries < sp->trial.retries) {
 			t->retries++;
 			requeue = 1;
@@ -390,4 +396,11 @@ static void on_end(void *ud, exec_segment *seg, const exec_result *r)
 	live_end_segment(g->x->d, g, r);
 }
 
-const exec_callbacks live_exec_callbacks = {on_line, on_end};
+static void on_event(void *ud, exec_segment *seg, const exec_event *ev)
+{
+	(void)seg;
+	live_seg *g = ud;
+	live_slurm_event(g->x->d, g, ev);
+}
+
+const exec_callbacks live_exec_callbacks = {.on_line = on_line, .on_end = on_end, .on_event = on_event};

@@ -122,6 +122,12 @@ void spec_free(spec *s)
 		free(s->trial.privileges.capabilities[i]);
 	free(s->trial.privileges.capabilities);
 	free(s->trial.privileges.user);
+	free(s->trial.slurm.partition);
+	free(s->trial.slurm.account);
+	free(s->trial.slurm.qos);
+	for (size_t i = 0; s->trial.slurm.sbatch_args && i < s->trial.slurm.n_sbatch_args; i++)
+		free(s->trial.slurm.sbatch_args[i]);
+	free(s->trial.slurm.sbatch_args);
 	for (size_t i = 0; s->trial.shape_params && i < s->trial.n_shape_params; i++)
 		free(s->trial.shape_params[i]);
 	free(s->trial.shape_params);

@@ -27,11 +27,10 @@ typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH } sharin
 /* The order in which the core offers queued segments to the devices
  * (docs/scheduling.md): default = las under relish, fifo otherwise. */
 typedef enum queue_order { ORDER_DEFAULT, ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR } queue_order;
-/* A Slurm executor (DESIGN.md) is planned; the spec refuses it until it exists. */
-typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER } executor_kind;
 /* Devices that processes relish does not own use: share what they leave
  * free, or avoid them (docs/gpu.md, "Other users of a GPU"). */
 typedef enum foreign_use { FOREIGN_SHARE, FOREIGN_AVOID } foreign_use;
+typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER, EXEC_SLURM } executor_kind;
 typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
 
 typedef struct env_var {
@@ -100,11 +99,18 @@ typedef struct spec {
 		env_var *env;           /* owned */
 		char *workdir;          /* default: the spec's folder */
 		executor_kind executor; /* default process */
+		int executor_given;     /* 1: the spec named it (a service may default it) */
 		char *image;            /* required for podman/docker */
 		char *network;          /* containers: default "none" */
 		size_t n_mounts;
 		spec_mount *mounts;     /* containers: extra bind mounts, owned */
 		spec_privileges privileges; /* containers: beyond the default (none) */
+		struct {                /* executor slurm (docs/slurm.md); NULL/0: not given */
+			char *partition, *account, *qos; /* owned */
+			size_t n_sbatch_args;
+			char **sbatch_args;      /* owned: extra sbatch options, verbatim */
+			uint64_t gpu_memory_mib; /* memory of one GPU of the nodes */
+		} slurm;
 		trial_mode mode;        /* oneshot (default), warm, worker */
 		spec_resources resources;
 		double timeout_s;       /* per segment, 0 = none */

@@ -126,6 +126,17 @@ char *spec_to_json(const spec *s)
 		json_object_set_new(sh, "foreign", json_string(spec_foreign_name(s->sharing.foreign)));
 	if (s->sharing.foreign_wait_s > 0)
 		json_object_set_new(sh, "foreign_wait_s", json_real(s->sharing.foreign_wait_s));
+	/* The same for executor slurm's settings. */
+	if (s->trial.executor == EXEC_SLURM) {
+		json_t *sl = json_object();
+		json_object_set_new(sl, "partition", str_or_null(s->trial.slurm.partition));
+		json_object_set_new(sl, "account", str_or_null(s->trial.slurm.account));
+		json_object_set_new(sl, "qos", str_or_null(s->trial.slurm.qos));
+		json_object_set_new(sl, "sbatch_args",
+				    string_list(s->trial.slurm.n_sbatch_args, s->trial.slurm.sbatch_args));
+		json_object_set_new(sl, "gpu_memory_mib", json_integer((json_int_t)s->trial.slurm.gpu_memory_mib));
+		json_object_set_new(json_object_get(root, "trial"), "slurm", sl);
+	}
 	/* 15 significant digits: values people write (0.1, 1e-4) come back as
 	 * written, where 17 would print 0.10000000000000001. */
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

@@ -63,7 +63,7 @@ static const char *const schedule_names[] = {"none", "asha", "hyperband", "media
 static const char *const policy_names[] = {"exclusive", "pack", "relish"};
 static const char *const order_names[] = {"default", "fifo", "las", "tiresias", "fair"};
 static const char *const foreign_names[] = {"share", "avoid"};
-static const char *const executor_names[] = {"process", "podman", "docker"};
+static const char *const executor_names[] = {"process", "podman", "docker", "slurm"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
 
 static int read_name(sx *x, const node *v, spec *s);
@@ -75,6 +75,7 @@ static int read_gpus(sx *x, const node *v, spec *s);
 static int read_mounts(sx *x, const node *v, spec *s);
 static int read_capabilities(sx *x, const node *v, spec *s);
 static int read_user(sx *x, const node *v, spec *s);
+static int read_sbatch_args(sx *x, const node *v, spec *s);
 
 static const field objective_rows[] = {
 	{.key = "metric", .type = F_STR, .off = OFF(objective.metric), .required = 1,
@@ -137,6 +138,19 @@ static const field privileges_rows[] = {
 	 .help = "true: setuid programs may raise privileges (default false: no-new-privileges)"},
 };
 static const section privileges_section = SECTION(privileges_rows);
+static const field slurm_rows[] = {
+	{.key = "partition", .type = F_STR, .off = OFF(trial.slurm.partition),
+	 .help = "Slurm partition the jobs go to (default: the cluster's default partition)"},
+	{.key = "account", .type = F_STR, .off = OFF(trial.slurm.account),
+	 .help = "Slurm account charged (sbatch --account; default: none given)"},
+	{.key = "qos", .type = F_STR, .off = OFF(trial.slurm.qos),
+	 .help = "Slurm quality of service (sbatch --qos; default: none given)"},
+	{.key = "sbatch_args", .type = F_FN, .fn = read_sbatch_args,
+	 .help = "extra sbatch options, each one argument, e.g. [\"--constraint=a100\"]"},
+	{.key = "gpu_memory", .type = F_MEM, .off = OFF(trial.slurm.gpu_memory_mib),
+	 .help = "memory of one GPU of the nodes, for nodes without a gpumem_<size> feature"},
+};
+static const section slurm_section = SECTION(slurm_rows);
 
 static const field trial_rows[] = {
 	{.key = "command", .type = F_FN, .required = 1, .fn = read_command,
@@ -146,7 +160,7 @@ static const field trial_rows[] = {
 	{.key = "workdir", .type = F_STR, .off = OFF(trial.workdir),
 	 .help = "working folder; relative to the spec's folder (default: the spec's folder)"},
 	{.key = "executor", .type = F_ENUM, .off = OFF(trial.executor), NAMES(executor_names),
-	 .help = "process | podman | docker (default process)"},
+	 .help = "process | podman | docker | slurm (default process)"},
 	{.key = "image", .type = F_STR, .off = OFF(trial.image), .help = "container image (podman, docker)"},
 	{.key = "network", .type = F_STR, .off = OFF(trial.network),
 	 .help = "container network (default none)"},
@@ -156,6 +170,8 @@ static const field trial_rows[] = {
 	 .help = "containers: what a trial may do beyond the least privilege (default nothing)"},
 	{.key = "mode", .type = F_ENUM, .off = OFF(trial.mode), NAMES(trial_mode_names),
 	 .help = "oneshot | warm | worker (default oneshot)"},
+	{.key = "slurm", .type = F_SUB, .sub = &slurm_section,
+	 .help = "executor slurm: where and how the jobs are submitted"},
 	{.key = "resources", .type = F_SUB, .sub = &resources_section, .help = "what one segment needs"},
 	{.key = "timeout", .type = F_DUR, .off = OFF(trial.timeout_s),
 	 .help = "per segment: seconds or 30s, 5m, 2h, 1h30m; 0 = none (default 0)"},
@@ -268,6 +284,19 @@ static void free_list(size_t n, char **list)
 	for (size_t i = 0; list && i < n; i++)
 		free(list[i]);
 	free(list);
+}
+
+static int read_sbatch_args(sx *x, const node *v, spec *s)
+{
+	size_t n;
+	char **list;
+	int rc = read_string_list(x, v, 1, &n, &list);
+	if (rc < 0)
+		return rc;
+	free_list(s->trial.slurm.n_sbatch_args, s->trial.slurm.sbatch_args);
+	s->trial.slurm.n_sbatch_args = n;
+	s->trial.slurm.sbatch_args = list;
+	return 0;
 }
 
 static int read_command(sx *x, const node *v, spec *s)
@@ -721,6 +750,23 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		rc = sx_fail(x, prv, "applies to executors podman and docker only (executor is %s; "
 			     "a process trial runs as relish's own process)",
 			     spec_executor_name(s->trial.executor));
+		sx_pop(x, saved);
+		return rc;
+	}
+	s->trial.executor_given = exe != NULL;
+	const node *slm = at_path(root, "trial", "slurm");
+	if (slm && s->trial.executor != EXEC_SLURM) {
+		saved = sx_push(x, "trial.slurm");
+		rc = sx_fail(x, slm, "applies to executor slurm only (executor is %s)",
+			     spec_executor_name(s->trial.executor));
+		sx_pop(x, saved);
+		return rc;
+	}
+	if (s->trial.executor == EXEC_SLURM && s->trial.mode != TRIAL_MODE_ONESHOT) {
+		saved = sx_push(x, "trial.mode");
+		rc = sx_fail(x, at_path(root, "trial", "mode"),
+			     "executor slurm runs each segment as one job: expected oneshot, got %s",
+			     spec_trial_mode_name(s->trial.mode));
 		sx_pop(x, saved);
 		return rc;
 	}

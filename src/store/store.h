@@ -323,6 +323,9 @@ int store_segment_place(store *s, int64_t id, const store_placement *pl, double 
 /* The process started: pid, its start time, container name (may be NULL). */
 int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_time,
 			  const char *container, rl_err *err);
+/* A running segment moved: the device it really runs on (a cluster's
+ * scheduler chose another GPU of the node than relish's placement). */
+int store_segment_set_device(store *s, int64_t id, const char *device, rl_err *err);
 /* running -> an outcome.  Finishing a segment that is not running (twice,
  * or never placed) is RL_EINVAL: the driver's state machine is wrong. */
 int store_segment_finish(store *s, int64_t id, const store_segment_end *end, rl_err *err);

@@ -30,6 +30,8 @@ static const char SQL_SEG_PLACE[] =
 static const char SQL_SEG_PID[] =
 	"UPDATE segments SET pid = ?2, pid_start_time = ?3, container = ?4"
 	" WHERE id = ?1 AND status = 'running'";
+static const char SQL_SEG_DEVICE[] =
+	"UPDATE segments SET device = ?2 WHERE id = ?1 AND status = 'running'";
 static const char SQL_SEG_FINISH[] =
 	"UPDATE segments SET status = ?2, exit_code = ?3, signal = ?4, peak_mem_mib = ?5,"
 	" ended_at = ?6, message = ?7 WHERE id = ?1 AND status IN ('planned', 'running')";
@@ -178,6 +180,20 @@ int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_ti
 		sqlite3_bind_int64(st, 2, pid);
 		sqlite3_bind_int64(st, 3, (int64_t)pid_start_time);
 		st_bind_text(st, 4, container);
+		rc = seg_update(s, st, id, "running", err);
+	}
+	return st_tx_end(s, rc, err);
+}
+
+int store_segment_set_device(store *s, int64_t id, const char *device, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_tx_write(s, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_SEG_DEVICE, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_text(st, 2, device);
 		rc = seg_update(s, st, id, "running", err);
 	}
 	return st_tx_end(s, rc, err);
