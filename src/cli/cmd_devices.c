@@ -1,5 +1,6 @@
 /*
- * cmd_devices.c - relish devices [--json] [--devices FILE] [--db FILE]
+ * cmd_devices.c - relish devices [--json] [--devices FILE] [--slurm
+ * [--partition P] [--gpu-memory SIZE]] [--db FILE]
  *
  * Shows what relish would place segments on: each device's name, UUID and
  * memory (total / used / free as measured through NVML, or as declared in a
@@ -20,6 +21,8 @@
 #include "telemetry/devices.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/nvml.h"
+#include "telemetry/slurm_nodes.h"
+#include "common/units.h"
 
 /* One running segment found in the store. */
 struct seg_use {
@@ -236,35 +239,81 @@ static int print_table(const device_list *l, const char *driver, int mps, const 
 	return rc;
 }
 
-/* --devices FILE (the only option of its own). */
+struct dev_args {
+	const char *devices_file;
+	int slurm;
+	const char *partition;
+	uint64_t gpu_mem_mib;
+};
+
+/* --devices FILE, --slurm, --partition P, --gpu-memory SIZE */
 static int devices_opt(int c, const char *arg, void *ctx, rl_err *err)
 {
-	(void)c;
-	(void)err;
-	*(const char **)ctx = arg;
+	struct dev_args *a = ctx;
+	switch (c) {
+	case 'D': a->devices_file = arg; break;
+	case 'S': a->slurm = 1; break;
+	case 'P': a->partition = arg; a->slurm = 1; break;
+	case 'G':
+		if (units_parse_size_mib(arg, &a->gpu_mem_mib) < 0 || !a->gpu_mem_mib)
+			return rl_err_set(err, RL_EUSAGE, "--gpu-memory: expected a size such as 16GiB, "
+					  "got '%s'", arg);
+		a->slurm = 1;
+		break;
+	}
 	return 0;
+}
+
+/* The Slurm view: each node's state, GPUs (and their shards), memory and
+ * CPUs, before the device table. */
+static void print_slurm_nodes(const slurm_cluster *c)
+{
+	printf("Slurm partition %s: %zu nodes\n", c->partition, c->n_nodes);
+	printf("%-12s %-14s %5s %6s %7s %10s %10s\n", "NODE", "STATE", "GPUS", "SHARDS", "CPUS",
+	       "MEM_MiB", "GPU_MiB");
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const slurm_node *n = &c->nodes[i];
+		if (!slurm_node_in_partition(n, c->partition))
+			continue;
+		char gm[24];
+		if (n->gpu_mem_mib)
+			snprintf(gm, sizeof gm, "%llu", (unsigned long long)n->gpu_mem_mib);
+		else
+			snprintf(gm, sizeof gm, "-");
+		printf("%-12s %-14s %5d %6d %7g %10llu %10s\n", n->name, n->state, n->gpus, n->shards,
+		       n->cpus, (unsigned long long)n->mem_mib, gm);
+	}
+	printf("\n");
 }
 
 int cmd_devices(int argc, char **argv, rl_err *err)
 {
 	static const struct option own[] = {{"devices", required_argument, NULL, 'D'},
+					    {"slurm", no_argument, NULL, 'S'},
+					    {"partition", required_argument, NULL, 'P'},
+					    {"gpu-memory", required_argument, NULL, 'G'},
 					    {NULL, 0, NULL, 0}};
-	const char *devices_file = NULL;
+	struct dev_args a = {0};
 	const cli_read_spec cmdline = {
-		.usage = "relish devices [--json] [--wide] [--devices FILE] [--db FILE]",
+		.usage = "relish devices [--json] [--wide] [--devices FILE] [--slurm [--partition P] "
+			 "[--gpu-memory SIZE]] [--db FILE]",
 		.help = "\nThe devices relish places segments on.  TOTAL, USED and FREE are the\n"
 			"device's own memory (a whole GPU; the host's RAM), BUDGET what relish\n"
 			"may reserve on it (the host: RELISH_HOST_MEMORY, the devices file, or\n"
 			"what was available when relish started), RESERVED what running\n"
 			"segments hold now (with --db).\n"
-			"  --json          machine-readable output\n"
-			"  --wide          every column in full\n"
-			"  --devices FILE  declared devices (YAML/JSON) instead of discovery\n"
-			"                  (also env RELISH_DEVICES)\n"
-			"  --db FILE       state database: show reservations and running segments\n",
+			"  --json             machine-readable output\n"
+			"  --wide             every column in full\n"
+			"  --devices FILE     declared devices (YAML/JSON) instead of discovery\n"
+			"                     (also env RELISH_DEVICES)\n"
+			"  --slurm            the nodes of a Slurm partition (SLURM_CONF), as\n"
+			"                     executor slurm places on them (docs/slurm.md)\n"
+			"  --partition P      that partition (default: the cluster's default)\n"
+			"  --gpu-memory SIZE  memory of GPUs whose node has no gpumem_<size> feature\n"
+			"  --db FILE          state database: show reservations and running segments\n",
 		.own = own,
 		.own_opt = devices_opt,
-		.ctx = &devices_file,
+		.ctx = &a,
 		.shorts = "h",
 		.flags = CLI_READ_NO_EXPERIMENT | CLI_READ_WIDE,
 	};
@@ -274,12 +323,21 @@ int cmd_devices(int argc, char **argv, rl_err *err)
 		return rc < 0 ? rc : 0;
 	int json = o.json;
 	const char *db = o.db;
-	if (!devices_file)
+	const char *devices_file = a.devices_file;
+	if (!devices_file && !a.slurm)
 		devices_file = getenv("RELISH_DEVICES");
 
 	device_list *l = NULL;
 	telemetry *t = NULL;
-	if (devices_file && *devices_file) {
+	slurm_cluster sc = {0};
+	if (a.slurm) {
+		rc = slurm_cluster_read(NULL, a.partition, &sc, err);
+		if (rc == 0)
+			rc = slurm_devices_build(sc.nodes, sc.n_nodes, sc.partition, a.gpu_mem_mib, &l, err);
+		if (rc == 0 && !json)
+			print_slurm_nodes(&sc);
+		slurm_cluster_fini(&sc);
+	} else if (devices_file && *devices_file) {
 		rc = devices_config_load(devices_file, NULL, &l, err);
 	} else {
 		rc = telemetry_open(&t, err);

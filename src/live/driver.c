@@ -807,6 +807,10 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	} else if ((rc = runs_dir_default(d->db_path, &d->runs_dir, err)) < 0) {
 		goto fail;
 	}
+	/* A partition that does not exist, or a Slurm that does not answer,
+	 * is said before anything is created. */
+	if (d->opt.slurm && (rc = live_slurm_read(d, err)) < 0)
+		goto fail;
 	/* The store first: a second driver on this database is refused
 	 * (STORE_DRIVER) before it creates or writes anything. */
 	if ((rc = store_open(d->db_path, STORE_DRIVER, &d->st, err)) < 0)
@@ -836,7 +840,7 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	if (d->opt.slurm) {
 		/* A Slurm cluster's nodes (live/slurm.c); no NVML here: the
 		 * nodes measure their own jobs. */
-		rc = live_slurm_open(d, err);
+		rc = live_slurm_start(d, err);
 	} else if (d->opt.devices_path || getenv("RELISH_DEVICES")) {
 		rc = devices_discover(&dopt, &d->devs, err);
 	} else {

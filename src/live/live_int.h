@@ -163,6 +163,7 @@ struct live {
 	int slurm;
 	executor *slurm_ex;     /* every slurm experiment's jobs (one squeue per poll) */
 	slurm_cluster cluster;  /* as read at start: nodes, partition, jobcomp */
+	device_list *slurm_devs; /* read before the store opens, until live_new takes them */
 	char slurm_owner[24];
 	char *slurm_account, *slurm_qos; /* service defaults (owned) */
 	char **slurm_args;      /* service's extra sbatch options (owned, NULL-terminated) */
@@ -279,8 +280,10 @@ void live_explain_missing(const live_seg *g, char *reason, size_t n);
  * relish logs 3)" or "most common (20 of them): ...". */
 size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n);
 /* slurm.c: executor slurm's side of the driver */
-/* live_new: the cluster's devices, the executor. */
-int live_slurm_open(live *d, rl_err *err);
+/* live_new: the cluster's nodes as devices (before the store is opened),
+ * then the executor. */
+int live_slurm_read(live *d, rl_err *err);
+int live_slurm_start(live *d, rl_err *err);
 /* live_add_experiment: x may run here; the first call lists this owner's
  * jobs (for recover.c to adopt). */
 int live_slurm_setup(live *d, live_exp *x, rl_err *err);

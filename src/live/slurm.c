@@ -41,7 +41,7 @@ static void owner_id(live *d)
 	container_owner_id(d->db_path, d->slurm_owner, sizeof d->slurm_owner);
 }
 
-int live_slurm_open(live *d, rl_err *err)
+int live_slurm_read(live *d, rl_err *err)
 {
 	const live_slurm_config *c = d->opt.slurm;
 	d->slurm = 1;
@@ -49,13 +49,23 @@ int live_slurm_open(live *d, rl_err *err)
 	if (rc < 0)
 		return rl_err_prefix(err, "slurm");
 	rc = slurm_devices_build(d->cluster.nodes, d->cluster.n_nodes, d->cluster.partition,
-				 c->gpu_memory_mib, &d->devs, err);
+				 c->gpu_memory_mib, &d->slurm_devs, err);
 	if (rc < 0)
 		return rc;
-	if (!d->devs->n)
+	if (!d->slurm_devs->n)
 		return rl_err_set(err, RL_ERUNTIME,
 				  "slurm: partition %s has no node relish can use%s%s",
-				  d->cluster.partition, d->devs->notice[0] ? ": " : "", d->devs->notice);
+				  d->cluster.partition, d->slurm_devs->notice[0] ? ": " : "",
+				  d->slurm_devs->notice);
+	return 0;
+}
+
+int live_slurm_start(live *d, rl_err *err)
+{
+	const live_slurm_config *c = d->opt.slurm;
+	int rc;
+	d->devs = d->slurm_devs;
+	d->slurm_devs = NULL;
 	owner_id(d);
 	if ((c->account && !(d->slurm_account = strdup(c->account))) ||
 	    (c->qos && !(d->slurm_qos = strdup(c->qos))))
@@ -95,6 +105,7 @@ int live_slurm_open(live *d, rl_err *err)
 
 void live_slurm_close(live *d)
 {
+	device_list_free(d->slurm_devs);
 	slurm_cluster_fini(&d->cluster);
 	free(d->slurm_jobs);
 	free(d->slurm_account);
