@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# slurm_standin.sh - stand-ins for sbatch, squeue and scancel, for the slurm
+# executor's unit tests (tests/test_slurm_exec.c) on machines without Slurm.
+# Never shipped.  Called through symlinks named sbatch, squeue, scancel; the
+# role is the name it was called by.  State lives in $STANDIN_SLURM_DIR:
+#   sbatch.N.args   every argument of the N-th sbatch call, one a line
+#   calls.squeue    one line per squeue call (the test counts them)
+#   calls.scancel   the arguments of each scancel call
+#   job.ID          "STATE|REASON|EXIT_RAW|NODE|NAME|COMMENT" of job ID
+#   refuse          if present, sbatch fails with its text on stderr
+#   pend_ms         if present, jobs stay PENDING this long
+# A job runs the script sbatch was given, with its arguments and the
+# environment sbatch had, output appended to --output, in a session of its
+# own; it ends COMPLETED, FAILED (exit status << 8 as EXIT_RAW) or, through
+# scancel, CANCELLED.  squeue prints SLURM_SQUEUE_FORMAT's columns.
+set -uo pipefail
+D=${STANDIN_SLURM_DIR:?}
+role=$(basename "$0")
+
+job_write() { # ID STATE REASON RAW NODE NAME COMMENT
+	local f="$D/job.$1"
+	printf '%s|%s|%s|%s|%s|%s\n' "$2" "$3" "$4" "$5" "$6" "$7" >"$f.tmp" && mv -f "$f.tmp" "$f"
+}
+
+case "$role" in
+sbatch)
+	n=$(ls "$D" | grep -c '^sbatch\..*\.args$' || true)
+	printf '%s\n' "$@" >"$D/sbatch.$n.args"
+	if [[ -e $D/refuse ]]; then
+		cat "$D/refuse" >&2
+		exit 1
+	fi
+	out="" name="" comment="" node="n1" script=""
+	while (($#)); do
+		case "$1" in
+		--output=*) out=${1#--output=} ;;
+		--job-name=*) name=${1#--job-name=} ;;
+		--comment=*) comment=${1#--comment=} ;;
+		--nodelist=*) node=${1#--nodelist=} ;;
+		--*) ;;
+		*) script=$1; shift; break ;;
+		esac
+		shift
+	done
+	id=$((1000 + n))
+	job_write "$id" PENDING Resources 0 "" "$name" "$comment"
+	pend=0
+	[[ -e $D/pend_ms ]] && pend=$(cat "$D/pend_ms")
+	(
+		exec </dev/null >/dev/null 2>&1
+		setsid bash -c '
+			D=$1 id=$2 node=$3 name=$4 comment=$5 out=$6 pend=$7; shift 7
+			trap "true" TERM # the job shell outlives scancel to record it
+			sleep "$(awk -v m="$pend" "BEGIN{print m/1000}")"
+			[ -e "$D/job.$id.cancel" ] && exit 0
+			printf "RUNNING|None|0|%s|%s|%s\n" "$node" "$name" "$comment" >"$D/job.$id.tmp"
+			mv -f "$D/job.$id.tmp" "$D/job.$id"
+			echo $$ >"$D/job.$id.pid"
+			SLURMD_NODENAME=$node SLURM_JOB_ID=$id "$@" >>"$out" 2>&1
+			rc=$?
+			if [ -e "$D/job.$id.cancel" ]; then st=CANCELLED; raw=0
+			elif [ $rc -eq 0 ]; then st=COMPLETED; raw=0
+			else st=FAILED; raw=$((rc << 8)); fi
+			printf "%s|None|%s|%s|%s|%s\n" "$st" "$raw" "$node" "$name" "$comment" >"$D/job.$id.tmp"
+			mv -f "$D/job.$id.tmp" "$D/job.$id"
+		' standin "$D" "$id" "$node" "$name" "$comment" "$out" "$pend" "$script" "$@" &
+	)
+	echo "$id"
+	;;
+squeue)
+	echo "$*" >>"$D/calls.squeue"
+	for f in "$D"/job.*; do
+		[[ $f =~ /job\.([0-9]+)$ ]] || continue
+		IFS='|' read -r st reason raw node name comment <"$f" || continue
+		printf '%s|%s|%s|%s|%s|%s|%s|\n' "${BASH_REMATCH[1]}" "$st" "$reason" "$raw" "$node" "$name" "$comment"
+	done
+	;;
+scancel)
+	echo "$*" >>"$D/calls.scancel"
+	for a in "$@"; do
+		[[ $a =~ ^[0-9]+$ ]] || continue
+		f="$D/job.$a"
+		[[ -e $f ]] || continue
+		IFS='|' read -r st reason raw node name comment <"$f"
+		case $st in
+		PENDING) : >"$f.cancel"; job_write "$a" CANCELLED None 0 "" "$name" "$comment" ;;
+		RUNNING)
+			: >"$f.cancel"
+			pid=$(cat "$f.pid" 2>/dev/null) && kill -TERM -- "-$pid" 2>/dev/null
+			;;
+		esac
+	done
+	;;
+*)
+	echo "slurm_standin.sh: called as $role" >&2
+	exit 2
+	;;
+esac
