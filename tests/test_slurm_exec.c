@@ -291,7 +291,7 @@ static void test_refused(void **state)
 	wait_end(f, &r, 10);
 	unlink(p);
 	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
-	assert_true(r.r.not_started);
+	assert_int_equal(r.r.fault, EXEC_FAULT_RUNTIME);
 	assert_non_null(strstr(r.r.reason, "invalid partition specified: nope"));
 	assert_int_equal(r.submitted, 0);
 }

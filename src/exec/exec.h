@@ -90,7 +90,8 @@ typedef enum exec_fault {
 	EXEC_FAULT_RUNTIME,       /* the container engine or image failed (exit
 				     125-127, a missing image, a command the
 				     image cannot execute, an engine that
-				     could not be run) */
+				     could not be run), or the cluster refused
+				     the job (sbatch: no such account, ...) */
 } exec_fault;
 
 typedef struct exec_result {

@@ -572,7 +572,7 @@ static void job_result(sjob *j, exec_result *r)
 		r->outcome = SCHED_OUT_FAILED;
 		r->exited = 1;
 		r->exit_code = -1;
-		r->not_started = 1;
+		r->fault = EXEC_FAULT_RUNTIME;
 		snprintf(r->reason, sizeof r->reason, "%s", j->runtime_why);
 		return;
 	}

@@ -59,12 +59,20 @@ static const char *job_gpus(void)
 
 int slurm_step_main(int argc, char **argv)
 {
+	static const char usage[] =
+		"usage: relish slurm-step -- PROGRAM [ARGS...]\n\n"
+		"What a relish Slurm job runs on its node (docs/slurm.md): it prints a start\n"
+		"line, runs PROGRAM in a process group of its own (signals are passed on),\n"
+		"samples its memory, prints an end line and exits as PROGRAM did.\n";
 	int first = 1;
+	if (first < argc && (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (first < argc && !strcmp(argv[first], "--"))
 		first++;
 	if (first >= argc) {
-		fprintf(stderr, "usage: relish slurm-step -- PROGRAM [ARGS...]\n"
-				"(what relish's Slurm job script runs on the node; docs/slurm.md)\n");
+		fputs(usage, stderr);
 		return 2;
 	}
 	char host[256] = "";
