@@ -412,7 +412,12 @@ static void take_line(sjob *j, const char *p, size_t n)
 			j->cb.on_line(j->ud, (exec_segment *)j, &cl);
 		break;
 	case CONTRACT_BAD:
-		j->bad_lines++;
+	case CONTRACT_NEAR:
+		/* Forwarded so the driver can say what went wrong with it. */
+		if (cl.kind == CONTRACT_BAD)
+			j->bad_lines++;
+		if (j->cb.on_line)
+			j->cb.on_line(j->ud, (exec_segment *)j, &cl);
 		break;
 	default:
 		break;
