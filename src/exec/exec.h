@@ -101,6 +101,11 @@ typedef struct exec_result {
 	int exit_code;
 	int term_signal;
 	uint64_t peak_rss_bytes;     /* process group's RSS peak, 0 if never sampled */
+	uint64_t peak_gpu_mib;       /* GPU memory peak measured by the executor
+					where the segment ran (slurm's step
+					wrapper, through NVML on the node); 0:
+					none (the driver samples this machine's
+					GPUs itself) */
 	double duration_s;           /* launch (or assignment) to end */
 	double ready_s;              /* spawn to RELISH_READY; < 0 if none */
 	int reused;                  /* ran on a warm/worker process already alive */

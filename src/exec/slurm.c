@@ -617,8 +617,10 @@ static void job_result(sjob *j, exec_result *r)
 			r->oom_marker = m;
 		}
 	}
-	if (ended)
+	if (ended) {
 		r->peak_rss_bytes = j->end_line.peak_rss_mib << 20;
+		r->peak_gpu_mib = j->end_line.peak_gpu_mib;
+	}
 	double start = j->start_at, end = ended && j->end_line.at > 0 ? j->end_line.at : wall_now();
 	r->duration_s = start > 0 && end > start ? end - start : 0;
 	r->ready_s = -1;

@@ -299,6 +299,9 @@ void live_slurm_request(live *d, const live_seg *g, const sched_placement *pl,
 			exec_cluster_request *out);
 /* tick: refresh the nodes now and then. */
 void live_slurm_tick(live *d);
+/* g ended lost (its node failed, or it was preempted): keep its node out
+ * of placement until a refresh (asked for now) says it is usable. */
+void live_slurm_lost(live *d, const live_seg *g);
 /* A job's identity or start (the executor's on_event). */
 void live_slurm_event(live *d, live_seg *g, const exec_event *ev);
 void live_slurm_close(live *d);

@@ -234,7 +234,10 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	double now = live_now(d);
 	rl_err err = {0};
 	uint64_t rss_mib = telemetry_bytes_to_mib(r->peak_rss_bytes);
-	uint64_t peak = de->info.is_gpu ? g->gpu_peak_mib : rss_mib;
+	/* GPU: this machine's NVML samples, or what the executor measured
+	 * where the segment ran (a Slurm node) */
+	uint64_t gpu_peak = g->gpu_peak_mib > r->peak_gpu_mib ? g->gpu_peak_mib : r->peak_gpu_mib;
+	uint64_t peak = de->info.is_gpu ? gpu_peak : rss_mib;
 
 	if (r->log_errno)
 		live_log_failed(d, g, r->log_errno);
@@ -299,6 +302,8 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 			 * checkpoint. */
 			t->losses++;
 			requeue = 1;
+			if (sp->trial.executor == EXEC_SLURM)
+				live_slurm_lost(d, g);
 		} else if (t->retries < sp->trial.retries) {
 			t->retries++;
 			requeue = 1;

@@ -329,6 +329,39 @@ void live_slurm_event(live *d, live_seg *g, const exec_event *ev)
 
 /* ---- node refresh --------------------------------------------------------- */
 
+/* A node's devices taken out of placement (usable 0: every MiB counts as
+ * used by others, so nothing new fits there) or given back. */
+static void node_mark(live *d, const char *node, int usable)
+{
+	double now = live_mono(d);
+	for (size_t i = 0; i < d->devs->n; i++) {
+		char name[64];
+		int gpu;
+		if (slurm_device_parse(d->devs->dev[i].info.uuid, name, sizeof name, &gpu) < 0 ||
+		    strcmp(name, node))
+			continue;
+		sched_device_set_foreign(d->core, (int)i, usable ? 0 : d->devs->dev[i].info.mem_total_mib,
+					 now);
+	}
+}
+
+void live_slurm_lost(live *d, const live_seg *g)
+{
+	int gpu;
+	const slurm_node *nd = node_of(d, g->dev, &gpu);
+	if (!nd || !d->core)
+		return;
+	/* Until the next refresh says otherwise (soon), the node is suspect:
+	 * the segment's re-run goes elsewhere. */
+	if (nd->usable) {
+		((slurm_node *)nd)->usable = 0;
+		node_mark(d, nd->name, 0);
+		live_progress_line(d, "slurm: node %s is not used until Slurm says it is usable",
+				   nd->name);
+	}
+	d->slurm_refreshed_at = -INFINITY;
+}
+
 static void refreshed(void *ud, const char *text, const rl_err *e)
 {
 	live *d = ud;
@@ -345,10 +378,12 @@ static void refreshed(void *ud, const char *text, const rl_err *e)
 			slurm_node *old = &d->cluster.nodes[k];
 			if (strcmp(old->name, v[i].name))
 				continue;
-			if (old->usable != v[i].usable)
+			if (old->usable != v[i].usable) {
 				live_progress_line(d, "slurm: node %s is %s (%s)", old->name,
 						   v[i].usable ? "usable again" : "not usable now",
 						   v[i].state);
+				node_mark(d, old->name, v[i].usable);
+			}
 			snprintf(old->state, sizeof old->state, "%s", v[i].state);
 			old->usable = v[i].usable;
 			old->alloc_cpus = v[i].alloc_cpus;
