@@ -19,7 +19,8 @@
 # SLURM_UP_MEMORY per node in MiB (4096), SLURM_UP_GPUS per node (2),
 # SLURM_UP_SHARDS per node (8), SLURM_UP_CGROUP (1: proctrack/task cgroup,
 # memory limits enforced by the kernel; 0: linuxproc, limits enforced by
-# sampling).  docs/slurm.md describes the cluster this makes.
+# sampling), SLURM_UP_SLURMD_TIMEOUT (30 s: how long a node that stops
+# answering stays up; a test of node failures makes it short).  docs/slurm.md describes the cluster this makes.
 set -euo pipefail
 
 die() { echo "slurm-up.sh: $*" >&2; exit "${2:-1}"; }
@@ -39,6 +40,7 @@ MEM=${SLURM_UP_MEMORY:-4096}
 GPUS=${SLURM_UP_GPUS:-2}
 SHARDS=${SLURM_UP_SHARDS:-8}
 CGROUP=${SLURM_UP_CGROUP:-1}
+SLURMD_TIMEOUT=${SLURM_UP_SLURMD_TIMEOUT:-30}
 [[ -e $S/slurm.conf && -s $S/slurmctld.pid ]] && kill -0 "$(cat "$S/slurmctld.pid")" 2>/dev/null &&
 	die "a Slurm already runs from $S (scripts/slurm-down.sh $S first)"
 mkdir -p "$S/munge" "$S/ctld" "$S/spool" "$S/gpu" "$S/log"
@@ -128,7 +130,7 @@ KillWait=5
 MinJobAge=300
 InactiveLimit=0
 SlurmctldTimeout=30
-SlurmdTimeout=30
+SlurmdTimeout=$SLURMD_TIMEOUT
 EOF
 	for ((i = 1; i <= NODES; i++)); do
 		echo "NodeName=n$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[$((i - 1))]} CPUs=$CPUS RealMemory=$MEM Gres=gpu:$GPUS,shard:$SHARDS State=UNKNOWN" >>"$S/slurm.conf"

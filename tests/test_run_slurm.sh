@@ -22,7 +22,15 @@
 #            completes, and squeue shows no relish job at the end;
 #   cancel   SIGINT mid-run: exit 130 once every job is cancelled, none left;
 #   badpart  a partition that does not exist: exit 2 naming it and the
-#            ones that do, before any job is submitted or the database made.
+#            ones that do, before any job is submitted or the database made;
+#   measured GPU memory measured on the node (the step wrapper through the
+#            NVML stand-in, as a trial's 3000 MiB): segments placed before
+#            the shape's first measurement run alone (--gres=gpu:1), those
+#            placed after it ask for the one shard its measured peak needs
+#            and share GPUs;
+#   nodefail n1 fails under a running job (its slurmd gone, the node set
+#            down): the job ends NODE_FAIL, the segment is lost without
+#            using a retry and re-run on n2, and the trial completes.
 set -euo pipefail
 . "$RELISH_SRC/tests/support/slurm_env.sh" slurm
 PY=/usr/bin/python3
@@ -237,3 +245,93 @@ grep -q "Slurm has no partition 'nope' (it has: main (default))" "$work/badpart.
 after=$(squeue -h -t all | wc -l)
 [ "$before" = "$after" ] || fail "badpart: jobs were submitted ($before -> $after)"
 echo "ok: badpart"
+
+# ---- measured: GPU memory measured on the node decides the shards ------------------------
+cat >"$work/nvml" <<S
+driver 550.54.15
+device GPU-fake-0 16384 NVIDIA Stand-in 16GB
+device GPU-fake-1 16384 NVIDIA Stand-in 16GB
+state $work/nvml-state
+S
+: >"$work/nvml-state"
+cat >"$work/measured.yaml" <<S
+name: measured
+objective: {metric: accuracy, mode: max}
+search:
+  algorithm: random
+  seed: 5
+  max_trials: 6
+  max_concurrent: 6
+  space:
+    shape: {type: choice, values: [one]}
+    x: {type: uniform, low: 0.0, high: 1.0}
+schedule: {algorithm: none, resource: epoch, max: 3}
+trial:
+  command: ["/bin/sh", "$RELISH_SRC/tests/support/gpu_fake_trial.sh", "3000", "$work/nvml-state"]
+  executor: slurm
+  slurm: {gpu_memory: 16GiB}
+  resources: {gpus: 1, cpus: 1}
+  shape_params: [shape]
+sharing: {policy: relish}
+S
+RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="$work/nvml" \
+  "$RELISH" run "$work/measured.yaml" --db "$work/measured.db" --quiet >"$work/measured.out" 2>"$work/measured.err" ||
+  fail "measured exited $?: $(tail -5 "$work/measured.err")"
+# What each job asked for, beside what the store says its placement was
+squeue -h -t all -o '%i|%b' >"$work/measured.jobs"
+sql "$work/measured.db" "SELECT container, basis, mem_reserved_mib FROM segments ORDER BY id" >"$work/measured.segs"
+$PY - "$work/measured.jobs" "$work/measured.segs" <<'P' || fail "measured: $(cat "$work/measured.segs")"
+import sys
+gres = dict(l.strip().split("|") for l in open(sys.argv[1]))
+segs = [l.strip().split("|") for l in open(sys.argv[2])]
+alone = [s for s in segs if s[1] == "exclusive"]
+fitted = [s for s in segs if s[1] == "profile"]
+# before the first measurement: alone on a whole GPU
+assert alone and all(gres[s[0]] == "gres:gpu:1" for s in alone), (alone, gres)
+# after it: the measured 3000 MiB plus the margin, under one 4 GiB shard
+assert fitted and all(gres[s[0]] == "gres:shard:1" and 3000 < int(s[2]) <= 4096 for s in fitted), (fitted, gres)
+print("measured: %d alone (gpu:1), %d from the measured peak (shard:1, %s MiB)" % (len(alone), len(fitted), fitted[0][2]))
+P
+peaks=$(sql "$work/measured.db" "SELECT DISTINCT peak_mem_mib FROM segments WHERE status='completed'")
+[ "$peaks" = 3000 ] || fail "measured: peaks '$peaks', expected the 3000 MiB the trials used"
+timeline "$work"/relish-runs/measured.* >"$work/measured.tl"
+$PY - "$work/measured.tl" <<'P' || fail "measured: no two segments shared a GPU: $(cat "$work/measured.tl")"
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+shared = sum(1 for i, a in enumerate(rows) for b in rows[i + 1:]
+             if a[1:3] == b[1:3] and float(a[3]) < float(b[4]) and float(b[3]) < float(a[4]))
+assert len(rows) == 6 and shared >= 1, (len(rows), shared)
+P
+echo "ok: measured"
+
+# ---- nodefail: a node fails under a job; re-run elsewhere ------------------------------------
+spec nodefail 2 2 "{algorithm: none, resource: epoch, max: 6}" ', "--sleep-ms", "700"' \
+  "{memory: 64MiB, cpus: 4}"
+"$RELISH" run "$work/nodefail.yaml" --db "$work/nodefail.db" --quiet >"$work/nodefail.out" 2>"$work/nodefail.err" &
+pids+=($!)
+job=""
+for _ in $(seq 300); do
+  job=$(sql "$work/nodefail.db" "SELECT s.container FROM segments s JOIN metrics m ON m.segment_id = s.id
+    WHERE s.status = 'running' AND s.device = 'slurm:n1' AND s.container IS NOT NULL LIMIT 1" 2>/dev/null || true)
+  [ -n "$job" ] && break
+  sleep 0.1
+done
+[ -n "$job" ] || fail "nodefail: no segment ran on n1"
+# n1 fails: its slurmd is gone, the node is set down (its jobs end
+# NODE_FAIL), and what its job left running there is killed by id.
+kill -9 "$(cat "$work/slurm/slurmd-n1.pid")"
+scontrol update nodename=n1 state=down reason=relish-test-node-failure
+for f in $(find /sys/fs/cgroup -path "*slurm_n1/*/job_$job/*" -name cgroup.procs 2>/dev/null); do
+  for p in $(cat "$f"); do kill -9 "$p" 2>/dev/null || true; done
+done
+rc=0
+wait "${pids[-1]}" || rc=$?
+[ "$rc" = 0 ] || fail "nodefail exited $rc: $(tail -5 "$work/nodefail.err")"
+sql "$work/nodefail.db" "SELECT trial_id, seq, status, device, message FROM segments ORDER BY trial_id, seq" >"$work/nodefail.segs"
+grep -q "^[0-9]*|0|lost|slurm:n1|Slurm: NODE_FAIL" "$work/nodefail.segs" || fail "nodefail: no segment lost to NODE_FAIL: $(cat "$work/nodefail.segs")"
+lost_trial=$(grep '|lost|' "$work/nodefail.segs" | cut -d'|' -f1)
+grep -q "^$lost_trial|1|completed|slurm:n2|" "$work/nodefail.segs" || fail "nodefail: the lost segment was not re-run on n2: $(cat "$work/nodefail.segs")"
+[ "$(sql "$work/nodefail.db" "SELECT count(*) FROM trials WHERE status = 'completed'")" = 2 ] ||
+  fail "nodefail: not every trial completed (retries: 0, so the loss used none)"
+[ -z "$(relish_jobs)" ] || fail "nodefail: relish jobs left: $(relish_jobs)"
+echo "ok: nodefail"
