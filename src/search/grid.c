@@ -281,7 +281,7 @@ int sampler_grid_new(const space *sp, uint64_t seed, const sampler_options *opt,
 	while (g->bits < 64 && (1ULL << g->bits) < g->size)
 		g->bits++;
 	rl_rng rng;
-	rng_seed(&rng, rng_mix(seed, 0x67726964 /* "grid" */));
+	rng_seed(&rng, rng_stream_seed(seed, 0x67726964 /* "grid" */));
 	for (int r = 0; r < 4; r++)
 		g->key[r] = rng_next(&rng);
 	*out = &g->base;

@@ -16,7 +16,7 @@ typedef struct random_sampler {
 static int random_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 {
 	rl_rng rng;
-	rng_seed(&rng, rng_mix(s->seed, index));
+	rng_seed(&rng, rng_stream_seed(s->seed, index));
 	config c;
 	if (config_init(&c, s->space->n, err) < 0)
 		return RL_ENOMEM;

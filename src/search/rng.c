@@ -6,12 +6,19 @@
 
 #include <math.h>
 
-static uint64_t splitmix64(uint64_t *x)
+/* splitmix64's output function (Stafford's "Mix13" constants): a bijection
+ * of 64-bit words in which every input bit flips every output bit with
+ * probability close to 1/2. */
+static uint64_t mix64(uint64_t z)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	return mix64(*x += 0x9e3779b97f4a7c15ULL);
 }
 
 void rng_seed(rl_rng *r, uint64_t seed)
@@ -63,6 +70,21 @@ double rng_normal(rl_rng *r)
 	if (u1 < 1e-300)
 		u1 = 1e-300;
 	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/*
+ * The seed is mixed on its own before the index joins it, so that no
+ * arithmetic relation between two seeds carries over into their streams:
+ * stream(s, k) = mix64(mix64(s + C1) + (k + 1) * C2), C2 odd.  For one seed
+ * the map k -> stream is a bijection (multiplying by an odd number, adding
+ * and mix64 all are), so a seed's trials never share a stream; two seeds
+ * share one only when mix64(s + C1) - mix64(s' + C1) happens to be a small
+ * multiple of C2, a 2^-64 event per pair of indices.
+ */
+uint64_t rng_stream_seed(uint64_t seed, uint64_t index)
+{
+	uint64_t a = mix64(seed + 0x9e3779b97f4a7c15ULL);
+	return mix64(a + (index + 1) * 0xd1b54a32d192ed03ULL);
 }
 
 uint64_t rng_mix(uint64_t a, uint64_t b)

@@ -21,7 +21,19 @@ double rng_uniform(rl_rng *r);
 uint64_t rng_below(rl_rng *r, uint64_t n);
 /* Standard normal (Box-Muller, no caching, so state stays one word set). */
 double rng_normal(rl_rng *r);
-/* Mix several words into one seed (for per-trial streams). */
+/*
+ * The seed of stream `index` of a run seeded with `seed` (trial k of a
+ * sampler, dimension d of a scramble): full avalanche in both words (each
+ * input bit flips each output bit with probability ~1/2), distinct for
+ * every index of one seed, and unrelated across seeds, neighbouring ones
+ * included (tests/test_rng.c).  Samplers seed every stream through this.
+ */
+uint64_t rng_stream_seed(uint64_t seed, uint64_t index);
+/*
+ * Combine two words that are already hashes into one (the simulator's
+ * identities).  Not for seeds and indices: it is nearly linear in small
+ * inputs, so (a + 1, b) and (a, b + 63) often give the same word.
+ */
 uint64_t rng_mix(uint64_t a, uint64_t b);
 
 #endif

@@ -175,7 +175,7 @@ int sampler_sobol_new(const space *sp, uint64_t seed, const sampler_options *opt
 	}
 	for (size_t d = 0; d < q->dims; d++) {
 		rl_rng rng;
-		rng_seed(&rng, rng_mix(seed, 0x736f626f6c000000ULL + d)); /* "sobol" + d */
+		rng_seed(&rng, rng_stream_seed(seed, 0x736f626f6c000000ULL + d)); /* "sobol" + d */
 		uint64_t row[SOBOL_BITS];
 		for (int k = 0; k < SOBOL_BITS; k++) {
 			/* digit k itself plus random more significant digits */

@@ -38,7 +38,7 @@
  * exhaustive sum to that precision, with typically a fifth of the kernels
  * visited.
  *
- * Determinism: ask(index) uses the stream rng_mix(seed, index) and a model
+ * Determinism: ask(index) uses the stream rng_stream_seed(seed, index) and a model
  * that depends only on the set of observations (ties broken by trial index),
  * not on the order of tells.
  */
@@ -560,7 +560,7 @@ static int tpe_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 {
 	tpe_sampler *t = (tpe_sampler *)s;
 	rl_rng rng;
-	rng_seed(&rng, rng_mix(s->seed, index));
+	rng_seed(&rng, rng_stream_seed(s->seed, index));
 	config c;
 	if (config_init(&c, t->d, err) < 0)
 		return RL_ENOMEM;
