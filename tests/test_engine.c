@@ -299,10 +299,11 @@ static void test_other_stoppers(void **state)
  * trials stored as running), and requeue A's in-flight segments.  From
  * there both must hand out the same work and take the same decisions.
  */
-static void test_restore_equivalence(void **state)
+/* paused: the cut comes right after a segment that queued a continuation
+ * (early stopping), so a paused trial is restored too. */
+static void restore_equivalence(const spec *spp, int paused)
 {
-	(void)state;
-	spec sp = make_spec(MODE_MIN, SCHED_ASHA, 40, 4);
+	spec sp = *spp;
 	sim *a = sim_new(&sp);
 	/* Run until 20 segments are done and the last one queued a
 	 * continuation; the crash comes before it starts: one trial (at least)
@@ -311,7 +312,7 @@ static void test_restore_equivalence(void **state)
 		sim_fill(a);
 		sim_step(a);
 		engine_outcome last = a->log[a->n_log - 1].oc;
-		if (a->n_log >= 20 && (last == ENG_CONTINUE || last == ENG_PROMOTE))
+		if (a->n_log >= 20 && (!paused || last == ENG_CONTINUE || last == ENG_PROMOTE))
 			break;
 	}
 	assert_int_equal(a->n_run, 3);
@@ -339,7 +340,7 @@ static void test_restore_equivalence(void **state)
 						a->run[i].to, &err), 0);
 	a->n_run = 0;
 	size_t cut = a->n_log;
-	assert_true(n_restored > 4 && n_restored < 40);
+	assert_true(n_restored > 4 && n_restored < (size_t)sp.search.max_trials);
 	print_message("restore: %zu trials restored (%zu paused), 3 in flight\n", n_restored,
 		      n_paused);
 
@@ -348,7 +349,7 @@ static void test_restore_equivalence(void **state)
 	engine_counts(b->e, cb);
 	assert_memory_equal(ca, cb, sizeof ca);
 	assert_int_equal(cb[TRIAL_PENDING], 3);
-	assert_true(cb[TRIAL_PAUSED] >= 1);
+	assert_true(!paused || cb[TRIAL_PAUSED] >= 1);
 
 	/* Both continue; the first three pieces of work are the re-runs. */
 	a->now = b->now = 0;
@@ -402,6 +403,83 @@ static void test_restore_equivalence(void **state)
 	assert_int_equal(va.index, vb.index);
 	sim_free(a);
 	sim_free(b);
+}
+
+static void test_restore_equivalence(void **state)
+{
+	(void)state;
+	spec sp = make_spec(MODE_MIN, SCHED_ASHA, 40, 4);
+	restore_equivalence(&sp, 1);
+}
+
+/* With TPE the three trials in flight at the crash (no boundary yet) are
+ * pending in the model; restored, they must be pending again, or the next
+ * proposals differ. */
+static void test_restore_equivalence_tpe(void **state)
+{
+	(void)state;
+	spec sp = make_spec(MODE_MIN, SCHED_ASHA, 50, 4);
+	sp.search.algorithm = SEARCH_TPE;
+	sp.schedule.algorithm = SCHED_NONE;
+	sp.schedule.min = sp.schedule.max = 1;
+	sp.schedule.segment = 0;
+	restore_equivalence(&sp, 0);
+}
+
+/* Runs an experiment to the end; the configurations of its trials. */
+static void run_configs(const spec *sp, config *out, size_t n)
+{
+	sim *s = sim_new(sp);
+	sim_run(s, 100000);
+	assert_true(engine_done(s->e));
+	for (size_t i = 0; i < n; i++) {
+		engine_trial_view v;
+		assert_int_equal(engine_trial(s->e, i, &v, NULL), 0);
+		assert_int_equal(config_copy(&out[i], v.cfg, NULL), 0);
+	}
+	sim_free(s);
+}
+
+static int same_config(const config *a, const config *b)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!value_equal(&a->v[i], &b->v[i]))
+			return 0;
+	return 1;
+}
+
+/* The engine tells TPE of every trial it starts: with four at a time,
+ * pending: worst and pending: ignore propose differently once the model is
+ * on (trials 0-12 are start-up draws: fewer than 10 results when they are
+ * asked for); one at a time, nothing is pending at a proposal and both are
+ * the same experiment. */
+static void test_pending_reaches_tpe(void **state)
+{
+	(void)state;
+	enum { N = 30 };
+	config w[N], ig[N];
+	for (int conc = 1; conc <= 4; conc += 3) {
+		spec sp = make_spec(MODE_MIN, SCHED_NONE, N, conc);
+		sp.search.algorithm = SEARCH_TPE;
+		sp.schedule.max = 1;
+		sp.search.pending = PENDING_WORST;
+		run_configs(&sp, w, N);
+		sp.search.pending = PENDING_IGNORE;
+		run_configs(&sp, ig, N);
+		int differ = 0;
+		for (int i = 0; i < N; i++) {
+			if (i < 13)
+				assert_true(same_config(&w[i], &ig[i]));
+			differ += !same_config(&w[i], &ig[i]);
+			config_fini(&w[i]);
+			config_fini(&ig[i]);
+		}
+		print_message("max_concurrent %d: %d of %d trials differ\n", conc, differ, N);
+		if (conc == 1)
+			assert_int_equal(differ, 0);
+		else
+			assert_true(differ >= N - 13 - 2);
+	}
 }
 
 /* A segment still running after a restart (its container was adopted):
@@ -750,6 +828,8 @@ int main(void)
 		cmocka_unit_test(test_mode_max_mirrors_min),
 		cmocka_unit_test(test_other_stoppers),
 		cmocka_unit_test(test_restore_equivalence),
+		cmocka_unit_test(test_restore_equivalence_tpe),
+		cmocka_unit_test(test_pending_reaches_tpe),
 		cmocka_unit_test(test_restore_errors),
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_failures_and_retries),

@@ -248,6 +248,178 @@ static void test_bad_tell(void **state)
 	sampler_free(a);
 }
 
+/* ---- pending trials (search.pending) -------------------------------- */
+
+static param_def line_params[] = {{.name = "x", .kind = PARAM_UNIFORM, .low = 0, .high = 1}};
+static const space line_space = {.n = 1, .params = line_params};
+
+static sampler *tpe_opts(const space *sp, uint64_t seed, pending_rule pending, int multivariate)
+{
+	sampler_options opt = {.n_startup = 10, .n_candidates = 24, .pending = pending,
+			       .multivariate = multivariate};
+	sampler *s;
+	assert_int_equal(sampler_new(SEARCH_TPE, sp, seed, &opt, &s, NULL), 0);
+	return s;
+}
+
+static void tell_x(sampler *s, uint64_t i, double x, double loss, obs_state st)
+{
+	config c;
+	assert_int_equal(config_init(&c, 1, NULL), 0);
+	c.v[0] = (rl_value){.type = VAL_FLOAT, .f = x};
+	assert_int_equal(sampler_tell(s, i, &c, loss, 1.0, st, NULL), 0);
+	config_fini(&c);
+}
+
+/* Proposals of indices from..from+n-1 within 0.03 of x0. */
+static int near(sampler *s, uint64_t from, int n, double x0)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		config c;
+		assert_int_equal(sampler_ask(s, from + (uint64_t)i, &c, NULL), 0);
+		k += fabs(c.v[0].f - x0) < 0.03;
+		config_fini(&c);
+	}
+	return k;
+}
+
+/*
+ * 40 trials on a line with the best results near 0.3; then four trials are
+ * running at 0.30, 0.31, 0.29, 0.305.  As worst results (the liar) they
+ * join g(x) and push proposals away from 0.3, the point being tried; when
+ * ignored, the next proposals crowd there as if nothing were running.
+ */
+static void test_pending_repels(void **state)
+{
+	(void)state;
+	sampler *worst = tpe_opts(&line_space, 2, PENDING_WORST, 0);
+	sampler *ignore = tpe_opts(&line_space, 2, PENDING_IGNORE, 0);
+	sampler *none = tpe_opts(&line_space, 2, PENDING_WORST, 0);
+	sampler *all[] = {worst, ignore, none};
+	for (int i = 0; i < 40; i++) {
+		double x = (i * 0.618034) - floor(i * 0.618034);
+		for (int k = 0; k < 3; k++)
+			tell_x(all[k], (uint64_t)i, x, (x - 0.3) * (x - 0.3), OBS_COMPLETE);
+	}
+	const double run[] = {0.30, 0.31, 0.29, 0.305};
+	for (int r = 0; r < 4; r++) {
+		tell_x(worst, 40 + (uint64_t)r, run[r], NAN, OBS_PENDING);
+		tell_x(ignore, 40 + (uint64_t)r, run[r], NAN, OBS_PENDING);
+	}
+	int nw = near(worst, 100, 200, 0.3), ni = near(ignore, 100, 200, 0.3);
+	int nn = near(none, 100, 200, 0.3);
+	printf("proposals within 0.03 of the running trials: %d of 200 with the liar, %d ignoring "
+	       "them, %d with none running\n", nw, ni, nn);
+	assert_int_equal(ni, nn); /* ignored: exactly as if none ran */
+	assert_true(nw * 2 < ni);
+	for (int k = 0; k < 3; k++)
+		sampler_free(all[k]);
+}
+
+/* Pending trials neither count toward the start-up trials nor toward
+ * gamma's split; a report replaces the pending entry, a failure removes
+ * it, and a pending tell never replaces a value. */
+static void test_pending_bookkeeping(void **state)
+{
+	(void)state;
+	sampler *a = tpe_opts(&line_space, 4, PENDING_WORST, 0);
+	sampler *b = tpe_opts(&line_space, 4, PENDING_WORST, 0);
+	sampler *r;
+	assert_int_equal(sampler_new(SEARCH_RANDOM, &line_space, 4, NULL, &r, NULL), 0);
+	for (int i = 0; i < 9; i++)
+		tell_x(a, (uint64_t)i, i / 9.0, (double)i, OBS_COMPLETE);
+	for (int i = 9; i < 14; i++)
+		tell_x(a, (uint64_t)i, 0.5, NAN, OBS_PENDING);
+	/* 9 reported + 5 pending: still the start-up (random) draws. */
+	assert_int_equal(equal_asks(a, r), 5);
+	/* Trials 9-13 report, then trial 13 fails and 12's pending tell
+	 * comes late: the same model as one told only those results. */
+	for (int i = 9; i < 14; i++)
+		tell_x(a, (uint64_t)i, 0.1 * i - 0.85, 1.0 / i, OBS_COMPLETE);
+	tell_x(a, 13, 0.45, NAN, OBS_FAILED);
+	tell_x(a, 12, 0.5, NAN, OBS_PENDING);
+	for (int i = 0; i < 9; i++)
+		tell_x(b, (uint64_t)i, i / 9.0, (double)i, OBS_COMPLETE);
+	for (int i = 9; i < 13; i++)
+		tell_x(b, (uint64_t)i, 0.1 * i - 0.85, 1.0 / i, OBS_COMPLETE);
+	assert_int_equal(equal_asks(a, b), 5);
+	assert_true(equal_asks(a, r) < 5); /* the model is on */
+	sampler_free(a);
+	sampler_free(b);
+	sampler_free(r);
+}
+
+/* ---- the joint (multivariate) estimator ------------------------------ */
+
+static param_def plane_params[] = {
+	{.name = "x", .kind = PARAM_UNIFORM, .low = 0, .high = 1},
+	{.name = "y", .kind = PARAM_UNIFORM, .low = 0, .high = 1},
+};
+static const space plane_space = {.n = 2, .params = plane_params};
+
+/* Mean |x - y| of 200 proposals after 20 good trials on the diagonal x = y
+ * and 180 bad ones spread uniformly.  The good trials' x and y are each
+ * uniform, like the bad ones', so per parameter l = g and the univariate
+ * estimator sees nothing; only the joint one sees that x and y agree. */
+static double diagonal_gap(int multivariate)
+{
+	sampler *s = tpe_opts(&plane_space, 9, PENDING_WORST, multivariate);
+	for (int i = 0; i < 200; i++) {
+		config c;
+		assert_int_equal(config_init(&c, 2, NULL), 0);
+		double a = (i * 0.618034) - floor(i * 0.618034), b = (i * 0.414214) - floor(i * 0.414214);
+		int good = i % 10 == 0;
+		c.v[0] = (rl_value){.type = VAL_FLOAT, .f = a};
+		c.v[1] = (rl_value){.type = VAL_FLOAT, .f = good ? a : b};
+		assert_int_equal(sampler_tell(s, (uint64_t)i, &c, good ? 0.0 : 1.0, 1.0, OBS_COMPLETE,
+					      NULL),
+				 0);
+		config_fini(&c);
+	}
+	double gap = 0;
+	for (int i = 0; i < 200; i++) {
+		config c;
+		assert_int_equal(sampler_ask(s, 1000 + (uint64_t)i, &c, NULL), 0);
+		gap += fabs(c.v[0].f - c.v[1].f);
+		config_fini(&c);
+	}
+	sampler_free(s);
+	return gap / 200;
+}
+
+static void test_joint_sees_interactions(void **state)
+{
+	(void)state;
+	double uni = diagonal_gap(0), joint = diagonal_gap(1);
+	printf("mean |x - y| of proposals: univariate %.3f, joint %.3f (uniform: 0.333)\n", uni, joint);
+	assert_true(uni > 0.25);
+	assert_true(joint < 0.1);
+}
+
+/* The joint estimator samples every kind of parameter within bounds and
+ * reproduces itself; fixed parameters keep their value. */
+static void test_joint_types_and_determinism(void **state)
+{
+	(void)state;
+	sampler *a = tpe_opts(&mixed_space, 6, PENDING_WORST, 1);
+	sampler *b = tpe_opts(&mixed_space, 6, PENDING_WORST, 1);
+	tell_history(a, 0, 40, 1);
+	tell_history(b, 39, -1, -1);
+	assert_int_equal(equal_asks(a, b), 5);
+	for (uint64_t i = 200; i < 260; i++) {
+		config c;
+		assert_int_equal(sampler_ask(a, i, &c, NULL), 0);
+		assert_true(c.v[0].type == VAL_FLOAT && c.v[0].f >= 1e-5 && c.v[0].f <= 1e-1);
+		assert_true(c.v[1].type == VAL_INT && c.v[1].i >= 16 && c.v[1].i <= 1024);
+		assert_true(mixed_batch_index(&c) < 5);
+		assert_true(c.v[3].type == VAL_FLOAT && c.v[3].f >= 0 && c.v[3].f <= 0.7);
+		config_fini(&c);
+	}
+	sampler_free(a);
+	sampler_free(b);
+}
+
 /* The kernel sums' exp against libm over its whole domain [-700, 0]. */
 static void test_exp_matches_libm(void **state)
 {
@@ -275,6 +447,11 @@ int main(void)
 						history_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_tell, history_setup, history_teardown),
 		cmocka_unit_test(test_exp_matches_libm),
+		cmocka_unit_test(test_pending_repels),
+		cmocka_unit_test_setup_teardown(test_pending_bookkeeping, history_setup, history_teardown),
+		cmocka_unit_test(test_joint_sees_interactions),
+		cmocka_unit_test_setup_teardown(test_joint_types_and_determinism, history_setup,
+						history_teardown),
 		cmocka_unit_test(test_branin_beats_random),
 		cmocka_unit_test(test_mixed_beats_random),
 	};

@@ -110,7 +110,8 @@ int engine_new(const spec *sp, engine **out, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "creating the experiment engine");
 	e->sp = sp;
 	sampler_options opt = {.n_startup = sp->search.n_startup > 0 ? sp->search.n_startup : 10,
-			       .n_candidates = 24};
+			       .n_candidates = 24, .pending = sp->search.pending,
+			       .multivariate = sp->search.multivariate};
 	int rc = sampler_new(sp->search.algorithm, &sp->search.space, sp->search.seed, &opt,
 			     &e->smp, err);
 	if (rc == 0)
@@ -308,6 +309,12 @@ int engine_next(engine *e, engine_work *out, rl_err *err)
 	t->to = stopper_first_target(e->stp, index);
 	e->next_index++;
 	e->n_created++;
+	/* The sampler counts the trial as pending until it reports (so that
+	 * proposals made meanwhile know it is being tried). */
+	rc = sampler_tell(e->smp, index, &t->cfg, NAN, 0, OBS_PENDING, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "trial %llu: telling the sampler",
+				     (unsigned long long)index);
 	start_segment(e, index, t, out, 1, 0);
 	return 1;
 }
@@ -604,6 +611,12 @@ int engine_restore_trial(engine *e, const engine_trial_record *rec, rl_err *err)
 						    : OBS_RUNNING;
 	if (rec->n_boundaries > 0 || obs == OBS_FAILED)
 		return tell(e, rec->index, t, obs, err);
+	if (!is_final(t->state)) {
+		/* Created, never reported: pending, as in engine_next. */
+		rc = sampler_tell(e->smp, rec->index, &t->cfg, NAN, 0, OBS_PENDING, err);
+		if (rc < 0)
+			return rl_err_prefix(err, "restoring trial %llu", idx);
+	}
 	return 0;
 }
 

@@ -20,14 +20,27 @@ static int random_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 	config c;
 	if (config_init(&c, s->space->n, err) < 0)
 		return RL_ENOMEM;
-	for (size_t i = 0; i < s->space->n; i++) {
-		int rc = space_from_unit(&s->space->params[i], rng_uniform(&rng), &c.v[i], err);
-		if (rc < 0) {
-			config_fini(&c);
-			return rc;
-		}
+	int rc = sampler_random_config(s->space, &rng, &c, err);
+	if (rc < 0) {
+		config_fini(&c);
+		return rc;
 	}
 	*out = c;
+	return 0;
+}
+
+int sampler_random_config(const space *sp, rl_rng *rng, config *c, rl_err *err)
+{
+	for (size_t i = 0; i < sp->n; i++) {
+		/* Every parameter takes its draw, active or not, so that a
+		 * parameter's draw does not depend on other parameters' values. */
+		double u = rng_uniform(rng);
+		if (!space_active(sp, i, c))
+			continue; /* VAL_NONE */
+		int rc = space_from_unit(&sp->params[i], u, &c->v[i], err);
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 

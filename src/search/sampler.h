@@ -27,7 +27,10 @@ typedef enum obs_state {
 	OBS_COMPLETE,  /* trained to the maximum resource */
 	OBS_STOPPED,   /* stopped early by the scheduler (pruned) */
 	OBS_FAILED,    /* failed: no usable value */
+	OBS_PENDING,   /* proposed, no value yet: running or queued (loss and
+			* resource are ignored); a later report replaces it */
 } obs_state;
+
 
 typedef struct sampler_ops {
 	const char *name;
@@ -36,7 +39,10 @@ typedef struct sampler_ops {
 	 * RL_ENOTFOUND when the space is exhausted (grid), or another error. */
 	int (*ask)(sampler *s, uint64_t index, config *out, rl_err *err);
 	/* Record an observation; loss is minimised; ignored for OBS_FAILED
-	 * except that the trial counts as tried. */
+	 * except that the trial counts as tried (an earlier observation of it
+	 * is forgotten).  OBS_PENDING marks a trial proposed and not yet
+	 * reported; it never replaces a value already told.  Samplers that
+	 * do not learn ignore every tell. */
 	int (*tell)(sampler *s, uint64_t index, const config *c, double loss,
 		    double resource, obs_state state, rl_err *err);
 	void (*destroy)(sampler *s);
@@ -52,6 +58,8 @@ struct sampler {
 typedef struct sampler_options {
 	int n_startup;      /* TPE: random trials before modelling (default 10) */
 	int n_candidates;   /* TPE: candidates scored per ask (default 24) */
+	pending_rule pending; /* TPE: pending trials (default PENDING_WORST) */
+	int multivariate;   /* TPE: one joint estimator (default 0: per parameter) */
 } sampler_options;
 
 /* Create a sampler for algorithm.  *out owned by caller (sampler_free). */
@@ -69,6 +77,12 @@ static inline int sampler_tell(sampler *s, uint64_t index, const config *c, doub
 {
 	return s->ops->tell(s, index, c, loss, resource, state, err);
 }
+
+/* The random sampler's configuration from rng: one uniform draw per
+ * parameter in order, inactive parameters left VAL_NONE (c from
+ * config_init, values filled here).  TPE's start-up trials use it too. */
+struct rl_rng;
+int sampler_random_config(const space *sp, struct rl_rng *rng, config *c, rl_err *err);
 
 /* Number of points of the full grid (choices x ints x grid_points), or 0 if
  * it overflows.  Used for grid's default max_trials. */

@@ -94,6 +94,10 @@ void param_def_fini(param_def *p)
 		value_fini(&p->choices[i]);
 	free(p->choices);
 	value_fini(&p->fixed);
+	for (size_t i = 0; i < p->n_when; i++)
+		value_fini(&p->when[i]);
+	free(p->when);
+	value_fini(&p->dflt);
 	memset(p, 0, sizeof *p);
 }
 
@@ -114,21 +118,40 @@ static int param_def_copy(param_def *dst, const param_def *src, rl_err *err)
 	t.name = NULL;
 	t.choices = NULL;
 	t.fixed.str = NULL;
+	t.when = NULL;
+	t.n_when = 0;
+	t.dflt.str = NULL;
+	size_t n_choices = t.n_choices;
+	t.n_choices = 0;
 	t.name = strdup(src->name ? src->name : "");
 	if (!t.name)
 		goto nomem;
-	if (src->n_choices) {
-		t.choices = calloc(src->n_choices, sizeof *t.choices);
+	if (n_choices) {
+		t.choices = calloc(n_choices, sizeof *t.choices);
 		if (!t.choices)
 			goto nomem;
-		for (size_t i = 0; i < src->n_choices; i++)
-			if (value_copy(&t.choices[i], &src->choices[i], err) < 0) {
-				t.n_choices = i;
+		for (size_t i = 0; i < n_choices; i++) {
+			if (value_copy(&t.choices[i], &src->choices[i], err) < 0)
 				goto nomem;
-			}
+			t.n_choices = i + 1;
+		}
+	}
+	if (src->n_when) {
+		t.when = calloc(src->n_when, sizeof *t.when);
+		if (!t.when)
+			goto nomem;
+		for (size_t i = 0; i < src->n_when; i++) {
+			if (value_copy(&t.when[i], &src->when[i], err) < 0)
+				goto nomem;
+			t.n_when = i + 1;
+		}
 	}
 	if (value_copy(&t.fixed, &src->fixed, err) < 0)
 		goto nomem;
+	if (value_copy(&t.dflt, &src->dflt, err) < 0) {
+		t.dflt = (rl_value){0};
+		goto nomem;
+	}
 	*dst = t;
 	return 0;
 nomem:
@@ -161,6 +184,28 @@ int space_find(const space *s, const char *name)
 		if (!strcmp(s->params[i].name, name))
 			return (int)i;
 	return -1;
+}
+
+int space_active(const space *s, size_t p, const config *c)
+{
+	const param_def *d = &s->params[p];
+	if (!d->n_when)
+		return 1;
+	if (d->parent >= p || d->parent >= c->n)
+		return 0;
+	const rl_value *v = &c->v[d->parent];
+	for (size_t i = 0; i < d->n_when; i++)
+		if (value_equal(&d->when[i], v))
+			return 1;
+	return 0;
+}
+
+int space_has_conditions(const space *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->params[i].n_when)
+			return 1;
+	return 0;
 }
 
 int config_init(config *c, size_t n, rl_err *err)
@@ -320,7 +365,8 @@ char *config_to_json(const space *s, const config *c)
 	if (!o)
 		return NULL;
 	for (size_t i = 0; i < c->n && i < s->n; i++)
-		json_object_set_new(o, s->params[i].name, value_to_json(&c->v[i]));
+		if (c->v[i].type != VAL_NONE)
+			json_object_set_new(o, s->params[i].name, value_to_json(&c->v[i]));
 	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return text;
@@ -343,8 +389,14 @@ int config_from_json(const space *s, const char *text, config *c, rl_err *err)
 	for (size_t i = 0; i < s->n && rc == 0; i++) {
 		json_t *j = json_object_get(o, s->params[i].name);
 		rl_value *v = &t.v[i];
-		if (!j) {
+		int active = space_active(s, i, &t);
+		if (!j && !active) {
+			continue; /* inactive: VAL_NONE */
+		} else if (!j) {
 			rc = rl_err_set(err, RL_EPARSE, "parameters: missing %s", s->params[i].name);
+		} else if (!active) {
+			rc = rl_err_set(err, RL_EPARSE, "parameters: %s is given but inactive",
+					s->params[i].name);
 		} else if (json_is_integer(j)) {
 			v->type = VAL_INT;
 			v->i = json_integer_value(j);

@@ -48,6 +48,14 @@ typedef struct param_def {
 	size_t n_choices;    /* CHOICE */
 	rl_value *choices;   /* CHOICE: owned array */
 	rl_value fixed;      /* FIXED */
+	/* Conditional parameters (search.space.<name>.when): active only when
+	 * parameter `parent` (a choice declared earlier) has one of the n_when
+	 * values in `when`; n_when == 0: always active.  An inactive
+	 * parameter's value in a configuration is VAL_NONE. */
+	size_t parent;
+	size_t n_when;
+	rl_value *when;      /* owned array of n_when */
+	rl_value dflt;       /* {name} text while inactive; VAL_NONE: none */
 } param_def;
 
 typedef struct space {
@@ -77,6 +85,15 @@ int space_copy(space *dst, const space *src, rl_err *err);
 /* Index of the parameter called name, or -1. */
 int space_find(const space *s, const char *name);
 
+/* Is parameter p of s active in c?  Reads only the values of parameters
+ * before p (a parent comes first), so a sampler may ask while filling c in
+ * order.  Always 1 for an unconditional parameter; 0 when the parent is
+ * itself inactive (its value is VAL_NONE, which matches no value). */
+int space_active(const space *s, size_t p, const config *c);
+
+/* Does any parameter of s have a condition? */
+int space_has_conditions(const space *s);
+
 int config_init(config *c, size_t n, rl_err *err);
 void config_fini(config *c);
 int config_copy(config *dst, const config *src, rl_err *err);
@@ -94,10 +111,13 @@ int space_from_unit(const param_def *p, double u, rl_value *out, rl_err *err);
 struct json_t;
 struct json_t *value_to_json(const rl_value *v);
 
-/* Serialise a configuration as a JSON object text {"lr":0.01,...}; the
- * returned string is malloc'd and owned by the caller. */
+/* Serialise a configuration as a JSON object text {"lr":0.01,...}, without
+ * inactive parameters (VAL_NONE); the returned string is malloc'd and owned
+ * by the caller. */
 char *config_to_json(const space *s, const config *c);
-/* Parse the JSON object produced above back into c (owned by caller). */
+/* Parse the JSON object produced above back into c (owned by caller); a
+ * parameter absent from it must be inactive (then VAL_NONE), one present
+ * must be active. */
 int config_from_json(const space *s, const char *json, config *c, rl_err *err);
 
 #endif

@@ -44,63 +44,12 @@
  */
 #include "search/rng.h"
 #include "search/sampler.h"
+#include "search/tpe_internal.h"
 #include "search/tpe_math.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TPE_MAX_BELOW 25      /* gamma(n) = min(ceil(0.1 n), 25) */
-#define TPE_FLAT_WEIGHTS 25   /* newest above-set trials with weight 1 */
-#define TPE_PRIOR_WEIGHT 1.0
-#define TPE_CUTOFF 8.0        /* kernels beyond 8 bandwidths are skipped */
-#define TPE_BUCKETS 12
-#define TPE_SQRT_2PI 2.5066282746310002
-
-typedef enum tpe_kind { TK_CONT, TK_BAND, TK_CAT, TK_FIXED } tpe_kind;
-
-/* A fitted mixture over [0, 1] for one numeric parameter and one set. */
-typedef struct tpe_mixture {
-	size_t n, cap;          /* kernels, prior excluded */
-	double *mu, *inv_sigma; /* centre and 1 / bandwidth */
-	double *coef;           /* TK_CONT: w / (W sigma sqrt(2 pi) Z); TK_BAND: w / (W Z) */
-	double *sigma;
-	size_t bstart[TPE_BUCKETS + 1]; /* bucket b is [bstart[b], bstart[b+1]) */
-	double bmax[TPE_BUCKETS];       /* largest bandwidth in bucket b */
-	double prior_coef, prior_w;     /* prior N(0.5, 1), normalised weight */
-} tpe_mixture;
-
-typedef struct tpe_param {
-	tpe_kind kind;
-	double half_band;       /* TK_BAND: half width of an integer's band */
-	tpe_mixture below, above;
-	double *lcum;           /* TK_CAT: cumulative l over choices */
-	double *score;          /* TK_CAT: log l(c) - log g(c) */
-	double *sum_b, *sum_a;  /* TK_CAT: observation weight per choice */
-} tpe_param;
-
-typedef struct tpe_sampler {
-	sampler base;
-	int n_startup, n_candidates;
-	size_t d;                /* parameters */
-	/* Observation slots (struct of arrays). */
-	size_t cap, used;
-	uint64_t *idx;
-	double *loss, *res, *u;  /* u[slot * d + p]: unit value or choice index */
-	double *w;               /* weight in its set, set by fit */
-	unsigned char *below;
-	uint32_t *free_slots;
-	size_t n_free;
-	/* Live observations in three orders (slot ids). */
-	size_t n;
-	uint32_t *by_time, *by_rank;
-	uint32_t **by_u;         /* per numeric parameter, else NULL */
-	/* The fitted model, rebuilt lazily after a tell. */
-	int dirty;
-	tpe_param *pm;
-	double *scratch_mu, *scratch_sig, *scratch_w;
-	uint32_t *scratch_slot;
-} tpe_sampler;
 
 /* ------------------------------------------------------------------ */
 /* Ordered slot arrays                                                  */
@@ -121,10 +70,13 @@ static int cmp_time(const tpe_sampler *t, size_t p, uint32_t a, uint32_t b)
 	return t->idx[a] < t->idx[b] ? -1 : t->idx[a] > t->idx[b];
 }
 
+/* By unit value; inactive (NaN) after every value. */
 static int cmp_unit(const tpe_sampler *t, size_t p, uint32_t a, uint32_t b)
 {
 	double ua = t->u[a * t->d + p], ub = t->u[b * t->d + p];
-	if (ua != ub)
+	if (isnan(ua) != isnan(ub))
+		return isnan(ua) ? 1 : -1;
+	if (ua != ub && !isnan(ua))
 		return ua < ub ? -1 : 1;
 	return cmp_time(t, p, a, b);
 }
@@ -181,7 +133,7 @@ static long find_slot(const tpe_sampler *t, uint64_t index)
 /* Mixtures                                                             */
 
 /* Phi(b) - Phi(a) for a <= b, accurate in both tails. */
-static double phi_diff(double a, double b)
+double tpe_phi_diff(double a, double b)
 {
 	if (a >= 0)
 		return 0.5 * (erfc(a * M_SQRT1_2) - erfc(b * M_SQRT1_2));
@@ -191,11 +143,11 @@ static double phi_diff(double a, double b)
 }
 
 /* Mass of N(mu, sigma) inside [0, 1]: the truncation normaliser. */
-static double unit_mass(double mu, double sigma)
+double tpe_unit_mass(double mu, double sigma)
 {
 	if (mu >= TPE_CUTOFF * sigma && 1.0 - mu >= TPE_CUTOFF * sigma)
 		return 1.0; /* both tails below 1e-15 */
-	return phi_diff(-mu / sigma, (1.0 - mu) / sigma);
+	return tpe_phi_diff(-mu / sigma, (1.0 - mu) / sigma);
 }
 
 static int mixture_reserve(tpe_mixture *m, size_t n)
@@ -227,7 +179,7 @@ static void mixture_fini(tpe_mixture *m)
 /* Optuna's bandwidths for sorted centres mu[0..n): the larger gap to a
  * neighbour (0 and 1 act as neighbours of the ends, except that with two or
  * more points each end uses its inner gap), clipped to [sigma_min, 1]. */
-static void bandwidths(const double *mu, size_t n, double *sig)
+void tpe_bandwidths(const double *mu, size_t n, double *sig)
 {
 	double sigma_min = 1.0 / fmin(100.0, 1.0 + (double)(n + 1));
 	for (size_t i = 0; i < n; i++) {
@@ -284,12 +236,14 @@ static int mixture_fit(tpe_mixture *m, tpe_kind kind, const double *mu, const do
 	}
 	for (size_t i = 0; i < n; i++) {
 		size_t at = count[bucket_of[i]]++;
-		double s = sig[i], z = unit_mass(mu[i], s);
+		double s = sig[i], z = tpe_unit_mass(mu[i], s);
 		m->mu[at] = mu[i];
 		m->sigma[at] = s;
 		m->inv_sigma[at] = 1.0 / s;
-		m->coef[at] = kind == TK_BAND ? w[i] / (total * z)
-					      : w[i] / (total * s * TPE_SQRT_2PI * z);
+		/* Equal heights: the weight times the bandwidth (see
+		 * fit_numeric). */
+		m->coef[at] = kind == TK_BAND ? w[i] * s / (total * z)
+					      : w[i] / (total * TPE_SQRT_2PI * z);
 		if (s > m->bmax[bucket_of[i]])
 			m->bmax[bucket_of[i]] = s;
 	}
@@ -297,7 +251,7 @@ static int mixture_fit(tpe_mixture *m, tpe_kind kind, const double *mu, const do
 		free(bucket_of);
 	m->n = n;
 	m->prior_w = TPE_PRIOR_WEIGHT / total;
-	double zp = unit_mass(0.5, 1.0);
+	double zp = tpe_unit_mass(0.5, 1.0);
 	m->prior_coef = kind == TK_BAND ? m->prior_w / zp : m->prior_w / (TPE_SQRT_2PI * zp);
 	return 0;
 }
@@ -358,7 +312,7 @@ static double mixture_eval(const tpe_mixture *m, tpe_kind kind, double x, double
 {
 	double sum;
 	if (kind == TK_BAND) {
-		sum = m->prior_coef * phi_diff(x - h - 0.5, x + h - 0.5);
+		sum = m->prior_coef * tpe_phi_diff(x - h - 0.5, x + h - 0.5);
 	} else {
 		double t = x - 0.5;
 		sum = m->prior_coef * exp(-0.5 * t * t);
@@ -373,7 +327,7 @@ static double mixture_eval(const tpe_mixture *m, tpe_kind kind, double x, double
 		const double *mu = m->mu, *inv = m->inv_sigma, *coef = m->coef;
 		if (kind == TK_BAND) {
 			for (size_t i = lo; i < hi; i++)
-				sum += coef[i] * phi_diff((x - h - mu[i]) * inv[i],
+				sum += coef[i] * tpe_phi_diff((x - h - mu[i]) * inv[i],
 							  (x + h - mu[i]) * inv[i]);
 		} else {
 			sum += kernel_sum(mu + lo, inv + lo, coef + lo, x, hi - lo);
@@ -385,17 +339,22 @@ static double mixture_eval(const tpe_mixture *m, tpe_kind kind, double x, double
 /* Draw from the below mixture: every kernel (the prior included) has weight
  * 1 there, so the kernel is chosen uniformly; then a normal truncated to
  * [0, 1] by rejection. */
-static double mixture_sample(const tpe_mixture *m, rl_rng *rng)
+double tpe_truncnorm(double mu, double sigma, rl_rng *rng)
 {
-	uint64_t k = rng_below(rng, m->n + 1);
-	double mu = k < m->n ? m->mu[k] : 0.5;
-	double sigma = k < m->n ? m->sigma[k] : 1.0;
 	for (int tries = 0; tries < 100; tries++) {
 		double x = mu + sigma * rng_normal(rng);
 		if (x >= 0.0 && x <= 1.0)
 			return x;
 	}
 	return rng_uniform(rng); /* acceptance is >= 1/3 per try: unreachable in practice */
+}
+
+static double mixture_sample(const tpe_mixture *m, rl_rng *rng)
+{
+	uint64_t k = rng_below(rng, m->n + 1);
+	double mu = k < m->n ? m->mu[k] : 0.5;
+	double sigma = k < m->n ? m->sigma[k] : 1.0;
+	return tpe_truncnorm(mu, sigma, rng);
 }
 
 /* ------------------------------------------------------------------ */
@@ -425,6 +384,8 @@ static int fit_numeric(tpe_sampler *t, size_t p)
 	for (size_t i = 0; i < t->n; i++) {
 		uint32_t s = t->by_u[p][i];
 		double u = t->u[s * t->d + p];
+		if (isnan(u))
+			break; /* inactive from here on: not in the model */
 		if (t->below[s]) {
 			bmu[nb] = u;
 			bw[nb++] = t->w[s];
@@ -433,8 +394,8 @@ static int fit_numeric(tpe_sampler *t, size_t p)
 			t->scratch_w[na++] = t->w[s];
 		}
 	}
-	bandwidths(bmu, nb, bsig);
-	bandwidths(t->scratch_mu, na, t->scratch_sig);
+	tpe_bandwidths(bmu, nb, bsig);
+	tpe_bandwidths(t->scratch_mu, na, t->scratch_sig);
 	if (mixture_fit(&pm->below, pm->kind, bmu, bsig, bw, nb) < 0 ||
 	    mixture_fit(&pm->above, pm->kind, t->scratch_mu, t->scratch_sig, t->scratch_w, na) < 0)
 		return RL_ENOMEM;
@@ -454,16 +415,19 @@ static void cat_mixture(const double *sums, size_t nobs, size_t nc, double *out)
 		out[c] = ((total * share + sums[c]) / row + pw / (double)nc) / all;
 }
 
-static void fit_choice(tpe_sampler *t, size_t p, size_t nb, size_t na)
+static void fit_choice(tpe_sampler *t, size_t p)
 {
 	tpe_param *pm = &t->pm[p];
-	size_t nc = t->base.space->params[p].n_choices;
+	size_t nc = t->base.space->params[p].n_choices, nb = 0, na = 0;
 	memset(pm->sum_b, 0, nc * sizeof *pm->sum_b);
 	memset(pm->sum_a, 0, nc * sizeof *pm->sum_a);
 	for (size_t i = 0; i < t->n; i++) {
 		uint32_t s = t->by_time[i];
-		size_t c = (size_t)t->u[s * t->d + p];
-		(t->below[s] ? pm->sum_b : pm->sum_a)[c] += t->w[s];
+		double u = t->u[s * t->d + p];
+		if (isnan(u))
+			continue; /* inactive */
+		(t->below[s] ? pm->sum_b : pm->sum_a)[(size_t)u] += t->w[s];
+		*(t->below[s] ? &nb : &na) += 1;
 	}
 	/* lcum holds l, score holds g, then both become their final form. */
 	cat_mixture(pm->sum_b, nb, nc, pm->lcum);
@@ -480,7 +444,9 @@ static void fit_choice(tpe_sampler *t, size_t p, size_t nb, size_t na)
 static int tpe_fit(tpe_sampler *t)
 {
 	size_t n = t->n;
-	size_t nb = (size_t)ceil(0.1 * (double)n);
+	/* gamma counts reported trials only: pending ones rank last and
+	 * always fall in the above set. */
+	size_t nb = (size_t)ceil(0.1 * (double)(n - t->n_pending));
 	if (nb > TPE_MAX_BELOW)
 		nb = TPE_MAX_BELOW;
 	size_t na = n - nb;
@@ -492,6 +458,8 @@ static int tpe_fit(tpe_sampler *t)
 		t->w[s] = t->below[s] ? 1.0 : ramp_weight(k++, na);
 	}
 	for (size_t p = 0; p < t->d; p++) {
+		if (t->joint && tpe_joint_has(t->joint, p))
+			continue;
 		switch (t->pm[p].kind) {
 		case TK_CONT:
 		case TK_BAND:
@@ -499,12 +467,14 @@ static int tpe_fit(tpe_sampler *t)
 				return RL_ENOMEM;
 			break;
 		case TK_CAT:
-			fit_choice(t, p, nb, na);
+			fit_choice(t, p);
 			break;
 		case TK_FIXED:
 			break;
 		}
 	}
+	if (t->joint && tpe_joint_fit(t) < 0)
+		return RL_ENOMEM;
 	t->dirty = 0;
 	return 0;
 }
@@ -565,14 +535,19 @@ static int tpe_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 	if (config_init(&c, t->d, err) < 0)
 		return RL_ENOMEM;
 	int rc = 0;
-	if (t->n < (size_t)t->n_startup) {
+	if (t->n - t->n_pending < (size_t)t->n_startup) {
 		/* Start-up: exactly the random sampler's draws for this index. */
-		for (size_t p = 0; p < t->d && rc == 0; p++)
-			rc = space_from_unit(&s->space->params[p], rng_uniform(&rng), &c.v[p], err);
+		rc = sampler_random_config(s->space, &rng, &c, err);
 	} else {
 		if (t->dirty && tpe_fit(t) < 0)
 			rc = rl_err_set(err, RL_ENOMEM, "tpe: fitting %zu observations", t->n);
+		if (rc == 0 && t->joint)
+			rc = tpe_joint_ask(t, &rng, &c, err);
 		for (size_t p = 0; p < t->d && rc == 0; p++) {
+			if (t->joint && tpe_joint_has(t->joint, p))
+				continue;
+			if (!space_active(s->space, p, &c))
+				continue; /* inactive: stays VAL_NONE */
 			switch (t->pm[p].kind) {
 			case TK_CONT:
 			case TK_BAND:
@@ -616,6 +591,7 @@ static int tpe_reserve(tpe_sampler *t)
 	GROW(t->w, cap);
 	GROW(t->u, cap * (t->d ? t->d : 1));
 	GROW(t->below, cap);
+	GROW(t->pend, cap);
 	GROW(t->free_slots, cap);
 	GROW(t->by_time, cap);
 	GROW(t->by_rank, cap);
@@ -638,6 +614,8 @@ static void tpe_remove(tpe_sampler *t, uint32_t s)
 	order_remove(t, t->by_rank, t->n, 0, s, cmp_rank);
 	order_remove(t, t->by_time, t->n, 0, s, cmp_time);
 	t->n--;
+	t->n_pending -= t->pend[s];
+	t->pend[s] = 0;
 	t->free_slots[t->n_free++] = s;
 	t->dirty = 1;
 }
@@ -648,6 +626,10 @@ static int tell_unit(const tpe_sampler *t, size_t p, const config *c, uint64_t i
 {
 	const param_def *def = &t->base.space->params[p];
 	const rl_value *v = &c->v[p];
+	if (v->type == VAL_NONE && def->n_when) {
+		*u = NAN; /* inactive: left out of this parameter's model */
+		return 0;
+	}
 	switch (t->pm[p].kind) {
 	case TK_FIXED:
 		*u = 0;
@@ -676,6 +658,14 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 {
 	tpe_sampler *t = (tpe_sampler *)s;
 	long found = find_slot(t, index);
+	int pending = state == OBS_PENDING;
+	if (pending) {
+		/* A value already told stays; pending is only the lack of one. */
+		if (t->pending == PENDING_IGNORE || found >= 0)
+			return 0;
+		loss = INFINITY;
+		resource = -INFINITY;
+	}
 	if (state == OBS_FAILED || isnan(loss)) {
 		/* No usable value: forget any earlier report of this trial. */
 		if (found >= 0)
@@ -685,7 +675,7 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 	if (!c || c->n != t->d)
 		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: configuration has %zu values, the space %zu",
 				  (unsigned long long)index, c ? c->n : 0, t->d);
-	if (isnan(resource))
+	if (isnan(resource) || (!pending && resource == -INFINITY))
 		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: resource is not a number",
 				  (unsigned long long)index);
 	double ustack[32], *u = t->d <= 32 ? ustack : malloc(t->d * sizeof *u);
@@ -705,6 +695,8 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 		/* Replace: re-key the slot in every order whose key changed. */
 		uint32_t sl = (uint32_t)found;
 		order_remove(t, t->by_rank, t->n, 0, sl, cmp_rank);
+		t->n_pending -= t->pend[sl];
+		t->pend[sl] = 0;
 		t->loss[sl] = loss;
 		t->res[sl] = resource;
 		order_insert(t, t->by_rank, t->n - 1, 0, sl, cmp_rank);
@@ -720,6 +712,8 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 	} else {
 		uint32_t sl = t->n_free ? t->free_slots[--t->n_free] : (uint32_t)t->used++;
 		t->idx[sl] = index;
+		t->pend[sl] = (unsigned char)pending;
+		t->n_pending += (size_t)pending;
 		t->loss[sl] = loss;
 		t->res[sl] = resource;
 		memcpy(&t->u[sl * t->d], u, t->d * sizeof *u);
@@ -751,6 +745,7 @@ static void tpe_destroy(sampler *s)
 		if (t->by_u)
 			free(t->by_u[p]);
 	}
+	tpe_joint_free(t->joint);
 	free(t->pm);
 	free(t->by_u);
 	free(t->idx);
@@ -759,6 +754,7 @@ static void tpe_destroy(sampler *s)
 	free(t->w);
 	free(t->u);
 	free(t->below);
+	free(t->pend);
 	free(t->free_slots);
 	free(t->by_time);
 	free(t->by_rank);
@@ -788,6 +784,8 @@ int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt, 
 	t->base.seed = seed;
 	t->n_startup = opt && opt->n_startup > 0 ? opt->n_startup : 10;
 	t->n_candidates = opt && opt->n_candidates > 0 ? opt->n_candidates : 24;
+	t->pending = opt ? opt->pending : PENDING_WORST;
+	t->multivariate = opt ? opt->multivariate : 0;
 	t->d = sp->n;
 	t->dirty = 1;
 	if (t->d) {
@@ -837,6 +835,8 @@ int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt, 
 				goto nomem;
 		}
 	}
+	if (t->multivariate && tpe_joint_new(t, &t->joint) < 0)
+		goto nomem;
 	*out = &t->base;
 	return 0;
 nomem:

@@ -20,6 +20,14 @@
 #include "common/err.h"
 #include "search/space.h"
 
+/* search.pending (the sampler reads it through sampler_options). */
+typedef enum pending_rule {
+	PENDING_WORST,  /* as results worse than every reported one (a constant
+			 * liar): they join g(x), so proposals move away from
+			 * points already being tried */
+	PENDING_IGNORE, /* not at all: parallel proposals are blind to each other */
+} pending_rule;
+
 typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
 typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
@@ -79,6 +87,8 @@ typedef struct spec {
 		int max_trials;         /* default 20 (grid: size of the grid) */
 		int max_concurrent;     /* default 0 = as many as fit */
 		int n_startup;          /* tpe: random start-up trials, default 10 */
+		pending_rule pending;   /* tpe: how running trials count (default worst) */
+		int multivariate;       /* tpe: one joint estimator (default false) */
 		space space;            /* required, at least one parameter */
 	} search;
 
@@ -149,6 +159,7 @@ const char *spec_policy_name(sharing_policy p);
 const char *spec_executor_name(executor_kind k);
 const char *spec_foreign_name(foreign_use f);
 const char *spec_trial_mode_name(trial_mode m);
+const char *spec_pending_name(pending_rule p);
 int spec_policy_from_name(const char *s, sharing_policy *out);
 const char *spec_order_name(queue_order o);
 int spec_order_from_name(const char *s, queue_order *out);

@@ -137,6 +137,13 @@ char *spec_to_json(const spec *s)
 		json_object_set_new(sl, "gpu_memory_mib", json_integer((json_int_t)s->trial.slurm.gpu_memory_mib));
 		json_object_set_new(json_object_get(root, "trial"), "slurm", sl);
 	}
+	/* Search keys added later, likewise only when they differ from their
+	 * defaults. */
+	if (s->search.multivariate)
+		json_object_set_new(json_object_get(root, "search"), "multivariate", json_true());
+	if (s->search.pending != PENDING_WORST)
+		json_object_set_new(json_object_get(root, "search"), "pending",
+				    json_string(spec_pending_name(s->search.pending)));
 	/* 15 significant digits: values people write (0.1, 1e-4) come back as
 	 * written, where 17 would print 0.10000000000000001. */
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));

@@ -54,7 +54,7 @@ _Static_assert(sizeof(objective_mode) == sizeof(int) && sizeof(search_algo) == s
 		       sizeof(schedule_algo) == sizeof(int) && sizeof(sharing_policy) == sizeof(int) &&
 		       sizeof(queue_order) == sizeof(int) &&
 		       sizeof(executor_kind) == sizeof(int) && sizeof(trial_mode) == sizeof(int) &&
-		       sizeof(foreign_use) == sizeof(int),
+		       sizeof(foreign_use) == sizeof(int) && sizeof(pending_rule) == sizeof(int),
 	       "enums are stored through int pointers");
 
 static const char *const mode_names[] = {"max", "min"};
@@ -65,6 +65,7 @@ static const char *const order_names[] = {"default", "fifo", "las", "tiresias", 
 static const char *const foreign_names[] = {"share", "avoid"};
 static const char *const executor_names[] = {"process", "podman", "docker", "slurm"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
+static const char *const pending_names[] = {"worst", "ignore"};
 
 static int read_name(sx *x, const node *v, spec *s);
 static int read_space(sx *x, const node *v, spec *s);
@@ -76,6 +77,7 @@ static int read_mounts(sx *x, const node *v, spec *s);
 static int read_capabilities(sx *x, const node *v, spec *s);
 static int read_user(sx *x, const node *v, spec *s);
 static int read_sbatch_args(sx *x, const node *v, spec *s);
+static int read_multivariate(sx *x, const node *v, spec *s);
 
 static const field objective_rows[] = {
 	{.key = "metric", .type = F_STR, .off = OFF(objective.metric), .required = 1,
@@ -94,6 +96,10 @@ static const field search_rows[] = {
 	 .help = "trials running at once, 0 = as many as fit (default 0)"},
 	{.key = "n_startup", .type = F_INT, .off = OFF(search.n_startup), .lo = 0, .hi = INT_MAX,
 	 .help = "tpe: random trials before the model is used (default 10)"},
+	{.key = "multivariate", .type = F_FN, .fn = read_multivariate,
+	 .help = "tpe: one joint estimator over the parameters instead of one each (default false)"},
+	{.key = "pending", .type = F_ENUM, .off = OFF(search.pending), NAMES(pending_names),
+	 .help = "tpe: trials still running when one is proposed count as worst results | ignore (default worst)"},
 	{.key = "space", .type = F_FN, .required = 1, .fn = read_space,
 	 .help = "map of parameter name to parameter (at least one)"},
 };
@@ -487,6 +493,11 @@ static int read_env(sx *x, const node *v, spec *s)
 	s->trial.env = env;
 	s->trial.n_env = v->n;
 	return 0;
+}
+
+static int read_multivariate(sx *x, const node *v, spec *s)
+{
+	return sx_bool(x, v, &s->search.multivariate);
 }
 
 static int read_gpus(sx *x, const node *v, spec *s)
@@ -950,6 +961,11 @@ const char *spec_executor_name(executor_kind k)
 const char *spec_foreign_name(foreign_use f)
 {
 	return NAME_OF(foreign_names, f);
+}
+
+const char *spec_pending_name(pending_rule p)
+{
+	return NAME_OF(pending_names, p);
 }
 
 const char *spec_trial_mode_name(trial_mode m)
