@@ -59,6 +59,11 @@ def suggest(trial, space):
     p = {}
     for name, d in space.items():
         t = d["type"]
+        when = d.get("when")
+        if when:  # conditional: only while the earlier choice has a listed value
+            (parent, vals), = when.items()
+            if p.get(parent) not in (vals if isinstance(vals, list) else [vals]):
+                continue
         if t == "fixed":
             p[name] = d["value"]
         elif t == "choice":

@@ -259,6 +259,99 @@ static void test_sobol_stratifies(void **state)
 	assert_null(s);
 }
 
+/* ---- conditional parameters ---------------------------------------- */
+
+static rl_value model_choices[] = {{.type = VAL_STR, .str = "mlp"}, {.type = VAL_STR, .str = "cnn"}};
+static rl_value when_cnn[] = {{.type = VAL_STR, .str = "cnn"}};
+static rl_value when_mlp[] = {{.type = VAL_STR, .str = "mlp"}};
+static rl_value ch_choices[] = {{.type = VAL_INT, .i = 4}, {.type = VAL_INT, .i = 8}, {.type = VAL_INT, .i = 16}};
+static param_def cond_params[] = {
+	{.name = "model", .kind = PARAM_CHOICE, .n_choices = 2, .choices = model_choices},
+	{.name = "channels", .kind = PARAM_CHOICE, .n_choices = 3, .choices = ch_choices,
+	 .parent = 0, .n_when = 1, .when = when_cnn},
+	{.name = "hidden", .kind = PARAM_INT, .low = 16, .high = 256, .log = 1,
+	 .parent = 0, .n_when = 1, .when = when_mlp},
+	{.name = "lr", .kind = PARAM_LOGUNIFORM, .low = 1e-4, .high = 1e-1},
+};
+static const space cond_space = {.n = 4, .params = cond_params};
+
+/* cnn is best with 16 channels; mlp is best with hidden 64 and worse. */
+static double cond_loss(const config *c)
+{
+	double lr = fabs(log10(c->v[3].f) + 2);
+	if (!strcmp(c->v[0].str, "cnn"))
+		return lr + (c->v[1].i == 16 ? 0 : 0.5);
+	return 0.3 + lr + fabs(log2((double)c->v[2].i) - 6) / 4;
+}
+
+/* Every sampler but grid: a parameter is VAL_NONE exactly when its
+ * condition is false, and a value of its own kind otherwise. */
+static void test_conditional_values(void **state)
+{
+	(void)state;
+	const search_algo with_cond[] = {SEARCH_RANDOM, SEARCH_TPE, SEARCH_SOBOL};
+	for (size_t a = 0; a < 3; a++) {
+		sampler *s;
+		assert_int_equal(sampler_new(with_cond[a], &cond_space, 5, NULL, &s, NULL), 0);
+		int seen_cnn = 0, seen_mlp = 0;
+		for (uint64_t i = 0; i < 80; i++) {
+			config c;
+			assert_int_equal(sampler_ask(s, i, &c, NULL), 0);
+			int cnn = !strcmp(c.v[0].str, "cnn");
+			seen_cnn += cnn;
+			seen_mlp += !cnn;
+			assert_int_equal(c.v[1].type, cnn ? VAL_INT : VAL_NONE);
+			assert_int_equal(c.v[2].type, cnn ? VAL_NONE : VAL_INT);
+			assert_int_equal(c.v[3].type, VAL_FLOAT);
+			assert_int_equal(sampler_tell(s, i, &c, cond_loss(&c), 1.0, OBS_COMPLETE, NULL), 0);
+			config_fini(&c);
+		}
+		assert_true(seen_cnn > 0 && seen_mlp > 0);
+		sampler_free(s);
+	}
+	/* grid refuses them (the spec says so first). */
+	sampler *g;
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(sampler_new(SEARCH_GRID, &cond_space, 5, NULL, &g, &err), RL_EUNSUPPORTED);
+}
+
+/* TPE models a conditional parameter from the trials where it was active
+ * only: after 60 trials it proposes cnn with 16 channels far more often
+ * than chance, and an unconditional parameter left VAL_NONE is an error. */
+static void test_conditional_tpe_learns(void **state)
+{
+	(void)state;
+	sampler *s;
+	assert_int_equal(sampler_new(SEARCH_TPE, &cond_space, 8, NULL, &s, NULL), 0);
+	for (uint64_t i = 0; i < 60; i++) {
+		config c;
+		assert_int_equal(sampler_ask(s, i, &c, NULL), 0);
+		assert_int_equal(sampler_tell(s, i, &c, cond_loss(&c), 1.0, OBS_COMPLETE, NULL), 0);
+		config_fini(&c);
+	}
+	int cnn16 = 0;
+	for (uint64_t i = 100; i < 200; i++) {
+		config c;
+		assert_int_equal(sampler_ask(s, i, &c, NULL), 0);
+		cnn16 += !strcmp(c.v[0].str, "cnn") && c.v[1].i == 16;
+		config_fini(&c);
+	}
+	print_message("tpe: cnn with 16 channels in %d of 100 proposals (chance: 17)\n", cnn16);
+	assert_true(cnn16 > 50);
+	config c;
+	assert_int_equal(config_init(&c, 4, NULL), 0);
+	c.v[0] = (rl_value){.type = VAL_STR, .str = strdup("cnn")};
+	c.v[1] = (rl_value){.type = VAL_INT, .i = 8};
+	c.v[2] = (rl_value){.type = VAL_INT, .i = 32};
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(sampler_tell(s, 300, &c, 1.0, 1.0, OBS_COMPLETE, &err), RL_EINVAL);
+	assert_non_null(strstr(err.msg, "lr"));
+	config_fini(&c);
+	sampler_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +360,8 @@ int main(void)
 		cmocka_unit_test(test_grid_enumerates_product_once),
 		cmocka_unit_test(test_grid_axes),
 		cmocka_unit_test(test_sobol_stratifies),
+		cmocka_unit_test(test_conditional_values),
+		cmocka_unit_test(test_conditional_tpe_learns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -403,6 +403,87 @@ static void test_expand(void **state)
 	spec_free(s);
 }
 
+/* Conditional parameters: when and default parsed into the space,
+ * echoed by --json, a default substituted for {name} while inactive,
+ * and inactive parameters absent from the parameters' JSON. */
+static const char cond_yaml[] =
+	"name: cond\n"
+	"objective: {metric: acc, mode: max}\n"
+	"search:\n"
+	"  space:\n"
+	"    model: [mlp, cnn, vit]\n"
+	"    layers: {type: int, low: 1, high: 4, when: {model: mlp}}\n"
+	"    channels: {type: choice, values: [4, 8, 16], when: {model: [cnn, vit]}, default: 0}\n"
+	"    kernel: {type: choice, values: [3, 5], when: {channels: 16}}\n"
+	"    lr: {type: loguniform, low: 1.0e-4, high: 0.1}\n"
+	"trial:\n"
+	"  command: [./train, \"--model={model}\", \"--channels={channels}\"]\n";
+
+static void test_conditional(void **state)
+{
+	(void)state;
+	spec *s = parse_ok(cond_yaml, "cond.yaml", 0);
+	const space *sp = &s->search.space;
+	assert_int_equal(sp->n, 5);
+	const param_def *layers = &sp->params[1], *ch = &sp->params[2], *k = &sp->params[3];
+	assert_int_equal(layers->n_when, 1);
+	assert_int_equal(layers->parent, 0);
+	assert_string_equal(layers->when[0].str, "mlp");
+	assert_int_equal(layers->dflt.type, VAL_NONE);
+	assert_int_equal(ch->n_when, 2);
+	assert_string_equal(ch->when[1].str, "vit");
+	assert_int_equal(ch->dflt.type, VAL_INT);
+	assert_int_equal(ch->dflt.i, 0);
+	assert_int_equal(k->parent, 2);
+	assert_int_equal(k->when[0].i, 16);
+	assert_int_equal(sp->params[4].n_when, 0);
+
+	char *json = spec_to_json(s);
+	assert_non_null(strstr(json, "\"when\": {\n          \"model\": [\n            \"cnn\",\n"
+				     "            \"vit\"\n          ]\n        },\n        \"default\": 0"));
+	free(json);
+
+	/* An MLP trial: channels and kernel inactive; {channels} gives 0. */
+	config c;
+	assert_int_equal(config_init(&c, 5, NULL), 0);
+	c.v[0] = (rl_value){.type = VAL_STR, .str = strdup("mlp")};
+	c.v[1] = (rl_value){.type = VAL_INT, .i = 3};
+	c.v[4] = (rl_value){.type = VAL_FLOAT, .f = 0.01};
+	assert_true(space_active(sp, 1, &c));
+	assert_false(space_active(sp, 2, &c));
+	assert_false(space_active(sp, 3, &c)); /* its parent is inactive */
+	char *out = NULL;
+	assert_int_equal(spec_expand_config("{model}/{channels}", sp, &c, NULL, &out, NULL), 0);
+	assert_string_equal(out, "mlp/0");
+	free(out);
+	char *pj = config_to_json(sp, &c);
+	assert_string_equal(pj, "{\"model\":\"mlp\",\"layers\":3,\"lr\":0.01}");
+	config back;
+	assert_int_equal(config_from_json(sp, pj, &back, NULL), 0);
+	assert_int_equal(back.v[2].type, VAL_NONE);
+	assert_int_equal(back.v[1].i, 3);
+	config_fini(&back);
+	/* Given though inactive, or missing though active: refused. */
+	rl_err err;
+	rl_err_clear(&err);
+	assert_int_equal(config_from_json(sp, "{\"model\":\"mlp\",\"layers\":3,\"channels\":8,\"lr\":0.01}",
+					  &back, &err), RL_EPARSE);
+	assert_string_equal(err.msg, "parameters: channels is given but inactive");
+	assert_int_equal(config_from_json(sp, "{\"model\":\"cnn\",\"lr\":0.01}", &back, &err), RL_EPARSE);
+	assert_string_equal(err.msg, "parameters: missing channels");
+	free(pj);
+	config_fini(&c);
+
+	/* A copy keeps the conditions. */
+	space cp;
+	assert_int_equal(space_copy(&cp, sp, NULL), 0);
+	assert_int_equal(cp.params[2].n_when, 2);
+	assert_string_equal(cp.params[2].when[0].str, "cnn");
+	assert_int_equal(cp.params[2].dflt.i, 0);
+	space_fini(&cp);
+	spec_free(s);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -631,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_grid_default_budget),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_conditional),
 		cmocka_unit_test(test_json_fallback),
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_hostile_input),

@@ -384,6 +384,8 @@ int contract_env_build(char *const *parent, const env_var *spec_env, size_t n_sp
 			free(json);
 			for (size_t i = 0; i < v->space->n && i < v->config->n; i++) {
 				char name[256], val[4096];
+				if (v->config->v[i].type == VAL_NONE)
+					continue; /* inactive: absent, as from RELISH_PARAMS */
 				contract_param_env_name(v->space->params[i].name, name, sizeof name);
 				value_format(&v->config->v[i], val, sizeof val);
 				env_set(&e, name, val);

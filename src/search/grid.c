@@ -254,6 +254,10 @@ static const sampler_ops grid_ops = {
 int sampler_grid_new(const space *sp, uint64_t seed, const sampler_options *opt, sampler **out,
 		     rl_err *err)
 {
+	/* A product grid would repeat every point once per value of each
+	 * inactive parameter; the spec refuses the combination first. */
+	if (space_has_conditions(sp))
+		return rl_err_set(err, RL_EUNSUPPORTED, "grid: conditional parameters are not supported");
 	grid_sampler *g = calloc(1, sizeof *g);
 	if (!g)
 		return rl_err_set(err, RL_ENOMEM, "creating grid sampler");

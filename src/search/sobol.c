@@ -118,6 +118,8 @@ static int sobol_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 			if ((gray >> i) & 1)
 				x ^= q->v[d][i];
 		double u = (double)(x >> 11) * 0x1.0p-53; /* [0, 1) */
+		if (!space_active(s->space, d, &c))
+			continue; /* inactive: VAL_NONE (its dimension unused) */
 		int rc = space_from_unit(&s->space->params[d], u, &c.v[d], err);
 		if (rc < 0) {
 			config_fini(&c);

@@ -239,8 +239,12 @@ static int config_lookup(const char *name, char *buf, size_t len, void *ctx)
 {
 	struct config_ctx *cc = ctx;
 	int i = cc->sp ? space_find(cc->sp, name) : -1;
-	if (i >= 0 && cc->c && (size_t)i < cc->c->n)
-		return value_format(&cc->c->v[i], buf, len);
+	if (i >= 0 && cc->c && (size_t)i < cc->c->n) {
+		/* An inactive parameter gives its default; the parser refuses
+		 * templates naming one that has none. */
+		const rl_value *v = &cc->c->v[i];
+		return value_format(v->type == VAL_NONE ? &cc->sp->params[i].dflt : v, buf, len);
+	}
 	const char *v = NULL;
 	if (!strcmp(name, "trial_id"))
 		v = cc->b ? cc->b->trial_id : NULL;

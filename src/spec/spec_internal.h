@@ -64,6 +64,15 @@ int sx_is_identifier(const char *s);
 /* The search space under search.space (spec_space.c).  Fills out. */
 int spec_parse_space(sx *x, const node *n, space *out);
 
+/* A template (trial.command item, trial.env value at node at) that names a
+ * parameter which can be inactive and has no default: RL_ESPEC, naming it
+ * and the way out.  Malformed templates are left to the caller. */
+int spec_check_inactive_placeholders(sx *x, const space *sp, const node *at, const char *tmpl);
+
+/* Conditions the chosen algorithm cannot honour (grid): RL_ESPEC at
+ * algo_at (search.algorithm's node). */
+int spec_check_conditions(sx *x, const spec *s, const node *algo_at);
+
 /* Paths and help of the parameter keys, for spec_schema_foreach. */
 void spec_space_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx);
 

@@ -11,7 +11,7 @@
 
 static const char *const kind_names[] = {"uniform", "loguniform", "int", "choice", "fixed"};
 
-static json_t *param_json(const param_def *p)
+static json_t *param_json(const param_def *p, const char *parent_name)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "type", json_string(kind_names[p->kind]));
@@ -42,6 +42,16 @@ static json_t *param_json(const param_def *p)
 		break;
 	}
 	json_object_set_new(o, "grid_points", json_integer(p->grid_points));
+	if (p->n_when) {
+		/* {parent: [values]}; present only for conditional parameters,
+		 * so other specs keep their JSON (and stored identity). */
+		json_t *vals = json_array();
+		for (size_t i = 0; i < p->n_when; i++)
+			json_array_append_new(vals, value_to_json(&p->when[i]));
+		json_object_set_new(o, "when", json_pack("{s:o}", parent_name, vals));
+		if (p->dflt.type != VAL_NONE)
+			json_object_set_new(o, "default", value_to_json(&p->dflt));
+	}
 	return o;
 }
 
@@ -62,7 +72,8 @@ char *spec_to_json(const spec *s)
 {
 	json_t *params = json_object();
 	for (size_t i = 0; i < s->search.space.n; i++)
-		json_object_set_new(params, s->search.space.params[i].name, param_json(&s->search.space.params[i]));
+		json_object_set_new(params, s->search.space.params[i].name, param_json(&s->search.space.params[i],
+			       s->search.space.params[s->search.space.params[i].parent].name));
 	json_t *env = json_object();
 	for (size_t i = 0; i < s->trial.n_env; i++)
 		json_object_set_new(env, s->trial.env[i].name, json_string(s->trial.env[i].value));

@@ -647,7 +647,7 @@ static int check_template(sx *x, const spec *s, const node *at, const char *tmpl
 	char *out = NULL;
 	if (spec_expand(tmpl, ph_lookup, &c, &out, &e) == 0) {
 		free(out);
-		return 0;
+		return spec_check_inactive_placeholders(x, &s->search.space, at, tmpl);
 	}
 	if (!c.unknown[0])
 		return sx_fail(x, at, "%s", e.msg);
@@ -740,6 +740,8 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 	/* schedule.segment with asha or hyperband adds boundaries between rungs
 	 * (to re-pack or checkpoint long segments); decisions stay at rungs. */
 
+	if ((rc = spec_check_conditions(x, s, at_path(root, "search", "algorithm"))) < 0)
+		return rc;
 	/* grid: the default budget is the whole grid */
 	if (s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
 		uint64_t g = spec_grid_size(&s->search.space);

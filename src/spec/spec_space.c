@@ -19,7 +19,8 @@
 
 const char *const spec_param_kind_names[5] = {"uniform", "loguniform", "int", "choice", "fixed"};
 
-static const char *const param_keys_all[] = {"type", "low", "high", "log", "step", "grid_points", "values", "value"};
+static const char *const param_keys_all[] = {"type",   "low",   "high", "log",    "step",
+					      "grid_points", "values", "value", "when", "default"};
 #define N_PARAM_KEYS (sizeof param_keys_all / sizeof param_keys_all[0])
 
 /* One-line help per key, parallel to param_keys_all (docs/spec.md). */
@@ -32,7 +33,15 @@ static const char *const param_keys_help[N_PARAM_KEYS] = {
 	"grid search: values taken from a continuous (or large int) range, default 5",
 	"choice: non-empty list of numbers or strings, no duplicates",
 	"fixed: the value (number or string)",
+	"active only when an earlier choice parameter has a value: {model: cnn} or {model: [cnn, vit]}",
+	"with when: the {name} text while the parameter is inactive (a number or string)",
 };
+
+/* Keys every type takes (conditions). */
+static int key_common(const char *key)
+{
+	return !strcmp(key, "when") || !strcmp(key, "default");
+}
 
 /* Keys each type takes, indexed by param_kind. */
 static const char *const param_keys[5][6] = {
@@ -178,7 +187,7 @@ static int parse_full(sx *x, const node *m, param_def *p)
 		return rc;
 	p->kind = (param_kind)kind;
 	for (size_t i = 0; i < m->n; i++) {
-		if (key_allowed(p->kind, m->keys[i]->text))
+		if (key_allowed(p->kind, m->keys[i]->text) || key_common(m->keys[i]->text))
 			continue;
 		char list[128] = "";
 		for (size_t j = 0; j < count_keys(param_keys[p->kind]); j++)
@@ -264,7 +273,123 @@ static int parse_full(sx *x, const node *m, param_def *p)
 	return 0;
 }
 
-static int parse_param(sx *x, const node *key, const node *v, param_def *p)
+/*
+ * search.space.<name>.when: {PARENT: VALUE} or {PARENT: [VALUE, ...]}, where
+ * PARENT is a choice parameter before this one (parents[0..n_before)) and
+ * every VALUE one of its choices.  Earlier parameters come first so that
+ * samplers fill a configuration in order and always know the parent.
+ */
+static int parse_when(sx *x, const node *w, const space *before, size_t n_before, param_def *p)
+{
+	char got[96];
+	if (w->kind != NODE_MAP || w->n != 1)
+		return sx_fail(x, w, "expected a map of one earlier choice parameter to its value(s), "
+				     "e.g. {model: cnn}, got %s",
+			       w->kind == NODE_MAP ? "a map of several keys" : sx_got(w, got, sizeof got));
+	const node *k = w->keys[0], *v = w->items[0];
+	size_t saved = sx_push(x, k->text);
+	int parent = -1;
+	for (size_t i = 0; i < n_before; i++)
+		if (!strcmp(before->params[i].name, k->text))
+			parent = (int)i;
+	int rc = 0;
+	if (parent < 0) {
+		const char **cands = calloc(n_before ? n_before : 1, sizeof *cands);
+		if (!cands) {
+			sx_pop(x, saved);
+			return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+		}
+		for (size_t i = 0; i < n_before; i++)
+			cands[i] = before->params[i].name;
+		const char *sugg = sx_suggest(k->text, cands, n_before);
+		if (!strcmp(k->text, p->name))
+			rc = sx_fail(x, k, "a parameter cannot depend on itself");
+		else if (sugg)
+			rc = sx_fail(x, k, "\"%s\" is not a parameter declared before this one (did you mean "
+					   "\"%s\"?)", k->text, sugg);
+		else
+			rc = sx_fail(x, k, "\"%s\" is not a parameter declared before this one (a condition "
+					   "names an earlier choice parameter)", k->text);
+		free(cands);
+	} else if (before->params[parent].kind != PARAM_CHOICE) {
+		rc = sx_fail(x, k, "expected a choice parameter, \"%s\" is %s", k->text,
+			     spec_param_kind_names[before->params[parent].kind]);
+	}
+	if (rc < 0) {
+		sx_pop(x, saved);
+		return rc;
+	}
+	const param_def *par = &before->params[parent];
+	size_t n = v->kind == NODE_SEQ ? v->n : 1;
+	if (v->kind == NODE_MAP || (v->kind == NODE_SEQ && v->n == 0)) {
+		rc = sx_fail(x, v, "expected a value of %s or a non-empty list of them, got %s", k->text,
+			     sx_got(v, got, sizeof got));
+		sx_pop(x, saved);
+		return rc;
+	}
+	p->when = calloc(n, sizeof *p->when);
+	if (!p->when) {
+		sx_pop(x, saved);
+		return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+	}
+	p->parent = (size_t)parent;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const node *item = v->kind == NODE_SEQ ? v->items[i] : v;
+		size_t saved2 = v->kind == NODE_SEQ ? sx_push_index(x, i) : x->plen;
+		rl_value val = {0};
+		rc = sx_value(x, item, &val);
+		int known = 0;
+		for (size_t c = 0; rc == 0 && c < par->n_choices; c++)
+			known |= value_equal(&par->choices[c], &val);
+		if (rc == 0 && !known) {
+			char list[256] = "";
+			for (size_t c = 0; c < par->n_choices; c++) {
+				char b[64];
+				value_format(&par->choices[c], b, sizeof b);
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? ", " : "", b);
+			}
+			rc = sx_fail(x, item, "%s is not one of %s's choices (%s)", sx_got(item, got, sizeof got),
+				     k->text, list);
+		}
+		if (rc == 0) {
+			p->when[i] = val;
+			p->n_when = i + 1;
+		} else {
+			value_fini(&val);
+		}
+		sx_pop(x, saved2);
+	}
+	sx_pop(x, saved);
+	return rc;
+}
+
+/* The condition keys of a long-form parameter, after its type's keys. */
+static int parse_condition(sx *x, const node *m, const space *before, size_t n_before, param_def *p)
+{
+	const node *w = node_get(m, "when"), *d = node_get(m, "default");
+	int rc = 0;
+	if (w) {
+		size_t saved = sx_push(x, "when");
+		rc = parse_when(x, w, before, n_before, p);
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && d) {
+		size_t saved = sx_push(x, "default");
+		if (!w)
+			rc = sx_fail(x, d, "applies to conditional parameters only (give \"when\" too)");
+		else if (d->kind == NODE_MAP || d->kind == NODE_SEQ || node_is_null(d)) {
+			char got[96];
+			rc = sx_fail(x, d, "expected a number or a string, got %s", sx_got(d, got, sizeof got));
+		} else {
+			rc = sx_value(x, d, &p->dflt);
+		}
+		sx_pop(x, saved);
+	}
+	return rc;
+}
+
+static int parse_param(sx *x, const node *key, const node *v, const space *before, size_t n_before,
+		       param_def *p)
 {
 	if (!sx_is_identifier(key->text) || key->len > 64)
 		return sx_fail(x, key,
@@ -278,7 +403,8 @@ static int parse_param(sx *x, const node *key, const node *v, param_def *p)
 	int rc;
 	switch (v->kind) {
 	case NODE_MAP:
-		return parse_full(x, v, p);
+		rc = parse_full(x, v, p);
+		return rc < 0 ? rc : parse_condition(x, v, before, n_before, p);
 	case NODE_SEQ:
 		p->kind = PARAM_CHOICE;
 		rc = parse_choices(x, v, p);
@@ -310,7 +436,7 @@ int spec_parse_space(sx *x, const node *n, space *out)
 	for (size_t i = 0; i < n->n; i++) {
 		size_t saved = sx_push(x, n->keys[i]->text);
 		sp.n = i + 1;
-		int rc = parse_param(x, n->keys[i], n->items[i], &sp.params[i]);
+		int rc = parse_param(x, n->keys[i], n->items[i], &sp, i, &sp.params[i]);
 		sx_pop(x, saved);
 		if (rc < 0) {
 			space_fini(&sp);
@@ -319,6 +445,65 @@ int spec_parse_space(sx *x, const node *n, space *out)
 	}
 	*out = sp;
 	return 0;
+}
+
+struct inactive_check {
+	const space *sp;
+	int found; /* a conditional parameter without a default */
+};
+
+static int inactive_lookup(const char *name, char *buf, size_t len, void *ctx)
+{
+	struct inactive_check *c = ctx;
+	int i = space_find(c->sp, name);
+	if (i >= 0 && c->found < 0 && c->sp->params[i].n_when && c->sp->params[i].dflt.type == VAL_NONE)
+		c->found = i;
+	if (len)
+		buf[0] = '\0';
+	return 0;
+}
+
+int spec_check_inactive_placeholders(sx *x, const space *sp, const node *at, const char *tmpl)
+{
+	struct inactive_check c = {sp, -1};
+	char *out = NULL;
+	rl_err e;
+	rl_err_clear(&e);
+	if (spec_expand(tmpl, inactive_lookup, &c, &out, &e) < 0)
+		return 0; /* malformed: check_template reports it */
+	free(out);
+	if (c.found < 0)
+		return 0;
+	const param_def *p = &sp->params[c.found];
+	char vals[160] = "";
+	for (size_t i = 0; i < p->n_when; i++) {
+		char v[64];
+		value_format(&p->when[i], v, sizeof v);
+		snprintf(vals + strlen(vals), sizeof vals - strlen(vals), "%s%s",
+			 i == 0 ? "" : i + 1 == p->n_when ? " or " : ", ", v);
+	}
+	return sx_fail(x, at,
+		       "{%s} is set only when %s is %s (search.space.%s.when) and has no default; "
+		       "give search.space.%s a default or read it from RELISH_PARAMS",
+		       p->name, sp->params[p->parent].name, vals, p->name, p->name);
+}
+
+int spec_check_conditions(sx *x, const spec *s, const node *algo_at)
+{
+	if (s->search.algorithm != SEARCH_GRID || !space_has_conditions(&s->search.space))
+		return 0;
+	const char *name = "";
+	for (size_t i = 0; i < s->search.space.n; i++)
+		if (s->search.space.params[i].n_when) {
+			name = s->search.space.params[i].name;
+			break;
+		}
+	size_t saved = sx_push(x, "search.algorithm");
+	int rc = sx_fail(x, algo_at,
+			 "grid does not support conditional parameters (search.space.%s.when); use "
+			 "random, sobol or tpe", name);
+	sx_pop(x, saved);
+	return rc;
 }
 
 void spec_space_foreach(void (*fn)(const char *path, const char *help, void *ctx), void *ctx)
