@@ -157,7 +157,7 @@ static int mixture_reserve(tpe_mixture *m, size_t n)
 	size_t cap = m->cap ? m->cap : 32;
 	while (cap < n)
 		cap *= 2;
-	double **arrs[] = {&m->mu, &m->inv_sigma, &m->coef, &m->sigma};
+	double **arrs[] = {&m->mu, &m->inv_sigma, &m->coef, &m->sigma, &m->kmass};
 	for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) {
 		double *p = realloc(*arrs[i], cap * sizeof **arrs[i]);
 		if (!p)
@@ -174,6 +174,7 @@ static void mixture_fini(tpe_mixture *m)
 	free(m->inv_sigma);
 	free(m->coef);
 	free(m->sigma);
+	free(m->kmass);
 }
 
 /* Optuna's bandwidths for sorted centres mu[0..n): the larger gap to a
@@ -234,6 +235,7 @@ static int mixture_fit(tpe_mixture *m, tpe_kind kind, const double *mu, const do
 		m->bmax[b] = 0;
 		count[b] = m->bstart[b]; /* fill cursor */
 	}
+	m->mass = TPE_PRIOR_WEIGHT;
 	for (size_t i = 0; i < n; i++) {
 		size_t at = count[bucket_of[i]]++;
 		double s = sig[i], z = tpe_unit_mass(mu[i], s);
@@ -244,6 +246,8 @@ static int mixture_fit(tpe_mixture *m, tpe_kind kind, const double *mu, const do
 		 * fit_numeric). */
 		m->coef[at] = kind == TK_BAND ? w[i] * s / (total * z)
 					      : w[i] / (total * TPE_SQRT_2PI * z);
+		m->kmass[at] = w[i] * s;
+		m->mass += w[i] * s;
 		if (s > m->bmax[bucket_of[i]])
 			m->bmax[bucket_of[i]] = s;
 	}
@@ -351,7 +355,17 @@ double tpe_truncnorm(double mu, double sigma, rl_rng *rng)
 
 static double mixture_sample(const tpe_mixture *m, rl_rng *rng)
 {
-	uint64_t k = rng_below(rng, m->n + 1);
+	/* A kernel in proportion to its mass (weight times bandwidth: the
+	 * equal-height mixture that is scored), the prior's mass its weight. */
+	double r = rng_uniform(rng) * m->mass;
+	size_t k = m->n;
+	for (size_t i = 0; i < m->n; i++) {
+		r -= m->kmass[i];
+		if (r < 0) {
+			k = i;
+			break;
+		}
+	}
 	double mu = k < m->n ? m->mu[k] : 0.5;
 	double sigma = k < m->n ? m->sigma[k] : 1.0;
 	return tpe_truncnorm(mu, sigma, rng);

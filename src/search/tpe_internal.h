@@ -25,8 +25,10 @@ typedef enum tpe_kind { TK_CONT, TK_BAND, TK_CAT, TK_FIXED } tpe_kind;
 typedef struct tpe_mixture {
 	size_t n, cap;          /* kernels, prior excluded */
 	double *mu, *inv_sigma; /* centre and 1 / bandwidth */
-	double *coef;           /* TK_CONT: w / (W sigma sqrt(2 pi) Z); TK_BAND: w / (W Z) */
+	double *coef;           /* TK_CONT: w / (W sqrt(2 pi) Z); TK_BAND: w sigma / (W Z) */
 	double *sigma;
+	double *kmass;          /* w sigma: a kernel's mass (equal heights) */
+	double mass;            /* sum of kmass plus the prior's weight */
 	size_t bstart[TPE_BUCKETS + 1]; /* bucket b is [bstart[b], bstart[b+1]) */
 	double bmax[TPE_BUCKETS];       /* largest bandwidth in bucket b */
 	double prior_coef, prior_w;     /* prior N(0.5, 1), normalised weight */
