@@ -1,30 +1,35 @@
 /*
  * tpe.c - the tree-structured Parzen estimator (Bergstra et al., NeurIPS
- * 2011), shaped like Optuna's default TPESampler (independent, univariate).
+ * 2011), shaped like Optuna's default TPESampler (independent, univariate);
+ * tpe_joint.c holds the multivariate estimator (search.multivariate).
  *
  * How a proposal is made (docs/search.md has the user's view):
- *   1. While fewer than n_startup observations exist, trial k gets exactly the
- *      configuration the random sampler gives it (same per-index stream).
+ *   1. While fewer than n_startup trials have reported, trial k gets exactly
+ *      the configuration the random sampler gives it (same per-index stream).
  *   2. Observations are ranked by (resource descending, loss ascending, trial
  *      index ascending): a trial stopped early ranks below every trial that
  *      trained further, as Optuna ranks pruned trials by their last step.
- *      The best gamma(n) = min(ceil(0.1 n), 25) form the "below" set, the rest
- *      the "above" set.
+ *      Pending trials (proposed, not reported: OBS_PENDING) rank last.  The
+ *      best gamma(n) = min(ceil(0.1 n), 25) of the n reported ones form the
+ *      "below" set, the rest (pending included) the "above" set.
  *   3. Per parameter, in the unit-cube view of space.h (log scales already
  *      applied, integers as bands), each set becomes a Parzen mixture l(x)
  *      (below) and g(x) (above): one truncated normal on [0, 1] per
- *      observation plus a prior N(0.5, 1), weight 1.  Bandwidths follow
- *      Optuna: the larger gap to the sorted neighbours (the end observations
- *      use their one inner gap), clipped to [1 / min(100, 1 + kernels), 1]
- *      (the "magic clip").  Weights: below all 1; above, when it holds 25 or
- *      more, a linear ramp from 1/n to 1 over the older trials (trial index
- *      order) and 1 for the newest 25.
- *   4. n_candidates draws from l; the one maximising log l(x) - log g(x)
- *      wins.  Floats and log-scale integers are scored by density; linear
- *      integers by the probability of their band; choices by Optuna's
- *      categorical kernels (each observation puts 1 on its choice plus
- *      prior_weight / kernels on every choice, normalised; the prior is
- *      uniform).
+ *      observation where the parameter is active, plus a prior N(0.5, 1),
+ *      weight 1.  Bandwidths follow Optuna: the larger gap to the sorted
+ *      neighbours (the end observations use their one inner gap), clipped
+ *      to [1 / min(100, 1 + kernels), 1] (the "magic clip").  Weights: below
+ *      all 1; above, when it holds 25 or more, a linear ramp from 1/n to 1
+ *      over the older trials (trial index order) and 1 for the newest 25.
+ *      Kernels have equal heights (mass = weight x bandwidth): an
+ *      observation stands for the stretch around it, and observations crowd
+ *      where TPE already looked (docs/search.md).
+ *   4. n_candidates draws from l, a kernel chosen in proportion to its mass;
+ *      the one maximising log l(x) - log g(x) wins.  Floats and log-scale
+ *      integers are scored by density; linear integers by the probability
+ *      of their band; choices by Optuna's categorical kernels (each
+ *      observation puts 1 on its choice plus prior_weight / kernels on every
+ *      choice, normalised; the prior is uniform).
  *
  * Speed (bench/bench_tpe.c): observations are kept in three incrementally
  * sorted orders (rank, trial index, and per parameter by unit value), updated
@@ -32,15 +37,15 @@
  * sort.  g(x) is evaluated over kernels bucketed by bandwidth, each bucket
  * sorted by centre, skipping kernels farther than TPE_CUTOFF bandwidths from
  * x.  Every skipped kernel contributes less than its weight times
- * exp(-TPE_CUTOFF^2 / 2) / (0.85 sigma_min), while the prior alone keeps g(x)
- * above 0.92 / total weight, so the relative error of g is below
- * n / (0.78 sigma_min) * exp(-32) (< 1e-8 for n = 5000): results match the
- * exhaustive sum to that precision, with typically a fifth of the kernels
- * visited.
+ * exp(-TPE_CUTOFF^2 / 2) / (sqrt(2 pi) 0.34 W) (0.34: the least mass of a
+ * kernel centred in [0, 1] with bandwidth <= 1), while the prior alone keeps
+ * g(x) above 0.92 / W, so the relative error of g is below 1.3 n exp(-32)
+ * (< 1e-10 for n = 5000): results match the exhaustive sum to that
+ * precision, with typically a fifth of the kernels visited.
  *
- * Determinism: ask(index) uses the stream rng_stream_seed(seed, index) and a model
- * that depends only on the set of observations (ties broken by trial index),
- * not on the order of tells.
+ * Determinism: ask(index) uses the stream rng_stream_seed(seed, index) and a
+ * model that depends only on the set of observations (ties broken by trial
+ * index), not on the order of tells.
  */
 #include "search/rng.h"
 #include "search/sampler.h"
