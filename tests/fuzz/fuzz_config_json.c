@@ -4,10 +4,11 @@
  * database and read back on resume.  Not built by default: scripts/fuzz.sh
  * builds and runs it.
  *
- * The space is fixed (one parameter of each kind).  Checked besides the
- * sanitizers: a failure has a message; a parsed configuration has one typed
- * value per parameter, and writing it with config_to_json and reading that
- * back gives the same values.
+ * The space is fixed (one parameter of each kind, and one active only when
+ * opt is "adam").  Checked besides the sanitizers: a failure has a message;
+ * a parsed configuration has one typed value per active parameter and none
+ * (VAL_NONE) per inactive one, and writing it with config_to_json and
+ * reading that back gives the same values.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,8 @@ static param_def params[] = {
 	{.name = "layers", .kind = PARAM_INT, .low = 1, .high = 8},
 	{.name = "opt", .kind = PARAM_CHOICE, .n_choices = 3, .choices = choices},
 	{.name = "seed", .kind = PARAM_FIXED, .fixed = {.type = VAL_INT, .i = 7}},
+	{.name = "beta", .kind = PARAM_UNIFORM, .low = 0.8, .high = 0.999, .parent = 3, .n_when = 1,
+	 .when = &choices[1]},
 };
 static const space sp = {.n = sizeof params / sizeof params[0], .params = params};
 
@@ -49,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (c.n != sp.n)
 		abort();
 	for (size_t i = 0; i < c.n; i++)
-		if (c.v[i].type == VAL_NONE)
+		if ((c.v[i].type == VAL_NONE) != !space_active(&sp, i, &c))
 			abort();
 	char *again = config_to_json(&sp, &c);
 	if (!again)
