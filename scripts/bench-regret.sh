@@ -11,12 +11,12 @@
 #      run's best value must equal what bench_regret's engine-driven run of
 #      the same seed found (one trial at a time is deterministic).
 # Usage: scripts/bench-regret.sh [BUILD_DIR]   (default build/release)
-#   SEEDS=200 OPTUNA_SEEDS=50 E2E_SEEDS=3 JOBS=$(nproc)
+#   SEEDS=200 OPTUNA_SEEDS=100 E2E_SEEDS=3 JOBS=$(nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 seeds=${SEEDS:-200}
-optuna_seeds=${OPTUNA_SEEDS:-50}
+optuna_seeds=${OPTUNA_SEEDS:-100}
 e2e_seeds=${E2E_SEEDS:-3}
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null

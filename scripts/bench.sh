@@ -2,6 +2,7 @@
 # bench.sh - every relish benchmark in one go (`make bench` calls it after
 # building BUILD_DIR); each prints its own figures, see docs/benchmarks.md.
 #   bench_tpe          the TPE sampler's cost per suggestion (when built)
+#   bench_regret       search quality: regret on Branin and Hartmann6 (seconds)
 #   bench_exec         the process executor's cost per segment vs posix_spawn
 #   bench-digits.sh    relish vs Optuna 3.1 on digits, MLP variant only
 #                      (VARIANTS="mlp cnn" for both)
@@ -20,6 +21,10 @@ echo "bench: $(nproc) CPUs, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg)" 
 if [ -x "$BUILD/bench_tpe" ]; then
 	section bench_tpe
 	"$BUILD/bench_tpe"
+fi
+if [ -x "$BUILD/bench_regret" ]; then
+	section "bench_regret (relish only; scripts/bench-regret.sh adds Optuna 3.1)"
+	"$BUILD/bench_regret" --seeds 200
 fi
 section bench_exec
 "$BUILD/bench_exec" 20
