@@ -303,18 +303,21 @@ int engine_next(engine *e, engine_work *out, rl_err *err)
 		return RL_ENOMEM;
 	}
 	t->cfg = c;
+	/* The sampler counts the trial as pending until it reports (so that
+	 * proposals made meanwhile know it is being tried).  On failure the
+	 * trial is not created at all. */
+	rc = sampler_tell(e->smp, index, &t->cfg, NAN, 0, OBS_PENDING, err);
+	if (rc < 0) {
+		slot_remove(e, index);
+		return rl_err_prefix(err, "trial %llu: telling the sampler",
+				     (unsigned long long)index);
+	}
 	t->resource = 0;
 	t->value = NAN;
 	t->from = 0;
 	t->to = stopper_first_target(e->stp, index);
 	e->next_index++;
 	e->n_created++;
-	/* The sampler counts the trial as pending until it reports (so that
-	 * proposals made meanwhile know it is being tried). */
-	rc = sampler_tell(e->smp, index, &t->cfg, NAN, 0, OBS_PENDING, err);
-	if (rc < 0)
-		return rl_err_prefix(err, "trial %llu: telling the sampler",
-				     (unsigned long long)index);
 	start_segment(e, index, t, out, 1, 0);
 	return 1;
 }

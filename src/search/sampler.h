@@ -31,7 +31,6 @@ typedef enum obs_state {
 			* resource are ignored); a later report replaces it */
 } obs_state;
 
-
 typedef struct sampler_ops {
 	const char *name;
 	/* Propose the configuration of trial `index` (0, 1, 2, ... in order).
