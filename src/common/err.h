@@ -32,6 +32,11 @@
 	X(NOSPACE, "no device can hold the segment", 1, 409)                   \
 	X(BUSY, "resource busy", 1, 409)                                       \
 	X(INTERRUPTED, "interrupted", 130, 503)                                \
+	X(AUTH, "not authenticated", 6, 401)                                   \
+	X(PERM, "permission denied", 6, 403)                                   \
+	X(TOOBIG, "request too large", 2, 413)                                 \
+	X(METHOD, "method not allowed", 2, 405)                                \
+	X(NOSERVER, "no relish server reachable", 7, 503)                      \
 	X(INTERNAL, "internal error", 70, 500)                                 \
 	X(INUSE, "state database in use by another relish", 5, 409)
 

@@ -291,6 +291,19 @@ static void add_bind(strv *s, int docker, const char *host, const char *target, 
 	sv_addf(s, "--mount=type=bind,%s,%s%s", src, dst, ro ? ",readonly" : "");
 }
 
+/* The trial's user inside the container (relish serve: its owner):
+ * --user UID:GID and each supplementary group, numeric, so the image
+ * needs no passwd entry and files on bind mounts keep the host's owner. */
+static void add_user(strv *s, const exec_user *u)
+{
+	if (!u)
+		return;
+	sv_addf(s, "--user=%u:%u", (unsigned)u->uid, (unsigned)u->gid);
+	for (size_t i = 0; i < u->n_groups; i++)
+		if (u->groups[i] != u->gid)
+			sv_addf(s, "--group-add=%u", (unsigned)u->groups[i]);
+}
+
 int container_build_argv(const container_options *o, const exec_spec *es, const char *name,
 			 const char *cidfile, char ***out, rl_err *err)
 {
@@ -323,6 +336,7 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 	sv_addf(&s, "--label=%s.segment=%g-%g", lp, es->a.from, es->a.to);
 	sv_addf(&s, "--label=%s.mode=%s", lp, mode_name(es->mode));
 	sv_addf(&s, "--network=%s", o->network && *o->network ? o->network : "none");
+	add_user(&s, es->run_as);
 	/* Never reach for a registry: a missing image fails at once. */
 	sv_add(&s, "--pull=never");
 	add_privileges(&s, o);

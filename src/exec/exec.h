@@ -34,6 +34,7 @@
 #include "common/err.h"
 #include "exec/contract.h"
 #include "common/outcome.h"
+#include "exec/runas.h"
 #include "spec/spec.h"
 
 typedef struct executor executor;
@@ -77,6 +78,10 @@ typedef struct exec_spec {
 	uint64_t memory_limit_mib;   /* host memory reservation; 0: not enforced */
 	exec_assignment a;           /* the segment (warm/worker stdin command) */
 	const exec_cluster_request *cluster; /* cluster executors only; else NULL */
+	/* Run as this user instead of relish's own (relish serve runs trials
+	 * as their submitter; runas.h); NULL: as relish.  Containers get it
+	 * as --user, the engine itself still runs as relish. */
+	const exec_user *run_as;
 } exec_spec;
 
 /* Whose fault a segment's end was, when it was not the trial's: a kind the

@@ -509,6 +509,7 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 		return rl_err_prefix(err, "container for trial %s", es->a.trial_id ? es->a.trial_id : "?");
 	}
 	exec_spec is = *es;
+	is.run_as = NULL; /* the engine runs as relish; the container gets --user */
 	is.argv = argv;
 	is.envp = ex->engine_env;
 	is.cwd = NULL;
@@ -599,6 +600,7 @@ int exec_podman_adopt(executor *e, const char *name, const exec_spec *es,
 	char *argv[] = {"/bin/sh", "-c", (char *)adopt_script, "sh", ex->binary, c->name, codefile,
 			NULL};
 	exec_spec is = *es;
+	is.run_as = NULL; /* the engine runs as relish; the container gets --user */
 	is.argv = argv;
 	is.envp = ex->engine_env;
 	is.cwd = NULL;

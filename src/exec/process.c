@@ -763,6 +763,32 @@ static int launch_reuse(proc *p, const exec_spec *es, const exec_callbacks *cb, 
 	return 0;
 }
 
+/*
+ * Run the trial as es->run_as (relish serve: its owner) through the
+ * relish-runas helper (runas.h): o runs the helper instead, which changes
+ * to the trial's folder itself once it is that user, and inherits the
+ * error pipe as a fourth stream (io4 replaces io).
+ */
+static int runas_wrap(const exec_spec *es, uv_process_options_t *o, const uv_stdio_container_t *io,
+		      uv_stdio_container_t *io4, runas_spawn *ras, rl_err *err)
+{
+	const char *file;
+	char **args;
+	int fd;
+	int rc = runas_spawn_prepare(ras, es->run_as, es->argv, es->cwd, &file, &args, &fd, err);
+	if (rc < 0)
+		return rc;
+	memcpy(io4, io, 3 * sizeof *io);
+	io4[RUNAS_FD].flags = UV_INHERIT_FD;
+	io4[RUNAS_FD].data.fd = fd;
+	o->file = file;
+	o->args = args;
+	o->cwd = NULL;
+	o->stdio = io4;
+	o->stdio_count = 4;
+	return 0;
+}
+
 static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,
 			exec_segment **out, rl_err *err)
 {
@@ -832,13 +858,16 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 	o.flags = UV_PROCESS_DETACHED; /* own session and process group */
 	o.stdio_count = 3;
 	o.stdio = io;
+	uv_stdio_container_t io4[4];
+	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1};
+	int wrap_rc = es->run_as ? runas_wrap(es, &o, io, io4, &ras, err) : 0;
 	/* The child joins the unit before it execs (confine.h): between
 	 * begin and spawned nothing but the fork runs. */
 	rl_err cerr;
 	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)
 		p->cu = NULL; /* out of memory: its process group still holds it */
 	p->t_spawn = uv_hrtime();
-	rc = uv_spawn(ex->loop, &p->h, &o);
+	rc = wrap_rc == 0 ? uv_spawn(ex->loop, &p->h, &o) : UV_EINVAL; /* err says why */
 	if (rc == 0) {
 		p->pid = p->h.pid;
 		procid_start_time(p->pid, &p->start_time, NULL); /* 0 if unread: never "ours" */
@@ -846,6 +875,11 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 	confine_unit_spawned(ex->cf, p->cu, rc == 0 ? p->pid : 0, p->start_time);
 	if (rc < 0)
 		p->cu = NULL; /* freed by confine_unit_spawned */
+	/* relish-runas says here whether the trial itself could be executed
+	 * (a failed one is reaped; its unit goes with the handles below). */
+	if (rc == 0 && es->run_as)
+		rc = runas_spawn_wait(&ras, p->h.pid);
+	runas_spawn_done(&ras);
 	p->next = ex->procs;
 	ex->procs = p;
 	if (rc < 0) {
@@ -862,6 +896,8 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 		uv_close((uv_handle_t *)&p->t_timeout, on_handle_closed);
 		uv_close((uv_handle_t *)&p->t_kill, on_handle_closed);
 		uv_close((uv_handle_t *)&p->t_drain, on_handle_closed);
+		if (wrap_rc < 0)
+			return wrap_rc; /* err says why */
 		return rl_err_set(err, RL_EEXEC, "starting %s: %s", es->argv[0], uv_strerror(rc));
 	}
 	p->seg = seg;

@@ -221,6 +221,7 @@ static void close_handles(live *d)
 	live_progress_end(d);
 	uv_close((uv_handle_t *)&d->tick, close_cb);
 	uv_close((uv_handle_t *)&d->kick, close_cb);
+	uv_close((uv_handle_t *)&d->grace, close_cb);
 	uv_close((uv_handle_t *)&d->sigint, close_cb);
 	uv_close((uv_handle_t *)&d->sigterm, close_cb);
 }
@@ -253,11 +254,13 @@ void live_check_end(live *d)
 	}
 	for (size_t i = 0; i < d->n_exps; i++) {
 		live_exp *x = d->exps[i];
-		if (!x->done && x->runtime_failed && x->n_active == 0)
+		if (!x->done && (x->runtime_failed || x->cancelled) && x->n_active == 0)
 			x->done = 1;
 		if (!x->done)
 			return;
 	}
+	if (d->opt.service)
+		return; /* experiments come and go until live_stop */
 	loop_finish(d);
 }
 
@@ -522,7 +525,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	/* After the rows: a folder that cannot be made (a full or read-only
 	 * runs folder) fails this segment as not started (place()), which
 	 * stops its experiment instead of the whole run. */
-	if ((rc = make_dirs(ckpt, err)) < 0) {
+	if ((rc = live_segment_dirs(d, x, tdir, ckpt, logp, err)) < 0) {
 		*fault = EXEC_FAULT_NOT_STARTED;
 		return rc;
 	}
@@ -570,8 +573,9 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	if (sp->trial.mode != TRIAL_MODE_ONESHOT && !g->reuse_key) {
 		char key[160];
 		if (worker)
-			snprintf(key, sizeof key, "%016llx@%s", (unsigned long long)g->req.family,
-				 de->info.uuid);
+			/* one owner's worker never runs another's trials */
+			snprintf(key, sizeof key, "%016llx@%s/u%u", (unsigned long long)g->req.family,
+				 de->info.uuid, (unsigned)x->owner.uid);
 		else
 			snprintf(key, sizeof key, "%s/%s", sp->name, tid);
 		g->reuse_key = strdup(key);
@@ -586,6 +590,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		.a = {.trial_id = tid, .params_json = params, .from = g->from, .to = g->to,
 		      .checkpoint_dir = ckpt},
 		.cluster = slurm ? &creq : NULL,
+		.run_as = x->owner.run_as ? &x->run_as : NULL,
 	};
 	g->started_at = live_mono(d);
 	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
@@ -684,6 +689,8 @@ static void tick_cb(uv_timer_t *h)
 		live_fatal(d, &err);
 	live_gpu_sample(d);
 	live_slurm_tick(d);
+	if (d->opt.service)
+		live_sample_rss(d); /* the API shows memory in use */
 	place(d);
 	live_foreign_waits(d);
 	live_progress_draw(d, 0);
@@ -870,9 +877,12 @@ int live_new(const live_options *o, live **out, rl_err *err)
 		goto fail;
 	uv_timer_init(&d->loop, &d->tick);
 	uv_timer_init(&d->loop, &d->kick);
+	uv_timer_init(&d->loop, &d->grace);
 	uv_signal_init(&d->loop, &d->sigint);
 	uv_signal_init(&d->loop, &d->sigterm);
-	d->tick.data = d->kick.data = d->sigint.data = d->sigterm.data = d;
+	d->tick.data = d->kick.data = d->grace.data = d->sigint.data = d->sigterm.data = d;
+	if (d->opt.runas_helper)
+		snprintf(d->runas_helper, sizeof d->runas_helper, "%s", d->opt.runas_helper);
 	d->handles_ready = 1;
 	*out = d;
 	return 0;
@@ -947,6 +957,14 @@ static int start_anew(live *d, const spec *sp, const store_experiment *se, int c
 
 int live_add_experiment(live *d, spec *sp, rl_err *err)
 {
+	live_owner self;
+	live_owner_self(&self);
+	return live_add_owned(d, sp, &self, 0, NULL, err);
+}
+
+int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int64_t *id_out,
+		   rl_err *err)
+{
 	int rc;
 	live_exp *x = NULL;
 	char *ident = NULL;
@@ -979,6 +997,14 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 		goto fail;
 	}
 	rc = store_experiment_find(d->st, sp->name, &se, err);
+	if (rc == 0 && must_be_new) {
+		rc = rl_err_set(err, RL_EEXISTS,
+				"%s: an experiment named '%s' exists already (owner %s); choose "
+				"another name",
+				sp->source ? sp->source : sp->name, sp->name,
+				se.owner ? se.owner : "unknown");
+		goto fail;
+	}
 	if (rc == 0) {
 		found = 1;
 		int changed = !se.spec_text || strcmp(se.spec_text, ident) != 0;
@@ -1010,6 +1036,9 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 	x->d = d;
 	x->sp = sp;
 	sp = NULL;
+	x->owner = *ow;
+	x->run_as = (exec_user){.uid = ow->uid, .gid = ow->gid, .n_groups = (size_t)ow->n_groups,
+				.groups = x->owner.groups, .helper = d->runas_helper};
 	x->key = d->n_exps + 1;
 	/* The experiment's folder is named by its name and creation time, so
 	 * a new database (or a deleted and recreated one) in the same place
@@ -1035,11 +1064,14 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 			.name = x->sp->name, .spec_text = ident, .spec_path = x->sp->source,
 			.created_at = created, .objective_metric = x->sp->objective.metric,
 			.mode = (char *)spec_mode_name(x->sp->objective.mode),
+			.owner_uid = (int64_t)ow->uid, .owner = (char *)ow->name,
 		};
 		if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0)
 			goto fail;
 	}
 	d->exps[d->n_exps++] = x;
+	if (id_out)
+		*id_out = x->id;
 	store_experiment_fini(&se);
 	free(ident);
 	return 0;
@@ -1057,14 +1089,17 @@ int live_run(live *d, rl_err *err)
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (!d->exps[i]->done)
 			all_done = 0;
-	if (all_done || !d->handles_ready)
+	if ((all_done && !d->opt.service) || !d->handles_ready)
 		return 0;
 	live_container_sweep(d);
 	uv_update_time(&d->loop);
 	live_progress_begin(d);
 	live_slurm_sweep(d);
-	uv_signal_start(&d->sigint, signal_cb, SIGINT);
-	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
+	if (!d->opt.service) {
+		/* relish serve handles its own signals (live_stop) */
+		uv_signal_start(&d->sigint, signal_cb, SIGINT);
+		uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
+	}
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);
 	/* Measure before the first placement: memory that others hold now
 	 * must be known before anything is placed beside it. */

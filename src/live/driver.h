@@ -16,9 +16,12 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <uv.h>
 
 #include "common/err.h"
 #include "spec/spec.h"
+#include "store/store.h"
 
 typedef struct live live;
 struct uv_loop_s;
@@ -41,6 +44,26 @@ typedef struct live_slurm_config {
 	double refresh_s;            /* scontrol show node this often; 0: 30 s */
 	const char *step_program;    /* relish's path on the nodes; NULL: this binary */
 } live_slurm_config;
+
+/*
+ * Who an experiment belongs to.  `relish run` records the user who ran it;
+ * `relish serve` the submitter, and with run_as its trials run as that
+ * user (exec/runas.h: setgroups, setgid, setuid before exec; containers
+ * with --user) and their checkpoint folders and logs are theirs.
+ */
+#define LIVE_OWNER_GROUPS_MAX 64
+typedef struct live_owner {
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	int run_as;              /* 1: trials run as uid/gid/groups */
+	int n_groups;            /* supplementary groups (getgrouplist) */
+	gid_t groups[LIVE_OWNER_GROUPS_MAX];
+} live_owner;
+
+/* The owner record of user uid from the password database (groups too).
+ * RL_ENOTFOUND for an unknown uid. */
+int live_owner_of_uid(uid_t uid, live_owner *out, rl_err *err);
 
 typedef struct live_options {
 	const char *db_path;      /* state database; NULL: STORE_DEFAULT_PATH */
@@ -71,6 +94,14 @@ typedef struct live_options {
 	 * relish serve's service-wide default.  EXEC_SLURM needs slurm. */
 	executor_kind default_executor;
 	const live_slurm_config *slurm; /* non-NULL: place on this Slurm cluster */
+	/* Service mode (relish serve): the loop keeps running with nothing
+	 * to do, experiments come and go (live_submit, live_cancel), the
+	 * caller owns the signals and ends the loop with live_stop. */
+	int service;
+	/* Progress lines go here instead of out (service logs); NULL: out. */
+	void (*line_fn)(void *ctx, const char *line);
+	void *line_ctx;
+	const char *runas_helper; /* the relish-runas program (run_as owners) */
 } live_options;
 
 void live_options_default(live_options *o);
@@ -120,6 +151,82 @@ int live_experiment_has_value(const live *d, size_t i);
 void live_experiment_outcome(const live *d, size_t i, char *buf, size_t n);
 
 const char *live_db_path(const live *d);
+
+/* ---- service mode (relish serve; src/live/service.c) ---------------------- */
+
+/*
+ * Add a new experiment while the loop runs, owned by ow; sp is taken over
+ * (freed also on error).  Returns after the experiment row is committed
+ * (the service acknowledges a submission only then): *id gets its store id.
+ * A name the store already holds is RL_EEXISTS, whoever owns it.
+ */
+int live_submit(live *d, spec *sp, const live_owner *ow, int64_t *id, rl_err *err);
+
+/*
+ * Resume an experiment the store holds in state running (the service
+ * restarting): its spec is read back from the store, its owner is the
+ * stored one.  Errors as live_add_experiment.
+ */
+int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err);
+
+/*
+ * Cancel experiment id: it is marked cancelled (committed before anything
+ * is stopped), its queued segments are dropped, its running ones stopped.
+ * who goes into the event.  RL_ENOTFOUND when the driver does not run it,
+ * RL_EINVAL when it is finished already.
+ */
+int live_cancel(live *d, int64_t id, const char *who, rl_err *err);
+
+/*
+ * Stop the loop gracefully: nothing new is launched; running segments may
+ * reach their end for grace_s seconds, then they are stopped (recorded as
+ * interrupted, re-run when the service starts again).  Experiments stay
+ * running in the store.  A second call stops what runs at once.
+ */
+void live_stop(live *d, double grace_s);
+
+/* The loop (the API listens on it) and the store (its reads, same thread). */
+uv_loop_t *live_loop(live *d);
+store *live_store(live *d);
+
+/* What runs where, for the API's devices view. */
+typedef struct live_device_view {
+	char name[64];
+	char uuid[96];
+	int is_gpu;
+	uint64_t mem_total_mib;
+	double compute_total;
+	uint64_t mem_reserved_mib;  /* by the core */
+	double compute_reserved;
+	size_t n_running;
+	int64_t mem_used_mib;       /* measured (NVML, or the segments' RSS); -1 unknown */
+} live_device_view;
+
+size_t live_device_count(const live *d);
+int live_device_get(const live *d, size_t i, live_device_view *out);
+
+/* A segment the driver runs now. */
+typedef struct live_running_seg {
+	int64_t segment_id, trial_id, experiment_id;  /* store ids */
+	const char *experiment;     /* borrowed: valid until the loop runs on */
+	const char *owner;          /* borrowed */
+	uid_t owner_uid;
+	size_t device;              /* index for live_device_get */
+	uint64_t mem_reserved_mib;
+	double compute;
+	double resource_from, resource_to;
+	double started_at;
+	int64_t mem_used_mib;       /* GPU peak so far or RSS now; -1 unknown */
+	pid_t pid;
+} live_running_seg;
+
+/* Writes at most max running segments into out; returns how many run. */
+size_t live_running(const live *d, live_running_seg *out, size_t max);
+
+/* Segments of experiment id queued in the core (not yet placed). */
+size_t live_queued_count(const live *d, int64_t experiment_id);
+/* 1 when the driver runs experiment id now (not finished, not cancelled). */
+int live_is_active(const live *d, int64_t experiment_id);
 
 /* Peak resident set size of this process in KiB (getrusage). */
 long live_max_rss_kib(void);

@@ -107,6 +107,9 @@ struct live_exp {
 	executor *ex;           /* containers (containers.c); NULL: the driver's process executor */
 	int runtime_failed;     /* the container runtime failed: nothing more is launched */
 	size_t final_at_start;  /* trials already final when this run began (the ETA) */
+	live_owner owner;       /* who it belongs to (service.c) */
+	exec_user run_as;       /* owner.run_as: what launch gives the executor */
+	int cancelled;          /* live_cancel: nothing more is launched */
 };
 
 struct live {
@@ -129,10 +132,13 @@ struct live {
 	live_seg *segs;         /* active segments */
 	uint64_t next_sched_id;
 	uv_timer_t tick, kick;
+	uv_timer_t grace;       /* service: live_stop's grace period */
 	uv_signal_t sigint, sigterm;
 	int handles_ready;
 	int stopping;           /* signal: stop launching */
 	int sigints;
+	int stop_calls;         /* live_stop calls so far */
+	char runas_helper[4096];
 	int finished;           /* loop asked to end */
 	int fatal;              /* store error (or taken over) during callbacks:
 				 * stop, and write nothing more */
@@ -209,6 +215,10 @@ void live_seg_drop(live *d, live_seg *g);
 void live_seg_link(live *d, live_seg *g);        /* add a running adopted segment */
 void live_check_end(live *d);                  /* end the loop when all is done */
 void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store */
+/* live_add_experiment with an owner; must_be_new: an existing name is
+ * RL_EEXISTS instead of a resume.  *id_out (may be NULL) gets its id. */
+int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int64_t *id_out,
+		   rl_err *err);
 
 /* segment_end.c: metric lines and segment ends */
 extern const exec_callbacks live_exec_callbacks; /* what launch gives the executor */
@@ -305,6 +315,14 @@ void live_slurm_lost(live *d, const live_seg *g);
 /* A job's identity or start (the executor's on_event). */
 void live_slurm_event(live *d, live_seg *g, const exec_event *ev);
 void live_slurm_close(live *d);
+/* service.c */
+/* Create the folders of a segment of x: trial_dir for its logs (relish's),
+ * ckpt inside it (the owner's when trials run as the owner), and the log
+ * file itself, owned by the owner too; relish keeps writing it. */
+int live_segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
+		      const char *log_path, rl_err *err);
+/* The owner of the process itself (relish run). */
+void live_owner_self(live_owner *out);
 
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);
@@ -319,5 +337,6 @@ void live_progress_clear(live *d);
  * SIGWINCH handler that follows resizes; end: close that handler. */
 void live_progress_begin(live *d);
 void live_progress_end(live *d);
+void live_sample_rss(live *d);                 /* each running segment's RSS now */
 
 #endif

@@ -126,10 +126,18 @@ void live_progress_line(live *d, const char *fmt, ...)
 {
 	if (d->opt.quiet)
 		return;
-	if (d->tty)
-		erase(d);
 	va_list ap;
 	va_start(ap, fmt);
+	if (d->opt.line_fn) {
+		/* service: one log line each */
+		char buf[1024];
+		vsnprintf(buf, sizeof buf, fmt, ap);
+		va_end(ap);
+		d->opt.line_fn(d->opt.line_ctx, buf);
+		return;
+	}
+	if (d->tty)
+		erase(d);
 	vfprintf(d->out, fmt, ap);
 	va_end(ap);
 	fputc('\n', d->out);
@@ -202,7 +210,7 @@ static uint64_t now_ms(live *d)
 }
 
 /* Current RSS of every running segment (one /proc scan). */
-static void sample_rss(live *d)
+void live_sample_rss(live *d)
 {
 	pid_t pg[64];
 	live_seg *gs[64];
@@ -333,7 +341,7 @@ void live_progress_draw(live *d, int force)
 	d->last_draw_ms = t;
 	if (!d->cols)
 		term_size(d);
-	sample_rss(d);
+	live_sample_rss(d);
 	erase(d);
 	/* Never at the last column: some terminals wrap a line that fills
 	 * it, and the redraw must know where the block starts. */

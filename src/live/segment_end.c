@@ -104,7 +104,8 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 		.status = SEG_CANCELLED, .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
 		.ended_at = now,
-		.message = g->x->runtime_failed
+		.message = g->x->cancelled ? "cancelled: the experiment was cancelled"
+			   : g->x->runtime_failed
 				   ? "stopped: the container runtime failed for this experiment; re-run on resume"
 				   : "interrupted: relish was stopped; re-run on resume",
 	};

@@ -141,6 +141,11 @@ static const char *const migrations[] = {
 	" pid INTEGER NOT NULL,"
 	" pid_start_time INTEGER,"
 	" started_at REAL NOT NULL);",
+	/* 4: who owns an experiment (relish serve runs its trials as that
+	 * user; relish run records whoever ran it).  NULL: written before
+	 * owners were kept. */
+	"ALTER TABLE experiments ADD COLUMN owner_uid INTEGER;"
+	"ALTER TABLE experiments ADD COLUMN owner TEXT;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -111,6 +111,10 @@ typedef struct store_experiment {
 	double finished_at;     /* NAN while running */
 	char *objective_metric; /* "accuracy" */
 	char *mode;             /* "max" or "min" */
+	/* Schema 4: the user it belongs to (relish serve runs its trials as
+	 * them).  owner_uid -1 and owner NULL when unknown. */
+	int64_t owner_uid;
+	char *owner;
 } store_experiment;
 
 typedef struct store_metric {
@@ -270,7 +274,8 @@ int store_check(store *s, rl_err *err);
 /* ---- experiments (store_experiment.c) ---- */
 
 /* Insert an experiment in state running; reads name, spec_text, spec_path,
- * created_at, objective_metric, mode from e.  RL_EEXISTS for a taken name. */
+ * created_at, objective_metric, mode, owner and owner_uid (both unknown when
+ * owner is NULL) from e.  RL_EEXISTS for a taken name. */
 int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl_err *err);
 int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err);
 int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err);

@@ -1,0 +1,74 @@
+/*
+ * runas.h - running a trial as another user (relish serve runs every trial
+ * as its submitter, never as the service's own user).
+ *
+ * The process executor spawns through libuv, whose child setup has no hook
+ * between fork and exec, and whose own uid/gid options clear the
+ * supplementary groups instead of setting the user's.  So a root relish
+ * starts a small helper, relish-runas (src/exec/runas_main.c, nothing but
+ * libc), that sets the groups, the gid and the uid, checks that root cannot
+ * be regained, changes to the trial's folder as that user and executes the
+ * trial in its own process (same pid, so process groups, memory sampling
+ * and recovery by pid and start time are unchanged).  If the trial cannot
+ * be executed the helper writes the errno to an inherited pipe, which
+ * relish reads right after the spawn: launch still fails synchronously
+ * with RL_EEXEC, as it does without the helper.
+ *
+ *   relish-runas UID GID GROUPS CWD FD -- PROGRAM [ARG...]
+ * GROUPS is a comma-separated list of gids or "-" for none; CWD a folder
+ * or "-" to stay; FD the pipe's number.
+ */
+#ifndef RELISH_EXEC_RUNAS_H
+#define RELISH_EXEC_RUNAS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "common/err.h"
+
+#define RUNAS_HELPER_NAME "relish-runas"
+#define RUNAS_MAX_GROUPS 64
+#define RUNAS_FD 3 /* the helper's error pipe, after stdin, stdout, stderr */
+
+/* Whom to run as; borrowed for the duration of a launch. */
+typedef struct exec_user {
+	uid_t uid;
+	gid_t gid;
+	size_t n_groups;             /* supplementary groups; at most RUNAS_MAX_GROUPS */
+	const gid_t *groups;
+	const char *helper;          /* path of relish-runas */
+} exec_user;
+
+/* The wrapped command of one spawn (parent side). */
+typedef struct runas_spawn {
+	char **argv;                 /* helper argv, owned */
+	int pipe_rd, pipe_wr;        /* error pipe, -1 when closed */
+} runas_spawn;
+
+/*
+ * Prepare a spawn of argv in cwd (NULL: stay) as u: *file and *args are
+ * what uv_spawn gets instead (they point into rs), *extra_fd the pipe end
+ * the child must inherit as RUNAS_FD.  runas_spawn_done frees rs.
+ */
+int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
+			const char *cwd, const char **file, char ***args, int *extra_fd,
+			rl_err *err);
+
+/*
+ * After uv_spawn succeeded with pid: wait for the helper to execute the
+ * trial.  0 when it did; a negative errno (libuv convention, for
+ * uv_strerror) when the trial could not be executed, the helper reaped.
+ */
+int runas_spawn_wait(runas_spawn *rs, pid_t pid);
+
+void runas_spawn_done(runas_spawn *rs);
+
+/*
+ * Where relish-runas is: $RELISH_RUNAS, else beside the running binary
+ * (/proc/self/exe's folder), else ../libexec/relish/ from there.  Writes
+ * into buf; RL_ENOTFOUND (err names the places) when none is executable.
+ */
+int runas_helper_find(char *buf, size_t len, rl_err *err);
+
+#endif

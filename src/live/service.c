@@ -1,0 +1,399 @@
+/*
+ * service.c - the live driver's service mode, behind `relish serve`
+ * (src/serve/): experiments submitted and cancelled while the loop runs,
+ * experiments resumed from the store when the service starts, a graceful
+ * stop with a grace period, owners (trials run as their submitter), and
+ * the read views the HTTP API shows (devices, running segments).
+ *
+ * Everything here runs on the loop thread, between the driver's own
+ * callbacks (the API is driven by the same loop), so it sees the driver's
+ * state whole and never races a launch.  The rules of the loop stay the
+ * driver's: each change is committed to the store before it is acted on
+ * (a submission is acknowledged only after its row is committed; a
+ * cancellation is recorded before any segment is stopped).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "live/live_int.h"
+
+/* ---- owners ---------------------------------------------------------------- */
+
+static void owner_fill(live_owner *o, const struct passwd *pw, uid_t uid, gid_t gid)
+{
+	memset(o, 0, sizeof *o);
+	o->uid = uid;
+	o->gid = gid;
+	if (pw)
+		snprintf(o->name, sizeof o->name, "%s", pw->pw_name);
+	else
+		snprintf(o->name, sizeof o->name, "uid%u", (unsigned)uid);
+}
+
+void live_owner_self(live_owner *out)
+{
+	uid_t uid = getuid();
+	struct passwd pwb, *pw = NULL;
+	char buf[4096];
+	getpwuid_r(uid, &pwb, buf, sizeof buf, &pw);
+	owner_fill(out, pw, uid, getgid());
+}
+
+int live_owner_of_uid(uid_t uid, live_owner *out, rl_err *err)
+{
+	struct passwd pwb, *pw = NULL;
+	char buf[4096];
+	int e = getpwuid_r(uid, &pwb, buf, sizeof buf, &pw);
+	if (!pw)
+		return rl_err_sys(err, RL_ENOTFOUND, e, "uid %u is not in the password database",
+				  (unsigned)uid);
+	live_owner o;
+	owner_fill(&o, pw, uid, pw->pw_gid);
+	int n = LIVE_OWNER_GROUPS_MAX;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, o.groups, &n) < 0)
+		return rl_err_set(err, RL_EINVAL, "user %s is in more than %d groups", pw->pw_name,
+				  LIVE_OWNER_GROUPS_MAX);
+	o.n_groups = n;
+	*out = o;
+	return 0;
+}
+
+/* ---- folders ---------------------------------------------------------------- */
+
+/* mkdir that accepts an existing folder (not a symlink or file). */
+static int dir_make(const char *path, mode_t mode, rl_err *err)
+{
+	if (mkdir(path, mode) == 0)
+		return 1;
+	if (errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", path);
+	struct stat st;
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return rl_err_set(err, RL_EIO, "%s exists and is not a folder", path);
+	return 0;
+}
+
+/* mkdir -p of the parents relish owns (0755). */
+static int dirs_make(const char *path, rl_err *err)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof buf)
+		return rl_err_set(err, RL_EINVAL, "path too long: %s", path);
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int rc = dir_make(buf, 0755, err);
+		if (rc < 0)
+			return rc;
+		*p = '/';
+	}
+	int rc = dir_make(buf, 0755, err);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The trial folder (logs) stays relish's and the checkpoint folder inside
+ * it becomes the owner's.  Because the owner cannot write the trial folder,
+ * they cannot swap the checkpoint folder or a log file for a link that
+ * would make relish write elsewhere; every owner change goes through a
+ * descriptor opened without following links.
+ */
+int live_segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
+		      const char *log_path, rl_err *err)
+{
+	(void)d;
+	int rc = dirs_make(trial_dir, err);
+	if (rc < 0)
+		return rc;
+	if (!x->owner.run_as)
+		return dirs_make(ckpt, err);
+	if ((rc = dir_make(ckpt, 0700, err)) < 0)
+		return rc;
+	int fd = open(ckpt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "opening %s", ckpt);
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_uid != x->owner.uid || st.st_gid != x->owner.gid) &&
+	    fchown(fd, x->owner.uid, x->owner.gid) != 0) {
+		int e = errno;
+		close(fd);
+		return rl_err_sys(err, RL_EIO, e, "giving %s to %s", ckpt, x->owner.name);
+	}
+	close(fd);
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "creating log %s", log_path);
+	rc = fchown(fd, x->owner.uid, x->owner.gid) == 0
+		     ? 0 : rl_err_sys(err, RL_EIO, errno, "giving %s to %s", log_path, x->owner.name);
+	close(fd);
+	return rc;
+}
+
+/* ---- submit, resume, cancel --------------------------------------------------- */
+
+static live_exp *exp_by_id(const live *d, int64_t id)
+{
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (d->exps[i]->id == id)
+			return d->exps[i];
+	return NULL;
+}
+
+int live_submit(live *d, spec *sp, const live_owner *ow, int64_t *id, rl_err *err)
+{
+	if (d->stopping) {
+		spec_free(sp);
+		return rl_err_set(err, RL_EINTERRUPTED, "the service is stopping; submit again "
+				  "once it runs");
+	}
+	int rc = live_add_owned(d, sp, ow, 1, id, err);
+	if (rc < 0)
+		return rc;
+	live_kick(d);
+	return 0;
+}
+
+int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err)
+{
+	if (!e->spec_text)
+		return rl_err_set(err, RL_ESPEC, "experiment %s has no stored spec", e->name);
+	spec *sp = NULL;
+	const char *name = e->spec_path ? e->spec_path : e->name;
+	int rc = spec_parse_text(e->spec_text, strlen(e->spec_text), name, 1, &sp, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "experiment %s: its stored spec", e->name);
+	return live_add_owned(d, sp, ow, 0, NULL, err);
+}
+
+int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
+{
+	live_exp *x = exp_by_id(d, id);
+	if (!x)
+		return rl_err_set(err, RL_ENOTFOUND, "experiment %lld is not running",
+				  (long long)id);
+	if (x->done || x->cancelled)
+		return rl_err_set(err, RL_EINVAL, "experiment %s is finished already", x->sp->name);
+	double now = live_now();
+	char msg[200];
+	snprintf(msg, sizeof msg, "cancelled by %s", who && *who ? who : "unknown");
+	int rc = store_begin(d->st, err);
+	if (rc == 0 && (rc = store_experiment_set_status(d->st, x->id, EXP_CANCELLED, now, err)) == 0 &&
+	    (rc = store_event_append(d->st, now, x->id, 0, 0, "experiment.cancelled", msg, NULL,
+				     err)) == 0)
+		rc = store_commit(d->st, err);
+	if (rc < 0) {
+		store_rollback(d->st);
+		return rc;
+	}
+	x->cancelled = 1;
+	x->stalled = 1;
+	live_progress_line(d, "%s: %s", x->sp->name, msg);
+	live_seg *g = d->segs;
+	while (g) {
+		live_seg *next = g->next;
+		if (g->x == x) {
+			if (g->es) {
+				g->interrupted = 1;
+				exec_cancel(live_exec(x), g->es);
+			} else if (!g->placed) {
+				sched_remove(d->core, g->sched_id);
+				x->n_queued--;
+				live_seg_unlink_free(d, g);
+			}
+		}
+		g = next;
+	}
+	/* Parked warm processes of its trials go too. */
+	if (x->sp->trial.mode == TRIAL_MODE_WARM)
+		for (size_t i = 0; i < x->n_trials; i++) {
+			char key[160];
+			snprintf(key, sizeof key, "%s/t%lld", x->sp->name,
+				 (long long)x->trials[i].store_id);
+			exec_release(live_exec(x), key);
+		}
+	live_check_end(d);
+	return 0;
+}
+
+/* ---- graceful stop ------------------------------------------------------------ */
+
+/* Stop the segments still running: recorded as interrupted (re-run when
+ * the service starts again); the loop ends when the last has gone. */
+static void stop_running(live *d)
+{
+	for (live_seg *g = d->segs; g; g = g->next)
+		if (g->es && !g->interrupted) {
+			g->interrupted = 1;
+			exec_cancel(live_exec(g->x), g->es);
+		}
+	live_check_end(d);
+}
+
+static void grace_cb(uv_timer_t *t)
+{
+	live *d = t->data;
+	size_t n = 0;
+	for (const live_seg *g = d->segs; g; g = g->next)
+		n += g->es != NULL;
+	live_progress_line(d, "grace period over: stopping %zu running segments", n);
+	stop_running(d);
+}
+
+void live_stop(live *d, double grace_s)
+{
+	d->stop_calls++;
+	if (d->stop_calls > 1) {
+		/* Second request: no grace, and a third kills. */
+		if (d->stop_calls > 2)
+			for (live_seg *g = d->segs; g; g = g->next)
+				if (g->es && g->pid > 0)
+					kill(-g->pid, SIGKILL);
+		stop_running(d);
+		return;
+	}
+	d->stopping = 1;
+	double now = live_now();
+	for (size_t i = 0; i < d->n_exps; i++) {
+		live_exp *x = d->exps[i];
+		if (x->done || x->cancelled)
+			continue;
+		store_event_append(d->st, now, x->id, 0, 0, "experiment.interrupted",
+				   "the service stopped; it resumes when relish serve starts again",
+				   NULL, NULL);
+	}
+	/* Queued segments are dropped (their trials re-run on resume). */
+	live_seg *g = d->segs;
+	while (g) {
+		live_seg *next = g->next;
+		if (!g->es && !g->placed) {
+			sched_remove(d->core, g->sched_id);
+			g->x->n_queued--;
+			live_seg_unlink_free(d, g);
+		}
+		g = next;
+	}
+	if (!d->segs) {
+		live_check_end(d);
+		return;
+	}
+	if (grace_s <= 0) {
+		stop_running(d);
+		return;
+	}
+	if (d->handles_ready)
+		uv_timer_start(&d->grace, grace_cb, (uint64_t)llround(grace_s * 1000.0), 0);
+	live_check_end(d);
+}
+
+/* ---- views --------------------------------------------------------------------- */
+
+uv_loop_t *live_loop(live *d)
+{
+	return &d->loop;
+}
+
+store *live_store(live *d)
+{
+	return d->st;
+}
+
+size_t live_device_count(const live *d)
+{
+	return d->devs ? d->devs->n : 0;
+}
+
+static int64_t seg_used_mib(const live *d, const live_seg *g)
+{
+	if (d->devs->dev[g->dev].info.is_gpu)
+		return g->gpu_peak_mib > 0 ? (int64_t)g->gpu_peak_mib : -1;
+	return g->rss_now > 0 ? (int64_t)(g->rss_now >> 20) : -1;
+}
+
+int live_device_get(const live *d, size_t i, live_device_view *out)
+{
+	if (!d->devs || i >= d->devs->n)
+		return RL_ENOTFOUND;
+	const sched_device_info *di = &d->devs->dev[i].info;
+	live_device_view v;
+	memset(&v, 0, sizeof v);
+	snprintf(v.name, sizeof v.name, "%s", di->name);
+	snprintf(v.uuid, sizeof v.uuid, "%s", di->uuid);
+	v.is_gpu = di->is_gpu;
+	v.mem_total_mib = di->mem_total_mib;
+	v.compute_total = di->compute_total;
+	v.mem_used_mib = -1;
+	sched_device_state ds;
+	if (d->core && sched_device_get(d->core, (int)i, &ds) == 0) {
+		v.mem_reserved_mib = ds.mem_reserved_mib;
+		v.compute_reserved = ds.compute_reserved;
+		v.n_running = ds.n_running;
+	}
+	int64_t used = 0;
+	int known = 0;
+	for (const live_seg *g = d->segs; g; g = g->next) {
+		if (!g->es || g->dev != (int)i)
+			continue;
+		int64_t m = seg_used_mib(d, g);
+		if (m >= 0) {
+			used += m;
+			known = 1;
+		}
+	}
+	if (known)
+		v.mem_used_mib = used;
+	*out = v;
+	return 0;
+}
+
+size_t live_running(const live *d, live_running_seg *out, size_t max)
+{
+	size_t n = 0;
+	for (const live_seg *g = d->segs; g; g = g->next) {
+		if (!g->es)
+			continue;
+		if (n < max) {
+			const live_exp *x = g->x;
+			out[n] = (live_running_seg){
+				.segment_id = g->store_id,
+				.trial_id = x->trials[g->trial].store_id,
+				.experiment_id = x->id,
+				.experiment = x->sp->name,
+				.owner = x->owner.name,
+				.owner_uid = x->owner.uid,
+				.device = (size_t)g->dev,
+				.mem_reserved_mib = g->mem_mib,
+				.compute = g->compute,
+				.resource_from = g->from,
+				.resource_to = g->to,
+				.started_at = g->started_at,
+				.mem_used_mib = seg_used_mib(d, g),
+				.pid = g->pid,
+			};
+		}
+		n++;
+	}
+	return n;
+}
+
+size_t live_queued_count(const live *d, int64_t experiment_id)
+{
+	const live_exp *x = exp_by_id(d, experiment_id);
+	return x ? x->n_queued : 0;
+}
+
+int live_is_active(const live *d, int64_t experiment_id)
+{
+	const live_exp *x = exp_by_id(d, experiment_id);
+	return x && !x->done && !x->cancelled;
+}
