@@ -13,7 +13,7 @@ set -euo pipefail
 
 build_pkgs=(gcc libc6-dev make cmake pkg-config libsqlite3-dev libyaml-dev libjansson-dev
             libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev)
-test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time
+test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time curl
            clang libclang-rt-14-dev)  # clang: libFuzzer for tests/test_fuzz.sh
 demo_pkgs=(python3-torch python3-sklearn libopenblas0-pthread)
 bench_pkgs=(python3-optuna)

@@ -8,8 +8,7 @@
 #define RELISH_CLI_H
 
 #include "common/err.h"
-
-#define RELISH_VERSION "0.1.0"
+#include "common/version.h"
 
 typedef int (*cli_fn)(int argc, char **argv, rl_err *err);
 
@@ -24,6 +23,9 @@ struct cli_command {
 	X("version", cmd_version, "print the version")                                 \
 	X("validate", cmd_validate, "check an experiment spec (YAML or JSON)")         \
 	X("run", cmd_run, "run experiments in the foreground (resumes from the db)")   \
+	X("serve", cmd_serve, "the multi-user service: shares this machine's devices") \
+	X("submit", cmd_submit, "submit experiments to relish serve")                 \
+	X("cancel", cmd_cancel, "cancel an experiment on relish serve")               \
 	X("status", cmd_status, "experiments: state, trial counts, best so far")       \
 	X("trials", cmd_trials, "one row per trial of an experiment")                  \
 	X("best", cmd_best, "the best trial: id, params, objective")                   \

@@ -4,6 +4,8 @@
  */
 #include "cli/cli_common.h"
 
+#include "api/encode.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -163,40 +165,25 @@ const char *cli_trial_error(const store_trial *t)
 	return t->error ? t->error : t->last_error;
 }
 
+/* The trial resource has one encoder, shared with the HTTP API. */
 json_t *cli_trial_json(const store_experiment *e, const store_trial *t)
 {
-	return json_pack("{s:I, s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:i, s:i, s:o, s:f, s:f}",
-			 "id", (json_int_t)t->id, "experiment", e->name, "index", t->idx,
-			 "status", trial_status_name(t->status), "resource",
-			 cli_json_real(t->resource_done), "objective", cli_json_real(t->objective),
-			 "objective_resource", cli_json_real(t->objective_resource), "params",
-			 cli_json_params(t->params_json), "segments", t->n_segments, "oom",
-			 t->n_oom, "error", cli_json_str(cli_trial_error(t)), "created_at",
-			 t->created_at, "updated_at", t->updated_at);
+	return api_json_trial(e, t);
 }
 
 json_t *cli_json_real(double v)
 {
-	if (isnan(v) || isinf(v))
-		return json_null();
-	/* Whole numbers (resources, times, MiB) print as integers: "27", not "27.0". */
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		return json_integer((json_int_t)v);
-	return json_real(v);
+	return api_json_real(v);
 }
 
 json_t *cli_json_str(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return api_json_str(s);
 }
 
 json_t *cli_json_params(const char *params_json)
 {
-	if (!params_json)
-		return json_object();
-	json_error_t je;
-	json_t *j = json_loads(params_json, JSON_DECODE_ANY, &je);
-	return j ? j : json_string(params_json);
+	return api_json_params(params_json);
 }
 
 const char *cli_params_text(const char *params_json, char *buf, size_t n)

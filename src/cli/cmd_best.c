@@ -9,20 +9,14 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "api/encode.h"
 
 static const char usage[] = "relish best [--db FILE] [--json] [--experiment NAME]";
 
 static int best_print(const store_experiment *e, const store_trial *t, int json, rl_err *err)
 {
 	if (json) {
-		json_t *j = json_pack("{s:s, s:I, s:i, s:s, s:o, s:{s:s, s:s, s:o}, s:o}",
-				      "experiment", e->name, "trial_id", (json_int_t)t->id,
-				      "index", t->idx, "status", trial_status_name(t->status),
-				      "params", cli_json_params(t->params_json), "objective",
-				      "metric", e->objective_metric, "mode", e->mode, "value",
-				      cli_json_real(t->objective), "resource",
-				      cli_json_real(t->objective_resource));
-		return cli_json_print(j, err);
+		return cli_json_print(api_json_best(e, t), err);
 	}
 	char v[40], r[40], pbuf[1024];
 	cli_format_value(t->objective, v, sizeof v);

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "api/encode.h"
 
 static const char usage[] = "relish export --format csv|json [--db FILE] "
 			    "[--experiment NAME] [--what trials|metrics|segments]";
@@ -101,15 +102,7 @@ static int export_metrics(struct export_ctx *x, const store_experiment *e, rl_er
 	for (size_t i = 0; i < nm; i++) {
 		const store_metric *m = &mv[i];
 		if (x->json) {
-			json_array_append_new(
-				x->arr,
-				json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "experiment",
-					  e->name, "trial_id", (json_int_t)m->trial_id,
-					  "segment_id",
-					  m->segment_id ? json_integer(m->segment_id) : json_null(),
-					  "resource", cli_json_real(m->resource), "name", m->name,
-					  "value", cli_json_real(m->value), "at",
-					  cli_json_real(m->at)));
+			json_array_append_new(x->arr, api_json_metric(e, m));
 			continue;
 		}
 		struct csv_row r = {0};
@@ -128,34 +121,10 @@ static int export_metrics(struct export_ctx *x, const store_experiment *e, rl_er
 
 /* ---- segments ---- */
 
-static json_t *json_int_or_null(long long v, int known)
-{
-	return known ? json_integer(v) : json_null();
-}
-
+/* The segment resource (api/encode.c). */
 static json_t *segment_json(const store_experiment *e, const store_segment *g)
 {
-	json_t *j = json_pack(
-		"{s:s, s:I, s:I, s:i, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment",
-		e->name, "segment_id", (json_int_t)g->id, "trial_id", (json_int_t)g->trial_id,
-		"seq", g->seq, "resource_from", cli_json_real(g->resource_from), "resource_to",
-		cli_json_real(g->resource_to), "status", seg_status_name(g->status), "exit_code",
-		json_int_or_null(g->exit_code, g->exit_code >= 0), "signal",
-		json_int_or_null(g->signal, g->signal > 0), "device", cli_json_str(g->device),
-		"mem_reserved_mib", json_int_or_null(g->mem_reserved_mib, g->mem_reserved_mib >= 0),
-		"compute_share", cli_json_real(g->compute_share), "basis", cli_json_str(g->basis));
-	if (!j)
-		return NULL;
-	json_object_set_new(j, "est_mem_mib", json_int_or_null(g->est_mem_mib, g->est_mem_mib >= 0));
-	json_object_set_new(j, "peak_mem_mib",
-			    json_int_or_null(g->peak_mem_mib, g->peak_mem_mib >= 0));
-	json_object_set_new(j, "pid", json_int_or_null(g->pid, g->pid > 0));
-	json_object_set_new(j, "container", cli_json_str(g->container));
-	json_object_set_new(j, "started_at", cli_json_real(g->started_at));
-	json_object_set_new(j, "ended_at", cli_json_real(g->ended_at));
-	json_object_set_new(j, "log_path", cli_json_str(g->log_path));
-	json_object_set_new(j, "message", cli_json_str(g->message));
-	return j;
+	return api_json_segment(e, g);
 }
 
 static int export_segments(struct export_ctx *x, const store_experiment *e, rl_err *err)

@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "api/client.h"
 #include "live/driver.h"
 #include "spec/spec.h"
 
@@ -132,6 +133,17 @@ int cmd_run(int argc, char **argv, rl_err *err)
 		return cli_usage_error(err, usage, "missing SPEC");
 	int first = optind;
 	double t0 = wall();
+
+	/* A service that owns this machine's devices would not know of our
+	 * segments, nor we of its: both would use every device. */
+	const char *srv, *from;
+	if (api_client_pick(NULL, &srv, &from) &&
+	    (strncmp(srv, "unix:", 5) != 0 || api_client_socket_answers(srv + 5)))
+		return rl_err_set(err, RL_EBUSY,
+				  "a relish service owns this machine's devices (%s, from %s); "
+				  "submit to it with `relish submit %s`, or unset RELISH_SERVER if "
+				  "that service runs elsewhere",
+				  srv, from, argv[first]);
 
 	/* Every spec is read and checked before anything is opened or
 	 * created, so a typo never leaves a new database behind. */

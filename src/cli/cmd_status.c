@@ -12,96 +12,24 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/table.h"
+#include "cli/cli_source.h"
+#include "api/encode.h"
 
-static const char usage[] = "relish status [--db FILE] [--json] [--wide] [EXPERIMENT]";
+static const char usage[] = "relish status [--db FILE | --server ADDR] [--json] [--wide] [EXPERIMENT]";
 
-/* A trial whose segment waits for memory that processes relish does not
- * own hold: its latest wait event is segment.waiting (the live driver
- * writes segment.waited when it is placed, trial.failed when it gives up). */
-struct exp_wait {
-	int64_t trial_id;
-	double since;
-	char *message;
-};
-
-struct exp_summary {
-	int count[TRIAL__COUNT];
-	int total;
-	int has_best;
-	store_trial best;
-	struct exp_wait *wait;
-	size_t n_wait;
-};
+/* The summary beside each row (shared with the API, api/encode.h): trial
+ * counts, the best, and the trials that wait for memory other processes
+ * hold. */
+#define exp_summary api_exp_summary
 
 static void summary_fini(struct exp_summary *sum)
 {
-	store_trial_fini(&sum->best);
-	for (size_t i = 0; i < sum->n_wait; i++)
-		free(sum->wait[i].message);
-	free(sum->wait);
-	sum->wait = NULL;
-	sum->n_wait = 0;
+	api_exp_summary_fini(sum);
 }
 
-static int waits_read(store *s, const store_experiment *e, struct exp_summary *sum, rl_err *err)
+static int summarise(cli_src *s, const store_experiment *e, struct exp_summary *sum, rl_err *err)
 {
-	if (e->status != EXP_RUNNING)
-		return 0;
-	store_event *ev;
-	size_t n;
-	int rc = store_event_list(s, e->id, 0, 0, &ev, &n, err);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		const store_event *v = &ev[i];
-		int waiting = !strcmp(v->kind, "segment.waiting");
-		if (!v->trial_id || (!waiting && strcmp(v->kind, "segment.waited") &&
-				     strcmp(v->kind, "trial.failed")))
-			continue;
-		size_t k = 0;
-		while (k < sum->n_wait && sum->wait[k].trial_id != v->trial_id)
-			k++;
-		if (k < sum->n_wait) { /* the older state of that trial goes */
-			free(sum->wait[k].message);
-			sum->wait[k] = sum->wait[--sum->n_wait];
-		}
-		if (!waiting)
-			continue;
-		struct exp_wait *w = realloc(sum->wait, (sum->n_wait + 1) * sizeof *w);
-		char *m = strdup(v->message ? v->message : "");
-		if (!w || !m) {
-			free(m);
-			if (w)
-				sum->wait = w;
-			rc = rl_err_set(err, RL_ENOMEM, "status");
-			break;
-		}
-		sum->wait = w;
-		sum->wait[sum->n_wait++] = (struct exp_wait){v->trial_id, v->at, m};
-	}
-	store_events_free(ev, n);
-	return rc;
-}
-
-static int summarise(store *s, const store_experiment *e, struct exp_summary *sum, rl_err *err)
-{
-	memset(sum, 0, sizeof *sum);
-	store_trial *tv;
-	size_t nt;
-	int rc = store_trial_list(s, e->id, 0, &tv, &nt, err);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < nt; i++)
-		sum->count[tv[i].status]++;
-	sum->total = (int)nt;
-	store_trials_free(tv, nt);
-	rl_err e2;
-	rc = store_trial_best(s, e->id, &sum->best, &e2);
-	if (rc == 0)
-		sum->has_best = 1;
-	else if (rc != RL_ENOTFOUND)
-		return rl_err_set(err, rc, "%s", e2.msg);
-	return waits_read(s, e, sum, err);
+	return cli_src_summary(s, e, sum, err);
 }
 
 static double elapsed(const store_experiment *e, double now)
@@ -111,29 +39,7 @@ static double elapsed(const store_experiment *e, double now)
 
 static json_t *status_json(const store_experiment *e, const struct exp_summary *sum, double now)
 {
-	json_t *trials = json_object();
-	json_object_set_new(trials, "total", json_integer(sum->total));
-	for (int i = 0; i < TRIAL__COUNT; i++)
-		json_object_set_new(trials, trial_status_name((trial_status)i),
-				    json_integer(sum->count[i]));
-	json_t *best = json_null();
-	if (sum->has_best)
-		best = json_pack("{s:I, s:o, s:o}", "trial_id", (json_int_t)sum->best.id,
-				 "value", cli_json_real(sum->best.objective), "resource",
-				 cli_json_real(sum->best.objective_resource));
-	json_t *waiting = json_array();
-	for (size_t i = 0; i < sum->n_wait; i++)
-		json_array_append_new(waiting, json_pack("{s:I, s:o, s:s}", "trial_id",
-							 (json_int_t)sum->wait[i].trial_id, "since",
-							 cli_json_real(sum->wait[i].since), "message",
-							 sum->wait[i].message));
-	return json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "id", (json_int_t)e->id, "experiment", e->name, "status",
-			 exp_status_name(e->status), "objective", "metric", e->objective_metric,
-			 "mode", e->mode, "trials", trials, "best", best, "created_at",
-			 cli_json_real(e->created_at), "finished_at", cli_json_real(e->finished_at),
-			 "elapsed_s", cli_json_real(elapsed(e, now)), "spec_path", cli_json_str(e->spec_path),
-			 "waiting", waiting);
+	return api_json_experiment(e, sum, now);
 }
 
 enum { S_NAME, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_OBJ, S_BEST, S_STARTED,
@@ -198,25 +104,13 @@ static int status_row(cli_table *tb, const store_experiment *e, const struct exp
 	return cli_table_add(tb, cells);
 }
 
-static int status_run(store *s, const cli_read_opts *o, rl_err *err)
+static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 {
 	store_experiment *v = NULL;
 	size_t n = 0;
 	int rc;
-	if (o->experiment) {
-		store_experiment one;
-		if ((rc = store_experiment_find(s, o->experiment, &one, err)) < 0)
-			return rc;
-		v = calloc(1, sizeof *v);
-		if (!v) {
-			store_experiment_fini(&one);
-			return rl_err_set(err, RL_ENOMEM, "status");
-		}
-		v[0] = one;
-		n = 1;
-	} else if ((rc = store_experiment_list(s, &v, &n, err)) < 0) {
+	if ((rc = cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
 		return rc;
-	}
 	double now = cli_now();
 	struct notes notes = {0};
 	json_t *arr = o->json ? json_array() : NULL;
@@ -259,14 +153,14 @@ int cmd_status(int argc, char **argv, rl_err *err)
 		.help = "\nOne line per experiment: state, trials by state "
 			"(done/running/stopped/failed), best objective, start and elapsed time.\n"
 			"On a terminal the table fits its width (--wide: every column in full).\n",
-		.flags = CLI_READ_EXP_ARG | CLI_READ_WIDE,
+		.flags = CLI_READ_EXP_ARG | CLI_READ_WIDE | CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};
-	store *s;
-	int rc = cli_read_begin(argc, argv, &spec, &o, &s, NULL, err);
+	cli_src s;
+	int rc = cli_src_begin(argc, argv, &spec, &o, &s, NULL, err);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
-	rc = status_run(s, &o, err);
-	store_close(s);
+	rc = status_run(&s, &o, err);
+	cli_src_close(&s);
 	return rc;
 }

@@ -14,15 +14,14 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/table.h"
+#include "api/encode.h"
 
 static const char usage[] = "relish trials [--db FILE] [--json] [--wide] [--experiment NAME]";
 
 /* (estimate - peak) / peak, NAN when either is unknown. */
 static double est_error(const store_trial *t)
 {
-	if (t->last_est_mib <= 0 || t->last_peak_mib <= 0)
-		return NAN;
-	return ((double)t->last_est_mib - (double)t->last_peak_mib) / (double)t->last_peak_mib;
+	return api_trial_est_error(t);
 }
 
 static void mib_cell(char *buf, size_t n, int64_t v)
@@ -84,19 +83,10 @@ static int trial_row(cli_table *tb, const store_trial *t)
 	return cli_table_add(tb, cells);
 }
 
-/* The shared trial object plus the memory columns of this command. */
+/* The trial resource (api/encode.c), with the memory columns. */
 static json_t *trial_json(const store_experiment *e, const store_trial *t)
 {
-	json_t *j = cli_trial_json(e, t);
-	json_object_set_new(j, "last_oom", cli_json_str(t->last_oom));
-	json_object_set_new(j, "basis", cli_json_str(t->last_basis));
-	json_object_set_new(j, "est_mem_mib",
-			    t->last_est_mib > 0 ? json_integer(t->last_est_mib) : json_null());
-	json_object_set_new(j, "peak_mem_mib",
-			    t->last_peak_mib > 0 ? json_integer(t->last_peak_mib) : json_null());
-	json_object_set_new(j, "est_error", cli_json_real(est_error(t)));
-	json_object_set_new(j, "mean_util", cli_json_real(t->last_util));
-	return j;
+	return api_json_trial(e, t);
 }
 
 int cmd_trials(int argc, char **argv, rl_err *err)

@@ -113,3 +113,11 @@ int rl_err_http_status(int code)
 	const struct err_row *r = err_find(code);
 	return r ? r->http : 500;
 }
+
+int rl_err_from_name(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof err_rows / sizeof err_rows[0]; i++)
+		if (!strcmp(err_rows[i].name, name))
+			return err_rows[i].code;
+	return RL_EINTERNAL;
+}

@@ -85,5 +85,6 @@ const char *rl_strerror(int code);    /* default message of a code */
 const char *rl_err_name(int code);    /* "RL_ESPEC" */
 int rl_err_exit_code(int code);       /* process exit code for the CLI */
 int rl_err_http_status(int code);     /* HTTP status for the API */
+int rl_err_from_name(const char *name); /* "RL_ESPEC" -> RL_ESPEC; RL_EINTERNAL if unknown */
 
 #endif

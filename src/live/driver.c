@@ -234,6 +234,8 @@ static void loop_finish(live *d)
 		return;
 	d->finished = 1;
 	live_progress_draw(d, 1);
+	if (d->opt.on_finish)
+		d->opt.on_finish(d->opt.on_finish_ctx); /* the service closes its own handles */
 	exec_shutdown(d->ex);
 	if (d->slurm_ex)
 		exec_shutdown(d->slurm_ex);
@@ -774,10 +776,14 @@ static int runs_dir_default(const char *db, char **out, rl_err *err)
 static int core_create(live *d, const spec *sp, rl_err *err)
 {
 	sched_options so;
-	sched_options_default(&so, d->opt.policy_set ? d->opt.policy : sp->sharing.policy);
-	so.memory_margin = sp->sharing.memory_margin;
-	so.order = d->opt.order_set ? d->opt.order : sp->sharing.order;
-	so.foreign = sp->sharing.foreign == FOREIGN_AVOID ? SCHED_FOREIGN_AVOID : SCHED_FOREIGN_SHARE;
+	sched_options_default(&so, d->opt.policy_set || !sp ? d->opt.policy : sp->sharing.policy);
+	if (d->opt.memory_margin > 0 || !sp)
+		so.memory_margin = d->opt.memory_margin;
+	else
+		so.memory_margin = sp->sharing.memory_margin;
+	so.order = d->opt.order_set || !sp ? d->opt.order : sp->sharing.order;
+	if (sp)
+		so.foreign = sp->sharing.foreign == FOREIGN_AVOID ? SCHED_FOREIGN_AVOID : SCHED_FOREIGN_SHARE;
 	int rc = sched_new(&so, &d->core, err);
 	if (rc < 0)
 		return rc;
@@ -874,6 +880,10 @@ int live_new(const live_options *o, live **out, rl_err *err)
 			goto fail;
 	}
 	if ((rc = live_profiles_load(d, err)) < 0)
+		goto fail;
+	/* A service's core exists before its first experiment: its users'
+	 * shares and limits are set on it. */
+	if (d->opt.service && (rc = core_create(d, NULL, err)) < 0)
 		goto fail;
 	uv_timer_init(&d->loop, &d->tick);
 	uv_timer_init(&d->loop, &d->kick);
@@ -989,7 +999,14 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int
 	}
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (strcmp(d->exps[i]->sp->name, sp->name) == 0) {
-			rc = rl_err_set(err, RL_EINVAL, "experiment '%s' given twice", sp->name);
+			if (must_be_new)
+				rc = rl_err_set(err, RL_EEXISTS,
+						"%s: an experiment named '%s' exists already (owner "
+						"%s); choose another name",
+						sp->source ? sp->source : sp->name, sp->name,
+						d->exps[i]->owner.name);
+			else
+				rc = rl_err_set(err, RL_EINVAL, "experiment '%s' given twice", sp->name);
 			goto fail;
 		}
 	if (!(ident = spec_identity(sp))) {
@@ -1210,6 +1227,7 @@ void live_free(live *d)
 	store_profiles_free(d->profiles, d->n_profiles);
 	free(d->profile_used);
 	free(d->removed);
+	free(d->user_rules);
 	store_close(d->st);
 	free(d->db_path);
 	free(d->runs_dir);

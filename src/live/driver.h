@@ -102,6 +102,11 @@ typedef struct live_options {
 	void (*line_fn)(void *ctx, const char *line);
 	void *line_ctx;
 	const char *runas_helper; /* the relish-runas program (run_as owners) */
+	double memory_margin;     /* > 0: overrides every spec's sharing.memory_margin */
+	/* Called once when the loop is asked to end (service: close the
+	 * listeners and signal handlers, so uv_run can return). */
+	void (*on_finish)(void *ctx);
+	void *on_finish_ctx;
 } live_options;
 
 void live_options_default(live_options *o);
@@ -222,6 +227,36 @@ typedef struct live_running_seg {
 
 /* Writes at most max running segments into out; returns how many run. */
 size_t live_running(const live *d, live_running_seg *out, size_t max);
+
+/* What the service knows of one user (the API's queue view). */
+typedef struct live_user_view {
+	uid_t uid;
+	char name[64];
+	double share;            /* weight under the fair order */
+	double share_fraction;   /* share / the shares of users with work; NAN none */
+	double attained_s;       /* device-seconds its segments have held */
+	size_t running, queued;  /* segments */
+	size_t n_experiments;    /* active experiments */
+	int max_gpus;            /* limits, 0 = none */
+	uint64_t max_mem_mib;
+	int max_segments;
+} live_user_view;
+
+/* Users with active experiments or service so far, by uid; writes at most
+ * max into out and returns how many there are. */
+size_t live_users(const live *d, live_user_view *out, size_t max, double now);
+
+/* A user's share of the devices and limits (0 = none) under the core's
+ * fair order; users without one get the default. */
+typedef struct live_user_policy {
+	double share;
+	int max_gpus;
+	uint64_t max_mem_mib;
+	int max_segments;
+} live_user_policy;
+
+void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p);
+void live_set_default_user_policy(live *d, const live_user_policy *p);
 
 /* Segments of experiment id queued in the core (not yet placed). */
 size_t live_queued_count(const live *d, int64_t experiment_id);

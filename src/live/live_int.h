@@ -138,6 +138,13 @@ struct live {
 	int stopping;           /* signal: stop launching */
 	int sigints;
 	int stop_calls;         /* live_stop calls so far */
+	/* service: users' shares and limits (service.c) */
+	struct live_user_rule {
+		uid_t uid;
+		live_user_policy p;
+	} *user_rules;
+	size_t n_user_rules;
+	live_user_policy user_default;
 	char runas_helper[4096];
 	int finished;           /* loop asked to end */
 	int fatal;              /* store error (or taken over) during callbacks:

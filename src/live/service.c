@@ -397,3 +397,83 @@ int live_is_active(const live *d, int64_t experiment_id)
 	const live_exp *x = exp_by_id(d, experiment_id);
 	return x && !x->done && !x->cancelled;
 }
+
+/* The view of uid in out[0..n), added when missing; NULL when full. */
+static live_user_view *user_slot(live_user_view *out, size_t *n, size_t max, uid_t uid,
+				 const char *name)
+{
+	for (size_t i = 0; i < *n && i < max; i++)
+		if (out[i].uid == uid)
+			return &out[i];
+	size_t k = (*n)++;
+	if (k >= max)
+		return NULL;
+	memset(&out[k], 0, sizeof out[k]);
+	out[k].uid = uid;
+	snprintf(out[k].name, sizeof out[k].name, "%s", name);
+	out[k].share_fraction = NAN;
+	out[k].attained_s = NAN;
+	return &out[k];
+}
+
+static const live_user_policy *user_policy(const live *d, uid_t uid);
+
+size_t live_users(const live *d, live_user_view *out, size_t max, double now)
+{
+	(void)now;
+	size_t n = 0;
+	for (size_t i = 0; i < d->n_exps; i++) {
+		const live_exp *x = d->exps[i];
+		if (x->done)
+			continue;
+		live_user_view *v = user_slot(out, &n, max, x->owner.uid, x->owner.name);
+		if (!v)
+			continue;
+		v->n_experiments++;
+		v->queued += x->n_queued;
+	}
+	for (const live_seg *g = d->segs; g; g = g->next) {
+		if (!g->es)
+			continue;
+		live_user_view *v = user_slot(out, &n, max, g->x->owner.uid, g->x->owner.name);
+		if (v)
+			v->running++;
+	}
+	for (size_t i = 0; i < n && i < max; i++) {
+		const live_user_policy *p = user_policy(d, out[i].uid);
+		out[i].share = p->share > 0 ? p->share : 1;
+		out[i].max_gpus = p->max_gpus;
+		out[i].max_mem_mib = p->max_mem_mib;
+		out[i].max_segments = p->max_segments;
+	}
+	return n;
+}
+
+/* ---- users' shares and limits ------------------------------------------------ */
+
+static const live_user_policy *user_policy(const live *d, uid_t uid)
+{
+	for (size_t i = 0; i < d->n_user_rules; i++)
+		if (d->user_rules[i].uid == uid)
+			return &d->user_rules[i].p;
+	return &d->user_default;
+}
+
+void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p)
+{
+	for (size_t i = 0; i < d->n_user_rules; i++)
+		if (d->user_rules[i].uid == uid) {
+			d->user_rules[i].p = *p;
+			return;
+		}
+	struct live_user_rule *v = realloc(d->user_rules, (d->n_user_rules + 1) * sizeof *v);
+	if (!v)
+		return;
+	d->user_rules = v;
+	v[d->n_user_rules++] = (struct live_user_rule){.uid = uid, .p = *p};
+}
+
+void live_set_default_user_policy(live *d, const live_user_policy *p)
+{
+	d->user_default = *p;
+}

@@ -47,11 +47,17 @@ static char *spec_dir(const char *name)
 
 int spec_parse_text(const char *text, size_t len, const char *name, int json, spec **out, rl_err *err)
 {
+	return spec_parse_text_in(text, len, name, NULL, json, out, err);
+}
+
+int spec_parse_text_in(const char *text, size_t len, const char *name, const char *in_dir,
+		       int json, spec **out, rl_err *err)
+{
 	node *root = NULL;
 	int rc = node_parse(text, len, name, json, &root, err);
 	if (rc < 0)
 		return rc;
-	char *dir = spec_dir(name);
+	char *dir = in_dir ? strdup(in_dir) : spec_dir(name);
 	if (!dir) {
 		node_free(root);
 		return rl_err_set(err, RL_ENOMEM, "%s: out of memory", name);

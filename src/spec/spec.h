@@ -149,6 +149,11 @@ int spec_load(const char *path, spec **out, rl_err *err);
 int spec_parse_text(const char *text, size_t len, const char *name, int json,
 		    spec **out, rl_err *err);
 
+/* spec_parse_text with the folder relative paths are taken from (the
+ * client's, for a spec submitted to relish serve): an absolute path; NULL
+ * is spec_parse_text's choice (the folder of name). */
+int spec_parse_text_in(const char *text, size_t len, const char *name, const char *dir,
+		       int json, spec **out, rl_err *err);
 void spec_free(spec *s);
 
 /* Names for enums (for messages, the store and --json output). */

@@ -308,6 +308,12 @@ enum { STORE_LIST_METRICS = 1 };
  * Free with store_trials_free. */
 int store_trial_list(store *s, int64_t experiment_id, unsigned flags, store_trial **out,
 		     size_t *n, rl_err *err);
+/* How many trials of an experiment are in each state (counts[state]). */
+int store_trial_counts(store *s, int64_t experiment_id, int counts[TRIAL__COUNT], rl_err *err);
+/* The trials of an experiment whose row changed at or after since
+ * (updated_at >= since), by idx: incremental polling (the API's ?after=). */
+int store_trial_list_since(store *s, int64_t experiment_id, double since, store_trial **out,
+			   size_t *n, rl_err *err);
 /*
  * The best trial of an experiment: the best objective (by the experiment's
  * mode) among completed trials, or among all trials with an objective when

@@ -43,6 +43,10 @@ static const char SQL_TRIAL_PROGRESS[] =
 	" objective_resource = COALESCE(?4, objective_resource), updated_at = ?5 WHERE id = ?1";
 static const char SQL_TRIAL_BY_ID[] = TRIAL_SELECT "WHERE t.id = ?1";
 static const char SQL_TRIAL_LIST[] = TRIAL_SELECT "WHERE t.experiment_id = ?1 ORDER BY t.idx";
+static const char SQL_TRIAL_COUNTS[] =
+	"SELECT status, count(*) FROM trials WHERE experiment_id = ?1 GROUP BY status";
+static const char SQL_TRIAL_SINCE[] =
+	TRIAL_SELECT "WHERE t.experiment_id = ?1 AND t.updated_at >= ?2 ORDER BY t.idx";
 /* Completed trials first, then the best value for the experiment's mode,
  * then the earliest trial on ties. */
 static const char SQL_TRIAL_BEST[] =
@@ -203,14 +207,16 @@ int store_trial_best(store *s, int64_t experiment_id, store_trial *out, rl_err *
 	return trial_get_one(s, SQL_TRIAL_BEST, experiment_id, out, err);
 }
 
-static int trial_list_rows(store *s, int64_t experiment_id, unsigned flags, store_trial **out,
-			   size_t *n, rl_err *err)
+static int trial_list_rows(store *s, int64_t experiment_id, unsigned flags, double since,
+			   store_trial **out, size_t *n, rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, SQL_TRIAL_LIST, &st, err);
+	int rc = st_prepare(s, isnan(since) ? SQL_TRIAL_LIST : SQL_TRIAL_SINCE, &st, err);
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int64(st, 1, experiment_id);
+	if (!isnan(since))
+		sqlite3_bind_double(st, 2, since);
 	store_trial *v = NULL;
 	size_t nv = 0, cap = 0;
 	int r = SQLITE_DONE;
@@ -251,7 +257,7 @@ int store_trial_list(store *s, int64_t experiment_id, unsigned flags, store_tria
 		return rc;
 	store_trial *v = NULL;
 	size_t nv = 0;
-	rc = trial_list_rows(s, experiment_id, flags, &v, &nv, err);
+	rc = trial_list_rows(s, experiment_id, flags, NAN, &v, &nv, err);
 	rc = st_tx_end(s, rc, err);
 	if (rc < 0) {
 		if (v)
@@ -261,4 +267,49 @@ int store_trial_list(store *s, int64_t experiment_id, unsigned flags, store_tria
 	*out = v;
 	*n = nv;
 	return 0;
+}
+
+int store_trial_list_since(store *s, int64_t experiment_id, double since, store_trial **out,
+			   size_t *n, rl_err *err)
+{
+	int rc = st_tx_read(s, err);
+	if (rc < 0)
+		return rc;
+	store_trial *v = NULL;
+	size_t nv = 0;
+	rc = trial_list_rows(s, experiment_id, 0, since, &v, &nv, err);
+	rc = st_tx_end(s, rc, err);
+	if (rc < 0) {
+		if (v)
+			store_trials_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int store_trial_counts(store *s, int64_t experiment_id, int counts[TRIAL__COUNT], rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_TRIAL_COUNTS, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	int c[TRIAL__COUNT] = {0};
+	int r;
+	while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		trial_status ts;
+		if (trial_status_from_name((const char *)sqlite3_column_text(st, 0), &ts, err) < 0) {
+			rc = RL_ESTORE;
+			break;
+		}
+		c[ts] += sqlite3_column_int(st, 1);
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "counting trials");
+	sqlite3_reset(st);
+	if (rc == 0)
+		memcpy(counts, c, sizeof c);
+	return rc;
 }

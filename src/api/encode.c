@@ -1,0 +1,516 @@
+/*
+ * encode.c - the JSON form of relish's resources, both ways (encode.h).
+ *
+ * Each encoder is the only place its resource's keys are spelled; the CLI's
+ * --json output, `relish export --format json` and the HTTP API all call
+ * it.  The decoders read exactly those keys back: a CLI talking to a
+ * server prints its tables from what they return, through the same table
+ * code as for a database file.  test_api_encode checks the round trip.
+ */
+#include "api/encode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *api_json_real(double v)
+{
+	if (isnan(v) || isinf(v))
+		return json_null();
+	/* Whole numbers (resources, times, MiB) print as integers: "27", not "27.0". */
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+json_t *api_json_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *api_json_params(const char *params_json)
+{
+	if (!params_json)
+		return json_object();
+	json_error_t je;
+	json_t *j = json_loads(params_json, JSON_DECODE_ANY, &je);
+	return j ? j : json_string(params_json);
+}
+
+json_t *api_json_int_or_null(long long v, int known)
+{
+	return known ? json_integer(v) : json_null();
+}
+
+char *api_json_text(const json_t *j, int compact)
+{
+	/* 16 significant digits: 0.1 prints as 0.1 (17 would print
+	 * 0.10000000000000001) and values that came from decimal text read
+	 * back exactly. */
+	return json_dumps(j, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_REAL_PRECISION(16));
+}
+
+/* ---- experiments ---- */
+
+void api_exp_summary_fini(api_exp_summary *sum)
+{
+	if (!sum)
+		return;
+	store_trial_fini(&sum->best);
+	for (size_t i = 0; i < sum->n_wait; i++)
+		free(sum->wait[i].message);
+	free(sum->wait);
+	memset(sum, 0, sizeof *sum);
+}
+
+static int wait_add(api_exp_summary *sum, int64_t trial_id, double since, const char *msg)
+{
+	api_exp_wait *w = realloc(sum->wait, (sum->n_wait + 1) * sizeof *w);
+	char *m = strdup(msg ? msg : "");
+	if (!w || !m) {
+		free(m);
+		if (w)
+			sum->wait = w;
+		return RL_ENOMEM;
+	}
+	sum->wait = w;
+	sum->wait[sum->n_wait++] = (api_exp_wait){trial_id, since, m};
+	return 0;
+}
+
+static int waits_read(store *s, const store_experiment *e, api_exp_summary *sum, rl_err *err)
+{
+	if (e->status != EXP_RUNNING)
+		return 0;
+	store_event *ev;
+	size_t n;
+	int rc = store_event_list(s, e->id, 0, 0, &ev, &n, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const store_event *v = &ev[i];
+		int waiting = !strcmp(v->kind, "segment.waiting");
+		if (!v->trial_id || (!waiting && strcmp(v->kind, "segment.waited") &&
+				     strcmp(v->kind, "trial.failed")))
+			continue;
+		size_t k = 0;
+		while (k < sum->n_wait && sum->wait[k].trial_id != v->trial_id)
+			k++;
+		if (k < sum->n_wait) { /* the older state of that trial goes */
+			free(sum->wait[k].message);
+			sum->wait[k] = sum->wait[--sum->n_wait];
+		}
+		if (waiting && wait_add(sum, v->trial_id, v->at, v->message) < 0)
+			rc = rl_err_set(err, RL_ENOMEM, "status");
+	}
+	store_events_free(ev, n);
+	return rc;
+}
+
+int api_exp_summarise(store *s, const store_experiment *e, api_exp_summary *sum, rl_err *err)
+{
+	memset(sum, 0, sizeof *sum);
+	int rc = store_trial_counts(s, e->id, sum->count, err);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < TRIAL__COUNT; i++)
+		sum->total += sum->count[i];
+	rl_err e2;
+	rc = store_trial_best(s, e->id, &sum->best, &e2);
+	if (rc == 0)
+		sum->has_best = 1;
+	else if (rc != RL_ENOTFOUND)
+		return rl_err_set(err, rc, "%s", e2.msg);
+	return waits_read(s, e, sum, err);
+}
+
+json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *sum, double now)
+{
+	json_t *trials = json_object();
+	json_object_set_new(trials, "total", json_integer(sum->total));
+	for (int i = 0; i < TRIAL__COUNT; i++)
+		json_object_set_new(trials, trial_status_name((trial_status)i),
+				    json_integer(sum->count[i]));
+	json_t *best = json_null();
+	if (sum->has_best)
+		best = json_pack("{s:I, s:o, s:o}", "trial_id", (json_int_t)sum->best.id, "value",
+				 api_json_real(sum->best.objective), "resource",
+				 api_json_real(sum->best.objective_resource));
+	json_t *waiting = json_array();
+	for (size_t i = 0; i < sum->n_wait; i++)
+		json_array_append_new(waiting, json_pack("{s:I, s:o, s:s}", "trial_id",
+							 (json_int_t)sum->wait[i].trial_id, "since",
+							 api_json_real(sum->wait[i].since), "message",
+							 sum->wait[i].message));
+	double elapsed = (isnan(e->finished_at) ? now : e->finished_at) - e->created_at;
+	json_t *j = json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			      "id", (json_int_t)e->id, "experiment", e->name, "status",
+			      exp_status_name(e->status), "objective", "metric",
+			      e->objective_metric ? e->objective_metric : "", "mode",
+			      e->mode ? e->mode : "", "trials", trials, "best", best, "created_at",
+			      api_json_real(e->created_at), "finished_at",
+			      api_json_real(e->finished_at), "elapsed_s", api_json_real(elapsed),
+			      "spec_path", api_json_str(e->spec_path), "waiting", waiting);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "owner", api_json_str(e->owner));
+	json_object_set_new(j, "owner_uid", api_json_int_or_null(e->owner_uid, e->owner != NULL &&
+								   e->owner_uid >= 0));
+	return j;
+}
+
+/* ---- trials ---- */
+
+double api_trial_est_error(const store_trial *t)
+{
+	if (t->last_est_mib <= 0 || t->last_peak_mib <= 0)
+		return NAN;
+	return ((double)t->last_est_mib - (double)t->last_peak_mib) / (double)t->last_peak_mib;
+}
+
+json_t *api_json_trial(const store_experiment *e, const store_trial *t)
+{
+	const char *error = t->error ? t->error : t->last_error;
+	json_t *j = json_pack("{s:I, s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:i, s:i, s:o, s:f, s:f}",
+			      "id", (json_int_t)t->id, "experiment", e->name, "index", t->idx,
+			      "status", trial_status_name(t->status), "resource",
+			      api_json_real(t->resource_done), "objective",
+			      api_json_real(t->objective), "objective_resource",
+			      api_json_real(t->objective_resource), "params",
+			      api_json_params(t->params_json), "segments", t->n_segments, "oom",
+			      t->n_oom, "error", api_json_str(error), "created_at", t->created_at,
+			      "updated_at", t->updated_at);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "experiment_id", json_integer(t->experiment_id));
+	json_object_set_new(j, "last_oom", api_json_str(t->last_oom));
+	json_object_set_new(j, "basis", api_json_str(t->last_basis));
+	json_object_set_new(j, "est_mem_mib", api_json_int_or_null(t->last_est_mib, t->last_est_mib > 0));
+	json_object_set_new(j, "peak_mem_mib",
+			    api_json_int_or_null(t->last_peak_mib, t->last_peak_mib > 0));
+	json_object_set_new(j, "est_error", api_json_real(api_trial_est_error(t)));
+	json_object_set_new(j, "mean_util", api_json_real(t->last_util));
+	return j;
+}
+
+json_t *api_json_best(const store_experiment *e, const store_trial *t)
+{
+	return json_pack("{s:s, s:I, s:i, s:s, s:o, s:{s:s, s:s, s:o}, s:o}", "experiment",
+			 e->name, "trial_id", (json_int_t)t->id, "index", t->idx, "status",
+			 trial_status_name(t->status), "params", api_json_params(t->params_json),
+			 "objective", "metric", e->objective_metric ? e->objective_metric : "",
+			 "mode", e->mode ? e->mode : "", "value", api_json_real(t->objective),
+			 "resource", api_json_real(t->objective_resource));
+}
+
+/* ---- segments, metrics, events ---- */
+
+json_t *api_json_segment(const store_experiment *e, const store_segment *g)
+{
+	json_t *j = json_pack(
+		"{s:s, s:I, s:I, s:i, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "experiment",
+		e->name, "segment_id", (json_int_t)g->id, "trial_id", (json_int_t)g->trial_id,
+		"seq", g->seq, "resource_from", api_json_real(g->resource_from), "resource_to",
+		api_json_real(g->resource_to), "status", seg_status_name(g->status), "exit_code",
+		api_json_int_or_null(g->exit_code, g->exit_code >= 0), "signal",
+		api_json_int_or_null(g->signal, g->signal > 0), "device", api_json_str(g->device),
+		"mem_reserved_mib",
+		api_json_int_or_null(g->mem_reserved_mib, g->mem_reserved_mib >= 0),
+		"compute_share", api_json_real(g->compute_share), "basis", api_json_str(g->basis));
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "est_mem_mib", api_json_int_or_null(g->est_mem_mib, g->est_mem_mib >= 0));
+	json_object_set_new(j, "peak_mem_mib",
+			    api_json_int_or_null(g->peak_mem_mib, g->peak_mem_mib >= 0));
+	json_object_set_new(j, "mean_util", api_json_real(g->mean_util));
+	json_object_set_new(j, "pid", api_json_int_or_null(g->pid, g->pid > 0));
+	json_object_set_new(j, "container", api_json_str(g->container));
+	json_object_set_new(j, "started_at", api_json_real(g->started_at));
+	json_object_set_new(j, "ended_at", api_json_real(g->ended_at));
+	json_object_set_new(j, "log_path", api_json_str(g->log_path));
+	json_object_set_new(j, "message", api_json_str(g->message));
+	return j;
+}
+
+json_t *api_json_metric(const store_experiment *e, const store_metric *m)
+{
+	return json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "experiment", e->name,
+			 "trial_id", (json_int_t)m->trial_id, "segment_id",
+			 api_json_int_or_null(m->segment_id, m->segment_id > 0), "resource",
+			 api_json_real(m->resource), "name", m->name ? m->name : "", "value",
+			 api_json_real(m->value), "at", api_json_real(m->at));
+}
+
+json_t *api_json_event(const store_event *ev)
+{
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:s, s:o}", "id", (json_int_t)ev->id, "at",
+			 api_json_real(ev->at), "experiment_id",
+			 api_json_int_or_null(ev->experiment_id, ev->experiment_id > 0), "trial_id",
+			 api_json_int_or_null(ev->trial_id, ev->trial_id > 0), "segment_id",
+			 api_json_int_or_null(ev->segment_id, ev->segment_id > 0), "kind",
+			 ev->kind ? ev->kind : "", "message", api_json_str(ev->message));
+}
+
+/* ---- decoders ---- */
+
+typedef struct dec {
+	const json_t *obj;
+	const char *what;
+	int oom;
+	const char *bad; /* first key that was missing or of the wrong type */
+} dec;
+
+static const json_t *dec_get(dec *d, const char *key, int required)
+{
+	const json_t *v = json_object_get(d->obj, key);
+	if (!v && required && !d->bad)
+		d->bad = key;
+	return v;
+}
+
+/* A number (NAN for null or absent). */
+static double dec_real(dec *d, const char *key)
+{
+	const json_t *v = dec_get(d, key, 0);
+	if (!v || json_is_null(v))
+		return NAN;
+	if (!json_is_number(v)) {
+		if (!d->bad)
+			d->bad = key;
+		return NAN;
+	}
+	return json_number_value(v);
+}
+
+static long long dec_int(dec *d, const char *key, long long dflt)
+{
+	double v = dec_real(d, key);
+	return isnan(v) ? dflt : (long long)v;
+}
+
+/* A malloc'd copy of a string (NULL for null or absent). */
+static char *dec_str(dec *d, const char *key)
+{
+	const json_t *v = dec_get(d, key, 0);
+	if (!v || json_is_null(v))
+		return NULL;
+	if (!json_is_string(v)) {
+		if (!d->bad)
+			d->bad = key;
+		return NULL;
+	}
+	char *s = strdup(json_string_value(v));
+	if (!s)
+		d->oom = 1;
+	return s;
+}
+
+static int dec_end(dec *d, rl_err *err)
+{
+	if (d->oom)
+		return rl_err_set(err, RL_ENOMEM, "reading a %s", d->what);
+	if (d->bad)
+		return rl_err_set(err, RL_EPARSE, "the server's %s has no valid \"%s\"", d->what,
+				  d->bad);
+	return 0;
+}
+
+static int status_of(dec *d, const char *key, int (*from)(const char *, void *, rl_err *),
+		     void *out, rl_err *err)
+{
+	const json_t *v = dec_get(d, key, 1);
+	if (!json_is_string(v)) {
+		if (!d->bad)
+			d->bad = key;
+		return 0;
+	}
+	return from(json_string_value(v), out, err);
+}
+
+static int exp_status_cb(const char *s, void *out, rl_err *err)
+{
+	return exp_status_from_name(s, out, err);
+}
+
+static int trial_status_cb(const char *s, void *out, rl_err *err)
+{
+	return trial_status_from_name(s, out, err);
+}
+
+static int seg_status_cb(const char *s, void *out, rl_err *err)
+{
+	return seg_status_from_name(s, out, err);
+}
+
+int api_experiment_from_json(const json_t *j, store_experiment *out, api_exp_summary *sum,
+			     rl_err *err)
+{
+	if (!json_is_object(j))
+		return rl_err_set(err, RL_EPARSE, "the server's experiment is not an object");
+	dec d = {.obj = j, .what = "experiment"};
+	store_experiment e = {0};
+	dec_get(&d, "id", 1);
+	e.id = dec_int(&d, "id", 0);
+	e.name = dec_str(&d, "experiment");
+	if (!e.name && !d.bad)
+		d.bad = "experiment";
+	e.spec_path = dec_str(&d, "spec_path");
+	e.created_at = dec_real(&d, "created_at");
+	e.finished_at = dec_real(&d, "finished_at");
+	e.owner = dec_str(&d, "owner");
+	e.owner_uid = dec_int(&d, "owner_uid", -1);
+	const json_t *obj = json_object_get(j, "objective");
+	dec od = {.obj = obj, .what = "experiment's objective"};
+	e.objective_metric = dec_str(&od, "metric");
+	e.mode = dec_str(&od, "mode");
+	int rc = status_of(&d, "status", exp_status_cb, &e.status, err);
+	if (rc == 0)
+		rc = dec_end(&d, err);
+	if (rc == 0)
+		rc = dec_end(&od, err);
+	api_exp_summary s;
+	memset(&s, 0, sizeof s);
+	if (rc == 0 && sum) {
+		const json_t *tr = json_object_get(j, "trials");
+		dec td = {.obj = tr, .what = "experiment's trials"};
+		s.total = (int)dec_int(&td, "total", 0);
+		for (int i = 0; i < TRIAL__COUNT; i++)
+			s.count[i] = (int)dec_int(&td, trial_status_name((trial_status)i), 0);
+		const json_t *best = json_object_get(j, "best");
+		if (json_is_object(best)) {
+			dec bd = {.obj = best, .what = "experiment's best"};
+			s.has_best = 1;
+			s.best.id = dec_int(&bd, "trial_id", 0);
+			s.best.objective = dec_real(&bd, "value");
+			s.best.objective_resource = dec_real(&bd, "resource");
+			rc = dec_end(&bd, err);
+		}
+		if (rc == 0)
+			rc = dec_end(&td, err);
+		size_t i;
+		json_t *w;
+		json_array_foreach(json_object_get(j, "waiting"), i, w)
+		{
+			if (rc < 0)
+				break;
+			dec wd = {.obj = w, .what = "experiment's waiting trial"};
+			int64_t tid = dec_int(&wd, "trial_id", 0);
+			double since = dec_real(&wd, "since");
+			char *msg = dec_str(&wd, "message");
+			if ((rc = dec_end(&wd, err)) == 0 && wait_add(&s, tid, since, msg) < 0)
+				rc = rl_err_set(err, RL_ENOMEM, "experiment");
+			free(msg);
+		}
+	}
+	if (rc < 0) {
+		store_experiment_fini(&e);
+		api_exp_summary_fini(&s);
+		return rc;
+	}
+	*out = e;
+	if (sum)
+		*sum = s;
+	return 0;
+}
+
+int api_trial_from_json(const json_t *j, store_trial *out, rl_err *err)
+{
+	if (!json_is_object(j))
+		return rl_err_set(err, RL_EPARSE, "the server's trial is not an object");
+	dec d = {.obj = j, .what = "trial"};
+	store_trial t = {0};
+	dec_get(&d, "id", 1);
+	t.id = dec_int(&d, "id", 0);
+	t.experiment_id = dec_int(&d, "experiment_id", 0);
+	t.idx = (int)dec_int(&d, "index", 0);
+	t.resource_done = dec_real(&d, "resource");
+	t.objective = dec_real(&d, "objective");
+	t.objective_resource = dec_real(&d, "objective_resource");
+	t.n_segments = (int)dec_int(&d, "segments", 0);
+	t.n_oom = (int)dec_int(&d, "oom", 0);
+	t.error = dec_str(&d, "error");
+	t.created_at = dec_real(&d, "created_at");
+	t.updated_at = dec_real(&d, "updated_at");
+	t.last_oom = dec_str(&d, "last_oom");
+	t.last_basis = dec_str(&d, "basis");
+	t.last_est_mib = dec_int(&d, "est_mem_mib", -1);
+	t.last_peak_mib = dec_int(&d, "peak_mem_mib", -1);
+	t.last_util = dec_real(&d, "mean_util");
+	const json_t *p = json_object_get(j, "params");
+	if (p && !json_is_null(p)) {
+		t.params_json = json_is_string(p) ? strdup(json_string_value(p))
+						  : json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
+		if (!t.params_json)
+			d.oom = 1;
+	}
+	int rc = status_of(&d, "status", trial_status_cb, &t.status, err);
+	if (rc == 0)
+		rc = dec_end(&d, err);
+	if (rc < 0) {
+		store_trial_fini(&t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int api_segment_from_json(const json_t *j, store_segment *out, rl_err *err)
+{
+	if (!json_is_object(j))
+		return rl_err_set(err, RL_EPARSE, "the server's segment is not an object");
+	dec d = {.obj = j, .what = "segment"};
+	store_segment g = {0};
+	dec_get(&d, "segment_id", 1);
+	g.id = dec_int(&d, "segment_id", 0);
+	g.trial_id = dec_int(&d, "trial_id", 0);
+	g.seq = (int)dec_int(&d, "seq", 0);
+	g.resource_from = dec_real(&d, "resource_from");
+	g.resource_to = dec_real(&d, "resource_to");
+	g.exit_code = (int)dec_int(&d, "exit_code", -1);
+	g.signal = (int)dec_int(&d, "signal", 0);
+	g.device = dec_str(&d, "device");
+	g.mem_reserved_mib = dec_int(&d, "mem_reserved_mib", -1);
+	g.compute_share = dec_real(&d, "compute_share");
+	g.basis = dec_str(&d, "basis");
+	g.est_mem_mib = dec_int(&d, "est_mem_mib", -1);
+	g.peak_mem_mib = dec_int(&d, "peak_mem_mib", -1);
+	g.mean_util = dec_real(&d, "mean_util");
+	g.pid = (pid_t)dec_int(&d, "pid", 0);
+	g.container = dec_str(&d, "container");
+	g.started_at = dec_real(&d, "started_at");
+	g.ended_at = dec_real(&d, "ended_at");
+	g.log_path = dec_str(&d, "log_path");
+	g.message = dec_str(&d, "message");
+	int rc = status_of(&d, "status", seg_status_cb, &g.status, err);
+	if (rc == 0)
+		rc = dec_end(&d, err);
+	if (rc < 0) {
+		store_segment_fini(&g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+int api_metric_from_json(const json_t *j, store_metric *out, rl_err *err)
+{
+	if (!json_is_object(j))
+		return rl_err_set(err, RL_EPARSE, "the server's metric is not an object");
+	dec d = {.obj = j, .what = "metric"};
+	store_metric m = {0};
+	dec_get(&d, "trial_id", 1);
+	dec_get(&d, "name", 1);
+	m.trial_id = dec_int(&d, "trial_id", 0);
+	m.segment_id = dec_int(&d, "segment_id", 0);
+	m.resource = dec_real(&d, "resource");
+	m.name = dec_str(&d, "name");
+	m.value = dec_real(&d, "value");
+	m.at = dec_real(&d, "at");
+	int rc = dec_end(&d, err);
+	if (rc < 0) {
+		free(m.name);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}

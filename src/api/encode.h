@@ -1,0 +1,78 @@
+/*
+ * encode.h - one JSON encoder per resource (experiment, trial, segment,
+ * metric, event, best trial), shared by the HTTP API and the CLI's --json,
+ * so the two can never disagree; and the matching decoders, with which the
+ * CLI turns the API's answers back into store rows for its tables (the CLI
+ * talks to a server only through the API: one code path).
+ *
+ * Conventions (docs/api.md, docs/cli.md): unknown values are null, whole
+ * numbers are integers, times are unix seconds.  Encoders return a new
+ * reference (NULL only when out of memory); decoders fill caller memory
+ * with malloc'd strings (free with the store's *_fini) and return 0, or
+ * RL_EPARSE naming the field that is missing or of the wrong type.
+ */
+#ifndef RELISH_API_ENCODE_H
+#define RELISH_API_ENCODE_H
+
+#include <jansson.h>
+
+#include "common/err.h"
+#include "store/store.h"
+
+/* Scalars: NAN -> null and whole numbers as integers; NULL -> null;
+ * a params text parsed into an object (kept as a string if it is not JSON). */
+json_t *api_json_real(double v);
+json_t *api_json_str(const char *s);
+json_t *api_json_params(const char *params_json);
+/* An integer, or null when !known. */
+json_t *api_json_int_or_null(long long v, int known);
+
+/* A trial whose segment waits for memory that processes relish does not
+ * own hold: its latest wait event is segment.waiting (the live driver
+ * writes segment.waited when it is placed, trial.failed when it gives up). */
+typedef struct api_exp_wait {
+	int64_t trial_id;
+	double since;
+	char *message;
+} api_exp_wait;
+
+/* What `relish status` shows of an experiment beside its row. */
+typedef struct api_exp_summary {
+	int count[TRIAL__COUNT];  /* trials by state */
+	int total;
+	int has_best;
+	store_trial best;         /* when has_best; freed by api_exp_summary_fini */
+	api_exp_wait *wait;       /* the trials waiting for memory (running only) */
+	size_t n_wait;
+} api_exp_summary;
+
+/* Count e's trials and find its best (store_trial_best). */
+int api_exp_summarise(store *s, const store_experiment *e, api_exp_summary *out, rl_err *err);
+void api_exp_summary_fini(api_exp_summary *sum);
+
+/* The experiment resource: `relish status --json` rows and GET
+ * /api/v1/experiments/{id}.  now gives elapsed_s while it runs. */
+json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *sum, double now);
+/* The trial resource (`relish trials --json`, export, the API). */
+json_t *api_json_trial(const store_experiment *e, const store_trial *t);
+/* The best trial (`relish best --json`). */
+json_t *api_json_best(const store_experiment *e, const store_trial *t);
+json_t *api_json_segment(const store_experiment *e, const store_segment *g);
+json_t *api_json_metric(const store_experiment *e, const store_metric *m);
+json_t *api_json_event(const store_event *ev);
+
+/* (estimate - peak) / peak of a trial's latest segment, NAN when unknown. */
+double api_trial_est_error(const store_trial *t);
+
+/* Decoders: the inverse of the encoders above (what the CLI's tables need). */
+int api_experiment_from_json(const json_t *j, store_experiment *e, api_exp_summary *sum,
+			     rl_err *err);
+int api_trial_from_json(const json_t *j, store_trial *t, rl_err *err);
+int api_segment_from_json(const json_t *j, store_segment *g, rl_err *err);
+int api_metric_from_json(const json_t *j, store_metric *m, rl_err *err);
+
+/* Text of j for output: indented (or compact), 16 significant digits,
+ * malloc'd, NULL when out of memory. */
+char *api_json_text(const json_t *j, int compact);
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * h_experiments.c - the experiment routes: list, submit, get, cancel, and
+ * what hangs off one experiment (best trial, trials, segments, metrics,
+ * events).  docs/api.md documents each.
+ */
+#include "api/route.h"
+
+#include <math.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/encode.h"
+
+static double api_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The experiment resource of e, with its summary. */
+static int experiment_json(api_req *rq, const store_experiment *e, json_t **out, rl_err *err)
+{
+	api_exp_summary sum;
+	int rc = api_exp_summarise(rq->ctx->st, e, &sum, err);
+	if (rc < 0)
+		return rc;
+	json_t *j = api_json_experiment(e, &sum, api_now());
+	api_exp_summary_fini(&sum);
+	if (!j)
+		return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
+	*out = j;
+	return 0;
+}
+
+int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
+{
+	const char *user = rq->query ? rq->query(rq->qctx, "user") : NULL;
+	const char *status = rq->query ? rq->query(rq->qctx, "status") : NULL;
+	exp_status want = EXP_RUNNING;
+	if (status && *status && exp_status_from_name(status, &want, err) < 0)
+		return rl_err_set(err, RL_EINVAL, "?status=: expected running, done, cancelled or "
+				  "failed, got '%s'", status);
+	store_experiment *v;
+	size_t n;
+	int rc = store_experiment_list(rq->ctx->st, &v, &n, err);
+	if (rc < 0)
+		return rc;
+	json_t *arr = json_array();
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const store_experiment *e = &v[i];
+		if (user && *user && (!e->owner || strcmp(e->owner, user) != 0))
+			continue;
+		if (status && *status && e->status != want)
+			continue;
+		rl_err quiet;
+		if (api_may_read(rq, e, &quiet) < 0)
+			continue; /* read: own: others' experiments are not listed */
+		json_t *j;
+		if ((rc = experiment_json(rq, e, &j, err)) == 0)
+			json_array_append_new(arr, j);
+	}
+	store_experiments_free(v, n);
+	if (rc < 0) {
+		json_decref(arr);
+		return rc;
+	}
+	rs->json = json_pack("{s:o}", "experiments", arr);
+	return 0;
+}
+
+int api_h_experiment(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	int rc = api_find_experiment(rq, rq->param[0], &e, err);
+	if (rc < 0)
+		return rc;
+	rc = experiment_json(rq, &e, &rs->json, err);
+	store_experiment_fini(&e);
+	return rc;
+}
+
+/* ---- submit ---- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcasecmp(s + a - b, suffix);
+}
+
+/*
+ * The body: {"spec": TEXT or OBJECT, "name": "exp.yaml", "dir": "/abs",
+ * "format": "yaml" | "json"}.  name is what messages call the spec (the
+ * path the user typed, so errors read as `relish validate`'s); dir is
+ * where its relative paths start (default: the user's home).
+ */
+int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
+{
+	const api_user *u = rq->user;
+	json_error_t je;
+	json_t *body = json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &je);
+	if (!body || !json_is_object(body)) {
+		json_decref(body);
+		return rl_err_set(err, RL_EPARSE, "request body: expected a JSON object {\"spec\": "
+				  "...}: %s (line %d, column %d)",
+				  body ? "not an object" : je.text, je.line, je.column);
+	}
+	int rc = 0;
+	char *text = NULL;
+	const json_t *js = json_object_get(body, "spec");
+	const char *name = json_string_value(json_object_get(body, "name"));
+	const char *dir = json_string_value(json_object_get(body, "dir"));
+	const char *format = json_string_value(json_object_get(body, "format"));
+	int as_json;
+	if (json_is_string(js)) {
+		text = strdup(json_string_value(js));
+		as_json = format ? !strcmp(format, "json") : name && ends_with(name, ".json");
+	} else if (json_is_object(js)) {
+		text = json_dumps(js, JSON_COMPACT | JSON_REAL_PRECISION(17));
+		as_json = 1;
+	} else {
+		json_decref(body);
+		return rl_err_set(err, RL_EINVAL, "request body: \"spec\" must be the spec's text or "
+				  "a JSON object");
+	}
+	if (format && strcmp(format, "json") && strcmp(format, "yaml"))
+		rc = rl_err_set(err, RL_EINVAL, "request body: \"format\": expected yaml or json, "
+				"got '%s'", format);
+	char home[4096] = "/";
+	struct passwd pwb, *pw = NULL;
+	char pbuf[4096];
+	if (getpwuid_r(u->uid, &pwb, pbuf, sizeof pbuf, &pw) == 0 && pw && pw->pw_dir &&
+	    pw->pw_dir[0] == '/')
+		snprintf(home, sizeof home, "%s", pw->pw_dir);
+	if (rc == 0 && dir && dir[0] != '/')
+		rc = rl_err_set(err, RL_EINVAL, "request body: \"dir\" must be an absolute path, got "
+				"'%s'", dir);
+	spec *sp = NULL;
+	if (rc == 0 && !text)
+		rc = rl_err_set(err, RL_ENOMEM, "submission");
+	if (rc == 0)
+		rc = spec_parse_text_in(text, strlen(text), name && *name ? name : "spec",
+					dir ? dir : home, as_json, &sp, err);
+	free(text);
+	json_decref(body);
+	if (rc < 0)
+		return rc;
+	if (rq->ctx->admit && (rc = rq->ctx->admit(rq->ctx->admit_ctx, u, sp, err)) < 0) {
+		spec_free(sp);
+		return rc;
+	}
+	live_owner ow;
+	if ((rc = live_owner_of_uid(u->uid, &ow, err)) < 0) {
+		spec_free(sp);
+		return rc;
+	}
+	uid_t me = geteuid();
+	if (u->uid != me && me != 0) {
+		spec_free(sp);
+		return rl_err_set(err, RL_EPERM, "this service runs as uid %u and cannot run trials as "
+				  "%s (uid %u); trials always run as their submitter",
+				  (unsigned)me, u->name, (unsigned)u->uid);
+	}
+	ow.run_as = u->uid != me; /* root runs everyone else's trials as them */
+	int64_t id;
+	if ((rc = live_submit(rq->ctx->d, sp, &ow, &id, err)) < 0)
+		return rc;
+	store_experiment e;
+	if ((rc = store_experiment_get(rq->ctx->st, id, &e, err)) < 0)
+		return rc;
+	rc = experiment_json(rq, &e, &rs->json, err);
+	store_experiment_fini(&e);
+	rs->status = 201;
+	api_resp_header(rs, "Location", API_PREFIX "/experiments/%lld", (long long)id);
+	return rc;
+}
+
+int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	int rc = api_find_experiment(rq, rq->param[0], &e, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = api_may_change(rq, &e, err)) == 0) {
+		if (e.status != EXP_RUNNING)
+			rc = rl_err_set(err, RL_EINVAL, "experiment %lld (%s) is %s already", (long long)e.id,
+					e.name, exp_status_name(e.status));
+		else
+			rc = live_cancel(rq->ctx->d, e.id, rq->user->name, err);
+	}
+	int64_t id = e.id;
+	store_experiment_fini(&e);
+	if (rc < 0)
+		return rc;
+	/* The row as cancelled (committed by live_cancel). */
+	if ((rc = store_experiment_get(rq->ctx->st, id, &e, err)) < 0)
+		return rc;
+	rc = experiment_json(rq, &e, &rs->json, err);
+	store_experiment_fini(&e);
+	return rc;
+}
+
+/* ---- what hangs off one experiment ---- */
+
+int api_h_best(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	int rc = api_find_experiment(rq, rq->param[0], &e, err);
+	if (rc < 0)
+		return rc;
+	store_trial t;
+	rc = store_trial_best(rq->ctx->st, e.id, &t, err);
+	if (rc == 0) {
+		rs->json = api_json_best(&e, &t);
+		store_trial_fini(&t);
+	} else if (rc == RL_ENOTFOUND) {
+		rl_err_set(err, rc, "experiment '%s' has no trial with a value of %s yet", e.name,
+			   e.objective_metric);
+	}
+	store_experiment_fini(&e);
+	return rc;
+}
+
+int api_h_exp_trials(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	double after;
+	long long limit, offset;
+	int rc = api_query_real(rq, "after", NAN, &after, err);
+	if (rc == 0)
+		rc = api_query_int(rq, "limit", 0, &limit, err);
+	if (rc == 0)
+		rc = api_query_int(rq, "offset", 0, &offset, err);
+	const char *status = rq->query ? rq->query(rq->qctx, "status") : NULL;
+	trial_status want = TRIAL_PENDING;
+	if (rc == 0 && status && *status && trial_status_from_name(status, &want, err) < 0)
+		rc = rl_err_set(err, RL_EINVAL, "?status=: expected a trial state (pending, running, "
+				"paused, completed, stopped, failed), got '%s'", status);
+	if (rc < 0 || (rc = api_find_experiment(rq, rq->param[0], &e, err)) < 0)
+		return rc;
+	store_trial *tv;
+	size_t nt;
+	rc = isnan(after) ? store_trial_list(rq->ctx->st, e.id, 0, &tv, &nt, err)
+			  : store_trial_list_since(rq->ctx->st, e.id, after, &tv, &nt, err);
+	if (rc < 0) {
+		store_experiment_fini(&e);
+		return rc;
+	}
+	json_t *arr = json_array();
+	double cursor = after;
+	long long skipped = 0, kept = 0;
+	for (size_t i = 0; i < nt; i++) {
+		if (status && *status && tv[i].status != want)
+			continue;
+		if (skipped < offset) {
+			skipped++;
+			continue;
+		}
+		if (limit > 0 && kept >= limit)
+			break;
+		kept++;
+		json_array_append_new(arr, api_json_trial(&e, &tv[i]));
+		if (isnan(cursor) || tv[i].updated_at > cursor)
+			cursor = tv[i].updated_at;
+	}
+	store_trials_free(tv, nt);
+	store_experiment_fini(&e);
+	/* The cursor is a time as text with every digit (%.17g): a JSON
+	 * number would be printed with 16 and could round past a change. */
+	char cur[40];
+	snprintf(cur, sizeof cur, "%.17g", cursor);
+	rs->json = json_pack("{s:o, s:o}", "trials", arr, "cursor",
+			     isnan(cursor) ? json_null() : json_string(cur));
+	return 0;
+}
+
+int api_h_exp_segments(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	int rc = api_find_experiment(rq, rq->param[0], &e, err);
+	if (rc < 0)
+		return rc;
+	store_segment *gv;
+	size_t ng;
+	if ((rc = store_segment_list_experiment(rq->ctx->st, e.id, &gv, &ng, err)) == 0) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < ng; i++)
+			json_array_append_new(arr, api_json_segment(&e, &gv[i]));
+		store_segments_free(gv, ng);
+		rs->json = json_pack("{s:o}", "segments", arr);
+	}
+	store_experiment_fini(&e);
+	return rc;
+}
+
+/* Metric rows of experiment e (trial 0: all), optionally of one name. */
+int api_metrics_json(api_req *rq, const store_experiment *e, int64_t trial, json_t **out,
+		     rl_err *err);
+int api_metrics_json(api_req *rq, const store_experiment *e, int64_t trial, json_t **out,
+		     rl_err *err)
+{
+	const char *name = rq->query ? rq->query(rq->qctx, "name") : NULL;
+	store_metric *mv;
+	size_t nm;
+	int rc = store_metric_list(rq->ctx->st, e->id, trial, &mv, &nm, err);
+	if (rc < 0)
+		return rc;
+	json_t *arr = json_array();
+	for (size_t i = 0; i < nm; i++)
+		if (!name || !*name || (mv[i].name && !strcmp(mv[i].name, name)))
+			json_array_append_new(arr, api_json_metric(e, &mv[i]));
+	store_metrics_free(mv, nm);
+	*out = json_pack("{s:o}", "metrics", arr);
+	return 0;
+}
+
+int api_h_exp_metrics(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	long long trial;
+	int rc = api_query_int(rq, "trial", 0, &trial, err);
+	if (rc < 0 || (rc = api_find_experiment(rq, rq->param[0], &e, err)) < 0)
+		return rc;
+	rc = api_metrics_json(rq, &e, trial, &rs->json, err);
+	store_experiment_fini(&e);
+	return rc;
+}
+
+int api_h_exp_events(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	long long after, limit;
+	int rc = api_query_int(rq, "after", 0, &after, err);
+	if (rc == 0)
+		rc = api_query_int(rq, "limit", 0, &limit, err);
+	if (rc < 0 || (rc = api_find_experiment(rq, rq->param[0], &e, err)) < 0)
+		return rc;
+	store_event *ev;
+	size_t n;
+	if ((rc = store_event_list(rq->ctx->st, e.id, after, (size_t)limit, &ev, &n, err)) == 0) {
+		json_t *arr = json_array();
+		long long last = after;
+		for (size_t i = 0; i < n; i++) {
+			json_array_append_new(arr, api_json_event(&ev[i]));
+			if (ev[i].id > last)
+				last = ev[i].id;
+		}
+		store_events_free(ev, n);
+		rs->json = json_pack("{s:o, s:I}", "events", arr, "last_id", (json_int_t)last);
+	}
+	store_experiment_fini(&e);
+	return rc;
+}

@@ -1,0 +1,151 @@
+/*
+ * h_system.c - routes about the service rather than one experiment: the
+ * server itself, who the caller is, the devices (what runs where, reserved
+ * against used memory) and the queue per user (share, attained GPU-time,
+ * running and waiting segments).
+ */
+#include "api/route.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/encode.h"
+#include "common/version.h"
+
+static double api_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *via_name(api_via v)
+{
+	return v == API_VIA_UNIX ? "unix" : v == API_VIA_TOKEN ? "token" : "anonymous";
+}
+
+int api_h_server(api_req *rq, api_resp *rs, rl_err *err)
+{
+	const api_ctx *c = rq->ctx;
+	double now = api_now();
+	rs->json = json_pack("{s:s, s:i, s:o, s:o, s:s, s:I, s:{s:s, s:o}}", "version",
+			     RELISH_VERSION, "pid", (int)getpid(), "started_at",
+			     api_json_real(c->started_at), "uptime_s",
+			     api_json_real(now - c->started_at), "state_dir",
+			     c->state_dir ? c->state_dir : "", "devices",
+			     (json_int_t)live_device_count(c->d), "access", "read",
+			     c->pol->read_own ? "own" : "all", "admin_group",
+			     api_json_str(c->pol->have_admin_gid ? c->pol->admin_group : NULL));
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "server");
+}
+
+int api_h_whoami(api_req *rq, api_resp *rs, rl_err *err)
+{
+	const api_user *u = rq->user;
+	int known = u->via != API_VIA_NONE;
+	rs->json = json_pack("{s:o, s:o, s:s, s:b, s:b}", "user", api_json_str(known ? u->name : NULL),
+			     "uid", api_json_int_or_null(u->uid, known), "via", via_name(u->via),
+			     "root", known && u->root, "admin", known && u->admin);
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "whoami");
+}
+
+/* May the caller see segment r's experiment?  (read: own hides others'.) */
+static int sees(const api_req *rq, const live_running_seg *r)
+{
+	const api_user *u = rq->user;
+	return !rq->ctx->pol->read_own || u->root || u->admin ||
+	       (u->via != API_VIA_NONE && r->owner_uid == u->uid);
+}
+
+#define MAX_RUNNING 4096
+
+int api_h_devices(api_req *rq, api_resp *rs, rl_err *err)
+{
+	live *d = rq->ctx->d;
+	live_running_seg *run = calloc(MAX_RUNNING, sizeof *run);
+	if (!run)
+		return rl_err_set(err, RL_ENOMEM, "devices");
+	size_t nr = live_running(d, run, MAX_RUNNING);
+	if (nr > MAX_RUNNING)
+		nr = MAX_RUNNING;
+	json_t *arr = json_array();
+	for (size_t i = 0; i < live_device_count(d); i++) {
+		live_device_view v;
+		if (live_device_get(d, i, &v) < 0)
+			continue;
+		json_t *segs = json_array();
+		for (size_t k = 0; k < nr; k++) {
+			const live_running_seg *r = &run[k];
+			if (r->device != i)
+				continue;
+			int show = sees(rq, r);
+			json_t *s = json_pack(
+				"{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o}", "segment_id",
+				api_json_int_or_null(r->segment_id, show), "trial_id",
+				api_json_int_or_null(r->trial_id, show), "experiment_id",
+				api_json_int_or_null(r->experiment_id, show), "experiment",
+				api_json_str(show ? r->experiment : NULL), "owner",
+				api_json_str(show ? r->owner : NULL), "mem_reserved_mib",
+				(json_int_t)r->mem_reserved_mib, "compute_share",
+				api_json_real(r->compute), "mem_used_mib",
+				api_json_int_or_null(r->mem_used_mib, r->mem_used_mib >= 0),
+				"resource_from", api_json_real(show ? r->resource_from : NAN),
+				"resource_to", api_json_real(show ? r->resource_to : NAN), "started_at",
+				api_json_real(r->started_at));
+			json_array_append_new(segs, s);
+		}
+		json_t *j = json_pack("{s:I, s:s, s:s, s:b, s:I, s:o, s:I, s:o, s:o, s:I, s:o}",
+				      "index", (json_int_t)i, "name", v.name, "uuid", v.uuid,
+				      "is_gpu", v.is_gpu, "mem_total_mib",
+				      (json_int_t)v.mem_total_mib, "compute_total",
+				      api_json_real(v.compute_total), "mem_reserved_mib",
+				      (json_int_t)v.mem_reserved_mib, "compute_reserved",
+				      api_json_real(v.compute_reserved), "mem_used_mib",
+				      api_json_int_or_null(v.mem_used_mib, v.mem_used_mib >= 0),
+				      "running", (json_int_t)v.n_running, "segments", segs);
+		json_array_append_new(arr, j);
+	}
+	free(run);
+	rs->json = json_pack("{s:o}", "devices", arr);
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "devices");
+}
+
+#define MAX_USERS 1024
+
+int api_h_queue(api_req *rq, api_resp *rs, rl_err *err)
+{
+	live *d = rq->ctx->d;
+	live_user_view *uv = calloc(MAX_USERS, sizeof *uv);
+	if (!uv)
+		return rl_err_set(err, RL_ENOMEM, "queue");
+	size_t n = live_users(d, uv, MAX_USERS, api_now());
+	if (n > MAX_USERS)
+		n = MAX_USERS;
+	json_t *arr = json_array();
+	size_t running = 0, queued = 0;
+	for (size_t i = 0; i < n; i++) {
+		const live_user_view *v = &uv[i];
+		running += v->running;
+		queued += v->queued;
+		json_t *lim = json_pack("{s:o, s:o, s:o}", "gpus",
+					api_json_int_or_null(v->max_gpus, v->max_gpus > 0),
+					"gpu_memory_mib",
+					api_json_int_or_null((long long)v->max_mem_mib, v->max_mem_mib > 0),
+					"segments",
+					api_json_int_or_null(v->max_segments, v->max_segments > 0));
+		json_array_append_new(
+			arr, json_pack("{s:s, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "user", v->name,
+				       "uid", (json_int_t)v->uid, "share", api_json_real(v->share),
+				       "share_fraction", api_json_real(v->share_fraction),
+				       "attained_gpu_s", api_json_real(v->attained_s), "running",
+				       (json_int_t)v->running, "queued", (json_int_t)v->queued,
+				       "experiments", (json_int_t)v->n_experiments, "limits", lim));
+	}
+	free(uv);
+	rs->json = json_pack("{s:o, s:I, s:I}", "users", arr, "running", (json_int_t)running,
+			     "queued", (json_int_t)queued);
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "queue");
+}

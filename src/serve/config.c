@@ -1,0 +1,307 @@
+/*
+ * config.c - the service's config file (`relish serve --config FILE`,
+ * YAML or JSON; docs/serve.md lists every key):
+ *
+ *   policy: relish              # sharing policy for every experiment
+ *   memory_margin: 0.2
+ *   grace: 60s                  # SIGTERM: how long running segments may go on
+ *   read: all                   # or own: users see only their experiments
+ *   admin_group: relish-admin   # members may cancel anyone's experiment
+ *   tokens: /etc/relish/tokens  # bearer tokens for TCP (mode 0600)
+ *   submit_max: 1MiB            # largest submission body
+ *   allow: {host_network: false}
+ *   users:
+ *     default: {share: 1}
+ *     alice: {share: 2, gpus: 2, gpu_memory: 40GiB, segments: 4}
+ *
+ * It is read with the spec's parser and readers (spec/node.h,
+ * spec_internal.h), so its errors have the spec's shape:
+ * FILE:LINE:COL: key.path: expected X, got Y.  Keys are one table.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/serve.h"
+#include "spec/node.h"
+#include "spec/spec_internal.h"
+
+#define CONFIG_MAX_BYTES (1u << 20)
+
+void serve_config_default(serve_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->policy = SHARE_RELISH;
+	c->memory_margin = 0.2;
+	c->grace_s = 60;
+	c->api.submit_max = 1u << 20;
+	c->dflt.share = 1;
+	c->dflt.is_default = 1;
+	snprintf(c->dflt.name, sizeof c->dflt.name, "default");
+}
+
+void serve_config_fini(serve_config *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	free(c->tokens);
+	free(c->users);
+	memset(c, 0, sizeof *c);
+}
+
+const serve_user_rule *serve_config_user(const serve_config *c, uid_t uid)
+{
+	for (size_t i = 0; i < c->n_users; i++)
+		if (c->users[i].uid == uid)
+			return &c->users[i];
+	return &c->dflt;
+}
+
+/* ---- keys ---- */
+
+typedef int (*key_fn)(sx *x, const node *v, serve_config *c);
+
+static int k_policy(sx *x, const node *v, serve_config *c)
+{
+	static const char *const names[] = {"exclusive", "pack", "relish"};
+	int i;
+	int rc = sx_enum(x, v, names, 3, &i);
+	if (rc == 0) {
+		c->policy = (sharing_policy)i;
+		c->policy_set = 1;
+	}
+	return rc;
+}
+
+static int k_margin(sx *x, const node *v, serve_config *c)
+{
+	double m;
+	int rc = sx_number(x, v, "a fraction such as 0.2", &m);
+	if (rc == 0 && (m < 0 || m > 10))
+		return sx_fail(x, v, "expected a fraction between 0 and 10, got %g", m);
+	if (rc == 0)
+		c->memory_margin = m;
+	return rc;
+}
+
+static int k_grace(sx *x, const node *v, serve_config *c)
+{
+	return sx_duration(x, v, &c->grace_s);
+}
+
+static int k_read(sx *x, const node *v, serve_config *c)
+{
+	static const char *const names[] = {"all", "own"};
+	int i;
+	int rc = sx_enum(x, v, names, 2, &i);
+	if (rc == 0)
+		c->api.read_own = i == 1;
+	return rc;
+}
+
+static int k_admin_group(sx *x, const node *v, serve_config *c)
+{
+	char *name = NULL;
+	int rc = sx_string(x, v, &name);
+	if (rc < 0)
+		return rc;
+	struct group grb, *gr = NULL;
+	char buf[8192];
+	if (getgrnam_r(name, &grb, buf, sizeof buf, &gr) != 0 || !gr) {
+		rc = sx_fail(x, v, "no group '%s' on this machine", name);
+		free(name);
+		return rc;
+	}
+	c->api.have_admin_gid = 1;
+	c->api.admin_gid = gr->gr_gid;
+	snprintf(c->api.admin_group, sizeof c->api.admin_group, "%s", name);
+	free(name);
+	return 0;
+}
+
+static int k_tokens(sx *x, const node *v, serve_config *c)
+{
+	free(c->tokens);
+	c->tokens = NULL;
+	return sx_string(x, v, &c->tokens);
+}
+
+static int k_submit_max(sx *x, const node *v, serve_config *c)
+{
+	uint64_t mib;
+	int rc = sx_memory(x, v, &mib);
+	if (rc == 0)
+		c->api.submit_max = (size_t)mib << 20;
+	return rc;
+}
+
+static int k_allow(sx *x, const node *v, serve_config *c)
+{
+	static const char *const keys[] = {"host_network"};
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a map such as {host_network: false}");
+	int rc = sx_check_keys(x, v, keys, 1);
+	const node *hn = node_get(v, "host_network");
+	if (rc == 0 && hn) {
+		size_t saved = sx_push(x, "host_network");
+		rc = sx_bool(x, hn, &c->allow_host_network);
+		sx_pop(x, saved);
+	}
+	return rc;
+}
+
+/* One user's entry: {share, gpus, gpu_memory, segments}. */
+static int user_rule(sx *x, const node *v, serve_user_rule *r)
+{
+	static const char *const keys[] = {"share", "gpus", "gpu_memory", "segments"};
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a map such as {share: 1, gpus: 2}");
+	int rc = sx_check_keys(x, v, keys, 4);
+	const node *n;
+	size_t saved;
+	if (rc == 0 && (n = node_get(v, "share"))) {
+		saved = sx_push(x, "share");
+		rc = sx_number(x, n, "a positive weight", &r->share);
+		if (rc == 0 && !(r->share > 0))
+			rc = sx_fail(x, n, "expected a positive weight, got %g", r->share);
+		sx_pop(x, saved);
+	}
+	int64_t i;
+	if (rc == 0 && (n = node_get(v, "gpus"))) {
+		saved = sx_push(x, "gpus");
+		if ((rc = sx_int(x, n, 0, 1 << 20, "a number of GPUs", &i)) == 0)
+			r->max_gpus = (int)i;
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && (n = node_get(v, "gpu_memory"))) {
+		saved = sx_push(x, "gpu_memory");
+		rc = sx_memory(x, n, &r->max_mem_mib);
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && (n = node_get(v, "segments"))) {
+		saved = sx_push(x, "segments");
+		if ((rc = sx_int(x, n, 0, 1 << 20, "a number of segments", &i)) == 0)
+			r->max_segments = (int)i;
+		sx_pop(x, saved);
+	}
+	return rc;
+}
+
+static int k_users(sx *x, const node *v, serve_config *c)
+{
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a map of user names, e.g. {alice: {share: 2}}");
+	free(c->users);
+	c->users = calloc(v->n ? v->n : 1, sizeof *c->users);
+	c->n_users = 0;
+	if (!c->users)
+		return rl_err_set(x->err, RL_ENOMEM, "config users");
+	for (size_t i = 0; i < v->n; i++) {
+		const char *name = v->keys[i]->text;
+		size_t saved = sx_push(x, name);
+		int rc;
+		if (!strcmp(name, "default")) {
+			serve_user_rule r = c->dflt;
+			rc = user_rule(x, v->items[i], &r);
+			if (rc == 0)
+				c->dflt = r;
+		} else {
+			struct passwd pwb, *pw = NULL;
+			char buf[4096];
+			if (getpwnam_r(name, &pwb, buf, sizeof buf, &pw) != 0 || !pw) {
+				rc = sx_fail(x, v->keys[i], "no user '%s' on this machine", name);
+			} else {
+				serve_user_rule r = {.share = 1, .uid = pw->pw_uid};
+				snprintf(r.name, sizeof r.name, "%s", name);
+				rc = user_rule(x, v->items[i], &r);
+				if (rc == 0)
+					c->users[c->n_users++] = r;
+			}
+		}
+		sx_pop(x, saved);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct config_key {
+	const char *key;
+	key_fn fn;
+} config_keys[] = {
+	{"policy", k_policy},       {"memory_margin", k_margin}, {"grace", k_grace},
+	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
+	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
+};
+#define N_KEYS (sizeof config_keys / sizeof config_keys[0])
+
+int serve_config_load(const char *path, serve_config *c, rl_err *err)
+{
+	serve_config_default(c);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return rl_err_sys(err, RL_ENOTFOUND, errno, "config %s", path);
+	char *buf = malloc(CONFIG_MAX_BYTES + 1);
+	size_t len = buf ? fread(buf, 1, CONFIG_MAX_BYTES + 1, f) : 0;
+	fclose(f);
+	if (!buf)
+		return rl_err_set(err, RL_ENOMEM, "config %s", path);
+	if (len > CONFIG_MAX_BYTES) {
+		free(buf);
+		return rl_err_set(err, RL_EINVAL, "config %s is larger than 1 MiB", path);
+	}
+	buf[len] = '\0';
+	size_t pl = strlen(path);
+	int json = pl > 5 && !strcmp(path + pl - 5, ".json");
+	node *root = NULL;
+	int rc = node_parse(buf, len, path, json, &root, err);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	sx x = {.file = path, .err = err};
+	if (root && root->kind != NODE_MAP)
+		rc = sx_fail(&x, root, "expected a map of settings (docs/serve.md)");
+	const char *names[N_KEYS];
+	for (size_t i = 0; i < N_KEYS; i++)
+		names[i] = config_keys[i].key;
+	if (rc == 0 && root)
+		rc = sx_check_keys(&x, root, names, N_KEYS);
+	for (size_t i = 0; rc == 0 && root && i < N_KEYS; i++) {
+		const node *v = node_get(root, config_keys[i].key);
+		if (!v)
+			continue;
+		size_t saved = sx_push(&x, config_keys[i].key);
+		rc = config_keys[i].fn(&x, v, c);
+		sx_pop(&x, saved);
+	}
+	node_free(root);
+	if (rc == 0 && !(c->path = strdup(path)))
+		rc = rl_err_set(err, RL_ENOMEM, "config");
+	if (rc < 0) {
+		serve_config_fini(c);
+		serve_config_default(c);
+	}
+	return rc;
+}
+
+/* ---- admission ---- */
+
+int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err)
+{
+	(void)u;
+	char what[512] = "";
+	int containers = sp->trial.executor == EXEC_PODMAN || sp->trial.executor == EXEC_DOCKER;
+	if (containers && sp->trial.network && strcmp(sp->trial.network, "none") != 0 &&
+	    !c->allow_host_network)
+		snprintf(what + strlen(what), sizeof what - strlen(what),
+			 "%strial.network: %s (the service allows only none; allow.host_network in "
+			 "its config permits others)", what[0] ? "; " : "", sp->trial.network);
+	if (what[0])
+		return rl_err_set(err, RL_EPERM, "%s: asks for more than this service allows: %s",
+				  sp->source ? sp->source : sp->name, what);
+	return 0;
+}

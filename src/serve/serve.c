@@ -1,0 +1,329 @@
+/*
+ * serve.c - `relish serve` (serve.h): start-up, signals, shutdown.
+ *
+ * Start-up, in order, each step refusing clearly:
+ *   1. the config (bad key or value: FILE:LINE:COL, exit 2);
+ *   2. the state folder (mode 0711: users reach the socket and their
+ *      checkpoint folders, nothing else) and its lock (serve.lock, flock:
+ *      a second service on the same state is refused, naming the first);
+ *   3. the live driver in service mode on STATE/relish.db and STATE/runs
+ *      (the store's own checks apply: schema, another writer);
+ *   4. every experiment the store holds as running is resumed, as its
+ *      owner (a killed service restarts where it stopped: the driver's
+ *      recovery kills what the old one left and re-runs from checkpoints);
+ *   5. the listeners (a non-loopback address without tokens is refused);
+ *   6. the loop, until SIGTERM or SIGINT: nothing new is launched, running
+ *      segments may reach their end within the grace period, then they are
+ *      stopped and recorded as interrupted (resumed at the next start).
+ *      A second signal stops them at once.  SIGHUP reads the config and
+ *      the token file again (a bad one is logged and the old one kept).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/runas.h"
+#include "live/driver.h"
+#include "serve/serve.h"
+#include "store/store.h"
+
+typedef struct service {
+	serve_options opt;
+	char state[PATH_MAX];
+	char db[PATH_MAX + 32], runs[PATH_MAX + 32], sock[PATH_MAX + 32], lock[PATH_MAX + 32];
+	char listen_buf[API_MAX_LISTEN][PATH_MAX + 40];
+	char runas[PATH_MAX];
+	int lock_fd;
+	serve_config cfg;
+	api_policy pol;          /* what the API reads; replaced on reload */
+	live *d;
+	api_ctx actx;
+	api_server *api;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	int signals;
+	int stopping;
+} service;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The driver's progress lines become log lines. */
+static void driver_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	serve_log("info", "driver", "msg=\"%s\"", line);
+}
+
+static int admit(void *ctx, const api_user *u, const spec *sp, rl_err *err)
+{
+	service *s = ctx;
+	return serve_admit(&s->cfg, u, sp, err);
+}
+
+/* ---- state folder and lock ---- */
+
+static int state_prepare(service *s, rl_err *err)
+{
+	const char *dir = s->opt.state_dir ? s->opt.state_dir : SERVE_DEFAULT_STATE;
+	if (mkdir(dir, 0711) != 0 && errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating the state folder %s", dir);
+	if (!realpath(dir, s->state))
+		return rl_err_sys(err, RL_EIO, errno, "state folder %s", dir);
+	snprintf(s->db, sizeof s->db, "%s/relish.db", s->state);
+	snprintf(s->runs, sizeof s->runs, "%s/runs", s->state);
+	snprintf(s->sock, sizeof s->sock, "%s/%s", s->state, SERVE_SOCKET_NAME);
+	snprintf(s->lock, sizeof s->lock, "%s/serve.lock", s->state);
+	if (mkdir(s->runs, 0711) != 0 && errno != EEXIST)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", s->runs);
+	s->lock_fd = open(s->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (s->lock_fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "opening %s", s->lock);
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		char pid[32] = "?";
+		ssize_t n = pread(s->lock_fd, pid, sizeof pid - 1, 0);
+		if (n > 0) {
+			pid[n] = '\0';
+			pid[strcspn(pid, "\n")] = '\0';
+		}
+		return rl_err_set(err, RL_EBUSY, "another relish serve (pid %s) runs on %s", pid,
+				  s->state);
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+	if (ftruncate(s->lock_fd, 0) != 0 || pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
+		return rl_err_sys(err, RL_EIO, errno, "writing %s", s->lock);
+	/* The database holds everyone's specs and parameters: the service's only. */
+	int fd = open(s->db, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* ---- users' shares and limits ---- */
+
+static void apply_users(service *s)
+{
+	for (size_t i = 0; i < s->cfg.n_users; i++) {
+		const serve_user_rule *r = &s->cfg.users[i];
+		live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
+				       .max_mem_mib = r->max_mem_mib,
+				       .max_segments = r->max_segments};
+		live_set_user_policy(s->d, r->uid, &up);
+	}
+	const serve_user_rule *r = &s->cfg.dflt;
+	live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
+			       .max_mem_mib = r->max_mem_mib, .max_segments = r->max_segments};
+	live_set_default_user_policy(s->d, &up);
+}
+
+/* ---- resume ---- */
+
+static int resume_all(service *s, rl_err *err)
+{
+	store_experiment *v;
+	size_t n;
+	int rc = store_experiment_list(live_store(s->d), &v, &n, err);
+	if (rc < 0)
+		return rc;
+	size_t resumed = 0, skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		store_experiment *e = &v[i];
+		if (e->status != EXP_RUNNING)
+			continue;
+		rl_err e2;
+		rl_err_clear(&e2);
+		live_owner ow;
+		int r = e->owner && e->owner_uid >= 0
+				? live_owner_of_uid((uid_t)e->owner_uid, &ow, &e2)
+				: rl_err_set(&e2, RL_ENOTFOUND, "it has no owner");
+		if (r == 0) {
+			ow.run_as = ow.uid != geteuid();
+			r = live_resume_stored(s->d, e, &ow, &e2);
+		}
+		if (r < 0) {
+			/* One bad experiment does not keep the others down. */
+			serve_log("error", "serve.resume", "experiment=%s id=%lld msg=\"%s\"", e->name,
+				  (long long)e->id, e2.msg);
+			skipped++;
+			if (r == RL_ESTORE) {
+				store_experiments_free(v, n);
+				*err = e2;
+				return r;
+			}
+			continue;
+		}
+		serve_log("info", "serve.resume", "experiment=%s id=%lld owner=%s", e->name,
+			  (long long)e->id, e->owner);
+		resumed++;
+	}
+	store_experiments_free(v, n);
+	serve_log("info", "serve.resumed", "experiments=%zu skipped=%zu", resumed, skipped);
+	return 0;
+}
+
+/* ---- signals ---- */
+
+static void close_cb(uv_handle_t *h)
+{
+	(void)h;
+}
+
+/* The driver is done: close what keeps the loop alive besides it. */
+static void on_finish(void *ctx)
+{
+	service *s = ctx;
+	if (s->signals) {
+		s->signals = 0;
+		uv_close((uv_handle_t *)&s->sig_term, close_cb);
+		uv_close((uv_handle_t *)&s->sig_int, close_cb);
+		uv_close((uv_handle_t *)&s->sig_hup, close_cb);
+	}
+	api_server_close(s->api);
+	s->api = NULL;
+}
+
+static void reload(service *s)
+{
+	if (!s->opt.config_path) {
+		serve_log("info", "serve.reload", "msg=\"no config file; tokens re-read\"");
+	} else {
+		serve_config c;
+		rl_err err;
+		rl_err_clear(&err);
+		if (serve_config_load(s->opt.config_path, &c, &err) < 0) {
+			serve_log("error", "serve.reload", "config=%s msg=\"%s; the old config stays\"",
+				  s->opt.config_path, err.msg);
+			return;
+		}
+		if (c.policy != s->cfg.policy || fabs(c.memory_margin - s->cfg.memory_margin) > 1e-12)
+			serve_log("warn", "serve.reload",
+				  "msg=\"policy and memory_margin change at the next start\"");
+		c.policy = s->cfg.policy;
+		c.memory_margin = s->cfg.memory_margin;
+		serve_config_fini(&s->cfg);
+		s->cfg = c;
+		s->pol = s->cfg.api;
+		apply_users(s);
+	}
+	rl_err err;
+	rl_err_clear(&err);
+	if (s->api && api_server_reload_tokens(s->api, &err) < 0)
+		serve_log("error", "serve.reload", "msg=\"%s; the old tokens stay\"", err.msg);
+	serve_log("info", "serve.reloaded", "config=%s read=%s users=%zu",
+		  s->opt.config_path ? s->opt.config_path : "-", s->pol.read_own ? "own" : "all",
+		  s->cfg.n_users);
+}
+
+static void signal_cb(uv_signal_t *h, int signum)
+{
+	service *s = h->data;
+	if (signum == SIGHUP) {
+		reload(s);
+		return;
+	}
+	s->stopping++;
+	serve_log("info", "serve.stopping", "signal=%s grace_s=%g%s", strsignal(signum),
+		  s->cfg.grace_s, s->stopping > 1 ? " again=1" : "");
+	live_stop(s->d, s->cfg.grace_s);
+}
+
+/* ---- run ---- */
+
+int serve_run(const serve_options *o, rl_err *err)
+{
+	service *s = calloc(1, sizeof *s);
+	if (!s)
+		return rl_err_set(err, RL_ENOMEM, "relish serve");
+	s->opt = *o;
+	s->lock_fd = -1;
+	int rc = 0;
+	serve_config_default(&s->cfg);
+	if (o->config_path && (rc = serve_config_load(o->config_path, &s->cfg, err)) < 0)
+		goto out;
+	s->pol = s->cfg.api;
+	if ((rc = state_prepare(s, err)) < 0)
+		goto out;
+	if (geteuid() == 0 && (rc = runas_helper_find(s->runas, sizeof s->runas, err)) < 0) {
+		rl_err_prefix(err, "trials run as their submitters");
+		goto out;
+	}
+	live_options lo;
+	live_options_default(&lo);
+	lo.service = 1;
+	lo.db_path = s->db;
+	lo.runs_dir = s->runs;
+	lo.devices_path = o->devices_path;
+	lo.policy_set = 1;
+	lo.policy = s->cfg.policy;
+	lo.memory_margin = s->cfg.memory_margin;
+	lo.progress = 0;
+	lo.line_fn = driver_line;
+	lo.runas_helper = s->runas[0] ? s->runas : NULL;
+	lo.on_finish = on_finish;
+	lo.on_finish_ctx = s;
+	if ((rc = live_new(&lo, &s->d, err)) < 0)
+		goto out;
+	apply_users(s);
+	if ((rc = resume_all(s, err)) < 0)
+		goto out;
+	s->actx = (api_ctx){.d = s->d, .st = live_store(s->d), .pol = &s->pol, .admit = admit,
+			    .admit_ctx = s, .started_at = now_s(), .state_dir = s->state};
+	api_options ao;
+	api_options_default(&ao);
+	if (o->n_listen == 0) {
+		snprintf(s->listen_buf[0], sizeof s->listen_buf[0], "unix:%s", s->sock);
+		ao.listen[0] = s->listen_buf[0];
+		ao.n_listen = 1;
+	}
+	for (size_t i = 0; i < o->n_listen && i < API_MAX_LISTEN; i++)
+		ao.listen[ao.n_listen++] = o->listen[i];
+	ao.tokens_path = s->cfg.tokens;
+	ao.log = serve_log_cb;
+	ao.log_reads = o->log_reads;
+	if ((rc = api_server_start(live_loop(s->d), &s->actx, &ao, &s->api, err)) < 0)
+		goto out;
+	uv_loop_t *loop = live_loop(s->d);
+	uv_signal_init(loop, &s->sig_term);
+	uv_signal_init(loop, &s->sig_int);
+	uv_signal_init(loop, &s->sig_hup);
+	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
+	s->signals = 1;
+	uv_signal_start(&s->sig_term, signal_cb, SIGTERM);
+	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
+	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
+	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s read=%s "
+		  "tokens=%s grace_s=%g", (int)getpid(), s->state, live_device_count(s->d),
+		  spec_policy_name(s->cfg.policy), s->pol.read_own ? "own" : "all",
+		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s);
+	rc = live_run(s->d, err);
+	if (rc == RL_EINTERRUPTED)
+		rc = 0; /* a stop is the service's normal end */
+	serve_log(rc < 0 ? "error" : "info", "serve.stopped", "rc=%d%s%s%s", rc,
+		  rc < 0 ? " msg=\"" : "", rc < 0 ? err->msg : "", rc < 0 ? "\"" : "");
+out:
+	if (s->signals)
+		on_finish(s);
+	if (s->api) {
+		api_server_close(s->api);
+		s->api = NULL;
+	}
+	live_free(s->d);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	serve_config_fini(&s->cfg);
+	free(s);
+	return rc;
+}

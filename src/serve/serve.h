@@ -1,0 +1,92 @@
+/*
+ * serve.h - `relish serve`: the long-running service that owns this
+ * machine's devices, one state folder (database, runs, socket) and runs
+ * every user's experiments through the live driver (live/driver.h) in
+ * service mode, with the HTTP API (api/api.h) on the same loop.
+ * docs/serve.md describes it for users.
+ *
+ *   serve.c   start-up (state folder, lock, resume, listeners), signals
+ *             (SIGTERM/SIGINT graceful, SIGHUP reload), shutdown;
+ *   config.c  the service's config file: access, tokens, shares and limits
+ *             per user, what specs may ask for beyond the default;
+ *   log.c     one greppable line per event on stderr.
+ */
+#ifndef RELISH_SERVE_H
+#define RELISH_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "api/api.h"
+#include "common/err.h"
+#include "spec/spec.h"
+
+/* ---- log.c ---- */
+
+/* "2024-05-01T12:00:00.123Z level=info event=EVENT k=v ..." on stderr,
+ * one line, written at once (no interleaving with other writers). */
+void serve_log(const char *level, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same through a context pointer (the API's and driver's hooks). */
+void serve_log_cb(void *ctx, const char *level, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- config.c ---- */
+
+/* One user's share and limits (0 = none). */
+typedef struct serve_user_rule {
+	char name[64];
+	uid_t uid;
+	int is_default;          /* the "default" entry */
+	double share;            /* weight, > 0 */
+	int max_gpus;
+	uint64_t max_mem_mib;
+	int max_segments;
+} serve_user_rule;
+
+typedef struct serve_config {
+	char *path;              /* NULL: no file, defaults */
+	sharing_policy policy;   /* default relish */
+	int policy_set;
+	double memory_margin;    /* default 0.2 */
+	double grace_s;          /* SIGTERM grace, default 60 */
+	api_policy api;          /* read, admin group, submit limit */
+	char *tokens;            /* token file, NULL none */
+	int allow_host_network;  /* trial.network other than none */
+	serve_user_rule *users;
+	size_t n_users;
+	serve_user_rule dflt;    /* for users without an entry */
+} serve_config;
+
+void serve_config_default(serve_config *c);
+/* Read path into c (defaults first).  Errors: "FILE:LINE:COL: key: ...". */
+int serve_config_load(const char *path, serve_config *c, rl_err *err);
+void serve_config_fini(serve_config *c);
+/* The rule for uid (its entry, or the default one). */
+const serve_user_rule *serve_config_user(const serve_config *c, uid_t uid);
+
+/* What sp asks for beyond the default (a host network, ...), as text
+ * for a refusal, and whether c allows it: 0, or RL_EPERM naming each
+ * escalation that is not allowed. */
+int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err);
+
+/* ---- serve.c ---- */
+
+#define SERVE_DEFAULT_STATE "/var/lib/relish"
+#define SERVE_SOCKET_NAME "relish.sock"
+
+typedef struct serve_options {
+	const char *state_dir;       /* NULL: SERVE_DEFAULT_STATE */
+	const char *listen[API_MAX_LISTEN];
+	size_t n_listen;             /* 0: unix:STATE/relish.sock */
+	const char *config_path;     /* NULL: none */
+	const char *devices_path;    /* NULL: discover */
+	int log_reads;               /* log every request */
+} serve_options;
+
+/* Run the service until SIGTERM / SIGINT.  Returns 0 after a clean stop,
+ * or an error (bad config, state folder in use, a listener refused). */
+int serve_run(const serve_options *o, rl_err *err);
+
+#endif
