@@ -1054,6 +1054,9 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int
 	x->sp = sp;
 	sp = NULL;
 	x->owner = *ow;
+	x->core_user = live_core_user(d, ow->uid);
+	if (d->opt.service)
+		live_user_apply(d, ow->uid);
 	x->run_as = (exec_user){.uid = ow->uid, .gid = ow->gid, .n_groups = (size_t)ow->n_groups,
 				.groups = x->owner.groups, .helper = d->runas_helper};
 	x->key = d->n_exps + 1;

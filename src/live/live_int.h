@@ -108,6 +108,7 @@ struct live_exp {
 	int runtime_failed;     /* the container runtime failed: nothing more is launched */
 	size_t final_at_start;  /* trials already final when this run began (the ETA) */
 	live_owner owner;       /* who it belongs to (service.c) */
+	uint32_t core_user;     /* its owner in the core: uid + 1 in service mode, else 0 */
 	exec_user run_as;       /* owner.run_as: what launch gives the executor */
 	int cancelled;          /* live_cancel: nothing more is launched */
 };
@@ -330,6 +331,10 @@ int live_segment_dirs(live *d, const live_exp *x, const char *trial_dir, const c
 		      const char *log_path, rl_err *err);
 /* The owner of the process itself (relish run). */
 void live_owner_self(live_owner *out);
+/* The core's user id of uid (service mode: uid + 1, so that 0 stays the
+ * core's default user), and the share and limits the service set for it. */
+uint32_t live_core_user(const live *d, uid_t uid);
+void live_user_apply(live *d, uid_t uid);
 
 /* recover.c */
 int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);

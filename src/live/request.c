@@ -53,6 +53,7 @@ void live_request_build(const live_exp *x, const config *cfg, sched_request *out
 	const spec *sp = x->sp;
 	sched_request r;
 	memset(&r, 0, sizeof r);
+	r.user = x->core_user; /* fair share between users (service mode) */
 	uint64_t cmd = 0;
 	for (size_t i = 0; i < sp->trial.argc; i++)
 		cmd = hash_str(cmd, sp->trial.argv[i]);

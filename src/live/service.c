@@ -398,58 +398,17 @@ int live_is_active(const live *d, int64_t experiment_id)
 	return x && !x->done && !x->cancelled;
 }
 
-/* The view of uid in out[0..n), added when missing; NULL when full. */
-static live_user_view *user_slot(live_user_view *out, size_t *n, size_t max, uid_t uid,
-				 const char *name)
-{
-	for (size_t i = 0; i < *n && i < max; i++)
-		if (out[i].uid == uid)
-			return &out[i];
-	size_t k = (*n)++;
-	if (k >= max)
-		return NULL;
-	memset(&out[k], 0, sizeof out[k]);
-	out[k].uid = uid;
-	snprintf(out[k].name, sizeof out[k].name, "%s", name);
-	out[k].share_fraction = NAN;
-	out[k].attained_s = NAN;
-	return &out[k];
-}
-
-static const live_user_policy *user_policy(const live *d, uid_t uid);
-
-size_t live_users(const live *d, live_user_view *out, size_t max, double now)
-{
-	(void)now;
-	size_t n = 0;
-	for (size_t i = 0; i < d->n_exps; i++) {
-		const live_exp *x = d->exps[i];
-		if (x->done)
-			continue;
-		live_user_view *v = user_slot(out, &n, max, x->owner.uid, x->owner.name);
-		if (!v)
-			continue;
-		v->n_experiments++;
-		v->queued += x->n_queued;
-	}
-	for (const live_seg *g = d->segs; g; g = g->next) {
-		if (!g->es)
-			continue;
-		live_user_view *v = user_slot(out, &n, max, g->x->owner.uid, g->x->owner.name);
-		if (v)
-			v->running++;
-	}
-	for (size_t i = 0; i < n && i < max; i++) {
-		const live_user_policy *p = user_policy(d, out[i].uid);
-		out[i].share = p->share > 0 ? p->share : 1;
-		out[i].max_gpus = p->max_gpus;
-		out[i].max_mem_mib = p->max_mem_mib;
-		out[i].max_segments = p->max_segments;
-	}
-	return n;
-}
-
 /* ---- users' shares and limits ------------------------------------------------ */
+
+uint32_t live_core_user(const live *d, uid_t uid)
+{
+	return d->opt.service ? (uint32_t)uid + 1 : 0;
+}
+
+static uid_t uid_of_core_user(uint32_t user)
+{
+	return (uid_t)(user - 1);
+}
 
 static const live_user_policy *user_policy(const live *d, uid_t uid)
 {
@@ -459,21 +418,133 @@ static const live_user_policy *user_policy(const live *d, uid_t uid)
 	return &d->user_default;
 }
 
+/* Tell the core uid's share and limits (the rule, else the default). */
+void live_user_apply(live *d, uid_t uid)
+{
+	if (!d->core || !d->opt.service)
+		return;
+	const live_user_policy *p = user_policy(d, uid);
+	uint32_t u = live_core_user(d, uid);
+	sched_set_user_share(d->core, u, p->share > 0 ? p->share : 1);
+	sched_user_limits lim = {.max_gpus = p->max_gpus, .max_mem_mib = p->max_mem_mib,
+				 .max_segments = p->max_segments};
+	sched_set_user_limits(d->core, u, &lim);
+}
+
+/* Apply the rules to every user the core or the experiments know. */
+static void users_apply_all(live *d)
+{
+	if (!d->core)
+		return;
+	uint32_t ids[1024];
+	size_t n = sched_user_list(d->core, ids, 1024);
+	for (size_t i = 0; i < n && i < 1024; i++)
+		if (ids[i] > 0)
+			live_user_apply(d, uid_of_core_user(ids[i]));
+	for (size_t i = 0; i < d->n_exps; i++)
+		live_user_apply(d, d->exps[i]->owner.uid);
+	for (size_t i = 0; i < d->n_user_rules; i++)
+		live_user_apply(d, d->user_rules[i].uid);
+}
+
 void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p)
 {
-	for (size_t i = 0; i < d->n_user_rules; i++)
-		if (d->user_rules[i].uid == uid) {
-			d->user_rules[i].p = *p;
+	size_t i = 0;
+	while (i < d->n_user_rules && d->user_rules[i].uid != uid)
+		i++;
+	if (i == d->n_user_rules) {
+		struct live_user_rule *v = realloc(d->user_rules, (d->n_user_rules + 1) * sizeof *v);
+		if (!v)
 			return;
-		}
-	struct live_user_rule *v = realloc(d->user_rules, (d->n_user_rules + 1) * sizeof *v);
-	if (!v)
-		return;
-	d->user_rules = v;
-	v[d->n_user_rules++] = (struct live_user_rule){.uid = uid, .p = *p};
+		d->user_rules = v;
+		d->n_user_rules++;
+	}
+	d->user_rules[i] = (struct live_user_rule){.uid = uid, .p = *p};
+	live_user_apply(d, uid);
 }
 
 void live_set_default_user_policy(live *d, const live_user_policy *p)
 {
 	d->user_default = *p;
+	users_apply_all(d);
+}
+
+/* The view of uid in out[0..n), added when missing; NULL when full. */
+static live_user_view *user_slot(const live *d, live_user_view *out, size_t *n, size_t max,
+				 uid_t uid)
+{
+	for (size_t i = 0; i < *n && i < max; i++)
+		if (out[i].uid == uid)
+			return &out[i];
+	size_t k = (*n)++;
+	if (k >= max)
+		return NULL;
+	memset(&out[k], 0, sizeof out[k]);
+	out[k].uid = uid;
+	const char *name = NULL;
+	for (size_t i = 0; i < d->n_exps && !name; i++)
+		if (d->exps[i]->owner.uid == uid)
+			name = d->exps[i]->owner.name;
+	if (name) {
+		snprintf(out[k].name, sizeof out[k].name, "%s", name);
+	} else {
+		live_owner o;
+		if (live_owner_of_uid(uid, &o, NULL) == 0)
+			snprintf(out[k].name, sizeof out[k].name, "%s", o.name);
+		else
+			snprintf(out[k].name, sizeof out[k].name, "uid%u", (unsigned)uid);
+	}
+	const live_user_policy *p = user_policy(d, uid);
+	out[k].share = p->share > 0 ? p->share : 1;
+	out[k].share_fraction = NAN;
+	out[k].attained_s = 0;
+	out[k].max_gpus = p->max_gpus;
+	out[k].max_mem_mib = p->max_mem_mib;
+	out[k].max_segments = p->max_segments;
+	return &out[k];
+}
+
+/*
+ * The core is the one source of shares, attained service and segment
+ * counts (its read view, sched_user_get); the driver adds who the users
+ * are and how many experiments each has running.
+ */
+size_t live_users(const live *d, live_user_view *out, size_t max, double now)
+{
+	size_t n = 0;
+	if (d->core) {
+		uint32_t ids[1024];
+		size_t nu = sched_user_list(d->core, ids, 1024);
+		for (size_t i = 0; i < nu && i < 1024; i++) {
+			sched_user_state us;
+			if (ids[i] == 0 || sched_user_get(d->core, ids[i], now, &us) < 0)
+				continue;
+			live_user_view *v = user_slot(d, out, &n, max, uid_of_core_user(ids[i]));
+			if (!v)
+				continue;
+			v->share = us.share;
+			v->attained_s = us.attained_gpu_s;
+			v->running = us.running;
+			v->queued = us.queued;
+			v->max_gpus = us.limits.max_gpus;
+			v->max_mem_mib = us.limits.max_mem_mib;
+			v->max_segments = us.limits.max_segments;
+		}
+	}
+	for (size_t i = 0; i < d->n_exps; i++) {
+		const live_exp *x = d->exps[i];
+		if (x->done || x->cancelled)
+			continue;
+		live_user_view *v = user_slot(d, out, &n, max, x->owner.uid);
+		if (v)
+			v->n_experiments++;
+	}
+	double busy = 0;
+	for (size_t i = 0; i < n && i < max; i++)
+		if (out[i].running + out[i].queued > 0)
+			busy += out[i].share;
+	for (size_t i = 0; i < n && i < max; i++)
+		out[i].share_fraction = out[i].running + out[i].queued > 0 && busy > 0
+						? out[i].share / busy : NAN;
+	return n;
 }

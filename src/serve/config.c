@@ -3,6 +3,7 @@
  * YAML or JSON; docs/serve.md lists every key):
  *
  *   policy: relish              # sharing policy for every experiment
+ *   order: fair                 # queue order: fair between users (fifo, las, tiresias)
  *   memory_margin: 0.2
  *   grace: 60s                  # SIGTERM: how long running segments may go on
  *   read: all                   # or own: users see only their experiments
@@ -35,6 +36,7 @@ void serve_config_default(serve_config *c)
 {
 	memset(c, 0, sizeof *c);
 	c->policy = SHARE_RELISH;
+	c->order = ORDER_FAIR;
 	c->memory_margin = 0.2;
 	c->grace_s = 60;
 	c->api.submit_max = 1u << 20;
@@ -74,6 +76,17 @@ static int k_policy(sx *x, const node *v, serve_config *c)
 		c->policy = (sharing_policy)i;
 		c->policy_set = 1;
 	}
+	return rc;
+}
+
+static int k_order(sx *x, const node *v, serve_config *c)
+{
+	static const char *const names[] = {"fifo", "las", "tiresias", "fair"};
+	static const queue_order orders[] = {ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR};
+	int i;
+	int rc = sx_enum(x, v, names, 4, &i);
+	if (rc == 0)
+		c->order = orders[i];
 	return rc;
 }
 
@@ -233,7 +246,8 @@ static const struct config_key {
 	const char *key;
 	key_fn fn;
 } config_keys[] = {
-	{"policy", k_policy},       {"memory_margin", k_margin}, {"grace", k_grace},
+	{"policy", k_policy},       {"order", k_order},
+	{"memory_margin", k_margin}, {"grace", k_grace},
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
 };

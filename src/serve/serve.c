@@ -208,10 +208,12 @@ static void reload(service *s)
 				  s->opt.config_path, err.msg);
 			return;
 		}
-		if (c.policy != s->cfg.policy || fabs(c.memory_margin - s->cfg.memory_margin) > 1e-12)
+		if (c.policy != s->cfg.policy || c.order != s->cfg.order ||
+		    fabs(c.memory_margin - s->cfg.memory_margin) > 1e-12)
 			serve_log("warn", "serve.reload",
-				  "msg=\"policy and memory_margin change at the next start\"");
+				  "msg=\"policy, order and memory_margin change at the next start\"");
 		c.policy = s->cfg.policy;
+		c.order = s->cfg.order;
 		c.memory_margin = s->cfg.memory_margin;
 		serve_config_fini(&s->cfg);
 		s->cfg = c;
@@ -268,6 +270,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.devices_path = o->devices_path;
 	lo.policy_set = 1;
 	lo.policy = s->cfg.policy;
+	lo.order_set = 1;
+	lo.order = s->cfg.order;
 	lo.memory_margin = s->cfg.memory_margin;
 	lo.progress = 0;
 	lo.line_fn = driver_line;
@@ -304,9 +308,10 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_term, signal_cb, SIGTERM);
 	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
-	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s read=%s "
-		  "tokens=%s grace_s=%g", (int)getpid(), s->state, live_device_count(s->d),
-		  spec_policy_name(s->cfg.policy), s->pol.read_own ? "own" : "all",
+	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s order=%s "
+		  "read=%s tokens=%s grace_s=%g", (int)getpid(), s->state, live_device_count(s->d),
+		  spec_policy_name(s->cfg.policy), spec_order_name(s->cfg.order),
+		  s->pol.read_own ? "own" : "all",
 		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s);
 	rc = live_run(s->d, err);
 	if (rc == RL_EINTERRUPTED)

@@ -49,6 +49,7 @@ typedef struct serve_config {
 	char *path;              /* NULL: no file, defaults */
 	sharing_policy policy;   /* default relish */
 	int policy_set;
+	queue_order order;       /* default fair: users by attained service over share */
 	double memory_margin;    /* default 0.2 */
 	double grace_s;          /* SIGTERM grace, default 60 */
 	api_policy api;          /* read, admin group, submit limit */
