@@ -3,7 +3,10 @@
 #
 # Every `#include "M/..."` in src/ is checked against one table: a module
 # may include its own headers and those of modules in lower layers, plus
-# the few same-layer pairs listed in `sideways`.  Executors (exec/) know
+# the few same-layer pairs listed in `sideways`.  The HTTP API (api/) sits
+# on the live driver; the service (serve/) runs the driver and the API; the
+# CLI is on top: its --json shares the API's encoders and it talks to a
+# server through the API's client.  Executors (exec/) know
 # nothing of the scheduling core: what they share with it (how a segment
 # ended, common/outcome.h) lives in common/.  A module missing from the
 # table is an error, so that a new folder gets its layer on purpose.
@@ -15,7 +18,9 @@ declare -A layer=(
   [spec]=1 [search]=1 [sched]=1
   [exec]=2 [telemetry]=2 [store]=2
   [live]=3 [sim]=3
-  [api]=4 [cli]=4 [web]=4
+  [api]=4 [web]=4
+  [serve]=5
+  [cli]=6
 )
 # Same-layer includes that are allowed (from:to).
 sideways=" spec:search search:spec sched:spec exec:telemetry "

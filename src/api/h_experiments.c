@@ -187,8 +187,8 @@ int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err)
 		return rc;
 	if ((rc = api_may_change(rq, &e, err)) == 0) {
 		if (e.status != EXP_RUNNING)
-			rc = rl_err_set(err, RL_EINVAL, "experiment %lld (%s) is %s already", (long long)e.id,
-					e.name, exp_status_name(e.status));
+			rc = rl_err_set(err, RL_EEXISTS, "experiment %lld (%s) is %s already",
+					(long long)e.id, e.name, exp_status_name(e.status));
 		else
 			rc = live_cancel(rq->ctx->d, e.id, rq->user->name, err);
 	}

@@ -178,7 +178,7 @@ int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
  * Cancel experiment id: it is marked cancelled (committed before anything
  * is stopped), its queued segments are dropped, its running ones stopped.
  * who goes into the event.  RL_ENOTFOUND when the driver does not run it,
- * RL_EINVAL when it is finished already.
+ * RL_EEXISTS when it is finished already.
  */
 int live_cancel(live *d, int64_t id, const char *who, rl_err *err);
 

@@ -183,7 +183,7 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 		return rl_err_set(err, RL_ENOTFOUND, "experiment %lld is not running",
 				  (long long)id);
 	if (x->done || x->cancelled)
-		return rl_err_set(err, RL_EINVAL, "experiment %s is finished already", x->sp->name);
+		return rl_err_set(err, RL_EEXISTS, "experiment %s is finished already", x->sp->name);
 	double now = live_now();
 	char msg[200];
 	snprintf(msg, sizeof msg, "cancelled by %s", who && *who ? who : "unknown");
