@@ -115,7 +115,7 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 	const char *name = json_string_value(json_object_get(body, "name"));
 	const char *dir = json_string_value(json_object_get(body, "dir"));
 	const char *format = json_string_value(json_object_get(body, "format"));
-	int as_json;
+	int as_json = 0;
 	if (json_is_string(js)) {
 		text = strdup(json_string_value(js));
 		as_json = format ? !strcmp(format, "json") : name && ends_with(name, ".json");
@@ -123,51 +123,59 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 		text = json_dumps(js, JSON_COMPACT | JSON_REAL_PRECISION(17));
 		as_json = 1;
 	} else {
-		json_decref(body);
-		return rl_err_set(err, RL_EINVAL, "request body: \"spec\" must be the spec's text or "
-				  "a JSON object");
+		rc = rl_err_set(err, RL_EINVAL, "request body: \"spec\" must be the spec's text or "
+				"a JSON object");
 	}
-	if (format && strcmp(format, "json") && strcmp(format, "yaml"))
+	if (rc == 0 && format && strcmp(format, "json") && strcmp(format, "yaml"))
 		rc = rl_err_set(err, RL_EINVAL, "request body: \"format\": expected yaml or json, "
 				"got '%s'", format);
+	if (rc == 0 && dir && dir[0] != '/')
+		rc = rl_err_set(err, RL_EINVAL, "request body: \"dir\" must be an absolute path, got "
+				"'%s'", dir);
+	if (rc == 0 && !text)
+		rc = rl_err_set(err, RL_ENOMEM, "submission");
 	char home[4096] = "/";
 	struct passwd pwb, *pw = NULL;
 	char pbuf[4096];
 	if (getpwuid_r(u->uid, &pwb, pbuf, sizeof pbuf, &pw) == 0 && pw && pw->pw_dir &&
 	    pw->pw_dir[0] == '/')
 		snprintf(home, sizeof home, "%s", pw->pw_dir);
-	if (rc == 0 && dir && dir[0] != '/')
-		rc = rl_err_set(err, RL_EINVAL, "request body: \"dir\" must be an absolute path, got "
-				"'%s'", dir);
-	spec *sp = NULL;
-	if (rc == 0 && !text)
-		rc = rl_err_set(err, RL_ENOMEM, "submission");
-	if (rc == 0)
-		rc = spec_parse_text_in(text, strlen(text), name && *name ? name : "spec",
-					dir ? dir : home, as_json, &sp, err);
+	/* What is stored, and parsed: the same text a restart parses again. */
+	char *submission = NULL;
+	if (rc == 0) {
+		json_t *sub = json_pack("{s:s, s:s, s:s, s:s}", "spec", text, "name",
+					name && *name ? name : "spec", "dir", dir ? dir : home,
+					"format", as_json ? "json" : "yaml");
+		submission = sub ? json_dumps(sub, JSON_COMPACT) : NULL;
+		json_decref(sub);
+		if (!submission)
+			rc = rl_err_set(err, RL_ENOMEM, "submission");
+	}
 	free(text);
 	json_decref(body);
-	if (rc < 0)
-		return rc;
-	if (rq->ctx->admit && (rc = rq->ctx->admit(rq->ctx->admit_ctx, u, sp, err)) < 0) {
-		spec_free(sp);
-		return rc;
-	}
+	spec *sp = NULL;
+	if (rc == 0)
+		rc = live_submission_parse(submission, &sp, err);
+	if (rc == 0 && rq->ctx->admit)
+		rc = rq->ctx->admit(rq->ctx->admit_ctx, u, sp, err);
 	live_owner ow;
-	if ((rc = live_owner_of_uid(u->uid, &ow, err)) < 0) {
-		spec_free(sp);
-		return rc;
-	}
+	if (rc == 0)
+		rc = live_owner_of_uid(u->uid, &ow, err);
 	uid_t me = geteuid();
-	if (u->uid != me && me != 0) {
+	if (rc == 0 && u->uid != me && me != 0)
+		rc = rl_err_set(err, RL_EPERM, "this service runs as uid %u and cannot run trials as "
+				"%s (uid %u); trials always run as their submitter",
+				(unsigned)me, u->name, (unsigned)u->uid);
+	if (rc < 0) {
 		spec_free(sp);
-		return rl_err_set(err, RL_EPERM, "this service runs as uid %u and cannot run trials as "
-				  "%s (uid %u); trials always run as their submitter",
-				  (unsigned)me, u->name, (unsigned)u->uid);
+		free(submission);
+		return rc;
 	}
 	ow.run_as = u->uid != me; /* root runs everyone else's trials as them */
 	int64_t id;
-	if ((rc = live_submit(rq->ctx->d, sp, &ow, &id, err)) < 0)
+	rc = live_submit(rq->ctx->d, sp, &ow, submission, &id, err);
+	free(submission);
+	if (rc < 0)
 		return rc;
 	store_experiment e;
 	if ((rc = store_experiment_get(rq->ctx->st, id, &e, err)) < 0)

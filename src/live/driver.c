@@ -969,11 +969,11 @@ int live_add_experiment(live *d, spec *sp, rl_err *err)
 {
 	live_owner self;
 	live_owner_self(&self);
-	return live_add_owned(d, sp, &self, 0, NULL, err);
+	return live_add_owned(d, sp, &self, 0, NULL, NULL, err);
 }
 
-int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int64_t *id_out,
-		   rl_err *err)
+int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
+		   const char *submission, int64_t *id_out, rl_err *err)
 {
 	int rc;
 	live_exp *x = NULL;
@@ -1085,6 +1085,7 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int
 			.created_at = created, .objective_metric = x->sp->objective.metric,
 			.mode = (char *)spec_mode_name(x->sp->objective.mode),
 			.owner_uid = (int64_t)ow->uid, .owner = (char *)ow->name,
+			.submission = (char *)submission,
 		};
 		if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0)
 			goto fail;

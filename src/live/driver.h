@@ -161,16 +161,23 @@ const char *live_db_path(const live *d);
 
 /*
  * Add a new experiment while the loop runs, owned by ow; sp is taken over
- * (freed also on error).  Returns after the experiment row is committed
- * (the service acknowledges a submission only then): *id gets its store id.
+ * (freed also on error).  submission is what the spec was parsed from, as
+ * JSON ({"spec", "name", "dir", "format"}): stored, a restarted service
+ * parses it again.  Returns after the experiment row is committed (the
+ * service acknowledges a submission only then): *id gets its store id.
  * A name the store already holds is RL_EEXISTS, whoever owns it.
  */
-int live_submit(live *d, spec *sp, const live_owner *ow, int64_t *id, rl_err *err);
+int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission, int64_t *id,
+		rl_err *err);
+
+/* Parse a submission ({"spec", "name", "dir", "format"}) into a spec:
+ * errors are the spec parser's (FILE:LINE:COL as `relish validate`). */
+int live_submission_parse(const char *submission, spec **out, rl_err *err);
 
 /*
  * Resume an experiment the store holds in state running (the service
- * restarting): its spec is read back from the store, its owner is the
- * stored one.  Errors as live_add_experiment.
+ * restarting): its spec is parsed again from the stored submission, its
+ * owner is ow.  Errors as live_add_experiment.
  */
 int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err);
 

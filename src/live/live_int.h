@@ -225,8 +225,8 @@ void live_check_end(live *d);                  /* end the loop when all is done 
 void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store */
 /* live_add_experiment with an owner; must_be_new: an existing name is
  * RL_EEXISTS instead of a resume.  *id_out (may be NULL) gets its id. */
-int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new, int64_t *id_out,
-		   rl_err *err);
+int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
+		   const char *submission, int64_t *id_out, rl_err *err);
 
 /* segment_end.c: metric lines and segment ends */
 extern const exec_callbacks live_exec_callbacks; /* what launch gives the executor */

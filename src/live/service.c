@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <jansson.h>
 #include <math.h>
 #include <pwd.h>
 #include <signal.h>
@@ -150,30 +151,49 @@ static live_exp *exp_by_id(const live *d, int64_t id)
 	return NULL;
 }
 
-int live_submit(live *d, spec *sp, const live_owner *ow, int64_t *id, rl_err *err)
+int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission, int64_t *id,
+		rl_err *err)
 {
 	if (d->stopping) {
 		spec_free(sp);
 		return rl_err_set(err, RL_EINTERRUPTED, "the service is stopping; submit again "
 				  "once it runs");
 	}
-	int rc = live_add_owned(d, sp, ow, 1, id, err);
+	int rc = live_add_owned(d, sp, ow, 1, submission, id, err);
 	if (rc < 0)
 		return rc;
 	live_kick(d);
 	return 0;
 }
 
+int live_submission_parse(const char *submission, spec **out, rl_err *err)
+{
+	json_error_t je;
+	json_t *j = json_loads(submission, 0, &je);
+	const char *text = json_string_value(json_object_get(j, "spec"));
+	const char *name = json_string_value(json_object_get(j, "name"));
+	const char *dir = json_string_value(json_object_get(j, "dir"));
+	const char *format = json_string_value(json_object_get(j, "format"));
+	int rc;
+	if (!text || !name || !dir)
+		rc = rl_err_set(err, RL_ESPEC, "a submission needs \"spec\", \"name\" and \"dir\"");
+	else
+		rc = spec_parse_text_in(text, strlen(text), name, dir,
+					format && !strcmp(format, "json"), out, err);
+	json_decref(j);
+	return rc;
+}
+
 int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err)
 {
-	if (!e->spec_text)
-		return rl_err_set(err, RL_ESPEC, "experiment %s has no stored spec", e->name);
+	if (!e->submission)
+		return rl_err_set(err, RL_ESPEC, "experiment %s was not submitted to a service (it "
+				  "has no stored submission); resume it with relish run", e->name);
 	spec *sp = NULL;
-	const char *name = e->spec_path ? e->spec_path : e->name;
-	int rc = spec_parse_text(e->spec_text, strlen(e->spec_text), name, 1, &sp, err);
+	int rc = live_submission_parse(e->submission, &sp, err);
 	if (rc < 0)
-		return rl_err_prefix(err, "experiment %s: its stored spec", e->name);
-	return live_add_owned(d, sp, ow, 0, NULL, err);
+		return rl_err_prefix(err, "experiment %s: its stored submission", e->name);
+	return live_add_owned(d, sp, ow, 0, NULL, NULL, err);
 }
 
 int live_cancel(live *d, int64_t id, const char *who, rl_err *err)

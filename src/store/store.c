@@ -145,7 +145,10 @@ static const char *const migrations[] = {
 	 * user; relish run records whoever ran it).  NULL: written before
 	 * owners were kept. */
 	"ALTER TABLE experiments ADD COLUMN owner_uid INTEGER;"
-	"ALTER TABLE experiments ADD COLUMN owner TEXT;",
+	"ALTER TABLE experiments ADD COLUMN owner TEXT;"
+	/* relish serve: the submission as it came (spec text, name, folder,
+	 * format), from which a restarted service parses the spec again. */
+	"ALTER TABLE experiments ADD COLUMN submission TEXT;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

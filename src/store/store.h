@@ -115,6 +115,9 @@ typedef struct store_experiment {
 	 * them).  owner_uid -1 and owner NULL when unknown. */
 	int64_t owner_uid;
 	char *owner;
+	/* relish serve: the submission as JSON ({"spec", "name", "dir",
+	 * "format"}), to parse the spec again on restart; NULL otherwise. */
+	char *submission;
 } store_experiment;
 
 typedef struct store_metric {
@@ -275,7 +278,7 @@ int store_check(store *s, rl_err *err);
 
 /* Insert an experiment in state running; reads name, spec_text, spec_path,
  * created_at, objective_metric, mode, owner and owner_uid (both unknown when
- * owner is NULL) from e.  RL_EEXISTS for a taken name. */
+ * owner is NULL) and submission from e.  RL_EEXISTS for a taken name. */
 int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl_err *err);
 int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err);
 int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err);

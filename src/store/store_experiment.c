@@ -10,11 +10,12 @@
 #include <string.h>
 
 #define EXP_COLS "id, name, spec_text, spec_path, status, created_at, finished_at, " \
-		 "objective_metric, mode, owner_uid, owner"
+		 "objective_metric, mode, owner_uid, owner, submission"
 
 static const char SQL_EXP_INSERT[] =
 	"INSERT INTO experiments(name, spec_text, spec_path, status, created_at, "
-	"objective_metric, mode, owner_uid, owner) VALUES(?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8)";
+	"objective_metric, mode, owner_uid, owner, submission)"
+	" VALUES(?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9)";
 static const char SQL_EXP_BY_ID[] = "SELECT " EXP_COLS " FROM experiments WHERE id = ?1";
 static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS " FROM experiments WHERE name = ?1";
 static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS " FROM experiments ORDER BY id";
@@ -33,6 +34,7 @@ void store_experiment_fini(store_experiment *e)
 	free(e->objective_metric);
 	free(e->mode);
 	free(e->owner);
+	free(e->submission);
 	memset(e, 0, sizeof *e);
 }
 
@@ -59,6 +61,7 @@ static int exp_row(sqlite3_stmt *st, store_experiment *e, rl_err *err)
 	x.mode = st_col_text(st, 8, &oom);
 	x.owner_uid = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 9);
 	x.owner = st_col_text(st, 10, &oom);
+	x.submission = st_col_text(st, 11, &oom);
 	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading an experiment")
 		     : exp_status_from_name(status, &x.status, err);
 	if (rc < 0) {
@@ -89,6 +92,7 @@ int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl
 		else
 			sqlite3_bind_null(st, 7);
 		st_bind_text(st, 8, e->owner);
+		st_bind_text(st, 9, e->submission);
 		rc = st_exec_stmt(s, st, err, "creating an experiment");
 		if (rc == RL_EEXISTS)
 			rl_err_set(err, RL_EEXISTS, "an experiment named '%s' already exists in %s",
