@@ -7,7 +7,7 @@
 # unknown route (404), a wrong method (405), a missing or wrong token over
 # TCP (401), a non-loopback listen address without tokens (refused at
 # start), a second service on the same state (refused), a client with no
-# server (one line, exit 5), `relish run` beside a service (refused,
+# server (one line, exit 7), `relish run` beside a service (refused,
 # suggests submit).  SIGTERM stops the service cleanly.
 set -euo pipefail
 : "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}"
@@ -52,11 +52,11 @@ wait_up() { # socket: up when /server answers
   fail "relish serve did not answer on $1"
 }
 
-# ---- a client with no server: one clear line, exit 5 ----
+# ---- a client with no server: one clear line, exit 7 ----
 set +e
 out=$(RELISH_SERVER="unix:$work/none.sock" "$RELISH" submit "$work/ok.yaml" 2>&1); rc=$?
 set -e
-[ "$rc" = 5 ] || fail "submit without a server: exit $rc, want 5: $out"
+[ "$rc" = 7 ] || fail "submit without a server: exit $rc, want 7: $out"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "submit without a server: more than one line: $out"
 printf '%s' "$out" | grep -q "no relish server at unix:$work/none.sock (RELISH_SERVER).*relish serve" \
   || fail "submit without a server says: $out"

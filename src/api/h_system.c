@@ -121,7 +121,7 @@ int api_h_queue(api_req *rq, api_resp *rs, rl_err *err)
 	live_user_view *uv = calloc(MAX_USERS, sizeof *uv);
 	if (!uv)
 		return rl_err_set(err, RL_ENOMEM, "queue");
-	size_t n = live_users(d, uv, MAX_USERS, api_now());
+	size_t n = live_users(d, uv, MAX_USERS);
 	if (n > MAX_USERS)
 		n = MAX_USERS;
 	json_t *arr = json_array();

@@ -5,7 +5,7 @@
  * group may; the service says why when it refuses.
  *
  * Exit status: 0 cancelled; 1 finished already; 3 no such experiment;
- * 5 no server reachable; 6 refused (not the owner).
+ * 6 refused (not the owner); 7 no server reachable.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@ int cmd_cancel(int argc, char **argv, rl_err *err)
 			       "queued segments are dropped, running ones stopped.  Only its owner,\n"
 			       "root or the service's admin group may.\n"
 			       "Exit status: 0 cancelled, 1 finished already, 3 not found,\n"
-			       "5 no server reachable, 6 refused.\n", usage);
+			       "6 refused, 7 no server reachable.\n", usage);
 			return 0;
 		case ':':
 			return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);

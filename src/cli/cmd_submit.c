@@ -12,7 +12,7 @@
  *
  * Exit status: 0 all submitted (and, with --follow, all done with a
  * value); 1 an experiment failed, was cancelled or has no value; 2 a bad
- * spec or usage; 5 no server reachable; 6 refused (not permitted).
+ * spec or usage; 6 refused (not permitted); 7 no server reachable.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -45,7 +45,7 @@ static int submit_help(void)
 	       "  --follow        print trial progress until the experiments end, then the best\n"
 	       "  --json          print each submitted experiment as JSON instead\n"
 	       "Exit status: 0 submitted (with --follow: done), 1 failed, cancelled or no value,\n"
-	       "2 bad spec or usage, 5 no server reachable, 6 refused.\n",
+	       "2 bad spec or usage, 6 refused, 7 no server reachable.\n",
 	       usage, API_DEFAULT_SOCKET);
 	return 0;
 }

@@ -249,9 +249,9 @@ typedef struct live_user_view {
 	int max_segments;
 } live_user_view;
 
-/* Users with active experiments or service so far, by uid; writes at most
- * max into out and returns how many there are. */
-size_t live_users(const live *d, live_user_view *out, size_t max, double now);
+/* Users with active experiments or service so far; writes at most max
+ * into out and returns how many there are. */
+size_t live_users(live *d, live_user_view *out, size_t max);
 
 /* A user's share of the devices and limits (0 = none) under the core's
  * fair order; users without one get the default. */

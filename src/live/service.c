@@ -204,7 +204,7 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 				  (long long)id);
 	if (x->done || x->cancelled)
 		return rl_err_set(err, RL_EEXISTS, "experiment %s is finished already", x->sp->name);
-	double now = live_now();
+	double now = live_now(d);
 	char msg[200];
 	snprintf(msg, sizeof msg, "cancelled by %s", who && *who ? who : "unknown");
 	int rc = store_begin(d->st, err);
@@ -283,7 +283,7 @@ void live_stop(live *d, double grace_s)
 		return;
 	}
 	d->stopping = 1;
-	double now = live_now();
+	double now = live_now(d);
 	for (size_t i = 0; i < d->n_exps; i++) {
 		live_exp *x = d->exps[i];
 		if (x->done || x->cancelled)
@@ -529,9 +529,10 @@ static live_user_view *user_slot(const live *d, live_user_view *out, size_t *n, 
  * counts (its read view, sched_user_get); the driver adds who the users
  * are and how many experiments each has running.
  */
-size_t live_users(const live *d, live_user_view *out, size_t max, double now)
+size_t live_users(live *d, live_user_view *out, size_t max)
 {
 	size_t n = 0;
+	double now = live_mono(d); /* the core's clock */
 	if (d->core) {
 		uint32_t ids[1024];
 		size_t nu = sched_user_list(d->core, ids, 1024);
