@@ -7,8 +7,8 @@
 #
 # Targets: every tests/fuzz/fuzz_T.c (spec, contract_line, devices,
 # config_json, trace, model).  The project's sources (all of src/ but the
-# CLI's main.c) are compiled once into $FUZZ_OUT/obj with fuzzer
-# instrumentation; each target links them.  Each run starts from the
+# CLI's main.c and the programs of their own, src/*/*_main.c) are compiled
+# once into $FUZZ_OUT/obj with fuzzer instrumentation; each target links them.  Each run starts from the
 # seeds, tests/fuzz/seeds/T/ (for spec: the spec test cases and the
 # examples), and the committed regression inputs, tests/fuzz/regress/T/,
 # which libFuzzer runs first, so a past crash that comes back fails at
@@ -38,7 +38,7 @@ jobs=${FUZZ_JOBS:-2}
 CC=${CC:-clang}
 command -v "$CC" >/dev/null || { echo "fuzz.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
 out=${FUZZ_OUT:-build/fuzz}
-pkgs="sqlite3 yaml-0.1 jansson libuv"
+pkgs="sqlite3 yaml-0.1 jansson libuv libmicrohttpd libcurl"
 # shellcheck disable=SC2086
 read -r -a cflags <<<"-g ${FUZZ_OPT:--O1} -std=c11 -D_GNU_SOURCE -Isrc $(pkg-config --cflags $pkgs)"
 # shellcheck disable=SC2086
@@ -65,7 +65,7 @@ while IFS= read -r src; do
     running=$((running + 1))
     if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
   fi
-done < <(find src -name '*.c' ! -path src/cli/main.c | sort)
+done < <(find src -name '*.c' ! -path src/cli/main.c ! -name '*_main.c' | sort)
 wait
 touch "$out/.stamp"
 printf '%s' "$flags" >"$out/.flags"

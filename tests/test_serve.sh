@@ -123,6 +123,39 @@ seg=$(api /api/v1/experiments/1/segments | python3 -c 'import json,sys; print(js
 c=$(code --unix-socket "$sock" "http://relish/api/v1/segments/$seg/log?tail=200")
 [ "$c" = 200 ] && grep -q 'RELISH epoch=' "$work/body" || fail "segment log: $c $(cat "$work/body")"
 
+# ---- the read commands through the API print what they print from the file ----
+tid=$(api /api/v1/experiments/1/trials | python3 -c 'import json,sys; print(json.load(sys.stdin)["trials"][0]["id"])')
+n=0
+while IFS= read -r cmd; do
+  n=$((n + 1))
+  # shellcheck disable=SC2086
+  "$RELISH" $cmd >"$work/remote.$n" 2>&1 || fail "relish $cmd (RELISH_SERVER): $(cat "$work/remote.$n")"
+  # shellcheck disable=SC2086
+  "$RELISH" $cmd --server "unix:$sock" >"$work/remote2.$n" 2>&1 || fail "relish $cmd --server"
+  # shellcheck disable=SC2086
+  RELISH_SERVER= "$RELISH" $cmd --db "$work/state/relish.db" >"$work/local.$n" 2>&1 || fail "relish $cmd --db: $(cat "$work/local.$n")"
+  cmp -s "$work/remote.$n" "$work/local.$n" || fail "relish $cmd: the service's answer differs from the file's: $(diff "$work/remote.$n" "$work/local.$n" | head -5)"
+  cmp -s "$work/remote2.$n" "$work/local.$n" || fail "relish $cmd --server differs"
+  [ -s "$work/local.$n" ] || fail "relish $cmd printed nothing"
+done <<C
+status
+status --json
+trials --experiment serve-ok --wide
+trials --json
+best --json
+best
+logs $tid
+export --format csv --what trials
+export --format json --what metrics
+export --format csv --what segments
+C
+grep -q 'serve-ok' "$work/local.1" || fail "status: $(cat "$work/local.1")"
+# a read command sent to no service: one line, exit 7
+set +e
+out=$("$RELISH" status --server "unix:$work/none.sock" 2>&1); rc=$?
+set -e
+[ "$rc" = 7 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "status without a service: $rc $out"
+
 # ---- bad input ----
 # malformed spec: 400 with exactly what relish validate says
 set +e
@@ -203,6 +236,13 @@ c=$(code -H "Authorization: Bearer wrong-token-0123456789" "http://127.0.0.1:$po
 [ "$c" = 401 ] || fail "wrong token: $c"
 c=$(code -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/v1/experiments")
 [ "$c" = 200 ] && grep -q serve-ok "$work/body" || fail "token read: $c"
+RELISH_TOKEN=$tok "$RELISH" status --server "127.0.0.1:$port" --json >"$work/status.json" 2>&1 \
+  || fail "status over TCP with a token: $(cat "$work/status.json")"
+grep -q '"serve-ok"' "$work/status.json" || fail "status over TCP: $(cat "$work/status.json")"
+set +e
+out=$("$RELISH" status --server "127.0.0.1:$port" 2>&1); rc=$?
+set -e
+[ "$rc" = 6 ] && printf '%s' "$out" | grep -q "needs a token" || fail "status over TCP without a token: $rc $out"
 kill -TERM "$spid"
 wait "$spid" || fail "second service exited $?"
 spid=

@@ -514,3 +514,33 @@ int api_metric_from_json(const json_t *j, store_metric *out, rl_err *err)
 	*out = m;
 	return 0;
 }
+
+int api_best_from_json(const json_t *j, store_trial *out, rl_err *err)
+{
+	if (!json_is_object(j))
+		return rl_err_set(err, RL_EPARSE, "the server's best trial is not an object");
+	dec d = {.obj = j, .what = "best trial"};
+	store_trial t = {0};
+	dec_get(&d, "trial_id", 1);
+	t.id = dec_int(&d, "trial_id", 0);
+	t.idx = (int)dec_int(&d, "index", 0);
+	t.objective_resource = dec_real(&d, "resource");
+	const json_t *o = json_object_get(j, "objective");
+	dec od = {.obj = o, .what = "best trial's objective"};
+	t.objective = dec_real(&od, "value");
+	const json_t *p = json_object_get(j, "params");
+	if (p && !json_is_null(p) && !(t.params_json = json_dumps(p, JSON_COMPACT |
+								  JSON_REAL_PRECISION(17))))
+		d.oom = 1;
+	int rc = status_of(&d, "status", trial_status_cb, &t.status, err);
+	if (rc == 0)
+		rc = dec_end(&d, err);
+	if (rc == 0)
+		rc = dec_end(&od, err);
+	if (rc < 0) {
+		store_trial_fini(&t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}

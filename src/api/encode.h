@@ -65,6 +65,7 @@ json_t *api_json_event(const store_event *ev);
 double api_trial_est_error(const store_trial *t);
 
 /* Decoders: the inverse of the encoders above (what the CLI's tables need). */
+int api_best_from_json(const json_t *j, store_trial *t, rl_err *err);
 int api_experiment_from_json(const json_t *j, store_experiment *e, api_exp_summary *sum,
 			     rl_err *err);
 int api_trial_from_json(const json_t *j, store_trial *t, rl_err *err);

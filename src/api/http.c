@@ -127,7 +127,9 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, req_state *r, api_res
 		rs->text = NULL;
 		type = rs->content_type ? rs->content_type : "text/plain; charset=utf-8";
 	} else {
-		body = rs->json ? api_json_text(rs->json, 1) : NULL;
+		/* Every digit (17): a client reads back the very doubles the
+		 * store holds (the CLI prints them as it would from the file). */
+		body = rs->json ? json_dumps(rs->json, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
 		if (!body)
 			body = strdup("{\"error\":{\"code\":\"RL_ENOMEM\",\"status\":500,"
 				      "\"message\":\"out of memory\"}}");

@@ -48,6 +48,9 @@ int cli_read_opt(int c, char **argv, const char *usage, cli_read_opts *o, rl_err
 	case CLI_OPT_WIDE:
 		o->wide = 1;
 		return 1;
+	case CLI_OPT_SERVER:
+		o->server = optarg;
+		return 1;
 	case ':':
 		return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);
 	case '?':
@@ -76,6 +79,8 @@ int cli_read_args(int argc, char **argv, const cli_read_spec *spec, cli_read_opt
 	}
 	if (spec->flags & CLI_READ_WIDE)
 		opts[n++] = (struct option){"wide", no_argument, NULL, CLI_OPT_WIDE};
+	if (spec->flags & CLI_READ_SERVER)
+		opts[n++] = (struct option){"server", required_argument, NULL, CLI_OPT_SERVER};
 	for (const struct option *p = spec->own; p && p->name; p++) {
 		if (n + 1 >= CLI_MAX_OPTS)
 			return rl_err_set(err, RL_EINTERNAL, "%s: too many options", spec->usage);

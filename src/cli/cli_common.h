@@ -25,6 +25,7 @@ typedef struct cli_read_opts {
 	const char *experiment; /* --experiment NAME (or a positional name) */
 	int help;               /* --help was given */
 	int wide;               /* --wide (commands with CLI_READ_WIDE): every column in full */
+	const char *server;     /* --server ADDR (commands with CLI_READ_SERVER) */
 	int argi;               /* CLI_READ_ARGS: index of the first positional */
 } cli_read_opts;
 
@@ -34,6 +35,7 @@ typedef struct cli_read_opts {
 #define CLI_OPT_EXPERIMENT 'e'
 #define CLI_OPT_HELP 'h'
 #define CLI_OPT_WIDE 'W'
+#define CLI_OPT_SERVER 'S'
 #define CLI_READ_LONGOPTS                                            \
 	{"db", required_argument, NULL, CLI_OPT_DB},                 \
 	{"json", no_argument, NULL, CLI_OPT_JSON},                   \
@@ -62,6 +64,7 @@ enum {
 	CLI_READ_EXP_ARG = 1u << 2,       /* one optional positional EXPERIMENT */
 	CLI_READ_ARGS = 1u << 3,          /* positionals are the command's: o->argi */
 	CLI_READ_WIDE = 1u << 4,          /* a table: --wide shows every column in full */
+	CLI_READ_SERVER = 1u << 5,        /* --server ADDR: read from relish serve (cli_source.h) */
 };
 
 /*

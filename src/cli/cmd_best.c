@@ -9,9 +9,10 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/cli_source.h"
 #include "api/encode.h"
 
-static const char usage[] = "relish best [--db FILE] [--json] [--experiment NAME]";
+static const char usage[] = "relish best [--db FILE | --server ADDR] [--json] [--experiment NAME]";
 
 static int best_print(const store_experiment *e, const store_trial *t, int json, rl_err *err)
 {
@@ -33,15 +34,16 @@ int cmd_best(int argc, char **argv, rl_err *err)
 		.usage = usage,
 		.help = "\nThe best trial: completed trials first, then the best "
 			"objective for the experiment's mode.\n",
+		.flags = CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};
-	store *s;
+	cli_src s;
 	store_experiment e;
-	int rc = cli_read_begin(argc, argv, &spec, &o, &s, &e, err);
+	int rc = cli_src_begin(argc, argv, &spec, &o, &s, &e, err);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	store_trial t;
-	if ((rc = store_trial_best(s, e.id, &t, err)) == 0) {
+	if ((rc = cli_src_best(&s, &e, &t, err)) == 0) {
 		rc = best_print(&e, &t, o.json, err);
 		store_trial_fini(&t);
 	} else if (rc == RL_ENOTFOUND) {
@@ -49,6 +51,6 @@ int cmd_best(int argc, char **argv, rl_err *err)
 			   e.objective_metric);
 	}
 	store_experiment_fini(&e);
-	store_close(s);
+	cli_src_close(&s);
 	return rc;
 }

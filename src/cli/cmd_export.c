@@ -12,13 +12,14 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/cli_source.h"
 #include "api/encode.h"
 
-static const char usage[] = "relish export --format csv|json [--db FILE] "
+static const char usage[] = "relish export --format csv|json [--db FILE | --server ADDR] "
 			    "[--experiment NAME] [--what trials|metrics|segments]";
 
 struct export_ctx {
-	store *s;
+	cli_src *s;
 	int json;
 	json_t *arr;            /* JSON: the output array */
 };
@@ -61,7 +62,7 @@ static int export_trials(struct export_ctx *x, const store_experiment *e, rl_err
 {
 	store_trial *tv;
 	size_t nt;
-	int rc = store_trial_list(x->s, e->id, 0, &tv, &nt, err);
+	int rc = cli_src_trials(x->s, e, &tv, &nt, err);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < nt; i++) {
@@ -96,7 +97,7 @@ static int export_metrics(struct export_ctx *x, const store_experiment *e, rl_er
 {
 	store_metric *mv;
 	size_t nm;
-	int rc = store_metric_list(x->s, e->id, 0, &mv, &nm, err);
+	int rc = cli_src_metrics(x->s, e, &mv, &nm, err);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < nm; i++) {
@@ -131,7 +132,7 @@ static int export_segments(struct export_ctx *x, const store_experiment *e, rl_e
 {
 	store_segment *gv;
 	size_t ng;
-	int rc = store_segment_list_experiment(x->s, e->id, &gv, &ng, err);
+	int rc = cli_src_exp_segments(x->s, e, &gv, &ng, err);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < ng; i++) {
@@ -182,24 +183,14 @@ static const struct export_kind {
 	 export_segments},
 };
 
-static int export_run(store *s, const struct export_kind *k, const cli_read_opts *o,
+static int export_run(cli_src *s, const struct export_kind *k, const cli_read_opts *o,
 		      rl_err *err)
 {
 	store_experiment *v = NULL;
 	size_t n = 0;
 	int rc;
-	if (o->experiment) {
-		v = calloc(1, sizeof *v);
-		if (!v)
-			return rl_err_set(err, RL_ENOMEM, "export");
-		if ((rc = store_experiment_find(s, o->experiment, v, err)) < 0) {
-			free(v);
-			return rc;
-		}
-		n = 1;
-	} else if ((rc = store_experiment_list(s, &v, &n, err)) < 0) {
+	if ((rc = cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
 		return rc;
-	}
 	struct export_ctx x = {.s = s, .json = o->json, .arr = o->json ? json_array() : NULL};
 	if (!o->json)
 		printf("%s\n", k->csv_header);
@@ -247,6 +238,7 @@ int cmd_export(int argc, char **argv, rl_err *err)
 		.own = own,
 		.own_opt = export_opt,
 		.ctx = &a,
+		.flags = CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};
 	int rc = cli_read_args(argc, argv, &spec, &o, err);
@@ -272,10 +264,10 @@ int cmd_export(int argc, char **argv, rl_err *err)
 		return cli_usage_error(err, usage,
 				       "--what: expected trials, metrics or segments, got '%s'",
 				       what);
-	store *s;
-	if ((rc = cli_open_read(&o, &s, err)) < 0)
+	cli_src s;
+	if ((rc = cli_src_open(&o, &s, err)) < 0)
 		return rc;
-	rc = export_run(s, k, &o, err);
-	store_close(s);
+	rc = export_run(&s, k, &o, err);
+	cli_src_close(&s);
 	return rc;
 }

@@ -12,36 +12,9 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/cli_source.h"
 
-static const char usage[] = "relish logs TRIAL [--db FILE] [--segment N]";
-
-/* Copy a file to stdout.  A file that cannot be opened is reported inline. */
-static int copy_file(const char *path, rl_err *err)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		printf("(log file %s cannot be read: %s)\n", path, strerror(errno));
-		return 0;
-	}
-	char buf[65536];
-	size_t n, last = 0;
-	char tail = '\n';
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-		if (fwrite(buf, 1, n, stdout) != n) {
-			fclose(f);
-			return rl_err_set(err, RL_EIO, "writing to standard output");
-		}
-		last = n;
-		tail = buf[n - 1];
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad)
-		return rl_err_set(err, RL_EIO, "reading %s", path);
-	if (last && tail != '\n')
-		putchar('\n');
-	return 0;
-}
+static const char usage[] = "relish logs TRIAL [--db FILE | --server ADDR] [--segment N]";
 
 static void segment_header(const store_trial *t, const store_segment *g)
 {
@@ -88,7 +61,7 @@ int cmd_logs(int argc, char **argv, rl_err *err)
 		.own = own,
 		.own_opt = segment_opt,
 		.ctx = &seg,
-		.flags = CLI_READ_NO_JSON | CLI_READ_NO_EXPERIMENT | CLI_READ_ARGS,
+		.flags = CLI_READ_NO_JSON | CLI_READ_NO_EXPERIMENT | CLI_READ_ARGS | CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};
 	int rc = cli_read_args(argc, argv, &spec, &o, err);
@@ -100,24 +73,24 @@ int cmd_logs(int argc, char **argv, rl_err *err)
 		return rc;
 	if (o.argi + 1 < argc)
 		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[o.argi + 1]);
-	store *s;
-	if ((rc = cli_open_read(&o, &s, err)) < 0)
+	cli_src s;
+	if ((rc = cli_src_open(&o, &s, err)) < 0)
 		return rc;
 	store_trial t;
 	store_segment *gv = NULL;
 	size_t ng = 0;
-	if ((rc = store_trial_get(s, trial_id, &t, err)) < 0) {
-		store_close(s);
+	if ((rc = cli_src_trial(&s, trial_id, &t, err)) < 0) {
+		cli_src_close(&s);
 		return rc;
 	}
-	rc = store_segment_list(s, t.id, &gv, &ng, err);
+	rc = cli_src_segments(&s, t.id, &gv, &ng, err);
 	int shown = 0;
 	for (size_t i = 0; rc == 0 && i < ng; i++) {
 		if (seg >= 0 && gv[i].seq != seg)
 			continue;
 		segment_header(&t, &gv[i]);
-		if (gv[i].log_path)
-			rc = copy_file(gv[i].log_path, err);
+		fflush(stdout);
+		rc = cli_src_log(&s, &gv[i], stdout, err);
 		shown++;
 	}
 	if (rc == 0 && seg < 0 && !ng)
@@ -128,6 +101,6 @@ int cmd_logs(int argc, char **argv, rl_err *err)
 	fflush(stdout);
 	store_segments_free(gv, ng);
 	store_trial_fini(&t);
-	store_close(s);
+	cli_src_close(&s);
 	return rc;
 }

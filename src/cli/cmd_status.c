@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/cli_source.h"
 #include "cli/table.h"
 #include "cli/cli_source.h"
 #include "api/encode.h"

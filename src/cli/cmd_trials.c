@@ -13,10 +13,11 @@
 
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/cli_source.h"
 #include "cli/table.h"
 #include "api/encode.h"
 
-static const char usage[] = "relish trials [--db FILE] [--json] [--wide] [--experiment NAME]";
+static const char usage[] = "relish trials [--db FILE | --server ADDR] [--json] [--wide] [--experiment NAME]";
 
 /* (estimate - peak) / peak, NAN when either is unknown. */
 static double est_error(const store_trial *t)
@@ -102,17 +103,17 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 			"errors end in an ellipsis; values show 6 significant digits.\n"
 			"  --wide   every column in full (also when stdout is not a terminal)\n"
 			"  --json   every trial with every digit\n",
-		.flags = CLI_READ_WIDE,
+		.flags = CLI_READ_WIDE | CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};
-	store *s;
+	cli_src s;
 	store_experiment e;
-	int rc = cli_read_begin(argc, argv, &spec, &o, &s, &e, err);
+	int rc = cli_src_begin(argc, argv, &spec, &o, &s, &e, err);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	store_trial *tv;
 	size_t nt;
-	rc = store_trial_list(s, e.id, 0, &tv, &nt, err);
+	rc = cli_src_trials(&s, &e, &tv, &nt, err);
 	if (rc == 0) {
 		if (o.json) {
 			json_t *arr = json_array();
@@ -135,6 +136,6 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 		store_trials_free(tv, nt);
 	}
 	store_experiment_fini(&e);
-	store_close(s);
+	cli_src_close(&s);
 	return rc;
 }
