@@ -211,10 +211,13 @@ static void test_migration_resolves_duplicates(void **state)
 	store_close(s);
 	/* Back to what version 2 allowed: the same resource stored by a
 	 * cancelled segment and its completed re-run, and by a lost segment
-	 * and its running re-run. */
+	 * and its running re-run (and without version 4's owner columns). */
 	char sql[1024];
 	snprintf(sql, sizeof sql,
-		 "DROP INDEX metrics_once; DROP TABLE drivers; PRAGMA user_version = 2;"
+		 "DROP INDEX metrics_once; DROP TABLE drivers;"
+		 "ALTER TABLE experiments DROP COLUMN owner_uid;"
+		 "ALTER TABLE experiments DROP COLUMN owner;"
+		 "ALTER TABLE experiments DROP COLUMN submission; PRAGMA user_version = 2;"
 		 "INSERT INTO metrics(trial_id, segment_id, resource, name, value, at) VALUES"
 		 " (%1$lld, %2$lld, 1, 'acc', 0.1, 1), (%1$lld, %2$lld, 2, 'acc', 0.2, 1),"
 		 " (%1$lld, %3$lld, 1, 'acc', 0.11, 2), (%1$lld, %3$lld, 2, 'acc', 0.22, 2),"

@@ -567,7 +567,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	/* A container gets the contract's variables and the spec's, not
 	 * relish's own environment (the host's PATH, HOME... describe the
 	 * host, not the image). */
-	char *const *parent = x->ex ? NULL : environ;
+	char *const *parent = x->ex ? NULL : x->owner.run_as ? x->user_env : environ;
 	if ((rc = contract_subst_argv(sp->trial.argv, &v, &argv, err)) < 0 ||
 	    (rc = contract_env_build(parent, sp->trial.env, sp->trial.n_env, &v, extra, n_extra,
 				     &envp, err)) < 0)
@@ -912,6 +912,7 @@ static void exp_free(live_exp *x)
 		exec_free(x->ex);
 		uv_run(&x->d->loop, UV_RUN_DEFAULT);
 	}
+	contract_strv_free(x->user_env);
 	engine_free(x->eng);
 	spec_free(x->sp);
 	free(x->trials);
@@ -1054,6 +1055,10 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 	x->sp = sp;
 	sp = NULL;
 	x->owner = *ow;
+	if (ow->run_as && !(x->user_env = live_owner_env(ow))) {
+		rc = rl_err_set(err, RL_ENOMEM, "%s: the trials' environment", x->sp->name);
+		goto fail;
+	}
 	x->core_user = live_core_user(d, ow->uid);
 	if (d->opt.service)
 		live_user_apply(d, ow->uid);

@@ -110,6 +110,8 @@ struct live_exp {
 	live_owner owner;       /* who it belongs to (service.c) */
 	uint32_t core_user;     /* its owner in the core: uid + 1 in service mode, else 0 */
 	exec_user run_as;       /* owner.run_as: what launch gives the executor */
+	char **user_env;        /* owner.run_as: the environment its trials start from
+				 * (live_owner_env), not relish's own */
 	int cancelled;          /* live_cancel: nothing more is launched */
 };
 
@@ -329,6 +331,11 @@ void live_slurm_close(live *d);
  * file itself, owned by the owner too; relish keeps writing it. */
 int live_segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
 		      const char *log_path, rl_err *err);
+/* The environment a trial of ow starts from when it runs as ow: PATH,
+ * LANG, LC_ALL, TZ from relish's, HOME, USER, LOGNAME, SHELL from the
+ * password database; nothing else of relish's (its HOME, tokens, ...).
+ * NULL-terminated, malloc'd (contract_strv_free). */
+char **live_owner_env(const live_owner *ow);
 /* The owner of the process itself (relish run). */
 void live_owner_self(live_owner *out);
 /* The core's user id of uid (service mode: uid + 1, so that 0 stays the

@@ -48,6 +48,51 @@ void live_owner_self(live_owner *out)
 	owner_fill(out, pw, uid, getgid());
 }
 
+char **live_owner_env(const live_owner *ow)
+{
+	static const char *const keep[] = {"PATH", "LANG", "LC_ALL", "TZ"};
+	struct passwd pwb, *pw = NULL;
+	char buf[4096];
+	getpwuid_r(ow->uid, &pwb, buf, sizeof buf, &pw);
+	char **v = calloc(16, sizeof *v);
+	if (!v)
+		return NULL;
+	size_t n = 0;
+	int oom = 0;
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		const char *val = getenv(keep[i]);
+		if (val && asprintf(&v[n], "%s=%s", keep[i], val) >= 0)
+			n++;
+		else if (val)
+			oom = 1;
+	}
+	const char *home = pw && pw->pw_dir ? pw->pw_dir : "/";
+	const char *shell = pw && pw->pw_shell ? pw->pw_shell : "/bin/sh";
+	if (asprintf(&v[n], "HOME=%s", home) >= 0)
+		n++;
+	else
+		oom = 1;
+	if (asprintf(&v[n], "USER=%s", ow->name) >= 0)
+		n++;
+	else
+		oom = 1;
+	if (asprintf(&v[n], "LOGNAME=%s", ow->name) >= 0)
+		n++;
+	else
+		oom = 1;
+	if (asprintf(&v[n], "SHELL=%s", shell) >= 0)
+		n++;
+	else
+		oom = 1;
+	if (oom) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
 int live_owner_of_uid(uid_t uid, live_owner *out, rl_err *err)
 {
 	struct passwd pwb, *pw = NULL;
