@@ -79,9 +79,9 @@ for pair in "users-a1 $U1" "users-a2 $U1" "users-b1 $U2" "users-b2 $U2" "users-c
   for d in "$work"/state/runs/"$n".*/trial-*/ckpt; do
     [ -d "$d" ] || continue
     [ "$(stat -c %U "$d")" = "$u" ] || fail "$d belongs to $(stat -c %U "$d"), not $u"
-    [ -f "$d/uid" ] || continue # cancelled before it ran
-    [ "$(cat "$d/uid")" = "$want_uid" ] || fail "$n: a trial ran as uid $(cat "$d/uid"), not $u ($want_uid)"
-    got_groups=$(tr ' ' '\n' <"$d/groups" | sort -n | tr '\n' ' ')
+    [ -f "$d/who" ] || continue # cancelled before it ran
+    [ "$(sed -n 1p "$d/who")" = "$want_uid" ] || fail "$n: a trial ran as uid $(sed -n 1p "$d/who"), not $u ($want_uid)"
+    got_groups=$(sed -n 2p "$d/who" | tr ' ' '\n' | sort -n | tr '\n' ' ')
     [ "$got_groups" = "$want_groups" ] || fail "$n: a trial ran with groups '$got_groups', not '$want_groups'"
     count=$((count + 1))
   done
@@ -93,7 +93,7 @@ for pair in "users-a1 $U1" "users-a2 $U1" "users-b1 $U2" "users-b2 $U2" "users-c
   done
 done
 # u3 is in the admin group: its trials had that group too
-grep -q "$(getent group "$G_NAME" | cut -d: -f3)" "$work"/state/runs/users-c1.*/trial-0/ckpt/groups \
+sed -n 2p "$work"/state/runs/users-c1.*/trial-0/ckpt/who | grep -qw "$(getent group "$G_NAME" | cut -d: -f3)" \
   || fail "u3's trial lacks its supplementary group"
 
 # ---- read: own, through a SIGHUP reload ----

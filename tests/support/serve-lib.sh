@@ -115,12 +115,14 @@ wait_for() {
 
 # A spec NAME with TRIALS trials of the C trial: one segment of EPOCHS
 # epochs each, SLEEP ms per epoch; its trials write their uid and groups
-# into their checkpoint folder (whoami.sh), so a test can tell who ran them.
+# into their checkpoint folder (ckpt/who, whoami.sh), so a test can tell
+# who ran them.
 serve_spec() { # FILE NAME TRIALS EPOCHS SLEEP [CONCURRENT]
   cat >"$work/whoami.sh" <<'W'
 #!/bin/sh
-id -u >"$RELISH_CHECKPOINT_DIR/uid"
-id -G >"$RELISH_CHECKPOINT_DIR/groups"
+# uid on the first line, groups on the second; whole or not at all
+printf '%s\n%s\n' "$(id -u)" "$(id -G)" >"$RELISH_CHECKPOINT_DIR/who.tmp" &&
+  mv "$RELISH_CHECKPOINT_DIR/who.tmp" "$RELISH_CHECKPOINT_DIR/who"
 exec "$@"
 W
   chmod 755 "$work/whoami.sh"
