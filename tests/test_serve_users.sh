@@ -19,6 +19,7 @@ serve_users 3
 serve_group adm "$U3"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
 printf 'admin_group: %s\n' "$G_NAME" >"$work/config.yaml"
+export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf" # for the container case
 serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"
 
 # u1: two experiments (one to be cancelled by u1 itself), u2: two (one
@@ -117,6 +118,35 @@ set +e
 out=$(as "$U3" "$R" submit net.yaml 2>&1); rc=$?
 set -e
 [ "$rc" = 6 ] && printf '%s' "$out" | grep -q "trial.network: host" || fail "host network: $rc $out"
+
+# ---- containers run as their submitter too (podman --user UID:GID) ----
+if ! command -v podman >/dev/null; then
+  echo "test_serve_users: the container case is skipped: podman is not installed"
+elif ! why=$("$RELISH_SRC/tests/support/nested-skip.sh" podman); then
+  echo "test_serve_users: the container case is skipped: $why"
+else
+  "$RELISH_SRC/scripts/podman-image.sh" >/dev/null
+  # bind mounts are a grant: refused until the config allows them
+  sed -e 's/name: users-c1/name: users-ctr/' \
+      -e "s|^trial:|trial:\n  executor: podman\n  image: localhost/relish-host\n  mounts: [\"/usr:/usr:ro\", \"$work:$work:ro\"]|" \
+    "$work/c1.yaml" >"$work/ctr.yaml"
+  set +e
+  out=$(as "$U1" "$R" submit ctr.yaml 2>&1); rc=$?
+  set -e
+  [ "$rc" = 6 ] && printf '%s' "$out" | grep -q "trial.mounts: /usr:/usr:ro" || fail "mounts not refused: $rc $out"
+  printf 'admin_group: %s\nallow: [trial.mounts]\n' "$G_NAME" >"$work/config.yaml"
+  kill -HUP "$spid"
+  wait_for 10 sh -c "[ \"\$(grep -c 'event=serve.reloaded' '$work/serve.log')\" -ge 2 ]"
+  as "$U1" "$R" submit ctr.yaml --follow >"$work/ctr.out" 2>&1 || fail "container experiment: $(cat "$work/ctr.out")"
+  n=0
+  for d in "$work"/state/runs/users-ctr.*/trial-*/ckpt; do
+    [ -f "$d/who" ] || continue
+    [ "$(sed -n 1p "$d/who")" = "$UID1" ] || fail "a container trial ran as uid $(sed -n 1p "$d/who"), not $U1 ($UID1)"
+    n=$((n + 1))
+  done
+  [ "$n" -gt 0 ] || fail "no container trial left its uid"
+  podman ps -aq --filter label=relish.experiment=users-ctr | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
+fi
 
 serve_stop
 echo "test_serve_users: ok"

@@ -217,17 +217,36 @@ void container_default_user(char *buf, size_t n)
 		snprintf(buf, n, "%lu:%lu", (unsigned long)uid, (unsigned long)getegid());
 }
 
+/* The trial's user inside the container (relish serve: its owner):
+ * --user UID:GID and each supplementary group, numeric, so the image
+ * needs no passwd entry and files on bind mounts keep the host's owner. */
+static void add_user(strv *s, const exec_user *u)
+{
+	if (!u)
+		return;
+	sv_addf(s, "--user=%u:%u", (unsigned)u->uid, (unsigned)u->gid);
+	for (size_t i = 0; i < u->n_groups; i++)
+		if (u->groups[i] != u->gid)
+			sv_addf(s, "--group-add=%u", (unsigned)u->groups[i]);
+}
+
 /* What the container may do (container.h, "Privileges"): each right is off
- * unless the options grant it. */
-static void add_privileges(strv *s, const container_options *o)
+ * unless the options grant it.  The user: the spec's (a grant), else the
+ * segment's run-as user (relish serve: the submitter), else the default. */
+static void add_privileges(strv *s, const container_options *o, const exec_user *run_as)
 {
 	sv_add(s, "--cap-drop=all");
 	for (size_t i = 0; i < o->n_cap_add; i++)
 		sv_addf(s, "--cap-add=%s", o->cap_add[i]);
 	if (!o->new_privileges)
 		sv_add(s, "--security-opt=no-new-privileges");
-	char user[32];
-	if (o->user && *o->user) {
+	char user[32], own[32] = "";
+	if (run_as)
+		snprintf(own, sizeof own, "%u:%u", (unsigned)run_as->uid, (unsigned)run_as->gid);
+	if (run_as && (!o->user || !*o->user || !strcmp(o->user, own))) {
+		add_user(s, run_as); /* the owner, with their groups */
+		user[0] = '\0';
+	} else if (o->user && *o->user) {
 		snprintf(user, sizeof user, "%s", o->user);
 	} else {
 		container_default_user(user, sizeof user);
@@ -236,7 +255,8 @@ static void add_privileges(strv *s, const container_options *o)
 		if (geteuid() != 0 && o->engine == CONTAINER_PODMAN)
 			sv_add(s, "--userns=keep-id");
 	}
-	sv_addf(s, "--user=%s", user);
+	if (user[0])
+		sv_addf(s, "--user=%s", user);
 	if (!o->writable_root) {
 		/* The trial writes its checkpoint folder (a bind mount) and
 		 * /tmp; nothing of the image. */
@@ -291,19 +311,6 @@ static void add_bind(strv *s, int docker, const char *host, const char *target, 
 	sv_addf(s, "--mount=type=bind,%s,%s%s", src, dst, ro ? ",readonly" : "");
 }
 
-/* The trial's user inside the container (relish serve: its owner):
- * --user UID:GID and each supplementary group, numeric, so the image
- * needs no passwd entry and files on bind mounts keep the host's owner. */
-static void add_user(strv *s, const exec_user *u)
-{
-	if (!u)
-		return;
-	sv_addf(s, "--user=%u:%u", (unsigned)u->uid, (unsigned)u->gid);
-	for (size_t i = 0; i < u->n_groups; i++)
-		if (u->groups[i] != u->gid)
-			sv_addf(s, "--group-add=%u", (unsigned)u->groups[i]);
-}
-
 int container_build_argv(const container_options *o, const exec_spec *es, const char *name,
 			 const char *cidfile, char ***out, rl_err *err)
 {
@@ -336,10 +343,9 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 	sv_addf(&s, "--label=%s.segment=%g-%g", lp, es->a.from, es->a.to);
 	sv_addf(&s, "--label=%s.mode=%s", lp, mode_name(es->mode));
 	sv_addf(&s, "--network=%s", o->network && *o->network ? o->network : "none");
-	add_user(&s, es->run_as);
 	/* Never reach for a registry: a missing image fails at once. */
 	sv_add(&s, "--pull=never");
-	add_privileges(&s, o);
+	add_privileges(&s, o, es->run_as);
 	if (es->memory_limit_mib) {
 		sv_addf(&s, "--memory=%llum", (unsigned long long)es->memory_limit_mib);
 		/* Equal to --memory: no swap, so the limit is an OOM, not a crawl. */

@@ -153,6 +153,14 @@ int live_container_setup(live *d, live_exp *x, rl_err *err)
 	o.cap_add = (const char *const *)pv->capabilities;
 	o.n_cap_add = pv->n_capabilities;
 	o.user = pv->user;
+	/* relish serve: the container's user is the experiment's owner (a
+	 * user the spec names instead is a grant the service allowed) */
+	char owner_user[48];
+	if (!pv->user && x->owner.run_as) {
+		snprintf(owner_user, sizeof owner_user, "%u:%u", (unsigned)x->owner.uid,
+			 (unsigned)x->owner.gid);
+		o.user = owner_user;
+	}
 	o.writable_root = pv->writable_root;
 	o.new_privileges = pv->new_privileges;
 

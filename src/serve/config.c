@@ -10,7 +10,7 @@
  *   admin_group: relish-admin   # members may cancel anyone's experiment
  *   tokens: /etc/relish/tokens  # bearer tokens for TCP (mode 0600)
  *   submit_max: 1MiB            # largest submission body
- *   allow: {host_network: false}
+ *   allow: [trial.network=host]  # what specs may ask beyond the default
  *   users:
  *     default: {share: 1}
  *     alice: {share: 2, gpus: 2, gpu_memory: 40GiB, segments: 4}
@@ -52,6 +52,9 @@ void serve_config_fini(serve_config *c)
 	free(c->path);
 	free(c->tokens);
 	free(c->users);
+	for (size_t i = 0; i < c->n_allow; i++)
+		free(c->allow[i]);
+	free(c->allow);
 	memset(c, 0, sizeof *c);
 }
 
@@ -154,17 +157,41 @@ static int k_submit_max(sx *x, const node *v, serve_config *c)
 
 static int k_allow(sx *x, const node *v, serve_config *c)
 {
-	static const char *const keys[] = {"host_network"};
-	if (v->kind != NODE_MAP)
-		return sx_fail(x, v, "expected a map such as {host_network: false}");
-	int rc = sx_check_keys(x, v, keys, 1);
-	const node *hn = node_get(v, "host_network");
-	if (rc == 0 && hn) {
-		size_t saved = sx_push(x, "host_network");
-		rc = sx_bool(x, hn, &c->allow_host_network);
+	if (v->kind != NODE_SEQ)
+		return sx_fail(x, v, "expected a list such as [trial.network=host, trial.mounts]");
+	for (size_t i = 0; i < c->n_allow; i++)
+		free(c->allow[i]);
+	free(c->allow);
+	c->n_allow = 0;
+	c->allow = calloc(v->n ? v->n : 1, sizeof *c->allow);
+	if (!c->allow)
+		return rl_err_set(x->err, RL_ENOMEM, "config allow");
+	static const char *const keys[] = {"trial.network", "trial.privileges.capabilities",
+					   "trial.privileges.user", "trial.privileges.new_privileges",
+					   "trial.mounts"};
+	for (size_t i = 0; i < v->n; i++) {
+		size_t saved = sx_push_index(x, i);
+		char *item = NULL;
+		int rc = sx_string(x, v->items[i], &item);
+		if (rc == 0) {
+			size_t kl = strcspn(item, "=");
+			int known = 0;
+			for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+				known |= strlen(keys[k]) == kl && !strncmp(keys[k], item, kl);
+			if (!known)
+				rc = sx_fail(x, v->items[i], "expected one of trial.network, "
+					     "trial.privileges.capabilities, trial.privileges.user, "
+					     "trial.privileges.new_privileges, trial.mounts (optionally "
+					     "=VALUE), got \"%s\"", item);
+		}
 		sx_pop(x, saved);
+		if (rc < 0) {
+			free(item);
+			return rc;
+		}
+		c->allow[c->n_allow++] = item;
 	}
-	return rc;
+	return 0;
 }
 
 /* One user's entry: {share, gpus, gpu_memory, segments}. */
@@ -304,18 +331,40 @@ int serve_config_load(const char *path, serve_config *c, rl_err *err)
 
 /* ---- admission ---- */
 
+static int allowed(const serve_config *c, const spec_grant *g)
+{
+	if (!strcmp(g->key, "trial.privileges.writable_root"))
+		return 1;
+	size_t kl = strlen(g->key);
+	for (size_t i = 0; i < c->n_allow; i++) {
+		const char *a = c->allow[i];
+		if (strncmp(a, g->key, kl) != 0)
+			continue;
+		if (a[kl] == '\0' || (a[kl] == '=' && !strcmp(a + kl + 1, g->value)))
+			return 1;
+	}
+	return 0;
+}
+
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err)
 {
 	(void)u;
-	char what[512] = "";
-	int containers = sp->trial.executor == EXEC_PODMAN || sp->trial.executor == EXEC_DOCKER;
-	if (containers && sp->trial.network && strcmp(sp->trial.network, "none") != 0 &&
-	    !c->allow_host_network)
-		snprintf(what + strlen(what), sizeof what - strlen(what),
-			 "%strial.network: %s (the service allows only none; allow.host_network in "
-			 "its config permits others)", what[0] ? "; " : "", sp->trial.network);
+	spec_grant g[64];
+	size_t n = spec_grants(sp, g, 64);
+	char what[900] = "";
+	size_t off = 0;
+	for (size_t i = 0; i < n && i < 64; i++) {
+		if (allowed(c, &g[i]))
+			continue;
+		off += (size_t)snprintf(what + off, off < sizeof what ? sizeof what - off : 0,
+					"%s%s: %s", off ? "; " : "", g[i].key, g[i].value);
+		if (off >= sizeof what)
+			break;
+	}
 	if (what[0])
-		return rl_err_set(err, RL_EPERM, "%s: asks for more than this service allows: %s",
+		return rl_err_set(err, RL_EPERM,
+				  "%s: asks for more than this service allows (%s); the service's "
+				  "config permits it with allow: [KEY or KEY=VALUE]",
 				  sp->source ? sp->source : sp->name, what);
 	return 0;
 }

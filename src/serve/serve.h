@@ -54,7 +54,10 @@ typedef struct serve_config {
 	double grace_s;          /* SIGTERM grace, default 60 */
 	api_policy api;          /* read, admin group, submit limit */
 	char *tokens;            /* token file, NULL none */
-	int allow_host_network;  /* trial.network other than none */
+	/* What a spec may ask beyond the default (spec_grants): entries
+	 * "KEY" (any value) or "KEY=VALUE", e.g. "trial.network=host". */
+	char **allow;
+	size_t n_allow;
 	serve_user_rule *users;
 	size_t n_users;
 	serve_user_rule dflt;    /* for users without an entry */
@@ -67,9 +70,11 @@ void serve_config_fini(serve_config *c);
 /* The rule for uid (its entry, or the default one). */
 const serve_user_rule *serve_config_user(const serve_config *c, uid_t uid);
 
-/* What sp asks for beyond the default (a host network, ...), as text
- * for a refusal, and whether c allows it: 0, or RL_EPERM naming each
- * escalation that is not allowed. */
+/* What sp asks for beyond the default (spec_grants: a network, added
+ * capabilities, a user such as root, new privileges, bind mounts, a
+ * writable root) against c's allow list (a writable root is allowed
+ * always: the trial runs as its submitter without capabilities): 0, or
+ * RL_EPERM naming each grant that is not allowed. */
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err);
 
 /* ---- serve.c ---- */
