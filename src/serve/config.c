@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "serve/serve.h"
 #include "spec/node.h"
@@ -348,7 +349,14 @@ static int allowed(const serve_config *c, const spec_grant *g)
 
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err)
 {
-	(void)u;
+	/* The Slurm executor submits jobs as relish's own user (docs/slurm.md,
+	 * "Limits"): that would run another user's trials as the service. */
+	if (sp->trial.executor == EXEC_SLURM && u->uid != geteuid())
+		return rl_err_set(err, RL_EPERM,
+				  "%s: trial.executor: slurm: this service submits Slurm jobs as its "
+				  "own user, not as you, so it refuses them (trials always run as "
+				  "their submitter); use the process or a container executor",
+				  sp->source ? sp->source : sp->name);
 	spec_grant g[64];
 	size_t n = spec_grants(sp, g, 64);
 	char what[900] = "";
