@@ -24,7 +24,12 @@ docs/trials.md:
   segment, possibly of another trial (seg.trial_id, seg.params change).
 
 Outside relish (no RELISH_MODE) the loop runs once with params from
-defaults=..., from 0 to default_to, which makes a trial script runnable by hand.
+defaults=..., from 0 to default_to, which makes a trial script runnable by hand;
+seg.save() then keeps nothing and says so once on stderr.
+
+Checkpoints: seg.save(state) uses torch.save when torch is imported; otherwise
+JSON for plain data, and joblib or pickle for anything else (a scikit-learn
+model: seg.save({"model": SGDClassifier()})); seg.load() reads all of them.
 
 Every line report() prints is also kept in the checkpoint folder
 (relish-reports.txt); each segment starts by printing again the kept lines
@@ -107,14 +112,30 @@ class Segment:
                             print(line.rstrip("\n"), flush=True)
                         break
 
-    # Checkpoints: torch.save when torch is importable (tensors, modules'
-    # state dicts), else JSON.  Written to a temporary name, then renamed, so
-    # a kill mid-save leaves the previous checkpoint intact.
+    # Checkpoints: torch.save when torch is imported (tensors, modules' state
+    # dicts, and any other picklable object); else JSON when the state is
+    # plain data, else joblib (when imported, as scikit-learn does: numpy
+    # arrays stored efficiently) or pickle, so a scikit-learn model saves as
+    # is.  load() tells the formats apart by their first bytes.  Written to a
+    # temporary name, then renamed, so a kill mid-save leaves the previous
+    # checkpoint intact.  Outside relish there is no checkpoint folder:
+    # save() keeps nothing and says so once (set RELISH_CHECKPOINT_DIR to try
+    # checkpoints by hand).
+    _told_no_dir = False
+
     def _path(self, name):
         return os.path.join(self.checkpoint_dir or ".", name)
 
+    def _no_dir(self):
+        if not Segment._told_no_dir:
+            Segment._told_no_dir = True
+            print("relish_trial: not run by relish (no RELISH_CHECKPOINT_DIR): seg.save() keeps "
+                  "nothing; set RELISH_CHECKPOINT_DIR=DIR to keep checkpoints by hand",
+                  file=sys.stderr, flush=True)
+
     def save(self, state, name="checkpoint.pt"):
         if not self.checkpoint_dir:
+            self._no_dir()
             return
         os.makedirs(self.checkpoint_dir, exist_ok=True)
         path = self._path(name)
@@ -123,20 +144,41 @@ class Segment:
         if torch is not None:
             torch.save(state, tmp)
         else:
-            with open(tmp, "w") as f:
-                json.dump(state, f)
+            try:
+                text = json.dumps(state)
+            except (TypeError, ValueError):
+                text = None  # a model, an array: not JSON
+            if text is not None:
+                with open(tmp, "w") as f:
+                    f.write(text)
+            elif sys.modules.get("joblib") is not None:
+                sys.modules["joblib"].dump(state, tmp)
+            else:
+                import pickle
+                with open(tmp, "wb") as f:
+                    pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
 
     def load(self, name="checkpoint.pt", map_location="cpu"):
-        """The saved state, or None when this trial has no checkpoint yet."""
+        """The saved state, or None when this trial has no checkpoint yet.
+        Only load checkpoints this trial wrote: pickle runs code it is given."""
         path = self._path(name)
         if not self.checkpoint_dir or not os.path.exists(path):
             return None
+        with open(path, "rb") as f:
+            head = f.read(2)
+        if head[:1] in (b"{", b"[", b'"') or head[:1].isdigit() or head[:1] in (b"-", b"t", b"f", b"n"):
+            with open(path) as f:
+                return json.load(f)
         torch = sys.modules.get("torch")
-        if torch is not None:
+        if torch is not None and head == b"PK":  # torch.save's zip format
             return torch.load(path, map_location=map_location)
-        with open(path) as f:
-            return json.load(f)
+        joblib = sys.modules.get("joblib")
+        if joblib is not None:
+            return joblib.load(path)  # reads plain pickles too
+        import pickle
+        with open(path, "rb") as f:
+            return pickle.load(f)
 
     def __repr__(self):
         return "Segment(%s, %s..%s, %s)" % (self.trial_id, self.start, self.to, self.params)

@@ -6,7 +6,8 @@
 # output goes to a log that is printed only when it fails.
 # Usage: scripts/deps.sh [build|test|demo|bench|all]
 #   build  compiler, make, cmake, the C libraries (what `relish` needs)
-#   test   build + cmocka and what the tests start (podman, sqlite3, ...)
+#   test   build + cmocka and what the tests start (podman, sqlite3, ...),
+#          and demo's Python libraries: tests/test_examples.sh runs every example
 #   demo   build + PyTorch and scikit-learn for the digits experiment
 #   bench  test + demo + Optuna (the reference in scripts/bench-digits.sh)
 set -euo pipefail
@@ -21,7 +22,7 @@ bench_pkgs=(python3-optuna)
 want=("${build_pkgs[@]}")
 case "${1:-all}" in
   build) ;;
-  test) want+=("${test_pkgs[@]}") ;;
+  test) want+=("${test_pkgs[@]}" "${demo_pkgs[@]}") ;;
   demo) want+=("${demo_pkgs[@]}") ;;
   bench|all) want+=("${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}") ;;
   *) echo "usage: $0 [build|test|demo|bench|all]" >&2; exit 2 ;;

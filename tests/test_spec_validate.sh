@@ -31,6 +31,14 @@ for f in "$RELISH_SRC"/examples/*/*.yaml "$RELISH_SRC"/examples/*/*.json; do
 	"$RELISH" validate --json "$f" >"$tmp/json" 2>&1 || { echo "FAIL: --json $f"; fail=1; }
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["name"] and d["trial"]["command"]' \
 		"$tmp/json" || { echo "FAIL: --json $f is not the expected JSON"; fail=1; }
+	# --json is itself a spec: it validates, and reads back as the same spec.
+	cp "$tmp/json" "$tmp/again.json"
+	if ! "$RELISH" validate --json "$tmp/again.json" >"$tmp/json2" 2>"$tmp/err"; then
+		echo "FAIL: validate --json $f does not validate as a spec: $(cat "$tmp/err")"; fail=1
+	elif ! cmp -s "$tmp/json" "$tmp/json2"; then
+		echo "FAIL: validate --json $f does not read back as the same spec:"
+		diff "$tmp/json" "$tmp/json2" | head -10; fail=1
+	fi
 done
 [ "$examples" -ge 1 ] || { echo "FAIL: no example specs found"; fail=1; }
 

@@ -7,6 +7,7 @@
  * with --placements, every placement decision (to compare with a live run).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -19,19 +20,20 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/units.h"
 #include "sim/sim.h"
 
 extern char **environ;
 
 static const char usage_text[] =
-	"usage: relish simulate --trace FILE --gpus N --gpu-memory MIB [options]\n"
+	"usage: relish simulate --trace FILE --gpus N --gpu-memory SIZE [options]\n"
 	"\n"
 	"Replay a job trace through relish's scheduling core with a virtual clock\n"
 	"and compare sharing policies (docs/simulator.md).\n"
 	"\n"
 	"  --trace FILE         trace CSV (Philly evaluation trace or the plain format)\n"
 	"  --gpus N             GPUs in the simulated cluster\n"
-	"  --gpu-memory MIB     memory per GPU\n"
+	"  --gpu-memory SIZE    memory per GPU: 32GiB, 32G, 40960MiB; a plain number is MiB\n"
 	"  --policy P           exclusive, pack, relish or all (default all)\n"
 	"  --segment-s S        exclusive-time work per segment (default 3600)\n"
 	"  --restart-cost-s C   cost of starting or moving a segment (default 30)\n"
@@ -128,11 +130,16 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rl_err_set(err, RL_EUSAGE, "--gpus: expected a whole number, got \"%s\"", optarg);
 			o->gpus = (int)d;
 			break;
-		case O_MEM:
-			if ((rc = parse_num("--gpu-memory", optarg, 1, &d, err)) < 0)
-				return rc;
-			o->mem = (long long)d;
+		case O_MEM: {
+			/* The units of the spec and the devices file (units.h). */
+			uint64_t mib = 0;
+			if (units_parse_size_mib(optarg, &mib) < 0 || mib == 0)
+				return rl_err_set(err, RL_EUSAGE,
+						  "--gpu-memory: expected a size like 32GiB, 32G or "
+						  "40960 (MiB), got \"%s\"", optarg);
+			o->mem = (long long)mib;
 			break;
+		}
 		case O_POLICY: {
 			static const char *const names[] = {"exclusive", "pack", "relish"};
 			int all = !strcmp(optarg, "all");
@@ -238,6 +245,18 @@ static char *default_colocate(const char *trace)
 
 #define H(x) ((x) / 3600.0)
 
+/* Which way a ratio of times goes, in words: "7% longer", "20% shorter". */
+static void ratio_words(double v, double ref, char *buf, size_t n)
+{
+	double r = ref > 0 ? v / ref : NAN;
+	if (!isfinite(r))
+		snprintf(buf, n, "not comparable");
+	else if (fabs(r - 1) < 0.005)
+		snprintf(buf, n, "the same");
+	else
+		snprintf(buf, n, "%.0f%% %s", fabs(r - 1) * 100, r > 1 ? "longer" : "shorter");
+}
+
 static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *m,
 			sim_result **res, const char *coloc)
 {
@@ -248,11 +267,14 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	else if (o->scale > 1)
 		snprintf(scaled, sizeof scaled, " x %d (over its span, seed %llu)", o->scale,
 			 (unsigned long long)o->scale_seed);
+	/* The model counts ordered pairs (A beside B, B beside A) of the
+	 * trace's own configurations, not the rows of the pairs file. */
 	printf("trace %s%s: %zu jobs, %zu experiments; %d GPUs x %lld MiB; segments %g s, "
-	       "restart %g s, hints %s; co-location: %zu measured pairs%s%s\n",
+	       "restart %g s, hints %s; co-location: measured speeds for %zu ordered pairs of "
+	       "the trace's configurations%s%s\n",
 	       o->trace, scaled, t->n_jobs, t->n_exps, o->gpus, o->mem, o->cfg.segment_s,
 	       o->cfg.restart_cost_s, sim_hints_name(o->cfg.hints), sim_model_pair_count(m),
-	       coloc ? " from " : " (utilisation fallback only)", coloc ? coloc : "");
+	       coloc ? " from " : " (none: utilisation fallback only)", coloc ? coloc : "");
 	printf("%-9s %5s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
 	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "burst_jct",
 	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
@@ -280,11 +302,17 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 			       res[i]->rho_user_max, res[i]->n_users);
 	if (res[0])
 		for (int i = 1; i < 3; i++)
-			if (res[i])
-				printf("%s vs exclusive: makespan %.2fx, mean JCT %.2fx; makespan / bound %.2f\n",
-				       sim_policy_name(res[i]->policy), res[0]->makespan_s / res[i]->makespan_s,
-				       res[0]->mean_jct_s / res[i]->mean_jct_s,
+			if (res[i]) {
+				char a[48], b[48];
+				ratio_words(res[i]->makespan_s, res[0]->makespan_s, a, sizeof a);
+				ratio_words(res[i]->mean_jct_s, res[0]->mean_jct_s, b, sizeof b);
+				printf("%s vs exclusive: %s makespan %.2fx exclusive's (%s), mean JCT "
+				       "%.2fx exclusive's (%s); makespan / bound %.2f\n",
+				       sim_policy_name(res[i]->policy), sim_policy_name(res[i]->policy),
+				       res[i]->makespan_s / res[0]->makespan_s, a,
+				       res[i]->mean_jct_s / res[0]->mean_jct_s, b,
 				       res[i]->makespan_s / res[i]->lower_bound_makespan_s);
+			}
 }
 
 /* Finish-time fairness: the summary and one row per user. */
@@ -369,39 +397,99 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* gnuplot script: utilisation over time and JCT CDF, one line per policy. */
-static int write_plots(const char *dir, sim_result **res, rl_err *err)
+/* The utilisation plot's data: the series averaged into at most
+ * PLOT_POINTS bins (whole multiples of the series step), so that months of
+ * hourly samples draw as a readable line rather than a solid band. */
+#define PLOT_POINTS 300
+
+static int write_smoothed(const char *dir, const sim_result *r, double step, rl_err *err)
 {
+	char name[80];
+	snprintf(name, sizeof name, "series_%s_smooth.csv", sim_policy_name(r->policy));
+	FILE *f;
+	int rc = write_file(dir, name, &f, err);
+	if (rc < 0)
+		return rc;
+	size_t per = r->n_series > PLOT_POINTS ? (r->n_series + PLOT_POINTS - 1) / PLOT_POINTS : 1;
+	fprintf(f, "t_days,busy,mem_used,mem_reserved,compute\n");
+	for (size_t k = 0; k < r->n_series; k += per) {
+		double b = 0, mu = 0, mr = 0, c = 0;
+		size_t n = 0;
+		for (size_t j = k; j < k + per && j < r->n_series; j++, n++) {
+			b += r->series[j].busy;
+			mu += r->series[j].mem_used;
+			mr += r->series[j].mem_reserved;
+			c += r->series[j].compute;
+		}
+		/* the bin's middle */
+		double t = r->series[k].t_s + step * (double)n / 2;
+		fprintf(f, "%.4f,%.4f,%.4f,%.4f,%.4f\n", t / 86400, b / n, mu / n, mr / n, c / n);
+	}
+	if (fclose(f) != 0)
+		return rl_err_sys(err, RL_EIO, errno, "writing %s/%s", dir, name);
+	return 0;
+}
+
+/*
+ * gnuplot script: utilisation over time with one panel per policy (three
+ * series drawn on top of each other could not be told apart), from the
+ * smoothed series, the cluster in the title; and the JCT CDF, one line per
+ * policy.
+ */
+static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_err *err)
+{
+	const char *dir = o->out;
 	FILE *f;
 	int rc = write_file(dir, "plots.gp", &f, err);
 	if (rc < 0)
 		return rc;
+	int n = 0;
+	double span = 0; /* one x range for every panel, so they compare */
+	for (int i = 0; i < 3; i++) {
+		n += res[i] != NULL;
+		if (res[i] && res[i]->n_series) {
+			double end = res[i]->series[res[i]->n_series - 1].t_s + o->cfg.series_step_s;
+			span = end > span ? end : span;
+		}
+	}
+	char bin[48];
+	if (bin_days >= 1)
+		snprintf(bin, sizeof bin, "%.3g-day means", bin_days);
+	else
+		snprintf(bin, sizeof bin, "%.3g-hour means", bin_days * 24);
 	fprintf(f, "# relish simulate: plots (run with gnuplot in this folder)\n"
-		   "set terminal pngcairo size 900,500 noenhanced\nset datafile separator ','\n"
-		   "set key outside right\nset grid\n"
-		   "set output 'utilisation.png'\nset title 'GPU compute (solid) and memory used (dashed) over time'\n"
-		   "set xlabel 'time since first arrival (days)'\nset ylabel 'fraction of cluster'\nset yrange [0:1.05]\n"
-		   "plot ");
+		   "set terminal pngcairo size 900,%d noenhanced\nset datafile separator ','\n"
+		   "set output 'utilisation.png'\n"
+		   "set multiplot layout %d,1 title 'GPU compute and memory in use, %d GPUs x %lld MiB "
+		   "(%s)'\n"
+		   "set key outside right\nset grid\nset yrange [0:1.05]\nset xrange [0:%g]\n"
+		   "set ylabel 'fraction of cluster'\n",
+		n > 1 ? 260 * n + 60 : 500, n, o->gpus, o->mem, bin, span > 0 ? span / 86400 : 1);
+	int k = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!res[i])
+			continue;
+		const char *nm = sim_policy_name(res[i]->policy);
+		k++;
+		fprintf(f, "set title '%s'\nset xlabel '%s'\n"
+			   "plot 'series_%s_smooth.csv' using 1:5 skip 1 with lines lw 2 lc %d "
+			   "title 'compute', 'series_%s_smooth.csv' using 1:3 skip 1 with lines "
+			   "dt 2 lw 2 lc %d title 'memory used'\n",
+			nm, k == n ? "time since first arrival (days)" : "", nm, i + 1, nm, i + 1);
+	}
+	fprintf(f, "unset multiplot\n"
+		   "set terminal pngcairo size 900,500 noenhanced\n"
+		   "set output 'jct_cdf.png'\nset title 'Job completion time CDF, %d GPUs x %lld MiB'\n"
+		   "set key outside right\nset grid\nset logscale x\n"
+		   "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
+		   "set yrange [0:1]\nplot ", o->gpus, o->mem);
 	int first = 1;
 	for (int i = 0; i < 3; i++) {
 		if (!res[i])
 			continue;
-		const char *n = sim_policy_name(res[i]->policy);
-		fprintf(f, "%s'series_%s.csv' using ($1/86400):5 skip 1 with lines lw 2 lc %d title '%s compute', "
-			   "'series_%s.csv' using ($1/86400):3 skip 1 with lines dt 2 lc %d title '%s memory'",
-			first ? "" : ", ", n, i + 1, n, n, i + 1, n);
-		first = 0;
-	}
-	fprintf(f, "\nset output 'jct_cdf.png'\nset title 'Job completion time CDF'\nset logscale x\n"
-		   "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
-		   "set yrange [0:1]\nplot ");
-	first = 1;
-	for (int i = 0; i < 3; i++) {
-		if (!res[i])
-			continue;
-		const char *n = sim_policy_name(res[i]->policy);
+		const char *nm = sim_policy_name(res[i]->policy);
 		fprintf(f, "%s'jct_cdf_%s.csv' using 1:2 skip 1 with lines lw 2 lc %d title '%s'",
-			first ? "" : ", ", n, i + 1, n);
+			first ? "" : ", ", nm, i + 1, nm);
 		first = 0;
 	}
 	fprintf(f, "\n");
@@ -417,6 +505,8 @@ static int run_gnuplot(const char *dir)
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addchdir_np(&fa, dir);
+	/* its warnings ("empty x range") into the folder, not onto the screen */
+	posix_spawn_file_actions_addopen(&fa, 2, "gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0)
@@ -555,11 +645,25 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 	snprintf(path, sizeof path, "%s/summary.json", o->out);
 	if (json_dump_file(report, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
 		return rl_err_set(err, RL_EIO, "writing %s", path);
-	if ((rc = write_plots(o->out, res, err)) < 0)
+	double bin_days = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!res[i])
+			continue;
+		if ((rc = write_smoothed(o->out, res[i], o->cfg.series_step_s, err)) < 0)
+			return rc;
+		size_t per = res[i]->n_series > PLOT_POINTS
+				     ? (res[i]->n_series + PLOT_POINTS - 1) / PLOT_POINTS : 1;
+		bin_days = (double)per * o->cfg.series_step_s / 86400;
+	}
+	if ((rc = write_plots(o, res, bin_days, err)) < 0)
 		return rc;
-	if (run_gnuplot(o->out) < 0)
-		fprintf(stderr, "relish simulate: gnuplot failed or is not installed; "
-				"CSV files and %s/plots.gp written, plots skipped\n", o->out);
+	int plotted = run_gnuplot(o->out) == 0;
+	/* Say where it all went (stderr: stdout may be --json). */
+	fprintf(stderr, "relish simulate: wrote %s/: summary.json, per policy series_*.csv "
+		"(every %g s; *_smooth.csv for the plot), jct_*.csv, jct_cdf_*.csv, fairness_*.csv%s, "
+		"plots.gp%s\n", o->out, o->cfg.series_step_s, o->placements ? ", placements_*.csv" : "",
+		plotted ? ", utilisation.png, jct_cdf.png"
+			: " (gnuplot failed or is not installed: no PNGs; see gnuplot.log there)");
 	return 0;
 }
 

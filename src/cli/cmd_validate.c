@@ -16,7 +16,8 @@ static int validate_usage(FILE *f)
 {
 	fprintf(f, "usage: relish validate SPEC [--json]\n\n"
 		   "Checks an experiment spec (YAML, or JSON when the name ends in .json).\n"
-		   "  --json   print the normalised spec (every default filled in) as JSON\n"
+		   "  --json   print the normalised spec (every default filled in) as JSON,\n"
+		   "           itself a spec: save it as NAME.json and it validates and runs\n"
 		   "Exit status: 0 valid, 2 invalid or unreadable.\n");
 	return f == stdout ? 0 : 2;
 }
@@ -49,7 +50,7 @@ int cmd_validate(int argc, char **argv, rl_err *err)
 		return rc;
 	}
 	if (json) {
-		char *text = spec_to_json(s);
+		char *text = spec_to_spec_json(s);
 		if (!text) {
 			spec_free(s);
 			return rl_err_set(err, RL_ENOMEM, "formatting the spec");
@@ -57,8 +58,13 @@ int cmd_validate(int argc, char **argv, rl_err *err)
 		printf("%s\n", text);
 		free(text);
 	} else {
-		printf("%s: ok (%zu parameter%s, search %s, schedule %s, policy %s)\n", path, s->search.space.n,
-		       s->search.space.n == 1 ? "" : "s", spec_search_name(s->search.algorithm),
+		char grid[64] = "";
+		if (s->search.algorithm == SEARCH_GRID)
+			snprintf(grid, sizeof grid, " of %llu points",
+				 (unsigned long long)spec_grid_size(&s->search.space));
+		printf("%s: ok (%zu parameter%s, search %s%s, schedule %s, policy %s)\n", path,
+		       s->search.space.n, s->search.space.n == 1 ? "" : "s",
+		       spec_search_name(s->search.algorithm), grid,
 		       spec_schedule_name(s->schedule.algorithm), spec_policy_name(s->sharing.policy));
 		/* What its containers get beyond least privilege (docs/containers.md). */
 		spec_grant g[64];

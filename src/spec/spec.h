@@ -225,8 +225,13 @@ typedef struct spec_grant {
 size_t spec_grants(const spec *s, spec_grant *out, size_t max);
 
 /* The normalised spec (every default filled) as JSON text; malloc'd, owned
- * by the caller; NULL when out of memory. */
+ * by the caller; NULL when out of memory.  Its text is the experiment's
+ * identity in the store (a resumed run compares it). */
 char *spec_to_json(const spec *s);
+/* The normalised spec as a JSON spec file (relish validate --json): every
+ * default filled in, under the spec's own keys, so it validates and runs as
+ * the spec it came from.  malloc'd; NULL when out of memory. */
+char *spec_to_spec_json(const spec *s);
 
 /* Every key path the schema knows ("search.space.<name>.low" for
  * parameter keys), with its one-line help; for docs and their tests. */

@@ -14,20 +14,38 @@
 #include "spec/spec.h"
 
 #define SX_PATH_MAX 512
+#define SX_MAX_ERRORS 10     /* errors of one spec reported together */
+#define SX_ERROR_MAX 400     /* one error's message */
 
-/* Parse context: the file name for messages and the key path being read. */
+/* Parse context: the file name for messages, the key path being read, and
+ * the errors found so far: the walk goes on after an error, so one run of
+ * `relish validate` reports every mistake of a spec (up to SX_MAX_ERRORS;
+ * the rest are counted). */
 typedef struct sx {
 	const char *file;
 	rl_err *err;
 	char path[SX_PATH_MAX];
 	size_t plen;
+	int n_errs;                               /* all errors found */
+	char errs[SX_MAX_ERRORS][SX_ERROR_MAX];   /* the first ones, in order */
+	char err_path[SX_MAX_ERRORS][64];         /* their key paths */
 } sx;
 
 /*
  * Record a schema error at node `at` (NULL: no position) under the current
- * path: "FILE:LINE:COL: path: message".  Returns RL_ESPEC.
+ * path: "FILE:LINE:COL: path: message".  Returns RL_ESPEC.  The caller may
+ * go on with the next key; sx_finish turns what was recorded into err.
  */
 int sx_fail(sx *x, const node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* 1 when an error was recorded at path or below it ("search" covers
+ * "search.space.lr"), so checks that need that part can be skipped. */
+int sx_failed_under(const sx *x, const char *path);
+
+/* The walk is over: 0 when no error was recorded, else RL_ESPEC with
+ * x->err holding the one message, or "N errors in FILE:" and one line
+ * each (as many as fit; "... and K more"). */
+int sx_finish(sx *x);
 
 /* Path handling: push returns the previous length, to give to sx_pop. */
 size_t sx_push(sx *x, const char *key);

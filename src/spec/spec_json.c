@@ -7,7 +7,9 @@
 #include "spec/spec.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const kind_names[] = {"uniform", "loguniform", "int", "choice", "fixed"};
 
@@ -157,6 +159,72 @@ char *spec_to_json(const spec *s)
 				    json_string(spec_pending_name(s->search.pending)));
 	/* 15 significant digits: values people write (0.1, 1e-4) come back as
 	 * written, where 17 would print 0.10000000000000001. */
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	json_decref(root);
+	return text;
+}
+
+/*
+ * The same spec written so that it reads back as a spec (relish validate
+ * --json): the identity's JSON without what is no spec key (source,
+ * grid_size, grid_points of choices), sizes and durations under their spec
+ * keys (memory, gpu_memory in MiB; timeout in seconds), mounts as
+ * "HOST:TARGET:ro|rw" strings, and no nulls.
+ */
+char *spec_to_spec_json(const spec *s)
+{
+	char *ident = spec_to_json(s);
+	if (!ident)
+		return NULL;
+	json_error_t je;
+	json_t *root = json_loads(ident, 0, &je);
+	free(ident);
+	if (!root)
+		return NULL;
+	json_object_del(root, "source");
+	json_t *search = json_object_get(root, "search");
+	json_object_del(search, "grid_size");
+	const char *pname;
+	json_t *p;
+	json_object_foreach(json_object_get(search, "space"), pname, p) {
+		const char *type = json_string_value(json_object_get(p, "type"));
+		if (type && (!strcmp(type, "choice") || !strcmp(type, "fixed")))
+			json_object_del(p, "grid_points");
+	}
+	json_t *trial = json_object_get(root, "trial");
+	json_t *res = json_object_get(trial, "resources");
+	json_object_set(res, "memory", json_object_get(res, "memory_mib"));
+	json_object_set(res, "gpu_memory", json_object_get(res, "gpu_memory_mib"));
+	json_object_del(res, "memory_mib");
+	json_object_del(res, "gpu_memory_mib");
+	json_object_set(trial, "timeout", json_object_get(trial, "timeout_s"));
+	json_object_del(trial, "timeout_s");
+	json_t *mounts = json_object_get(trial, "mounts");
+	if (mounts) {
+		json_t *m = json_array();
+		size_t i;
+		json_t *v;
+		json_array_foreach(mounts, i, v) {
+			char *text = NULL;
+			if (asprintf(&text, "%s:%s:%s", json_string_value(json_object_get(v, "host")),
+				     json_string_value(json_object_get(v, "target")),
+				     json_is_true(json_object_get(v, "read_only")) ? "ro" : "rw") < 0) {
+				json_decref(m);
+				json_decref(root);
+				return NULL;
+			}
+			json_array_append_new(m, json_string(text));
+			free(text);
+		}
+		json_object_set_new(trial, "mounts", m);
+	}
+	/* No nulls: an absent key is the default, as in a written spec. */
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(trial, tmp, k, v)
+		if (json_is_null(v))
+			json_object_del(trial, k);
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	return text;

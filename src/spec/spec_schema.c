@@ -527,24 +527,38 @@ static int parse_section(sx *x, const node *m, const section *sec, spec *s)
 	const char *keys[16];
 	for (size_t i = 0; i < sec->n; i++)
 		keys[i] = sec->fields[i].key;
-	int rc = sx_check_keys(x, m, keys, sec->n);
-	if (rc < 0)
-		return rc;
+	/* Every key is read even after an error, so that all of a spec's
+	 * mistakes are reported at once (sx_finish); only running out of
+	 * memory stops the walk. */
+	int failed = sx_check_keys(x, m, keys, sec->n), rc;
 	for (size_t i = 0; i < m->n; i++) {
 		const field *f = NULL;
 		for (size_t j = 0; j < sec->n && !f; j++)
 			if (!strcmp(sec->fields[j].key, m->keys[i]->text))
 				f = &sec->fields[j];
+		if (!f)
+			continue; /* unknown: reported above */
 		size_t saved = sx_push(x, f->key);
 		rc = read_field(x, f, m->items[i], s);
 		sx_pop(x, saved);
-		if (rc < 0)
+		if (rc < 0 && rc != RL_ESPEC)
 			return rc;
+		if (rc < 0)
+			failed = rc;
 	}
-	for (size_t j = 0; j < sec->n; j++)
-		if (sec->fields[j].required && !node_get(m, sec->fields[j].key))
-			return sx_fail(x, m, "missing required key \"%s\"", sec->fields[j].key);
-	return 0;
+	for (size_t j = 0; j < sec->n; j++) {
+		if (!sec->fields[j].required || node_get(m, sec->fields[j].key))
+			continue;
+		/* "serach" already got "did you mean search?": no second
+		 * error for the same typo. */
+		int typo = 0;
+		for (size_t i = 0; i < m->n && !typo; i++)
+			typo = sx_suggest(m->keys[i]->text, keys, sec->n) == sec->fields[j].key &&
+			       strcmp(m->keys[i]->text, sec->fields[j].key) != 0;
+		if (!typo)
+			failed = sx_fail(x, m, "missing required key \"%s\"", sec->fields[j].key);
+	}
+	return failed;
 }
 
 static int read_field(sx *x, const field *f, const node *v, spec *s)
@@ -714,28 +728,32 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 {
 	char got[96];
 	size_t saved;
-	int rc = 0;
+	int rc = 0, failed = 0;
+	/* Each check records its error and the next one runs; a check whose
+	 * inputs already failed to parse is skipped (it would only repeat
+	 * that error in other words). */
+	int space_ok = !sx_failed_under(x, "search.space") && s->search.space.n > 0;
 
 	/* schedule */
 	const node *sched = node_get(root, "schedule");
-	if (s->schedule.algorithm != SCHED_NONE && !at_path(root, "schedule", "max")) {
-		saved = sx_push(x, "schedule");
-		rc = sx_fail(x, sched, "missing required key \"max\" (algorithm %s needs the largest resource)",
-			     spec_schedule_name(s->schedule.algorithm));
-		sx_pop(x, saved);
-		return rc;
-	}
-	if (s->schedule.min > s->schedule.max) {
-		const node *at = at_path(root, "schedule", "min");
-		saved = sx_push(x, at ? "schedule.min" : "schedule.max");
-		if (at)
-			rc = sx_fail(x, at, "expected a number <= max (%g), got %s", s->schedule.max,
-				     sx_got(at, got, sizeof got));
-		else
-			rc = sx_fail(x, at_path(root, "schedule", "max"), "expected a number >= min (%g), got %g",
-				     s->schedule.min, s->schedule.max);
-		sx_pop(x, saved);
-		return rc;
+	if (!sx_failed_under(x, "schedule")) {
+		if (s->schedule.algorithm != SCHED_NONE && !at_path(root, "schedule", "max")) {
+			saved = sx_push(x, "schedule");
+			failed = sx_fail(x, sched, "missing required key \"max\" (algorithm %s needs the largest resource)",
+					 spec_schedule_name(s->schedule.algorithm));
+			sx_pop(x, saved);
+		} else if (s->schedule.min > s->schedule.max) {
+			const node *at = at_path(root, "schedule", "min");
+			saved = sx_push(x, at ? "schedule.min" : "schedule.max");
+			if (at)
+				failed = sx_fail(x, at, "expected a number <= max (%g), got %s", s->schedule.max,
+						 sx_got(at, got, sizeof got));
+			else
+				failed = sx_fail(x, at_path(root, "schedule", "max"),
+						 "expected a number >= min (%g), got %g", s->schedule.min,
+						 s->schedule.max);
+			sx_pop(x, saved);
+		}
 	}
 	/* schedule.segment with asha or hyperband adds boundaries between rungs
 	 * (to re-pack or checkpoint long segments); decisions stay at rungs. */
@@ -743,19 +761,19 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 	if ((rc = spec_check_conditions(x, s, at_path(root, "search", "algorithm"))) < 0)
 		return rc;
 	/* grid: the default budget is the whole grid */
-	if (s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
+	if (space_ok && s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
 		uint64_t g = spec_grid_size(&s->search.space);
 		s->search.max_trials = g > INT_MAX ? INT_MAX : (int)g;
 	}
 
 	/* trial */
 	const node *exe = at_path(root, "trial", "executor");
-	if ((s->trial.executor == EXEC_PODMAN || s->trial.executor == EXEC_DOCKER) && !s->trial.image) {
+	if (!sx_failed_under(x, "trial.executor") && !sx_failed_under(x, "trial.image") &&
+	    (s->trial.executor == EXEC_PODMAN || s->trial.executor == EXEC_DOCKER) && !s->trial.image) {
 		saved = sx_push(x, "trial");
-		rc = sx_fail(x, exe, "missing required key \"image\" (executor %s runs a container image)",
-			     spec_executor_name(s->trial.executor));
+		failed = sx_fail(x, exe, "missing required key \"image\" (executor %s runs a container image)",
+				 spec_executor_name(s->trial.executor));
 		sx_pop(x, saved);
-		return rc;
 	}
 	const node *prv = at_path(root, "trial", "privileges");
 	if (prv && s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER) {
@@ -784,44 +802,47 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		return rc;
 	}
 	const node *mnt = at_path(root, "trial", "mounts");
-	if (mnt && s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER) {
+	if (mnt && !sx_failed_under(x, "trial.mounts") && !sx_failed_under(x, "trial.executor")) {
 		saved = sx_push(x, "trial.mounts");
-		rc = sx_fail(x, mnt, "applies to executors podman and docker only (executor is %s)",
-			     spec_executor_name(s->trial.executor));
+		if (s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER)
+			rc = sx_fail(x, mnt, "applies to executors podman and docker only (executor is %s)",
+				     spec_executor_name(s->trial.executor));
+		else
+			rc = spec_parse_mounts(x, mnt, dir, &s->trial.mounts, &s->trial.n_mounts);
 		sx_pop(x, saved);
-		return rc;
-	}
-	if (mnt) {
-		saved = sx_push(x, "trial.mounts");
-		rc = spec_parse_mounts(x, mnt, dir, &s->trial.mounts, &s->trial.n_mounts);
-		sx_pop(x, saved);
-		if (rc < 0)
+		if (rc < 0 && rc != RL_ESPEC)
 			return rc;
+		if (rc < 0)
+			failed = rc;
 	}
 	const node *cmd = at_path(root, "trial", "command");
-	for (size_t i = 0; i < s->trial.argc; i++) {
+	for (size_t i = 0; space_ok && !sx_failed_under(x, "trial.command") && i < s->trial.argc; i++) {
 		saved = sx_push(x, "trial.command");
 		sx_push_index(x, i);
 		rc = check_template(x, s, cmd->items[i], s->trial.argv[i]);
 		if (rc == 0 && s->trial.mode == TRIAL_MODE_WORKER)
 			rc = check_worker_template(x, cmd->items[i], s->trial.argv[i]);
 		sx_pop(x, saved);
-		if (rc < 0)
+		if (rc < 0 && rc != RL_ESPEC)
 			return rc;
+		if (rc < 0)
+			failed = rc;
 	}
 	const node *env = at_path(root, "trial", "env");
-	for (size_t i = 0; i < s->trial.n_env; i++) {
+	for (size_t i = 0; space_ok && !sx_failed_under(x, "trial.env") && i < s->trial.n_env; i++) {
 		saved = sx_push(x, "trial.env");
 		sx_push(x, s->trial.env[i].name);
 		rc = check_template(x, s, env->items[i], s->trial.env[i].value);
 		if (rc == 0 && s->trial.mode == TRIAL_MODE_WORKER)
 			rc = check_worker_template(x, env->items[i], s->trial.env[i].value);
 		sx_pop(x, saved);
-		if (rc < 0)
+		if (rc < 0 && rc != RL_ESPEC)
 			return rc;
+		if (rc < 0)
+			failed = rc;
 	}
 	const node *shp = at_path(root, "trial", "shape_params");
-	for (size_t i = 0; i < s->trial.n_shape_params; i++) {
+	for (size_t i = 0; space_ok && i < s->trial.n_shape_params; i++) {
 		const char *name = s->trial.shape_params[i];
 		if (space_find(&s->search.space, name) >= 0)
 			continue;
@@ -834,33 +855,31 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		saved = sx_push(x, "trial.shape_params");
 		sx_push_index(x, i);
 		if (sugg)
-			rc = sx_fail(x, shp->items[i], "\"%s\" is not a parameter of search.space (did you mean \"%s\"?)",
-				     name, sugg);
+			failed = sx_fail(x, shp->items[i], "\"%s\" is not a parameter of search.space (did you mean \"%s\"?)",
+					 name, sugg);
 		else
-			rc = sx_fail(x, shp->items[i], "\"%s\" is not a parameter of search.space", name);
+			failed = sx_fail(x, shp->items[i], "\"%s\" is not a parameter of search.space", name);
 		sx_pop(x, saved);
 		free(cands);
-		return rc;
 	}
 
 	/* workdir: absolute, relative to the spec's folder */
+	if (s->trial.workdir && !s->trial.workdir[0]) {
+		saved = sx_push(x, "trial.workdir");
+		failed = sx_fail(x, at_path(root, "trial", "workdir"), "expected a folder, got an empty string");
+		sx_pop(x, saved);
+		return failed;
+	}
 	char *wd = path_join(dir, s->trial.workdir ? s->trial.workdir : ".");
 	if (!wd)
 		return nomem(x);
-	if (s->trial.workdir && !s->trial.workdir[0]) {
-		free(wd);
-		saved = sx_push(x, "trial.workdir");
-		rc = sx_fail(x, at_path(root, "trial", "workdir"), "expected a folder, got an empty string");
-		sx_pop(x, saved);
-		return rc;
-	}
 	/* "dir/." reads badly in messages and logs; drop a trailing "/.". */
 	size_t wl = strlen(wd);
 	if (wl > 2 && !strcmp(wd + wl - 2, "/."))
 		wd[wl - 2] = '\0';
 	free(s->trial.workdir);
 	s->trial.workdir = wd;
-	return 0;
+	return failed;
 }
 
 /* ---- entry points ------------------------------------------------------ */
@@ -901,9 +920,16 @@ int spec_from_tree(const node *root, const char *file, const char *dir, spec **o
 		spec_free(s);
 		return rl_err_set(err, RL_ENOMEM, "%s: out of memory", file);
 	}
+	/* The walk and the checks go on after an error: every mistake is
+	 * reported at once (sx_finish), except when memory runs out. */
 	int rc = parse_section(&x, root, &top_section, s);
-	if (rc == 0)
-		rc = spec_check(&x, root, dir, s);
+	if (rc == 0 || rc == RL_ESPEC) {
+		int rc2 = spec_check(&x, root, dir, s);
+		if (rc2 < 0 && rc2 != RL_ESPEC)
+			rc = rc2;
+		else if (rc == 0 || rc == RL_ESPEC)
+			rc = sx_finish(&x);
+	}
 	if (rc < 0) {
 		spec_free(s);
 		return rc;

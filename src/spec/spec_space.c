@@ -433,15 +433,23 @@ int spec_parse_space(sx *x, const node *n, space *out)
 	sp.params = calloc(n->n, sizeof *sp.params);
 	if (!sp.params)
 		return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
+	/* Every parameter is read, so each one's first mistake is reported. */
+	int failed = 0;
 	for (size_t i = 0; i < n->n; i++) {
 		size_t saved = sx_push(x, n->keys[i]->text);
 		sp.n = i + 1;
 		int rc = parse_param(x, n->keys[i], n->items[i], &sp, i, &sp.params[i]);
 		sx_pop(x, saved);
-		if (rc < 0) {
+		if (rc < 0 && rc != RL_ESPEC) {
 			space_fini(&sp);
 			return rc;
 		}
+		if (rc < 0)
+			failed = rc;
+	}
+	if (failed) {
+		space_fini(&sp);
+		return failed;
 	}
 	*out = sp;
 	return 0;

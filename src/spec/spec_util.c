@@ -32,9 +32,51 @@ int sx_fail(sx *x, const node *at, const char *fmt, ...)
 		snprintf(where, sizeof where, ":%d:%d", at->line, at->col);
 	else
 		where[0] = '\0';
+	int rc;
 	if (x->plen)
-		return rl_err_set(x->err, RL_ESPEC, "%s%s: %s: %s", x->file, where, x->path, msg);
-	return rl_err_set(x->err, RL_ESPEC, "%s%s: %s", x->file, where, msg);
+		rc = rl_err_set(x->err, RL_ESPEC, "%s%s: %s: %s", x->file, where, x->path, msg);
+	else
+		rc = rl_err_set(x->err, RL_ESPEC, "%s%s: %s", x->file, where, msg);
+	if (x->n_errs < SX_MAX_ERRORS) {
+		snprintf(x->errs[x->n_errs], SX_ERROR_MAX, "%s", x->err->msg);
+		snprintf(x->err_path[x->n_errs], sizeof x->err_path[0], "%s", x->path);
+	}
+	x->n_errs++;
+	return rc;
+}
+
+int sx_failed_under(const sx *x, const char *path)
+{
+	size_t n = strlen(path);
+	for (int i = 0; i < x->n_errs && i < SX_MAX_ERRORS; i++)
+		if (!strncmp(x->err_path[i], path, n) &&
+		    (x->err_path[i][n] == '\0' || x->err_path[i][n] == '.' || x->err_path[i][n] == '['))
+			return 1;
+	/* Beyond the recorded ones the paths are unknown: assume the worst. */
+	return x->n_errs > SX_MAX_ERRORS;
+}
+
+int sx_finish(sx *x)
+{
+	if (x->n_errs == 0)
+		return 0;
+	if (x->n_errs == 1)
+		return rl_err_set(x->err, RL_ESPEC, "%s", x->errs[0]);
+	char buf[RL_ERR_MSG_MAX];
+	int kept = x->n_errs < SX_MAX_ERRORS ? x->n_errs : SX_MAX_ERRORS;
+	size_t used = (size_t)snprintf(buf, sizeof buf, "%d errors in %s:", x->n_errs, x->file);
+	int shown = 0;
+	for (; shown < kept; shown++) {
+		size_t need = 1 + strlen(x->errs[shown]);
+		/* keep room for the "... and N more" line */
+		if (used + need + 40 >= sizeof buf)
+			break;
+		used += (size_t)snprintf(buf + used, sizeof buf - used, "\n%s", x->errs[shown]);
+	}
+	if (shown < x->n_errs)
+		snprintf(buf + used, sizeof buf - used, "\n... and %d more (fix these first)",
+			 x->n_errs - shown);
+	return rl_err_set(x->err, RL_ESPEC, "%s", buf);
 }
 
 size_t sx_push(sx *x, const char *key)
@@ -179,6 +221,7 @@ static void join_names(const char *const *names, size_t n, char *buf, size_t len
 
 int sx_check_keys(sx *x, const node *map, const char *const *allowed, size_t n)
 {
+	int failed = 0;
 	for (size_t i = 0; i < map->n; i++) {
 		const node *k = map->keys[i];
 		size_t j = 0;
@@ -197,9 +240,9 @@ int sx_check_keys(sx *x, const node *map, const char *const *allowed, size_t n)
 			rc = sx_fail(x, k, "unknown key (expected one of: %s)", list);
 		}
 		sx_pop(x, saved);
-		return rc;
+		failed = rc; /* every unknown key is reported, not just the first */
 	}
-	return 0;
+	return failed;
 }
 
 /* ---- scalar readers ---------------------------------------------------- */
