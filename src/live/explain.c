@@ -98,7 +98,8 @@ void live_explain_missing(const live_seg *g, char *reason, size_t n)
 /* ---- a failed segment's last words ------------------------------------------- */
 
 /* The last line of text[0..len) that says something: not blank, not a
- * metric or control line.  Written trimmed into buf; 0 when none. */
+ * metric or control line, not relish's own note.  Written trimmed into
+ * buf; 0 when none. */
 static int last_meaningful(const char *text, size_t len, char *buf, size_t n)
 {
 	size_t end = len;
@@ -112,7 +113,9 @@ static int last_meaningful(const char *text, size_t len, char *buf, size_t n)
 		while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r' ||
 				 text[b - 1] == '\n'))
 			b--;
-		if (b > a) {
+		/* relish's own notes in the log ("[relish: log truncated ...]")
+		 * are not the trial's words. */
+		if (b > a && !(b - a > 8 && !memcmp(text + a, "[relish:", 8))) {
 			contract_line l;
 			contract_kind k = contract_parse_line(text + a, b - a, &l);
 			if (k == CONTRACT_LOG || k == CONTRACT_NEAR) {
