@@ -65,3 +65,10 @@ foreach(src ${RELISH_FUZZ_TARGETS})
   add_test(NAME fuzz_replay_${target} COMMAND replay_${target} ${inputs})
   set_tests_properties(fuzz_replay_${target} PROPERTIES TIMEOUT 120)
 endforeach()
+
+# test_examples runs every example's PyTorch and scikit-learn trials: it
+# runs alone (RUN_SERIAL), so the timing-sensitive tests are not squeezed
+# beside it on a small machine.
+if(TEST test_examples)
+  set_tests_properties(test_examples PROPERTIES RUN_SERIAL TRUE)
+endif()
