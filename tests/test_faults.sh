@@ -384,7 +384,7 @@ trial:
   command: ["/bin/sh", "-c", 'p="$RELISH_CHECKPOINT_DIR/gc.pid"; if [ -e "$p" ]; then echo "RELISH epoch=1 accuracy=1"; exit 0; fi; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >"$p.tmp"; mv "$p.tmp" "$p"; sleep 300']
 S
   db="$work/gc.db"
-  run_bg gc "$db" "$work/gc1" --quiet
+  run_bg gc "$db" "$work/gc1"
   for _ in $(seq 200); do
     ls "$work"/relish-runs/gc.*/trial-0/ckpt/gc.pid >/dev/null 2>&1 && break
     sleep 0.05
@@ -392,6 +392,16 @@ S
   gc=$(cat "$work"/relish-runs/gc.*/trial-0/ckpt/gc.pid) || fail "grandchild: never started"
   kill -9 "$rp"
   wait "$rp" 2>/dev/null || true
+fi
+# Without a writable cgroup (a bare Debian tried in a container) relish
+# tracks descendants through /proc and says so; a killed relish's tracking
+# dies with it, so the restart cannot find the detached grandchild: the
+# limit docs/trials.md states, not a failure.
+if only grandchild && grep -q "trials' descendants: /proc tracking" "$work/gc1.err"; then
+  kill -9 "$gc" 2>/dev/null || true
+  skipped+=(grandchild)
+  echo "SKIP: test_faults' grandchild case: no writable cgroup here ($(grep -o '/proc tracking.*' "$work/gc1.err" | cut -c1-100))"
+elif only grandchild; then
   [ -e "/proc/$gc" ] || fail "grandchild: $gc died with relish already (nothing to test)"
   rc=0
   "$RELISH" run "$work/gc.yaml" --db "$db" --devices "$work/devices.yaml" --quiet \
@@ -429,6 +439,6 @@ S
 fi
 
 if [ ${#skipped[@]} -gt 0 ]; then
-  echo "test_faults: SKIPPED (mount not permitted here): ${skipped[*]}"
+  echo "test_faults: SKIPPED (mount not permitted, or no writable cgroup, here): ${skipped[*]}"
 fi
 echo "test_faults: ok"
