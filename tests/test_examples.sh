@@ -31,7 +31,7 @@ for spec in "$RELISH_SRC"/examples/*/*.yaml; do
       [ "$containers" = yes ] && "$RELISH_SRC/scripts/podman-image.sh"
     fi
     if [ "$containers" = no ]; then
-      echo "skip $name: $why"
+      echo "SKIP: example $name: ${why#SKIP: }"
       skipped=$((skipped + 1))
       continue
     fi
