@@ -165,11 +165,48 @@ char *spec_to_json(const spec *s)
 }
 
 /*
+ * Below obj (never inside search.space, whose values are the user's): the
+ * identity's unit-suffixed keys under the spec's own names ("memory_mib" is
+ * memory in MiB, "timeout_s" timeout in seconds: the spec reads plain
+ * numbers in those units), and no nulls (an absent key is the default).
+ */
+static int to_spec_keys(json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_t *renamed = json_object();
+	if (!renamed)
+		return -1;
+	json_object_foreach_safe(obj, tmp, k, v) {
+		if (json_is_null(v)) {
+			json_object_del(obj, k);
+			continue;
+		}
+		if (json_is_object(v) && strcmp(k, "space") && to_spec_keys(v) < 0) {
+			json_decref(renamed);
+			return -1;
+		}
+		size_t n = strlen(k);
+		size_t cut = n > 4 && !strcmp(k + n - 4, "_mib") ? 4 : n > 2 && !strcmp(k + n - 2, "_s") ? 2 : 0;
+		if (cut) {
+			char name[64];
+			snprintf(name, sizeof name, "%.*s", (int)(n - cut), k);
+			json_object_set(renamed, name, v);
+			json_object_del(obj, k);
+		}
+	}
+	json_object_update(obj, renamed);
+	json_decref(renamed);
+	return 0;
+}
+
+/*
  * The same spec written so that it reads back as a spec (relish validate
  * --json): the identity's JSON without what is no spec key (source,
  * grid_size, grid_points of choices), sizes and durations under their spec
- * keys (memory, gpu_memory in MiB; timeout in seconds), mounts as
- * "HOST:TARGET:ro|rw" strings, and no nulls.
+ * keys (memory, gpu_memory in MiB; timeout, foreign_wait in seconds), mounts
+ * as "HOST:TARGET:ro|rw" strings, and no nulls.
  */
 char *spec_to_spec_json(const spec *s)
 {
@@ -192,13 +229,6 @@ char *spec_to_spec_json(const spec *s)
 			json_object_del(p, "grid_points");
 	}
 	json_t *trial = json_object_get(root, "trial");
-	json_t *res = json_object_get(trial, "resources");
-	json_object_set(res, "memory", json_object_get(res, "memory_mib"));
-	json_object_set(res, "gpu_memory", json_object_get(res, "gpu_memory_mib"));
-	json_object_del(res, "memory_mib");
-	json_object_del(res, "gpu_memory_mib");
-	json_object_set(trial, "timeout", json_object_get(trial, "timeout_s"));
-	json_object_del(trial, "timeout_s");
 	json_t *mounts = json_object_get(trial, "mounts");
 	if (mounts) {
 		json_t *m = json_array();
@@ -218,13 +248,10 @@ char *spec_to_spec_json(const spec *s)
 		}
 		json_object_set_new(trial, "mounts", m);
 	}
-	/* No nulls: an absent key is the default, as in a written spec. */
-	const char *k;
-	json_t *v;
-	void *tmp;
-	json_object_foreach_safe(trial, tmp, k, v)
-		if (json_is_null(v))
-			json_object_del(trial, k);
+	if (to_spec_keys(root) < 0) {
+		json_decref(root);
+		return NULL;
+	}
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	return text;
