@@ -336,8 +336,16 @@ static void test_submit_env(void **state)
 	assert_non_null(v);
 	const char *want[] = {"PATH=/usr/bin", "SLURM_CONF=/etc/x.conf", "RELISH_TRIAL_ID=t1",
 			      "SLURMX=kept", NULL};
+	setenv("SLURM_CONF", "/relish/own.conf", 1);
 	assert_argv(v, want);
 	contract_strv_free(v);
+	/* a trial environment without SLURM_CONF gets relish's own */
+	v = slurm_submit_env(envp + 3);
+	const char *want2[] = {"RELISH_TRIAL_ID=t1", "SLURMX=kept", "SLURM_CONF=/relish/own.conf",
+			       NULL};
+	assert_argv(v, want2);
+	contract_strv_free(v);
+	unsetenv("SLURM_CONF");
 }
 
 int main(void)

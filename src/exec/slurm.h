@@ -152,8 +152,8 @@ int slurm_build_sbatch_argv(const slurm_options *o, const exec_spec *es, const c
 
 /* The environment sbatch runs with: envp (NULL: relish's own) without the
  * variables of an allocation relish may itself run in (SLURM_*, except
- * SLURM_CONF).  malloc'd, free with contract_strv_free; NULL when out of
- * memory. */
+ * SLURM_CONF), and with relish's own SLURM_CONF when envp has none.
+ * malloc'd, free with contract_strv_free; NULL when out of memory. */
 char **slurm_submit_env(char *const *envp);
 
 /* ---- what the tools say ----------------------------------------------------- */

@@ -242,9 +242,15 @@ char **slurm_submit_env(char *const *envp)
 {
 	char *const *src = envp ? envp : environ;
 	size_t n = 0;
-	for (char *const *e = src; e && *e; e++)
+	int has_conf = 0;
+	for (char *const *e = src; e && *e; e++) {
 		n++;
-	char **v = calloc(n + 1, sizeof *v);
+		has_conf |= !strncmp(*e, "SLURM_CONF=", 11);
+	}
+	/* sbatch must find the cluster relish talks to, whatever the trial's
+	 * environment says (relish's own SLURM_CONF when it has none). */
+	const char *own = has_conf ? NULL : getenv("SLURM_CONF");
+	char **v = calloc(n + 2, sizeof *v);
 	if (!v)
 		return NULL;
 	size_t j = 0;
@@ -253,14 +259,19 @@ char **slurm_submit_env(char *const *envp)
 		 * per node...) would be read by sbatch as options. */
 		if (!strncmp(*e, "SLURM_", 6) && strncmp(*e, "SLURM_CONF=", 11) != 0)
 			continue;
-		if (!(v[j++] = strdup(*e))) {
-			for (size_t i = 0; i + 1 < j; i++)
-				free(v[i]);
-			free(v);
-			return NULL;
-		}
+		if (!(v[j++] = strdup(*e)))
+			goto oom;
+	}
+	if (own && *own && asprintf(&v[j++], "SLURM_CONF=%s", own) < 0) {
+		v[j - 1] = NULL;
+		goto oom;
 	}
 	return v;
+oom:
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+	return NULL;
 }
 
 /* ---- squeue, the job-completion file --------------------------------------------- */

@@ -38,6 +38,13 @@ static void forward(int sig)
 		kill(-(pid_t)child_pgid, sig);
 }
 
+/* SIGCHLD only wakes the sampling sleep, so the end is seen at once and not
+ * at the next 200 ms sample. */
+static void child_ended(int sig)
+{
+	(void)sig;
+}
+
 static double wall(void)
 {
 	struct timespec ts;
@@ -107,6 +114,9 @@ int slurm_step_main(int argc, char **argv)
 	static const int pass[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
 	for (size_t i = 0; i < sizeof pass / sizeof *pass; i++)
 		sigaction(pass[i], &sa, NULL);
+	sa.sa_handler = child_ended;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	telemetry *tel = NULL;
