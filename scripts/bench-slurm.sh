@@ -52,7 +52,7 @@ for kind in process-worker process-oneshot slurm; do
 	# Same folder as the original, so workdir resolves the same.
 	spec="$here/examples/digits/.bench-$kind-$$.yaml"
 	sed -e "s/^  max_trials: .*/  max_trials: $trials/" -e "s/^name: .*/name: bench-$kind/" \
-		-e "s/^  mode: .*/  mode: $mode/" "$src" >"$spec"
+		-e "s/^  mode: \(worker\|warm\|oneshot\)\$/  mode: $mode/" "$src" >"$spec"
 	t0=$(date +%s.%N)
 	rc=0
 	"$relish" run "$spec" --db "$work/$kind.db" --quiet >"$work/$kind.out" 2>"$work/$kind.err" || rc=$?
