@@ -30,7 +30,11 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ -z "${SLURM_CONF:-}" ]; then
-	eval "$("$here/scripts/slurm-up.sh" "$work/slurm")"
+	# The private cluster's two nodes share this machine: their CPUs add
+	# up to its own, so trials get the threads they would get here.
+	cpus=$(($(nproc) / 2))
+	[ "$cpus" -ge 1 ] || cpus=1
+	eval "$(SLURM_UP_CPUS=${SLURM_UP_CPUS:-$cpus} "$here/scripts/slurm-up.sh" "$work/slurm")"
 	export SLURM_CONF
 	own=1
 fi

@@ -40,7 +40,8 @@
 #define TICK_MS 100          /* the executor's timer */
 #define FAST_POLL_MS 250     /* squeue while a job's end is awaited */
 #define SUBMIT_MAX 4         /* sbatch processes at once */
-#define READ_CHUNK 65536     /* output bytes per read */
+#define READ_CHUNK 65536     /* output bytes per read (a buffer only while reading) */
+#define IDLE_READ_MS 500     /* a job whose last read found nothing is read this often */
 #define TAIL_KEEP 8192       /* output kept for out-of-memory messages */
 #define TOOL_OUT_MAX (64u << 20) /* a tool's output beyond this is cut */
 #define MISSING_POLLS 2      /* polls without a job before it is looked up */
@@ -72,7 +73,8 @@ struct sjob {
 	int fs_busy;                /* an open or read is in flight */
 	int req_after_final;        /* ... and was issued after Slurm called it final */
 	uv_fs_t fs;
-	char *rbuf;                 /* READ_CHUNK */
+	char *rbuf;                 /* READ_CHUNK while a read is in flight, else NULL */
+	uint64_t idle_since_ms;     /* loop time of a read that found nothing; 0: it found some */
 	char *line;                 /* partial line */
 	size_t line_len, line_cap;
 	int line_skip;              /* inside an over-long line */
@@ -343,8 +345,7 @@ static sjob *job_new(sexec *ex, const exec_spec *es, const exec_callbacks *cb, v
 	j->final_raw = -1;
 	j->timeout_s = es->timeout_s;
 	j->log_path = strdup(es->log_path);
-	j->rbuf = malloc(READ_CHUNK);
-	if (!j->log_path || !j->rbuf) {
+	if (!j->log_path) {
 		job_free(j);
 		return NULL;
 	}
@@ -493,7 +494,14 @@ static void on_read(uv_fs_t *req)
 		return;
 	if (n > 0) {
 		j->log_off += n;
+		j->idle_since_ms = 0;
 		take_bytes(j, j->rbuf, (size_t)n);
+	} else {
+		j->idle_since_ms = uv_now(j->ex->loop);
+	}
+	free(j->rbuf);
+	j->rbuf = NULL;
+	if (n > 0) {
 		if (n == READ_CHUNK) {
 			read_more(j);
 			return;
@@ -554,6 +562,8 @@ static void read_more(sjob *j)
 			j->fs_busy = 1;
 		return;
 	}
+	if (!j->rbuf && !(j->rbuf = malloc(READ_CHUNK)))
+		return; /* out of memory: the next tick tries again */
 	uv_buf_t b = uv_buf_init(j->rbuf, READ_CHUNK);
 	if (uv_fs_read(j->ex->loop, &j->fs, j->fd, &b, 1, j->log_off, on_read) == 0)
 		j->fs_busy = 1;
@@ -937,7 +947,11 @@ static void timer_cb(uv_timer_t *h)
 			j->timed_out = 1;
 			j->cancel_want = 1;
 		}
-		if (j->st == J_ACTIVE || (j->st == J_FINAL && !j->drained))
+		/* Output: read at every turn while it grows, every IDLE_READ_MS
+		 * while it does not (thousands of quiet jobs cost little). */
+		if ((j->st == J_ACTIVE && (!j->idle_since_ms ||
+					   uv_now(ex->loop) - j->idle_since_ms >= IDLE_READ_MS)) ||
+		    (j->st == J_FINAL && !j->drained))
 			read_more(j);
 		ending |= j->st == J_ACTIVE && (j->end_line_seen || j->cancel_sent);
 	}
