@@ -177,7 +177,7 @@ P
 echo "ok: oom"
 
 # ---- crash: kill -9, adopt, clean up the rest -------------------------------------------
-spec crash 6 4 "{algorithm: none, resource: epoch, max: 4, segment: 2}" ', "--sleep-ms", "1500"' \
+spec crash 6 4 "{algorithm: none, resource: epoch, max: 6, segment: 3}" ', "--sleep-ms", "1500"' \
   "{memory: 64MiB, cpus: 1}"
 "$RELISH" run "$work/crash.yaml" --db "$work/crash.db" --quiet >"$work/crash1.out" 2>"$work/crash1.err" &
 pids+=($!)
@@ -201,6 +201,9 @@ stray=$(sbatch --parsable --job-name=relish-crash-t999-s0 --output=/dev/null --m
 grep -q 'adopted' "$work/crash2.err" || fail "crash: nothing adopted: $(head -20 "$work/crash2.err")"
 adopted=$(sql "$work/crash.db" "SELECT count(*) FROM events WHERE kind='segment.adopted'")
 [ "$adopted" -ge 1 ] || fail "crash: no segment.adopted event"
+# at least one was still running: its output was read again while it grew
+sql "$work/crash.db" "SELECT message FROM events WHERE kind='segment.adopted'" | grep -q '(RUNNING) was adopted' ||
+  fail "crash: no running job adopted: $(sql "$work/crash.db" "SELECT message FROM events WHERE kind='segment.adopted'")"
 [ "$(sql "$work/crash.db" "SELECT count(*) FROM segments WHERE status != 'completed'")" = 0 ] ||
   fail "crash: segments not completed: $(sql "$work/crash.db" "SELECT id, status, message FROM segments WHERE status != 'completed'")"
 twice=$(sql "$work/crash.db" "SELECT trial_id, resource_from, count(*) FROM segments GROUP BY 1, 2 HAVING count(*) > 1")
