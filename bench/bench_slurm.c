@@ -100,6 +100,25 @@ static void finish(uv_loop_t *loop, executor *ex)
 	uv_run(loop, UV_RUN_DEFAULT);
 }
 
+/* The private Slurm and the scratch folder go whatever way main ends. */
+static char cleanup_src[PATH_MAX], cleanup_dir[64];
+static int cleanup_slurm;
+
+static void cleanup(void)
+{
+	char cmd[2 * PATH_MAX + 64];
+	if (cleanup_slurm) {
+		snprintf(cmd, sizeof cmd, "%s/scripts/slurm-down.sh %s/slurm", cleanup_src, cleanup_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_slurm: slurm-down.sh failed\n");
+	}
+	if (cleanup_dir[0]) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s", cleanup_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_slurm: could not remove %s\n", cleanup_dir);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int n = 20, podman = 1;
@@ -131,10 +150,16 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/relish-bench-slurm-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
+	snprintf(cleanup_src, sizeof cleanup_src, "%s", src);
+	snprintf(cleanup_dir, sizeof cleanup_dir, "%s", dir);
+	atexit(cleanup);
 	char cmd[3 * PATH_MAX], conf[PATH_MAX + 64];
 	int own_slurm = !getenv("SLURM_CONF") || !*getenv("SLURM_CONF");
 	if (own_slurm) {
-		snprintf(cmd, sizeof cmd, "%s/scripts/slurm-up.sh %s/slurm > %s/slurm.env", src, dir, dir);
+		cleanup_slurm = 1;
+		/* nodes of its own names: another Slurm may run beside it */
+		snprintf(cmd, sizeof cmd, "SLURM_UP_NODE_PREFIX=b%un %s/scripts/slurm-up.sh %s/slurm > %s/slurm.env",
+			 (unsigned)getpid(), src, dir, dir);
 		if (system(cmd) != 0) {
 			fprintf(stderr, "bench_slurm: scripts/slurm-up.sh failed (Slurm installed? root?)\n");
 			return 1;
@@ -205,7 +230,7 @@ int main(int argc, char **argv)
 	/* the sanitizer build's leak check is not what is measured */
 	char *cenv[] = {"RELISH_TRIAL_ID=b", "RELISH_RESOURCE_FROM=0", "RELISH_RESOURCE_TO=1",
 			"ASAN_OPTIONS=detect_leaks=0", "PATH=/usr/bin:/bin", env_ck, NULL};
-	exec_cluster_request creq = {.node = "n1", .mem_mib = 256};
+	exec_cluster_request creq = {.node = NULL, .mem_mib = 256}; /* Slurm picks the node */
 	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .argv = cargv, .envp = cenv, .cpus = 1,
 			.memory_limit_mib = 256, .a = {.trial_id = "b", .from = 0, .to = 1}};
 	double *tp = calloc((size_t)n, sizeof *tp), *tc = calloc((size_t)n, sizeof *tc);
@@ -250,14 +275,6 @@ int main(int argc, char **argv)
 	finish(&loop, cx);
 	finish(&loop, sx);
 	uv_loop_close(&loop);
-	if (own_slurm) {
-		snprintf(cmd, sizeof cmd, "%s/scripts/slurm-down.sh %s/slurm", src, dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "bench_slurm: slurm-down.sh failed\n");
-	}
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		return 1;
 	free(tp);
 	free(tc);
 	free(ts);

@@ -34,7 +34,8 @@ if [ -z "${SLURM_CONF:-}" ]; then
 	# up to its own, so trials get the threads they would get here.
 	cpus=$(($(nproc) / 2))
 	[ "$cpus" -ge 1 ] || cpus=1
-	eval "$(SLURM_UP_CPUS=${SLURM_UP_CPUS:-$cpus} "$here/scripts/slurm-up.sh" "$work/slurm")"
+	eval "$(SLURM_UP_CPUS=${SLURM_UP_CPUS:-$cpus} SLURM_UP_NODE_PREFIX=${SLURM_UP_NODE_PREFIX:-b$$n} \
+		"$here/scripts/slurm-up.sh" "$work/slurm")"
 	export SLURM_CONF
 	own=1
 fi

@@ -20,7 +20,9 @@
 # SLURM_UP_SHARDS per node (8), SLURM_UP_CGROUP (1: proctrack/task cgroup,
 # memory limits enforced by the kernel; 0: linuxproc, limits enforced by
 # sampling), SLURM_UP_SLURMD_TIMEOUT (30 s: how long a node that stops
-# answering stays up; a test of node failures makes it short).  docs/slurm.md describes the cluster this makes.
+# answering stays up), SLURM_UP_NODE_PREFIX (n: nodes n1, n2, ...; Slurm's
+# cgroups are named by node, so instances that run at the same time, as
+# tests of several builds do, give their nodes names of their own).  docs/slurm.md describes the cluster this makes.
 set -euo pipefail
 
 die() { echo "slurm-up.sh: $*" >&2; exit "${2:-1}"; }
@@ -41,6 +43,8 @@ GPUS=${SLURM_UP_GPUS:-2}
 SHARDS=${SLURM_UP_SHARDS:-8}
 CGROUP=${SLURM_UP_CGROUP:-1}
 SLURMD_TIMEOUT=${SLURM_UP_SLURMD_TIMEOUT:-30}
+P=${SLURM_UP_NODE_PREFIX:-n}
+[[ $P =~ ^[a-z][a-z0-9]*$ ]] || die "SLURM_UP_NODE_PREFIX: expected lower-case letters and digits, got '$P'" 2
 [[ -e $S/slurm.conf && -s $S/slurmctld.pid ]] && kill -0 "$(cat "$S/slurmctld.pid")" 2>/dev/null &&
 	die "a Slurm already runs from $S (scripts/slurm-down.sh $S first)"
 mkdir -p "$S/munge" "$S/ctld" "$S/spool" "$S/gpu" "$S/log"
@@ -81,7 +85,7 @@ write_conf() {
 	# two instances must not start at the same one.
 	local first=$((1000000 + (RANDOM * 32768 + RANDOM) % 50000000))
 	local nodes="" i
-	for ((i = 1; i <= NODES; i++)); do nodes+="${nodes:+,}n$i"; done
+	for ((i = 1; i <= NODES; i++)); do nodes+="${nodes:+,}$P$i"; done
 	# Memory limits: the cgroup plugins (the kernel enforces --mem), or
 	# the accounting sampler killing a job over its limit.
 	local proctrack=proctrack/cgroup task=task/cgroup overmem=""
@@ -133,20 +137,20 @@ SlurmctldTimeout=30
 SlurmdTimeout=$SLURMD_TIMEOUT
 EOF
 	for ((i = 1; i <= NODES; i++)); do
-		echo "NodeName=n$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[$((i - 1))]} CPUs=$CPUS RealMemory=$MEM Gres=gpu:$GPUS,shard:$SHARDS State=UNKNOWN" >>"$S/slurm.conf"
+		echo "NodeName=$P$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[$((i - 1))]} CPUs=$CPUS RealMemory=$MEM Gres=gpu:$GPUS,shard:$SHARDS State=UNKNOWN" >>"$S/slurm.conf"
 	done
 	echo "PartitionName=main Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$S/slurm.conf"
 	: >"$S/gres.conf"
 	for ((i = 1; i <= NODES; i++)); do
 		local g files=()
 		for ((g = 0; g < GPUS; g++)); do
-			ln -sf /dev/null "$S/gpu/n$i-gpu$g"
-			files+=("$S/gpu/n$i-gpu$g")
+			ln -sf /dev/null "$S/gpu/$P$i-gpu$g"
+			files+=("$S/gpu/$P$i-gpu$g")
 		done
 		for f in "${files[@]}"; do
-			echo "NodeName=n$i Name=gpu File=$f" >>"$S/gres.conf"
+			echo "NodeName=$P$i Name=gpu File=$f" >>"$S/gres.conf"
 		done
-		echo "NodeName=n$i Name=shard Count=$SHARDS" >>"$S/gres.conf"
+		echo "NodeName=$P$i Name=shard Count=$SHARDS" >>"$S/gres.conf"
 	done
 	cat >"$S/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
@@ -184,8 +188,8 @@ for attempt in 1 2 3; do
 	# -i: ignore state left by an earlier instance in this folder.
 	slurmctld -i -f "$SLURM_CONF" >>"$S/log/slurmctld.out" 2>&1 || true
 	for ((i = 1; i <= NODES; i++)); do
-		mkdir -p "$S/spool/n$i"
-		slurmd -N "n$i" -f "$SLURM_CONF" >>"$S/log/slurmd-n$i.out" 2>&1 || true
+		mkdir -p "$S/spool/$P$i"
+		slurmd -N "$P$i" -f "$SLURM_CONF" >>"$S/log/slurmd-$P$i.out" 2>&1 || true
 	done
 	if wait_nodes; then
 		started=1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_run_slurm.sh - `relish run` with trial.executor: slurm on a real,
-# private two-node Slurm (scripts/slurm-up.sh: nodes n1 and n2, each with
+# private two-node Slurm (scripts/slurm-up.sh: nodes $N1 and $N2, each with
 # two stand-in GPUs split into 8 shards, 4 CPUs, 4 GiB).  Skipped (exit 77)
 # where Slurm cannot run.  Cases:
 #   devices  relish devices --slurm: four GPUs of 16 GiB and two hosts;
@@ -28,9 +28,9 @@
 #            the shape's first measurement run alone (--gres=gpu:1), those
 #            placed after it ask for the one shard its measured peak needs
 #            and share GPUs;
-#   nodefail n1 fails under a running job (its slurmd gone, the node set
+#   nodefail $N1 fails under a running job (its slurmd gone, the node set
 #            down): the job ends NODE_FAIL, the segment is lost without
-#            using a retry and re-run on n2, and the trial completes.
+#            using a retry and re-run on $N2, and the trial completes.
 set -euo pipefail
 . "$RELISH_SRC/tests/support/slurm_env.sh" slurm
 PY=/usr/bin/python3
@@ -86,15 +86,16 @@ P
 
 # ---- devices -----------------------------------------------------------------
 "$RELISH" devices --slurm --gpu-memory 16GiB --json >"$work/devices.json"
-$PY - "$work/devices.json" <<'P' || fail "relish devices --slurm: $(cat "$work/devices.json")"
+$PY - "$work/devices.json" "$N1" "$N2" <<'P' || fail "relish devices --slurm: $(cat "$work/devices.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
+n1, n2 = sys.argv[2], sys.argv[3]
 gpus = [x for x in d["devices"] if x["is_gpu"]]
 hosts = [x for x in d["devices"] if not x["is_gpu"]]
 assert d["source"] == "slurm partition main", d["source"]
-assert sorted(x["uuid"] for x in gpus) == ["slurm:n1:gpu0", "slurm:n1:gpu1", "slurm:n2:gpu0", "slurm:n2:gpu1"], gpus
+assert sorted(x["uuid"] for x in gpus) == ["slurm:%s:gpu%d" % (n, g) for n in (n1, n2) for g in (0, 1)], gpus
 assert all(x["memory_total_mib"] == 16384 for x in gpus), gpus
-assert sorted(x["uuid"] for x in hosts) == ["slurm:n1", "slurm:n2"], hosts
+assert sorted(x["uuid"] for x in hosts) == ["slurm:" + n1, "slurm:" + n2], hosts
 assert all(x["memory_total_mib"] == 4096 and x["compute_total"] == 4 for x in hosts), hosts
 P
 echo "ok: devices"
@@ -106,8 +107,8 @@ grep -q "$RELISH_BUILD/ctrial" "$work/ctrial-slurm.yaml" || fail "could not poin
 "$RELISH" run "$work/ctrial-slurm.yaml" --db "$work/example.db" --quiet >"$work/example.out" 2>"$work/example.err" ||
   fail "example exited $?: $(tail -5 "$work/example.err")"
 grep -q 'accuracy = ' "$work/example.out" || fail "example printed no best trial"
-nodes=$(sql "$work/example.db" "SELECT DISTINCT substr(device, 7, 2) FROM segments WHERE status='completed' ORDER BY 1" | tr '\n' ' ')
-[ "$nodes" = "n1 n2 " ] || fail "example: completed segments on nodes '$nodes', expected both n1 and n2"
+nodes=$(sql "$work/example.db" "SELECT DISTINCT device FROM segments WHERE status='completed'" | cut -d: -f2 | sort -u | tr '\n' ' ')
+[ "$nodes" = "$N1 $N2 " ] || fail "example: completed segments on nodes '$nodes', expected both $N1 and $N2"
 bad=$(sql "$work/example.db" "SELECT count(*) FROM segments WHERE status != 'completed'")
 [ "$bad" = 0 ] || fail "example: $bad segments did not complete"
 gres=$(squeue -h -t all -o '%j|%b' | grep '^relish-ctrial-slurm-' | cut -d'|' -f2 | sort -u | tr '\n' ' ')
@@ -192,7 +193,8 @@ kill -9 "${pids[-1]}"
 wait "${pids[-1]}" 2>/dev/null || true
 running=$(relish_jobs | grep -c relish-crash- || true)
 [ "$running" -ge 1 ] || fail "crash: no job of the killed relish is still running"
-owner=$(squeue -h -t all -o '%k' | sed -n 's/^relish owner=\([0-9a-f]*\) experiment=crash .*/\1/p' | head -1)
+squeue -h -t all -o '%k' >"$work/comments"
+owner=$(sed -n 's/^relish owner=\([0-9a-f]*\) experiment=crash .*/\1/p' "$work/comments" | sed -n 1p)
 [ -n "$owner" ] || fail "crash: no job carries relish's identity"
 stray=$(sbatch --parsable --job-name=relish-crash-t999-s0 --output=/dev/null --mem=16M \
   "--comment=relish owner=$owner experiment=crash trial=t999 segment=0-2 seq=0" --wrap 'sleep 300')
@@ -202,8 +204,8 @@ grep -q 'adopted' "$work/crash2.err" || fail "crash: nothing adopted: $(head -20
 adopted=$(sql "$work/crash.db" "SELECT count(*) FROM events WHERE kind='segment.adopted'")
 [ "$adopted" -ge 1 ] || fail "crash: no segment.adopted event"
 # at least one was still running: its output was read again while it grew
-sql "$work/crash.db" "SELECT message FROM events WHERE kind='segment.adopted'" | grep -q '(RUNNING) was adopted' ||
-  fail "crash: no running job adopted: $(sql "$work/crash.db" "SELECT message FROM events WHERE kind='segment.adopted'")"
+adoptions=$(sql "$work/crash.db" "SELECT message FROM events WHERE kind='segment.adopted'")
+grep -q '(RUNNING) was adopted' <<<"$adoptions" || fail "crash: no running job adopted: $adoptions"
 [ "$(sql "$work/crash.db" "SELECT count(*) FROM segments WHERE status != 'completed'")" = 0 ] ||
   fail "crash: segments not completed: $(sql "$work/crash.db" "SELECT id, status, message FROM segments WHERE status != 'completed'")"
 twice=$(sql "$work/crash.db" "SELECT trial_id, resource_from, count(*) FROM segments GROUP BY 1, 2 HAVING count(*) > 1")
@@ -315,25 +317,25 @@ pids+=($!)
 job=""
 for _ in $(seq 300); do
   job=$(sql "$work/nodefail.db" "SELECT s.container FROM segments s JOIN metrics m ON m.segment_id = s.id
-    WHERE s.status = 'running' AND s.device = 'slurm:n1' AND s.container IS NOT NULL LIMIT 1" 2>/dev/null || true)
+    WHERE s.status = 'running' AND s.device = 'slurm:$N1' AND s.container IS NOT NULL LIMIT 1" 2>/dev/null || true)
   [ -n "$job" ] && break
   sleep 0.1
 done
-[ -n "$job" ] || fail "nodefail: no segment ran on n1"
-# n1 fails: its slurmd is gone, the node is set down (its jobs end
+[ -n "$job" ] || fail "nodefail: no segment ran on $N1"
+# $N1 fails: its slurmd is gone, the node is set down (its jobs end
 # NODE_FAIL), and what its job left running there is killed by id.
-kill -9 "$(cat "$work/slurm/slurmd-n1.pid")"
-scontrol update nodename=n1 state=down reason=relish-test-node-failure
-for f in $(find /sys/fs/cgroup -path "*slurm_n1/*/job_$job/*" -name cgroup.procs 2>/dev/null); do
+kill -9 "$(cat "$work/slurm/slurmd-$N1.pid")"
+scontrol update nodename="$N1" state=down reason=relish-test-node-failure
+for f in $(find /sys/fs/cgroup -path "*slurm_$N1/*/job_$job/*" -name cgroup.procs 2>/dev/null); do
   for p in $(cat "$f"); do kill -9 "$p" 2>/dev/null || true; done
 done
 rc=0
 wait "${pids[-1]}" || rc=$?
 [ "$rc" = 0 ] || fail "nodefail exited $rc: $(tail -5 "$work/nodefail.err")"
 sql "$work/nodefail.db" "SELECT trial_id, seq, status, device, message FROM segments ORDER BY trial_id, seq" >"$work/nodefail.segs"
-grep -q "^[0-9]*|0|lost|slurm:n1|Slurm: NODE_FAIL" "$work/nodefail.segs" || fail "nodefail: no segment lost to NODE_FAIL: $(cat "$work/nodefail.segs")"
+grep -q "^[0-9]*|0|lost|slurm:$N1|Slurm: NODE_FAIL" "$work/nodefail.segs" || fail "nodefail: no segment lost to NODE_FAIL: $(cat "$work/nodefail.segs")"
 lost_trial=$(grep '|lost|' "$work/nodefail.segs" | cut -d'|' -f1)
-grep -q "^$lost_trial|1|completed|slurm:n2|" "$work/nodefail.segs" || fail "nodefail: the lost segment was not re-run on n2: $(cat "$work/nodefail.segs")"
+grep -q "^$lost_trial|1|completed|slurm:$N2|" "$work/nodefail.segs" || fail "nodefail: the lost segment was not re-run on $N2: $(cat "$work/nodefail.segs")"
 [ "$(sql "$work/nodefail.db" "SELECT count(*) FROM trials WHERE status = 'completed'")" = 2 ] ||
   fail "nodefail: not every trial completed (retries: 0, so the loss used none)"
 [ -z "$(relish_jobs)" ] || fail "nodefail: relish jobs left: $(relish_jobs)"

@@ -9,7 +9,8 @@
  * printed, the job's id and start as events, completed with the wrapper's
  * memory peak; a failing trial (exit code); sbatch refusing the job (a
  * runtime fault, sbatch's words); cancel (scancel of that job, CANCELLED);
- * relish's own timeout (TIMEOUT, cancelled); adopting a job that ended
+ * relish's own timeout (TIMEOUT, cancelled); slurmstepd's words for a job
+ * over its --mem (OOM where Slurm samples memory); adopting a job that ended
  * while nobody watched (its output read from the start) and one Slurm no
  * longer knows (LOST); and twenty jobs at once polled with one squeue per
  * poll, at a bounded rate.
@@ -329,6 +330,29 @@ static void test_timeout(void **state)
 	assert_true(r.n_metrics < 10);
 }
 
+/* Where Slurm samples memory instead of the kernel enforcing it, a job over
+ * its --mem ends FAILED with slurmstepd's words in its output: OOM. */
+static void test_overmem(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {"/bin/sh", "-c",
+			"echo 'slurmstepd-n1: error: Exceeded job memory limit' >&2; exit 9", NULL};
+	char log[128];
+	snprintf(log, sizeof log, "%s/overmem.log", f->dir);
+	char sd_env[128];
+	snprintf(sd_env, sizeof sd_env, "STANDIN_SLURM_DIR=%s", f->dir);
+	char *envp[] = {sd_env, "PATH=/usr/bin:/bin", NULL};
+	exec_cluster_request c = {.node = "n1", .mem_mib = 64, .seq = 0};
+	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .argv = argv, .envp = envp, .log_path = log,
+			.a = {.trial_id = "t9", .from = 0, .to = 1}, .cluster = &c};
+	run r;
+	memset(&r, 0, sizeof r);
+	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r, &r.seg, NULL), 0);
+	wait_end(f, &r, 30);
+	assert_int_equal(r.r.outcome, SCHED_OUT_OOM);
+	assert_non_null(strstr(r.r.reason, "Exceeded job memory limit"));
+}
+
 /* A job that ended while no relish watched: adopted, its output read
  * from the start, its end taken from Slurm. */
 static void test_adopt(void **state)
@@ -403,6 +427,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overmem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounded_polls, setup, teardown),
 	};

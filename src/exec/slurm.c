@@ -620,11 +620,20 @@ static void job_result(sjob *j, exec_result *r)
 				 sigabbrev_np(r->term_signal) ? sigabbrev_np(r->term_signal) : "?");
 		}
 	}
-	if (r->outcome == SCHED_OUT_FAILED || r->outcome == SCHED_OUT_SIGNALED) {
-		const char *m = contract_oom_marker(j->tail);
+	if (r->outcome == SCHED_OUT_FAILED || r->outcome == SCHED_OUT_SIGNALED ||
+	    (r->outcome == SCHED_OUT_CANCELLED && !j->cancel_want)) {
+		/* Where Slurm samples memory (JobAcctGatherParams=OverMemoryKill)
+		 * instead of the kernel enforcing it, a job over --mem ends
+		 * FAILED or CANCELLED with slurmstepd's words in its output. */
+		static const char overmem[] =
+			"Slurm: over the job's --mem (slurmstepd: Exceeded job memory limit)";
+		const char *m = strstr(j->tail, "xceeded job memory limit") ? overmem
+									 : contract_oom_marker(j->tail);
 		if (m) {
 			r->outcome = SCHED_OUT_OOM;
 			r->oom_marker = m;
+			if (m == overmem)
+				snprintf(r->reason, sizeof r->reason, "%s", m);
 		}
 	}
 	if (ended) {

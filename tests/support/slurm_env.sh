@@ -2,7 +2,9 @@
 # test's scratch folder ($work, removed on exit unless KEEP is set), brings
 # up a private two-node Slurm in $work/slurm with scripts/slurm-up.sh
 # (stand-in GPUs: gpu:2,shard:8 per node) and exports its SLURM_CONF;
-# stops it on exit (scripts/slurm-down.sh).  When Slurm or munge is not
+# stops it on exit (scripts/slurm-down.sh).  Its nodes are $N1 and $N2,
+# names of this run's own (Slurm names its cgroups by node, and other
+# builds' tests may run a Slurm at the same time).  When Slurm or munge is not
 # installed, or cannot run here, the test is skipped (exit 77, which ctest
 # reports as skipped, with the reason).  Defines fail() and
 # relish_jobs() (this test's relish jobs squeue still lists as active).
@@ -22,6 +24,9 @@ fail() {
   exit 1
 }
 unset RELISH_DEVICES CUDA_MPS_PIPE_DIRECTORY SLURM_JOB_ID
+export SLURM_UP_NODE_PREFIX="t$$n"
+N1=${SLURM_UP_NODE_PREFIX}1
+N2=${SLURM_UP_NODE_PREFIX}2
 up_rc=0
 up=$("$RELISH_SRC/scripts/slurm-up.sh" "$work/slurm" 2>"$work/slurm-up.err") || up_rc=$?
 if [ "$up_rc" = 3 ]; then
