@@ -404,9 +404,13 @@ static void test_bounded_polls(void **state)
 		wait_end(f, &r[i], 60);
 	double took = now_s() - t0;
 	for (int i = 0; i < N; i++) {
-		if (r[i].r.outcome != SCHED_OUT_COMPLETED || r[i].n_metrics != 3)
-			fail_msg("job %d: %s, %d metric lines", i, sched_outcome_name(r[i].r.outcome),
-				 r[i].n_metrics);
+		if (r[i].r.outcome != SCHED_OUT_COMPLETED || r[i].n_metrics != 3) {
+			char lp[128];
+			snprintf(lp, sizeof lp, "%s/%s.log", f->dir, names[i]);
+			char *t = slurp(lp);
+			fail_msg("job %d: %s, %d metric lines; its output:\n%s", i,
+				 sched_outcome_name(r[i].r.outcome), r[i].n_metrics, t ? t : "(none)");
+		}
 	}
 	char p[128];
 	snprintf(p, sizeof p, "%s/calls.squeue", f->dir);

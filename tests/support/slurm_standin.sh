@@ -4,6 +4,7 @@
 # Never shipped.  Called through symlinks named sbatch, squeue, scancel; the
 # role is the name it was called by.  State lives in $STANDIN_SLURM_DIR:
 #   sbatch.N.args   every argument of the N-th sbatch call, one a line
+#   id.N            made by the N-th call (how calls at once get their N)
 #   calls.squeue    one line per squeue call (the test counts them)
 #   calls.scancel   the arguments of each scancel call
 #   job.ID          "STATE|REASON|EXIT_RAW|NODE|NAME|COMMENT" of job ID
@@ -24,7 +25,10 @@ job_write() { # ID STATE REASON RAW NODE NAME COMMENT
 
 case "$role" in
 sbatch)
-	n=$(ls "$D" | grep -c '^sbatch\..*\.args$' || true)
+	# a number of its own, also when several sbatch run at once (mkdir is
+	# atomic: the first to make id.N has N)
+	n=0
+	until mkdir "$D/id.$n" 2>/dev/null; do n=$((n + 1)); done
 	printf '%s\n' "$@" >"$D/sbatch.$n.args"
 	if [[ -e $D/refuse ]]; then
 		cat "$D/refuse" >&2
