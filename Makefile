@@ -40,7 +40,11 @@ demo:
 install:
 	RELISH_BENCH=OFF RELISH_CMAKE_ARGS="-DCMAKE_INSTALL_PREFIX=$(PREFIX)" \
 	  scripts/build.sh release relish
-	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) >$(BUILD)/install.log || \
+	  { cat $(BUILD)/install.log; exit 1; }
+	@echo "install: $$(wc -l <$(BUILD)/install_manifest.txt) files under $(DESTDIR)$(PREFIX)" \
+	  "(bin/relish, share/doc/relish, share/relish/examples, relish_trial.py; list:" \
+	  "$(BUILD)/install_manifest.txt)"
 
 # The digits demo with every trial in a podman container (docs/containers.md);
 # afterwards no relish container may be left.
