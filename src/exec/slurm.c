@@ -131,6 +131,7 @@ struct sexec {
 	tool *tools;
 	size_t n_tools;
 	int polling, looking_up, cancelling, nodes_busy;
+	uint64_t n_polls, looked_up_at; /* squeue answers so far; the one the last lookup followed */
 	uint64_t last_poll_ms;
 	int shutting_down, destroyed;
 };
@@ -770,6 +771,7 @@ static void poll_done(tool *t)
 	if (slurm_parse_squeue(t->obuf ? t->obuf : "", &rows, &n, NULL) < 0)
 		return;
 	qsort(rows, n, sizeof *rows, job_cmp);
+	ex->n_polls++;
 	double now = wall_now();
 	for (sjob *j = ex->jobs; j; j = j->next) {
 		if (j->st != J_ACTIVE)
@@ -973,8 +975,12 @@ static void timer_cb(uv_timer_t *h)
 		any_active |= j->st == J_ACTIVE;
 	if (any_active && !ex->polling && ms - ex->last_poll_ms >= gap)
 		poll_start(ex);
-	if (!ex->looking_up && !ex->polling)
+	/* at most one lookup per squeue answer: a job counts as missing
+	 * poll by poll, and its lookups are spaced the same way */
+	if (!ex->looking_up && !ex->polling && ex->looked_up_at != ex->n_polls) {
+		ex->looked_up_at = ex->n_polls;
 		lookup_start(ex);
+	}
 	if (!ex->jobs && ex->timer_on) {
 		uv_timer_stop(&ex->timer);
 		ex->timer_on = 0;
