@@ -98,6 +98,11 @@ assert all(x["memory_total_mib"] == 16384 for x in gpus), gpus
 assert sorted(x["uuid"] for x in hosts) == ["slurm:" + n1, "slurm:" + n2], hosts
 assert all(x["memory_total_mib"] == 4096 and x["compute_total"] == 4 for x in hosts), hosts
 P
+# without a GPU size (and no gpumem_ feature) the GPUs are left out, said why
+"$RELISH" devices --slurm >"$work/devices.txt" 2>"$work/devices.err" || fail "relish devices --slurm: exit $?"
+grep -q "slurm:$N1 " "$work/devices.txt" && ! grep -q "slurm:$N1:gpu" "$work/devices.txt" ||
+  fail "relish devices --slurm without --gpu-memory: $(cat "$work/devices.txt")"
+grep -q "their memory is unknown" "$work/devices.err" || fail "relish devices --slurm: no notice: $(cat "$work/devices.err")"
 echo "ok: devices"
 
 # ---- example: across both nodes, two segments on one GPU ------------------------

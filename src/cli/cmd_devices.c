@@ -246,15 +246,17 @@ struct dev_args {
 	uint64_t gpu_mem_mib;
 };
 
-/* --devices FILE, --slurm, --partition P, --gpu-memory SIZE */
+/* --devices FILE, --slurm, --partition P, --gpu-memory SIZE (codes above
+ * 255: the letters are cli_common's shared options') */
+enum { OPT_SLURM = 300, OPT_PARTITION, OPT_GPU_MEMORY };
 static int devices_opt(int c, const char *arg, void *ctx, rl_err *err)
 {
 	struct dev_args *a = ctx;
 	switch (c) {
 	case 'D': a->devices_file = arg; break;
-	case 'S': a->slurm = 1; break;
-	case 'P': a->partition = arg; a->slurm = 1; break;
-	case 'G':
+	case OPT_SLURM: a->slurm = 1; break;
+	case OPT_PARTITION: a->partition = arg; a->slurm = 1; break;
+	case OPT_GPU_MEMORY:
 		if (units_parse_size_mib(arg, &a->gpu_mem_mib) < 0 || !a->gpu_mem_mib)
 			return rl_err_set(err, RL_EUSAGE, "--gpu-memory: expected a size such as 16GiB, "
 					  "got '%s'", arg);
@@ -289,9 +291,9 @@ static void print_slurm_nodes(const slurm_cluster *c)
 int cmd_devices(int argc, char **argv, rl_err *err)
 {
 	static const struct option own[] = {{"devices", required_argument, NULL, 'D'},
-					    {"slurm", no_argument, NULL, 'S'},
-					    {"partition", required_argument, NULL, 'P'},
-					    {"gpu-memory", required_argument, NULL, 'G'},
+					    {"slurm", no_argument, NULL, OPT_SLURM},
+					    {"partition", required_argument, NULL, OPT_PARTITION},
+					    {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
 					    {NULL, 0, NULL, 0}};
 	struct dev_args a = {0};
 	const cli_read_spec cmdline = {

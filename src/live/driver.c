@@ -990,6 +990,14 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 				spec_trial_mode_name(sp->trial.mode));
 		goto fail;
 	}
+	if (sp->trial.resources.gpus > 0 && !d->n_gpus && d->slurm) {
+		rc = rl_err_set(err, RL_ESPEC,
+				"%s: trial.resources.gpus is %g but Slurm partition %s has no GPU "
+				"relish can use (%s)", sp->source ? sp->source : sp->name,
+				sp->trial.resources.gpus, d->cluster.partition,
+				d->devs->notice[0] ? d->devs->notice : "its nodes list none");
+		goto fail;
+	}
 	if (sp->trial.resources.gpus > 0 && !d->n_gpus) {
 		rc = rl_err_set(err, RL_ESPEC,
 				"%s: trial.resources.gpus is %g but relish sees no GPU (%s); "
