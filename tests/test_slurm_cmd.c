@@ -3,7 +3,7 @@
  * without Slurm: the exact sbatch command line for GPU, shard and CPU
  * segments; the job's name and comment and their parser; squeue output,
  * the job-completion file and the step wrapper's lines, as Slurm 22.05 and
- * relish slurm-step print them; job states as outcomes; shards from a
+ * sacct and relish slurm-step print them; job states as outcomes; shards from a
  * memory reservation; the environment sbatch gets.
  */
 #include <setjmp.h>
@@ -246,6 +246,27 @@ static void test_parse_jobcomp(void **state)
 	assert_int_equal(slurm_parse_jobcomp_line("JobId=4 Name=a", &j), -1);
 }
 
+static void test_parse_sacct(void **state)
+{
+	(void)state;
+	slurm_job j;
+	assert_int_equal(slurm_parse_sacct_line("4242|COMPLETED|0:0|n1", &j), 0);
+	assert_int_equal(j.id, 4242);
+	assert_string_equal(j.state, "COMPLETED");
+	assert_int_equal(j.exit_raw, 0);
+	assert_string_equal(j.node, "n1");
+	assert_int_equal(slurm_parse_sacct_line("7|FAILED|3:0|n2\n", &j), 0);
+	assert_int_equal(j.exit_raw, 3 << 8);
+	assert_string_equal(j.node, "n2");
+	assert_int_equal(slurm_parse_sacct_line("8|CANCELLED by 0|0:15|None assigned", &j), 0);
+	assert_string_equal(j.state, "CANCELLED");
+	assert_int_equal(j.exit_raw, 15);
+	assert_string_equal(j.node, "");
+	assert_int_equal(slurm_parse_sacct_line("8.batch|CANCELLED|0:15|n1", &j), -1);
+	assert_int_equal(slurm_parse_sacct_line("JobID|State|ExitCode|NodeList", &j), -1);
+	assert_int_equal(slurm_parse_sacct_line("9|OUT_OF_MEMORY", &j), -1);
+}
+
 static void test_states(void **state)
 {
 	(void)state;
@@ -357,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_parse_squeue),
 		cmocka_unit_test(test_parse_jobcomp),
+		cmocka_unit_test(test_parse_sacct),
 		cmocka_unit_test(test_states),
 		cmocka_unit_test(test_step_lines),
 		cmocka_unit_test(test_submit_env),

@@ -11,8 +11,9 @@
  * runtime fault, sbatch's words); cancel (scancel of that job, CANCELLED);
  * relish's own timeout (TIMEOUT, cancelled); slurmstepd's words for a job
  * over its --mem (OOM where Slurm samples memory); adopting a job that ended
- * while nobody watched (its output read from the start) and one Slurm no
- * longer knows (LOST); and twenty jobs at once polled with one squeue per
+ * while nobody watched (its output read from the start), one squeue has
+ * forgotten (sacct says how it ended) and one Slurm no longer knows
+ * (LOST); and twenty jobs at once polled with one squeue per
  * poll, at a bounded rate.
  */
 #include <setjmp.h>
@@ -75,8 +76,8 @@ static int setup(void **state)
 	snprintf(f->relish, sizeof f->relish, "%s/relish", b ? b : ".");
 	char path[600], target[600];
 	snprintf(target, sizeof target, "%s/tests/support/slurm_standin.sh", src ? src : "..");
-	static const char *const tools[] = {"sbatch", "squeue", "scancel"};
-	for (size_t i = 0; i < 3; i++) {
+	static const char *const tools[] = {"sbatch", "squeue", "scancel", "sacct"};
+	for (size_t i = 0; i < 4; i++) {
 		snprintf(path, sizeof path, "%s/%s", f->dir, tools[i]);
 		if (symlink(target, path) < 0)
 			return -1;
@@ -385,6 +386,58 @@ static void test_adopt(void **state)
 	assert_non_null(strstr(l.r.reason, "987654"));
 }
 
+/* Where the cluster keeps accounting, a job squeue has forgotten is looked
+ * up with sacct (one call for all of them): its end is Slurm's, not lost. */
+static void test_sacct(void **state)
+{
+	fixture *f = *state;
+	run r;
+	const char *extra[] = {"--sleep-ms", "50", "--fail-at", "2", NULL};
+	launch(f, &r, "t7", 3, 0, extra, NULL);
+	wait_end(f, &r, 30);
+	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
+	char p[160];
+	snprintf(p, sizeof p, "%s/job.%s.forgotten", f->dir, r.handle);
+	FILE *fp = fopen(p, "w");
+	fclose(fp);
+	/* a second executor, as a restarted relish on a cluster with accounting */
+	snprintf(p, sizeof p, "%s/sacct", f->dir);
+	setenv("RELISH_SACCT", p, 1);
+	slurm_options o;
+	slurm_options_default(&o);
+	char sq[600], st[600];
+	snprintf(sq, sizeof sq, "%s/squeue", f->dir);
+	snprintf(st, sizeof st, "%s/state2", f->dir);
+	o.squeue = sq;
+	o.experiment = "unit";
+	o.owner = "00000000000000aa";
+	o.state_dir = st;
+	o.step_program = f->relish;
+	o.poll_interval_s = 0.3;
+	o.use_sacct = 1;
+	executor *ex2 = NULL;
+	assert_int_equal(exec_slurm_new(&f->loop, &o, &ex2, NULL), 0);
+	unsetenv("RELISH_SACCT");
+	char log[128];
+	snprintf(log, sizeof log, "%s/t7.log", f->dir);
+	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .log_path = log};
+	run a;
+	memset(&a, 0, sizeof a);
+	assert_int_equal(exec_slurm_adopt(ex2, strtoull(r.handle, NULL, 10), &es, &cbs, &a, &a.seg,
+					  NULL), 0);
+	wait_end(f, &a, 20);
+	assert_int_equal(a.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(a.r.exit_code, 1);
+	assert_int_equal(a.n_metrics, 1);
+	snprintf(p, sizeof p, "%s/calls.sacct", f->dir);
+	char *calls = slurp(p);
+	assert_non_null(calls);
+	assert_non_null(strstr(calls, r.handle));
+	exec_shutdown(ex2);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	exec_free(ex2);
+}
+
 /* Twenty jobs: one squeue per poll for all of them, polls at a bounded
  * rate (poll_interval 0.3 s; 0.25 s while ends are awaited). */
 static void test_bounded_polls(void **state)
@@ -433,6 +486,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overmem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sacct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounded_polls, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,9 +14,9 @@
  *     called the job final: the request rate is bounded whatever the
  *     number of jobs;
  *   - jobs that squeue no longer lists (an earlier relish's job that ended
- *     long ago, MinJobAge passed) are looked up once in the job-completion
- *     file (jobcomp/filetxt, where there is no accounting), with one grep
- *     for all of them;
+ *     long ago, MinJobAge passed) are looked up with one sacct for all of
+ *     them where the cluster keeps accounting, else with one grep of the
+ *     job-completion file (jobcomp/filetxt);
  *   - cancels: one scancel per timer turn for every job that asked;
  *   - output: each started job's file is read from where the last read
  *     stopped; metric lines go to on_line as they appear, the step
@@ -119,7 +119,7 @@ struct sexec {
 	uv_loop_t *loop;
 	slurm_options o;            /* strings below are owned copies */
 	char *sbatch, *squeue, *scancel, *scontrol, *partition, *account, *qos, *experiment,
-		*owner, *state_dir, *step_program, *jobcomp;
+		*owner, *state_dir, *step_program, *jobcomp, *sacct;
 	char **sbatch_args;
 	char script[PATH_MAX];
 	char **tool_env;            /* relish's environment without SLURM_* */
@@ -770,7 +770,8 @@ static void poll_done(tool *t)
 	size_t n = 0;
 	if (slurm_parse_squeue(t->obuf ? t->obuf : "", &rows, &n, NULL) < 0)
 		return;
-	qsort(rows, n, sizeof *rows, job_cmp);
+	if (n)
+		qsort(rows, n, sizeof *rows, job_cmp);
 	ex->n_polls++;
 	double now = wall_now();
 	for (sjob *j = ex->jobs; j; j = j->next) {
@@ -832,7 +833,9 @@ static void lookup_done(tool *t)
 				memcpy(line, p, len);
 				line[len] = '\0';
 				slurm_job row;
-				if (slurm_parse_jobcomp_line(line, &row) == 0 && row.id == j->id) {
+				int ok = ex->o.use_sacct ? slurm_parse_sacct_line(line, &row)
+							 : slurm_parse_jobcomp_line(line, &row);
+				if (ok == 0 && row.id == j->id) {
 					/* the last record of the id wins (ids wrap
 					 * around on long-lived clusters) */
 					found = 1;
@@ -867,6 +870,25 @@ static void lookup_start(sexec *ex)
 		n += j->st == J_ACTIVE && j->missing >= MISSING_POLLS;
 	if (!n)
 		return;
+	if (ex->o.use_sacct) {
+		/* sacct -n -P -X -j 1,2,3 -o JobID,State,ExitCode,NodeList */
+		size_t cap = 16 + n * 22;
+		char *ids = malloc(cap);
+		if (!ids)
+			return;
+		size_t len = 0;
+		ids[0] = '\0';
+		for (sjob *j = ex->jobs; j; j = j->next)
+			if (j->st == J_ACTIVE && j->missing >= MISSING_POLLS)
+				len += (size_t)snprintf(ids + len, cap - len, "%s%s", len ? "," : "",
+							j->handle);
+		char *argv[] = {ex->sacct, "-n", "-P", "-X", "-j", ids, "-o", SLURM_SACCT_FORMAT, NULL};
+		ex->looking_up = 1;
+		if (tool_run(ex, argv, NULL, lookup_done, NULL, NULL) < 0)
+			ex->looking_up = 0;
+		free(ids);
+		return;
+	}
 	if (!ex->jobcomp) {
 		/* No record to read: what squeue forgot is lost. */
 		for (sjob *j = ex->jobs; j; j = j->next)
@@ -1099,6 +1121,7 @@ static void maybe_free(sexec *ex)
 	free(ex->state_dir);
 	free(ex->step_program);
 	free(ex->jobcomp);
+	free(ex->sacct);
 	contract_strv_free(ex->sbatch_args);
 	contract_strv_free(ex->tool_env);
 	free(ex);
@@ -1205,6 +1228,7 @@ int exec_slurm_new(uv_loop_t *loop, const slurm_options *o, executor **out, rl_e
 	ex->squeue = strdup(tool_name(o->squeue, "RELISH_SQUEUE", "squeue"));
 	ex->scancel = strdup(tool_name(o->scancel, "RELISH_SCANCEL", "scancel"));
 	ex->scontrol = strdup(tool_name(o->scontrol, "RELISH_SCONTROL", "scontrol"));
+	ex->sacct = strdup(tool_name(NULL, "RELISH_SACCT", "sacct"));
 	ex->partition = dup_or_null(o->partition);
 	ex->account = dup_or_null(o->account);
 	ex->qos = dup_or_null(o->qos);
@@ -1215,7 +1239,8 @@ int exec_slurm_new(uv_loop_t *loop, const slurm_options *o, executor **out, rl_e
 	ex->jobcomp = dup_or_null(o->jobcomp_path && *o->jobcomp_path ? o->jobcomp_path : NULL);
 	ex->sbatch_args = calloc(o->n_sbatch_args + 1, sizeof *ex->sbatch_args);
 	ex->tool_env = slurm_submit_env(NULL);
-	int oom = !ex->sbatch || !ex->squeue || !ex->scancel || !ex->scontrol || !ex->experiment ||
+	int oom = !ex->sbatch || !ex->squeue || !ex->scancel || !ex->scontrol || !ex->sacct ||
+		  !ex->experiment ||
 		  !ex->owner || !ex->state_dir || !ex->step_program || !ex->sbatch_args ||
 		  !ex->tool_env || (o->partition && !ex->partition) ||
 		  (o->account && !ex->account) || (o->qos && !ex->qos);

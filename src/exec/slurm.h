@@ -59,6 +59,8 @@ typedef struct slurm_options {
 	double poll_interval_s;       /* squeue at most this often; 0: 1 s */
 	uint64_t default_mem_mib;     /* --mem when a segment has no reservation; 0: none */
 	const char *jobcomp_path;     /* job-completion file; NULL: none read */
+	int use_sacct;                /* the cluster keeps accounting: ask sacct (env
+					 RELISH_SACCT, else "sacct") for what squeue forgot */
 } slurm_options;
 
 void slurm_options_default(slurm_options *o);
@@ -184,6 +186,13 @@ int slurm_parse_squeue(const char *text, slurm_job **out, size_t *n, rl_err *err
 /* One line of the jobcomp/filetxt file ("JobId=N UserId=... JobState=S
  * ... NodeList=... ExitCode=A:B"): 0, or -1 when it is not one. */
 int slurm_parse_jobcomp_line(const char *line, slurm_job *out);
+
+/* The sacct columns relish asks for (sacct -n -P -X -o SLURM_SACCT_FORMAT). */
+#define SLURM_SACCT_FORMAT "JobID,State,ExitCode,NodeList"
+
+/* One line of that sacct output ("N|STATE|A:B|NODES"; State may read
+ * "CANCELLED by 0"; job steps "N.batch" are not jobs): 0, or -1. */
+int slurm_parse_sacct_line(const char *line, slurm_job *out);
 
 /* 1 when a job in state is over (COMPLETED, FAILED, TIMEOUT, ...), 0
  * while it may still run (PENDING, RUNNING, COMPLETING, SUSPENDED, ...). */

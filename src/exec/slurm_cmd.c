@@ -386,6 +386,37 @@ int slurm_parse_jobcomp_line(const char *line, slurm_job *out)
 	return 0;
 }
 
+int slurm_parse_sacct_line(const char *line, slurm_job *out)
+{
+	const char *b1 = strchr(line, '|');
+	const char *b2 = b1 ? strchr(b1 + 1, '|') : NULL;
+	const char *b3 = b2 ? strchr(b2 + 1, '|') : NULL;
+	if (!b3)
+		return -1;
+	slurm_job j;
+	memset(&j, 0, sizeof j);
+	if (parse_u64(line, (size_t)(b1 - line), &j.id) < 0)
+		return -1; /* a step ("7.batch") or a header */
+	/* "CANCELLED by 0" -> CANCELLED */
+	size_t sl = strcspn(b1 + 1, " |");
+	copy_field(j.state, sizeof j.state, b1 + 1, sl);
+	if (!j.state[0])
+		return -1;
+	unsigned code, sig;
+	char ec[32];
+	copy_field(ec, sizeof ec, b2 + 1, (size_t)(b3 - b2 - 1));
+	j.exit_raw = sscanf(ec, "%u:%u", &code, &sig) == 2 && code < 256 && sig < 128
+			     ? (sig ? (int)sig : (int)(code << 8))
+			     : -1;
+	size_t nl = strcspn(b3 + 1, "|\n");
+	copy_field(j.node, sizeof j.node, b3 + 1, nl);
+	if (!strcmp(j.node, "None assigned"))
+		j.node[0] = '\0';
+	snprintf(j.reason, sizeof j.reason, "None");
+	*out = j;
+	return 0;
+}
+
 static const char *const final_states[] = {
 	"COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "NODE_FAIL",
 	"BOOT_FAIL", "PREEMPTED", "DEADLINE", "REVOKED", "SPECIAL_EXIT",

@@ -92,11 +92,13 @@ int live_slurm_start(live *d, rl_err *err)
 	o.step_program = c->step_program;
 	if (c->poll_interval_s > 0)
 		o.poll_interval_s = c->poll_interval_s;
-	/* Where there is no accounting, finished jobs that squeue forgot are
-	 * in the job-completion file (readable where relish runs when it is
-	 * on a shared folder or the controller's machine). */
-	if (!strcmp(d->cluster.jobcomp_type, "jobcomp/filetxt") && d->cluster.jobcomp_loc[0] &&
-	    access(d->cluster.jobcomp_loc, R_OK) == 0)
+	/* Finished jobs that squeue forgot: sacct where the cluster keeps
+	 * accounting; else the job-completion file (readable where relish
+	 * runs when it is on a shared folder or the controller's machine). */
+	if (d->cluster.accounting[0] && strcmp(d->cluster.accounting, "accounting_storage/none"))
+		o.use_sacct = 1;
+	else if (!strcmp(d->cluster.jobcomp_type, "jobcomp/filetxt") && d->cluster.jobcomp_loc[0] &&
+		 access(d->cluster.jobcomp_loc, R_OK) == 0)
 		o.jobcomp_path = d->cluster.jobcomp_loc;
 	rc = exec_slurm_new(&d->loop, &o, &d->slurm_ex, err);
 	free(state);

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # slurm_standin.sh - stand-ins for sbatch, squeue and scancel, for the slurm
 # executor's unit tests (tests/test_slurm_exec.c) on machines without Slurm.
-# Never shipped.  Called through symlinks named sbatch, squeue, scancel; the
+# Never shipped.  Called through symlinks named sbatch, squeue, scancel,
+# sacct; the
 # role is the name it was called by.  State lives in $STANDIN_SLURM_DIR:
 #   sbatch.N.args   every argument of the N-th sbatch call, one a line
 #   id.N            made by the N-th call (how calls at once get their N)
 #   calls.squeue    one line per squeue call (the test counts them)
 #   calls.scancel   the arguments of each scancel call
 #   job.ID          "STATE|REASON|EXIT_RAW|NODE|NAME|COMMENT" of job ID
+#   job.ID.forgotten  squeue no longer lists it (sacct still does)
 #   refuse          if present, sbatch fails with its text on stderr
 #   pend_ms         if present, jobs stay PENDING this long
 # A job runs the script sbatch was given, with its arguments and the
@@ -75,8 +77,22 @@ squeue)
 	echo "$*" >>"$D/calls.squeue"
 	for f in "$D"/job.*; do
 		[[ $f =~ /job\.([0-9]+)$ ]] || continue
+		[[ -e $f.forgotten ]] && continue # aged out of slurmctld's memory
 		IFS='|' read -r st reason raw node name comment <"$f" || continue
 		printf '%s|%s|%s|%s|%s|%s|%s|\n' "${BASH_REMATCH[1]}" "$st" "$reason" "$raw" "$node" "$name" "$comment"
+	done
+	;;
+sacct)
+	# sacct -n -P -X -j ID,ID,... -o JobID,State,ExitCode,NodeList
+	echo "$*" >>"$D/calls.sacct"
+	ids=""
+	while (($#)); do [[ $1 == -j ]] && ids=$2; shift; done
+	for id in ${ids//,/ }; do
+		f="$D/job.$id"
+		[[ -e $f ]] || continue
+		IFS='|' read -r st reason raw node name comment <"$f"
+		printf '%s|%s|%d:%d|%s\n' "$id" "$st" $((raw >> 8)) $((raw & 127)) "$node"
+		printf '%s.batch|%s|0:0|%s\n' "$id" "$st" "$node"
 	done
 	;;
 scancel)
