@@ -119,5 +119,10 @@ int api_h_trial_segments(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_segment_log(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_devices(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_queue(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_curves(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_page(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_asset(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_metrics(api_req *rq, api_resp *rs, rl_err *err);
 
 #endif

@@ -52,6 +52,16 @@ const api_route api_routes[] = {
 	 "devices: reserved and used memory, what runs where"},
 	{"GET", API_PREFIX "/queue", api_h_queue, API_READ, 0,
 	 "per user: share, attained GPU-time, running and waiting segments"},
+	/* The dashboard (docs/dashboard.md): its data routes, its page and
+	 * files (embedded in the binary), and Prometheus metrics. */
+	{"GET", API_PREFIX "/timeline", api_h_timeline, API_READ, 0,
+	 "the devices timeline: segments per device over a window (?from= ?to= ?limit=)"},
+	{"GET", API_PREFIX "/experiments/{ref}/curves", api_h_curves, API_READ, 0,
+	 "learning curves as [resource, value] arrays (?name= ?limit= ?after=)"},
+	{"GET", "/", api_h_page, API_PUBLIC, 0, "the dashboard's page"},
+	{"GET", "/ui/{file}", api_h_asset, API_PUBLIC, 0,
+	 "the dashboard's modules, styles and uPlot"},
+	{"GET", "/metrics", api_h_metrics, API_READ, 0, "Prometheus metrics (text format 0.0.4)"},
 };
 
 const size_t api_n_routes = sizeof api_routes / sizeof api_routes[0];

@@ -230,6 +230,8 @@ typedef struct live_running_seg {
 	double started_at;
 	int64_t mem_used_mib;       /* GPU peak so far or RSS now; -1 unknown */
 	pid_t pid;
+	double mean_util;           /* GPU SM utilisation of its processes so far,
+				     * percent of the device; -1 unknown (host, no sample) */
 } live_running_seg;
 
 /* Writes at most max running segments into out; returns how many run. */

@@ -444,6 +444,7 @@ size_t live_running(const live *d, live_running_seg *out, size_t max)
 				.started_at = g->started_at,
 				.mem_used_mib = seg_used_mib(d, g),
 				.pid = g->pid,
+				.mean_util = live_seg_mean_util(g),
 			};
 		}
 		n++;

@@ -355,6 +355,16 @@ int store_segment_list_running(store *s, int64_t experiment_id, store_segment **
 /* All segments of an experiment by trial idx then seq (export). */
 int store_segment_list_experiment(store *s, int64_t experiment_id, store_segment **out,
 				  size_t *n, rl_err *err);
+/* The devices timeline (the API's GET /timeline): placed segments whose
+ * run overlaps [from, to] (running ones count as running until now), the
+ * most recent limit of them by start (0: all), oldest first; with each
+ * its trial's experiment id ((*experiment_ids)[i], free()).  *total gets
+ * how many overlap, limit or not. */
+int store_segment_list_between(store *s, double from, double to, size_t limit,
+			       store_segment **out, int64_t **experiment_ids, size_t *n,
+			       size_t *total, rl_err *err);
+/* How many segments are in each state, all experiments (counts[status]). */
+int store_segment_counts(store *s, size_t counts[SEG__COUNT], rl_err *err);
 void store_segment_fini(store_segment *g);
 void store_segments_free(store_segment *v, size_t n);
 

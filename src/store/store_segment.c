@@ -306,3 +306,93 @@ int store_segment_list_experiment(store *s, int64_t experiment_id, store_segment
 {
 	return seg_list(s, SQL_SEG_OF_EXP, experiment_id, out, n, err);
 }
+
+/* The timeline's rows: placed segments that overlap [from, to], the most
+ * recent `limit` by start, returned oldest first, with their experiment. */
+static const char SQL_SEG_BETWEEN[] =
+	"SELECT * FROM (SELECT " SEG_COLS ", t.experiment_id FROM segments g"
+	" JOIN trials t ON t.id = g.trial_id"
+	" WHERE g.device IS NOT NULL AND g.started_at IS NOT NULL AND g.started_at <= ?2"
+	" AND (g.ended_at IS NULL OR g.ended_at >= ?1)"
+	" ORDER BY g.started_at DESC, g.id DESC LIMIT ?3) ORDER BY started_at, id";
+static const char SQL_SEG_BETWEEN_COUNT[] =
+	"SELECT count(*) FROM segments g WHERE g.device IS NOT NULL AND g.started_at IS NOT NULL"
+	" AND g.started_at <= ?2 AND (g.ended_at IS NULL OR g.ended_at >= ?1)";
+
+int store_segment_list_between(store *s, double from, double to, size_t limit,
+			       store_segment **out, int64_t **experiment_ids, size_t *n,
+			       size_t *total, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_SEG_BETWEEN_COUNT, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_double(st, 1, from);
+	sqlite3_bind_double(st, 2, to);
+	size_t count = 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		count = (size_t)sqlite3_column_int64(st, 0);
+	else
+		rc = st_fail(s, err, "counting segments");
+	sqlite3_reset(st);
+	if (rc < 0 || (rc = st_prepare(s, SQL_SEG_BETWEEN, &st, err)) < 0)
+		return rc;
+	sqlite3_bind_double(st, 1, from);
+	sqlite3_bind_double(st, 2, to);
+	sqlite3_bind_int64(st, 3, limit ? (sqlite3_int64)limit : -1);
+	store_segment *v = NULL;
+	int64_t *ids = NULL;
+	size_t nv = 0, cap = 0, idcap = 0, nid = 0;
+	int r = SQLITE_DONE;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_segment *g = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		int64_t *id = g ? st_grow((void **)&ids, &nid, &idcap, sizeof *ids) : NULL;
+		if (!g || !id) {
+			if (g)
+				nv--;
+			rc = rl_err_set(err, RL_ENOMEM, "listing segments");
+			break;
+		}
+		*id = sqlite3_column_int64(st, 22);
+		if ((rc = seg_row(st, g, err)) < 0) {
+			nv--;
+			break;
+		}
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "listing segments");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		store_segments_free(v, nv);
+		free(ids);
+		return rc;
+	}
+	*out = v;
+	*experiment_ids = ids;
+	*n = nv;
+	*total = count;
+	return 0;
+}
+
+static const char SQL_SEG_COUNTS[] = "SELECT status, count(*) FROM segments GROUP BY status";
+
+int store_segment_counts(store *s, size_t counts[SEG__COUNT], rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_SEG_COUNTS, &st, err);
+	if (rc < 0)
+		return rc;
+	memset(counts, 0, SEG__COUNT * sizeof counts[0]);
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		seg_status ss;
+		rl_err e2;
+		if (name && seg_status_from_name(name, &ss, &e2) == 0)
+			counts[ss] += (size_t)sqlite3_column_int64(st, 1);
+	}
+	if (r != SQLITE_DONE)
+		rc = st_fail(s, err, "counting segments");
+	sqlite3_reset(st);
+	return rc;
+}

@@ -1,0 +1,180 @@
+// devices.js - every device: what runs there now (reserved against
+// measured memory, compute), and a timeline per device of the segments it
+// held: which segments of which experiments shared it over time (one lane
+// per segment running at once), each bar's inner strip its measured peak
+// over its reservation; below each, reserved and measured memory and
+// utilisation over time, summed over the segments it held.  Built from
+// the store's segment rows (GET /timeline) and the live view (GET
+// /devices).  Live: polled every 3 s.
+import { get, h, clear, poll, badge, fmtNum, fmtMiB, fmtDur, fmtTime, errorBox, colour,
+         hashQuery, setHashQuery } from './api.js';
+import { chart } from './plots.js';
+
+const WINDOWS = [[900, 'last 15 min'], [3600, 'last hour'], [6 * 3600, 'last 6 h'],
+                 [86400, 'last day'], [0, 'everything']];
+
+export function mount(el) {
+  const q = hashQuery();
+  const winSel = h('select', { 'aria-label': 'window' },
+    WINDOWS.map(([s, l]) => h('option', { value: s }, l)));
+  winSel.value = q.get('window') || '3600';
+  const now = h('div', { id: 'devices-now' });
+  const tl = h('div', { id: 'timeline' });
+  const note = h('span', { class: 'muted' });
+  const msg = h('div');
+  const expColour = new Map();
+  let plots = [];
+  el.append(h('h1', {}, 'Devices'), msg, now,
+    h('div', { class: 'card' }, h('div', { class: 'row' }, h('h2', {}, 'Timeline'), winSel, note), tl));
+  winSel.addEventListener('change', () => {
+    const p = hashQuery(); p.set('window', winSel.value); setHashQuery(p); tick().catch(() => {});
+  });
+  const colourOf = (e) => {
+    if (!expColour.has(e)) expColour.set(e, colour(expColour.size));
+    return expColour.get(e);
+  };
+
+  function drawNow(devs) {
+    clear(now).append(h('div', { class: 'grid' }, devs.map((d) => {
+      const tot = d.mem_total_mib || 1;
+      return h('div', { class: 'card device', 'data-uuid': d.uuid },
+        h('div', { class: 'row' }, h('h2', {}, `${d.is_gpu ? 'GPU ' + d.index : 'host'} · ${d.name}`),
+          h('span', { class: 'muted', title: 'UUID (joins NVIDIA DCGM series)' }, d.uuid)),
+        h('div', { class: 'membar', title: `reserved ${fmtMiB(d.mem_reserved_mib)}, measured ${fmtMiB(d.mem_used_mib)} of ${fmtMiB(d.mem_total_mib)}` },
+          h('i', { class: 'res', style: { width: Math.min(100, 100 * d.mem_reserved_mib / tot) + '%' } }),
+          h('i', { class: 'used', style: { width: Math.min(100, 100 * (d.mem_used_mib || 0) / tot) + '%' } })),
+        h('p', { class: 'muted' }, `memory: ${fmtMiB(d.mem_reserved_mib)} reserved, ${fmtMiB(d.mem_used_mib)} measured, ` +
+          `of ${fmtMiB(d.mem_total_mib)} · compute ${fmtNum(d.compute_reserved, 3)} of ${fmtNum(d.compute_total, 3)} reserved · ` +
+          `${d.running} running`),
+        d.segments.length ? h('table', {}, h('tbody', {}, d.segments.map((s) => h('tr', {},
+          h('td', {}, h('i', { class: 'legend-dot', style: { background: colourOf(s.experiment ?? '?') } }),
+            s.experiment ? h('a', { href: `#/experiments/${s.experiment_id}` }, s.experiment) : 'another user'),
+          h('td', {}, s.trial_id ? h('a', { href: `#/trials/${s.trial_id}` }, 'trial ' + s.trial_id) : ''),
+          h('td', {}, s.owner ?? ''),
+          h('td', { class: 'num' }, fmtMiB(s.mem_reserved_mib) + ' res.'),
+          h('td', { class: 'num' }, fmtMiB(s.mem_used_mib) + ' used'),
+          h('td', { class: 'num' }, fmtDur(Date.now() / 1000 - s.started_at)))))) : null);
+    })));
+  }
+
+  // Lanes: each segment goes to the first lane free at its start.
+  function lanes(segs, end) {
+    const free = [];
+    let maxAt = 0;
+    const sorted = segs.slice().sort((a, b) => a.started_at - b.started_at);
+    for (const s of sorted) {
+      const e = s.ended_at ?? end;
+      let k = free.findIndex((t) => t <= s.started_at);
+      if (k < 0) { k = free.length; free.push(e); } else free[k] = e;
+      s.lane = k;
+    }
+    // the most segments that overlapped at one moment
+    const ev = [];
+    for (const s of sorted) { ev.push([s.started_at, 1]); ev.push([s.ended_at ?? end, -1]); }
+    ev.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let c = 0;
+    for (const [, d] of ev) { c += d; maxAt = Math.max(maxAt, c); }
+    return { n: Math.max(1, free.length), max: maxAt };
+  }
+
+  function drawTimeline(t) {
+    for (const p of plots) p.destroy();
+    plots = [];
+    const t0 = t.from, t1 = t.to;
+    const W = Math.max(600, tl.clientWidth || 900), L = 150, R = 10, laneH = 18;
+    const X = (v) => L + ((v - t0) / Math.max(1e-9, t1 - t0)) * (W - L - R);
+    const rows = [];
+    clear(tl);
+    note.textContent = t.truncated ? `${t.segments.length} most recent of ${t.total} segments` :
+      `${t.segments.length} segments`;
+    for (const d of t.devices) {
+      const segs = t.segments.filter((s) => s.device === d.uuid);
+      const ln = lanes(segs, t1);
+      const H = ln.n * laneH + 26;
+      const svg = h('svg:svg', { width: W, height: H, 'data-uuid': d.uuid, 'data-segments': segs.length,
+        'data-max-concurrent': ln.max, class: 'device-timeline' });
+      svg.append(h('svg:text', { x: 4, y: 16, 'font-size': 12, fill: '#1d2430', 'font-weight': 600 },
+        `${d.is_gpu ? 'GPU ' + d.index : 'host'}`));
+      svg.append(h('svg:text', { x: 4, y: 31, 'font-size': 11, fill: '#667085' },
+        `up to ${ln.max} at once`));
+      svg.append(h('svg:line', { x1: L, x2: W - R, y1: H - 18, y2: H - 18, stroke: '#e3e7ee' }));
+      for (let i = 0; i <= 4; i++) {
+        const tv = t0 + (i * (t1 - t0)) / 4;
+        svg.append(h('svg:text', { x: X(tv), y: H - 4, 'font-size': 10, fill: '#98a2b3',
+          'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, fmtTime(tv).slice(11)));
+      }
+      for (const s of segs) {
+        const x0 = X(Math.max(t0, s.started_at)), x1 = X(Math.min(t1, s.ended_at ?? t1));
+        const y = 4 + s.lane * laneH, w = Math.max(1.5, x1 - x0);
+        const fill = colourOf(s.experiment ?? '?');
+        const g = h('svg:g', {});
+        const r = h('svg:rect', { class: 'seg', x: x0, y, width: w, height: laneH - 4, rx: 2, fill,
+          'fill-opacity': s.status === 'running' ? 0.9 : 0.6, 'data-segment': s.segment_id,
+          'data-experiment': s.experiment_id ?? '', 'data-start': s.started_at, 'data-end': s.ended_at ?? '' });
+        r.append(h('svg:title', {}, `${s.experiment ?? 'another user'} · trial ${s.trial_id ?? '?'} · segment ${s.segment_id ?? '?'}\n` +
+          `${s.status} · ${fmtTime(s.started_at)} for ${fmtDur((s.ended_at ?? Date.now() / 1000) - s.started_at)}\n` +
+          `reserved ${fmtMiB(s.mem_reserved_mib)} · peak ${fmtMiB(s.peak_mem_mib)} · util ${s.mean_util === null ? '–' : fmtNum(s.mean_util, 3) + ' %'}`));
+        g.append(r);
+        if (s.peak_mem_mib > 0 && s.mem_reserved_mib > 0 && w > 4) {
+          const f = Math.min(1, s.peak_mem_mib / s.mem_reserved_mib);
+          g.append(h('svg:rect', { x: x0, y: y + laneH - 7, width: w * f, height: 3, fill: '#17202e',
+            'fill-opacity': 0.55, 'pointer-events': 'none' }));
+        }
+        if (s.status === 'oom' || s.status === 'failed') {
+          g.append(h('svg:text', { x: x0 + w - 2, y: y + 11, 'font-size': 10, 'text-anchor': 'end',
+            fill: '#b42318', 'pointer-events': 'none' }, s.status === 'oom' ? 'OOM' : '✕'));
+        }
+        svg.append(g);
+      }
+      const memEl = h('div', { class: 'plot', style: { minHeight: '150px' } });
+      rows.push(h('div', { class: 'device-row', style: { marginBottom: '14px' } }, svg, memEl));
+      tl.append(rows[rows.length - 1]);
+      plots.push(memoryPlot(memEl, d, segs, t0, t1));
+    }
+    const legend = [...expColour.entries()].map(([e, c]) =>
+      h('span', { style: { marginRight: '14px' } }, h('i', { class: 'legend-dot', style: { background: c } }), e));
+    tl.append(h('div', { class: 'plot-tools' }, legend, h('span', {}, 'dark strip: measured peak / reserved')));
+  }
+
+  // Reserved and measured (the peaks of the segments held) memory and
+  // utilisation over time: step functions summed over segments.
+  function memoryPlot(el, d, segs, t0, t1) {
+    const ts = new Set([t0, t1]);
+    for (const s of segs) { ts.add(Math.max(t0, s.started_at)); ts.add(Math.min(t1, s.ended_at ?? t1)); }
+    const xs = [...ts].sort((a, b) => a - b);
+    const res = xs.map(() => 0), peak = xs.map(() => 0), util = xs.map(() => 0);
+    for (const s of segs) {
+      const a = s.started_at, b = s.ended_at ?? t1;
+      for (let i = 0; i < xs.length; i++) {
+        if (xs[i] >= a && xs[i] < b) {
+          res[i] += Math.max(0, s.mem_reserved_mib || 0);
+          peak[i] += Math.max(0, s.peak_mem_mib || 0);
+          util[i] += s.mean_util || 0;
+        }
+      }
+    }
+    const step = globalThis.uPlot.paths.stepped({ align: 1 });
+    return chart(el, {
+      height: 150,
+      legend: { show: true },
+      scales: { x: { time: true, range: [t0, t1] }, mib: { range: [0, Math.max(1, d.mem_total_mib)] },
+                pct: { range: [0, 100] } },
+      axes: [{}, { scale: 'mib', label: 'MiB', size: 60 }, { scale: 'pct', side: 1, label: 'util %', grid: { show: false } }],
+      series: [{},
+        { label: 'reserved', scale: 'mib', stroke: '#2f6fdf', fill: 'rgba(47,111,223,.15)', paths: step, points: { show: false } },
+        { label: 'measured peak', scale: 'mib', stroke: '#17202e', paths: step, points: { show: false } },
+        { label: 'utilisation', scale: 'pct', stroke: '#17a398', dash: [4, 3], paths: step, points: { show: false } }],
+    }, [xs, res, peak, util.map((u) => Math.min(100, u))]);
+  }
+
+  async function tick() {
+    const [devs, ] = await Promise.all([get('devices')]);
+    drawNow(devs.devices);
+    const w = Number(winSel.value);
+    const t = await get('timeline' + (w ? `?from=${Date.now() / 1000 - w}` : ''));
+    drawTimeline(t);
+    clear(msg);
+  }
+  const stop = poll(() => tick().catch((e) => { clear(msg).append(errorBox(e)); throw e; }), 3000);
+  return () => { stop(); for (const p of plots) p.destroy(); };
+}
