@@ -100,6 +100,9 @@ static int ends_with(const char *s, const char *suffix)
  */
 int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 {
+	if (!rq->ctx->d)
+		return rl_err_set(err, RL_EPERM, "this service only shows %s (serve --read-only): "
+				  "submit to a running `relish serve`", rq->ctx->state_dir);
 	const api_user *u = rq->user;
 	json_error_t je;
 	json_t *body = json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &je);
@@ -193,7 +196,10 @@ int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err)
 	int rc = api_find_experiment(rq, rq->param[0], &e, err);
 	if (rc < 0)
 		return rc;
-	if ((rc = api_may_change(rq, &e, err)) == 0) {
+	if (!rq->ctx->d)
+		rc = rl_err_set(err, RL_EPERM, "this service only shows %s (serve --read-only): "
+				"nothing runs here to cancel", rq->ctx->state_dir);
+	else if ((rc = api_may_change(rq, &e, err)) == 0) {
 		if (e.status != EXP_RUNNING)
 			rc = rl_err_set(err, RL_EEXISTS, "experiment %lld (%s) is %s already",
 					(long long)e.id, e.name, exp_status_name(e.status));

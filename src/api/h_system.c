@@ -31,12 +31,19 @@ int api_h_server(api_req *rq, api_resp *rs, rl_err *err)
 {
 	const api_ctx *c = rq->ctx;
 	double now = api_now();
-	rs->json = json_pack("{s:s, s:i, s:o, s:o, s:s, s:I, s:{s:s, s:o}}", "version",
+	size_t ndev = c->d ? live_device_count(c->d) : 0;
+	if (!c->d) { /* read-only: the devices the database knows */
+		store_device *sd;
+		if (store_device_list(c->st, &sd, &ndev, err) < 0)
+			return err->code;
+		store_devices_free(sd, ndev);
+	}
+	rs->json = json_pack("{s:s, s:i, s:o, s:o, s:s, s:I, s:b, s:{s:s, s:o}}", "version",
 			     RELISH_VERSION, "pid", (int)getpid(), "started_at",
 			     api_json_real(c->started_at), "uptime_s",
 			     api_json_real(now - c->started_at), "state_dir",
-			     c->state_dir ? c->state_dir : "", "devices",
-			     (json_int_t)live_device_count(c->d), "access", "read",
+			     c->state_dir ? c->state_dir : "", "devices", (json_int_t)ndev,
+			     "read_only", c->d == NULL, "access", "read",
 			     c->pol->read_own ? "own" : "all", "admin_group",
 			     api_json_str(c->pol->have_admin_gid ? c->pol->admin_group : NULL));
 	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "server");
@@ -62,9 +69,37 @@ static int sees(const api_req *rq, const live_running_seg *r)
 
 #define MAX_RUNNING 4096
 
+/* Read-only (serve --read-only): the devices the store knows, nothing
+ * running on them. */
+static int devices_stored(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_device *sd;
+	size_t nd;
+	int rc = store_device_list(rq->ctx->st, &sd, &nd, err);
+	if (rc < 0)
+		return rc;
+	json_t *arr = json_array();
+	size_t gpu = 0;
+	for (size_t i = 0; i < nd; i++)
+		json_array_append_new(
+			arr, json_pack("{s:I, s:s, s:s, s:b, s:I, s:o, s:I, s:o, s:n, s:I, s:[]}", "index",
+				       (json_int_t)(sd[i].is_gpu ? gpu++ : i), "name",
+				       sd[i].name ? sd[i].name : "", "uuid", sd[i].uuid ? sd[i].uuid : "",
+				       "is_gpu", sd[i].is_gpu, "mem_total_mib",
+				       (json_int_t)sd[i].mem_total_mib, "compute_total",
+				       api_json_real(sd[i].compute_total), "mem_reserved_mib",
+				       (json_int_t)0, "compute_reserved", api_json_real(0),
+				       "mem_used_mib", "running", (json_int_t)0, "segments"));
+	store_devices_free(sd, nd);
+	rs->json = json_pack("{s:o}", "devices", arr);
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "devices");
+}
+
 int api_h_devices(api_req *rq, api_resp *rs, rl_err *err)
 {
 	live *d = rq->ctx->d;
+	if (!d)
+		return devices_stored(rq, rs, err);
 	live_running_seg *run = calloc(MAX_RUNNING, sizeof *run);
 	if (!run)
 		return rl_err_set(err, RL_ENOMEM, "devices");
@@ -115,9 +150,70 @@ int api_h_devices(api_req *rq, api_resp *rs, rl_err *err)
 
 #define MAX_USERS 1024
 
+/* Read-only: per owner, the device-seconds its segments held (from the
+ * store's rows); nothing runs or waits. */
+static int queue_stored(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_segment *gv;
+	int64_t *eid;
+	size_t ng, total, ne;
+	store_experiment *ev;
+	int rc = store_segment_list_between(rq->ctx->st, 0, INFINITY, 0, &gv, &eid, &ng, &total, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = store_experiment_list(rq->ctx->st, &ev, &ne, err)) < 0) {
+		store_segments_free(gv, ng);
+		free(eid);
+		return rc;
+	}
+	double *att = calloc(ne ? ne : 1, sizeof *att);
+	json_t *arr = json_array();
+	for (size_t i = 0; att && i < ng; i++) {
+		if (isnan(gv[i].started_at) || isnan(gv[i].ended_at))
+			continue;
+		for (size_t k = 0; k < ne; k++)
+			if (ev[k].id == eid[i])
+				att[k] += gv[i].ended_at - gv[i].started_at;
+	}
+	/* one row per owner: the first experiment of each owner sums them */
+	for (size_t k = 0; att && k < ne; k++) {
+		const char *who = ev[k].owner ? ev[k].owner : "unknown";
+		int first = 1;
+		double sum = 0;
+		size_t n_exp = 0;
+		for (size_t j = 0; j < ne; j++) {
+			const char *o2 = ev[j].owner ? ev[j].owner : "unknown";
+			if (strcmp(o2, who) != 0)
+				continue;
+			if (j < k)
+				first = 0;
+			sum += att[j];
+			n_exp += ev[j].status == EXP_RUNNING;
+		}
+		if (!first)
+			continue;
+		json_array_append_new(
+			arr, json_pack("{s:s, s:I, s:f, s:n, s:o, s:I, s:I, s:I, s:{s:n, s:n, s:n}}",
+				       "user", who, "uid", (json_int_t)ev[k].owner_uid, "share", 1.0,
+				       "share_fraction", "attained_gpu_s", api_json_real(sum),
+				       "running", (json_int_t)0, "queued", (json_int_t)0,
+				       "experiments", (json_int_t)n_exp, "limits", "gpus",
+				       "gpu_memory_mib", "segments"));
+	}
+	free(att);
+	store_segments_free(gv, ng);
+	free(eid);
+	store_experiments_free(ev, ne);
+	rs->json = json_pack("{s:o, s:I, s:I}", "users", arr, "running", (json_int_t)0, "queued",
+			     (json_int_t)0);
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "queue");
+}
+
 int api_h_queue(api_req *rq, api_resp *rs, rl_err *err)
 {
 	live *d = rq->ctx->d;
+	if (!d)
+		return queue_stored(rq, rs, err);
 	live_user_view *uv = calloc(MAX_USERS, sizeof *uv);
 	if (!uv)
 		return rl_err_set(err, RL_ENOMEM, "queue");

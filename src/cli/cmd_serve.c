@@ -18,7 +18,8 @@
 #include "serve/serve.h"
 
 static const char usage[] = "relish serve [--state DIR] [--listen ADDR]... [--config FILE] "
-			    "[--devices FILE] [--log-requests]";
+			    "[--devices FILE] [--log-requests]\n"
+			    "       relish serve --read-only --db FILE [--listen ADDR]... [--config FILE]";
 
 static int serve_help(void)
 {
@@ -32,15 +33,19 @@ static int serve_help(void)
 	       "  --config FILE      users' shares and limits, access, tokens (docs/serve.md)\n"
 	       "  --devices FILE     devices file instead of discovery (docs/gpu.md)\n"
 	       "  --log-requests     log every request, not only changes and errors\n"
+	       "  --read-only        show a database without running anything (the\n"
+	       "                     dashboard of a `relish run`: --db FILE; listens on\n"
+	       "                     %s unless --listen says otherwise)\n"
+	       "  --db FILE          with --read-only: the database to show\n"
 	       "Signals: SIGTERM/SIGINT stop gracefully (a second one stops segments at\n"
 	       "once), SIGHUP reloads the config and the token file.\n"
 	       "Exit status: 0 stopped, 1 runtime failure, 2 bad option or config,\n"
 	       "4 state database error.\n",
-	       usage, SERVE_DEFAULT_STATE, SERVE_SOCKET_NAME, API_MAX_LISTEN);
+	       usage, SERVE_DEFAULT_STATE, SERVE_SOCKET_NAME, API_MAX_LISTEN, SERVE_READONLY_LISTEN);
 	return 0;
 }
 
-enum { OPT_STATE = 256, OPT_LISTEN, OPT_CONFIG, OPT_DEVICES, OPT_LOGREQ };
+enum { OPT_STATE = 256, OPT_LISTEN, OPT_CONFIG, OPT_DEVICES, OPT_LOGREQ, OPT_RO, OPT_DB };
 
 int cmd_serve(int argc, char **argv, rl_err *err)
 {
@@ -50,12 +55,14 @@ int cmd_serve(int argc, char **argv, rl_err *err)
 		{"config", required_argument, NULL, OPT_CONFIG},
 		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"log-requests", no_argument, NULL, OPT_LOGREQ},
+		{"read-only", no_argument, NULL, OPT_RO},
+		{"db", required_argument, NULL, OPT_DB},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	serve_options so;
 	memset(&so, 0, sizeof so);
-	int c;
+	int c, read_only = 0;
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
@@ -69,6 +76,8 @@ int cmd_serve(int argc, char **argv, rl_err *err)
 		case OPT_CONFIG: so.config_path = optarg; break;
 		case OPT_DEVICES: so.devices_path = optarg; break;
 		case OPT_LOGREQ: so.log_reads = 1; break;
+		case OPT_RO: read_only = 1; break;
+		case OPT_DB: so.db_path = optarg; break;
 		case 'h': return serve_help();
 		case ':':
 			return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);
@@ -78,5 +87,16 @@ int cmd_serve(int argc, char **argv, rl_err *err)
 	}
 	if (optind < argc)
 		return cli_usage_error(err, usage, "unexpected argument '%s'", argv[optind]);
+	if (read_only) {
+		if (!so.db_path)
+			return cli_usage_error(err, usage, "--read-only needs --db FILE");
+		if (so.state_dir || so.devices_path)
+			return cli_usage_error(err, usage, "--read-only runs nothing: no --state or "
+					       "--devices");
+		return serve_run_readonly(&so, err);
+	}
+	if (so.db_path)
+		return cli_usage_error(err, usage, "--db FILE goes with --read-only (a service keeps "
+				       "its database in --state DIR)");
 	return serve_run(&so, err);
 }

@@ -441,7 +441,9 @@ size_t live_running(const live *d, live_running_seg *out, size_t max)
 				.compute = g->compute,
 				.resource_from = g->from,
 				.resource_to = g->to,
-				.started_at = g->started_at,
+				/* unix time, as the API's times are: the
+				 * launch was this long before the loop's now */
+				.started_at = d->now_wall - (d->now_mono - g->started_at),
 				.mem_used_mib = seg_used_mib(d, g),
 				.pid = g->pid,
 				.mean_util = live_seg_mean_util(g),

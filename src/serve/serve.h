@@ -89,10 +89,19 @@ typedef struct serve_options {
 	const char *config_path;     /* NULL: none */
 	const char *devices_path;    /* NULL: discover */
 	int log_reads;               /* log every request */
+	const char *db_path;         /* --read-only: the database to show */
 } serve_options;
 
 /* Run the service until SIGTERM / SIGINT.  Returns 0 after a clean stop,
  * or an error (bad config, state folder in use, a listener refused). */
 int serve_run(const serve_options *o, rl_err *err);
+
+/* ---- readonly.c ---- */
+
+#define SERVE_READONLY_LISTEN "127.0.0.1:8765"
+
+/* Serve the API and the dashboard over o->db_path, read-only (no driver:
+ * nothing runs, submit and cancel are refused), until SIGTERM / SIGINT. */
+int serve_run_readonly(const serve_options *o, rl_err *err);
 
 #endif

@@ -75,6 +75,19 @@ export function h(tag, attrs, ...children) {
 
 export function clear(el) { while (el.firstChild) el.firstChild.remove(); return el; }
 
+// Replace el's children with these (arrays flattened; null, false and
+// undefined left out, where Element.append would print "null").
+export function fill(el, ...children) {
+  clear(el);
+  const add = (c) => {
+    if (c === undefined || c === null || c === false) return;
+    if (Array.isArray(c)) c.forEach(add);
+    else el.append(c);
+  };
+  children.forEach(add);
+  return el;
+}
+
 export function fmtNum(v, digits = 4) {
   if (v === null || v === undefined || Number.isNaN(v)) return '–';
   if (typeof v !== 'number') return String(v);

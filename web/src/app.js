@@ -7,7 +7,7 @@
 //   #/queue            queue.js
 // A page module exports mount(el, params) and returns a function that
 // stops its polling when the page is left.
-import { get, h, clear, whoami, token, setToken, errorBox } from './api.js';
+import { get, h, clear, fill, whoami, token, setToken, errorBox } from './api.js';
 
 const routes = [
   [/^#?\/?(experiments)?$/, 'experiments', () => import('./experiments.js')],
@@ -37,11 +37,11 @@ async function route() {
       const stop = mod.mount(app, m.slice(1).map(decodeURIComponent));
       unmount = typeof stop === 'function' ? stop : null;
     } catch (e) {
-      clear(app).append(errorBox(e));
+      fill(app, errorBox(e));
     }
     return;
   }
-  clear(app).append(h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Experiments')));
+  fill(app, h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Experiments')));
 }
 
 async function header() {

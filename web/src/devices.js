@@ -6,7 +6,7 @@
 // utilisation over time, summed over the segments it held.  Built from
 // the store's segment rows (GET /timeline) and the live view (GET
 // /devices).  Live: polled every 3 s.
-import { get, h, clear, poll, badge, fmtNum, fmtMiB, fmtDur, fmtTime, errorBox, colour,
+import { get, h, clear, fill, poll, badge, fmtNum, fmtMiB, fmtDur, fmtTime, errorBox, colour,
          hashQuery, setHashQuery } from './api.js';
 import { chart } from './plots.js';
 
@@ -35,7 +35,7 @@ export function mount(el) {
   };
 
   function drawNow(devs) {
-    clear(now).append(h('div', { class: 'grid' }, devs.map((d) => {
+    fill(now, h('div', { class: 'grid' }, devs.map((d) => {
       const tot = d.mem_total_mib || 1;
       return h('div', { class: 'card device', 'data-uuid': d.uuid },
         h('div', { class: 'row' }, h('h2', {}, `${d.is_gpu ? 'GPU ' + d.index : 'host'} · ${d.name}`),
@@ -53,7 +53,7 @@ export function mount(el) {
           h('td', {}, s.owner ?? ''),
           h('td', { class: 'num' }, fmtMiB(s.mem_reserved_mib) + ' res.'),
           h('td', { class: 'num' }, fmtMiB(s.mem_used_mib) + ' used'),
-          h('td', { class: 'num' }, fmtDur(Date.now() / 1000 - s.started_at)))))) : null);
+          h('td', { class: 'num' }, s.resource_from === null ? '' : `${fmtNum(s.resource_from)} → ${fmtNum(s.resource_to)}`))))) : null);
     })));
   }
 
@@ -80,7 +80,9 @@ export function mount(el) {
   function drawTimeline(t) {
     for (const p of plots) p.destroy();
     plots = [];
-    const t0 = t.from, t1 = t.to;
+    // The window starts at the first segment shown when that is later.
+    const first = t.segments.length ? Math.min(...t.segments.map((s) => s.started_at)) : t.from;
+    const t0 = Math.max(t.from, first - 0.02 * Math.max(1, t.to - first)), t1 = t.to;
     const W = Math.max(600, tl.clientWidth || 900), L = 150, R = 10, laneH = 18;
     const X = (v) => L + ((v - t0) / Math.max(1e-9, t1 - t0)) * (W - L - R);
     const rows = [];
@@ -157,7 +159,7 @@ export function mount(el) {
     return chart(el, {
       height: 150,
       legend: { show: true },
-      scales: { x: { time: true, range: [t0, t1] }, mib: { range: [0, Math.max(1, d.mem_total_mib)] },
+      scales: { x: { time: true, range: [t0, t1] }, mib: { range: (u, lo, hi) => [0, Math.max(1, hi * 1.15)] },
                 pct: { range: [0, 100] } },
       axes: [{}, { scale: 'mib', label: 'MiB', size: 60 }, { scale: 'pct', side: 1, label: 'util %', grid: { show: false } }],
       series: [{},
@@ -175,6 +177,6 @@ export function mount(el) {
     drawTimeline(t);
     clear(msg);
   }
-  const stop = poll(() => tick().catch((e) => { clear(msg).append(errorBox(e)); throw e; }), 3000);
+  const stop = poll(() => tick().catch((e) => { fill(msg, errorBox(e)); throw e; }), 3000);
   return () => { stop(); for (const p of plots) p.destroy(); };
 }

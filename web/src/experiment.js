@@ -7,7 +7,7 @@
 // At 10,000 trials: one fetch of the trials, the table draws one page,
 // the curves are the best 40 and the running ones (the server chooses),
 // the history and parallel coordinates draw every trial on a canvas.
-import { get, post, h, clear, poll, badge, fmtNum, fmtDur, fmtTime, fmtMiB, errorBox,
+import { get, post, h, clear, fill, poll, badge, fmtNum, fmtDur, fmtTime, fmtMiB, errorBox,
          whoami, ApiError } from './api.js';
 import { makeTable } from './table.js';
 import { chart, historyData, historyOpts, curvesData, curvesOpts, importance, importanceBars,
@@ -84,7 +84,7 @@ export function mount(el, [ref]) {
     ];
     table = makeTable({ columns: cols, sortKey: 'objective', sortDir: exp.objective?.mode === 'min' ? 1 : -1,
       filterPlaceholder: 'filter: completed, lr>0.01 …' });
-    clear(tableBox).append(table.el);
+    fill(tableBox, table.el);
   }
 
   async function drawHead() {
@@ -94,14 +94,14 @@ export function mount(el, [ref]) {
     if (exp.status === 'running' && me.user && !document.body.dataset.readOnly) {
       const btn = h('button', { class: 'danger', id: 'cancel' }, 'Cancel experiment');
       btn.addEventListener('click', () => {
-        clear(cancelBox).append(h('span', {}, `Cancel ${exp.experiment}? `),
+        fill(cancelBox, h('span', {}, `Cancel ${exp.experiment}? `),
           h('button', { class: 'danger', id: 'cancel-yes', onclick: async () => {
             try {
               exp = await post(`experiments/${exp.id}/cancel`);
-              clear(msg).append(h('div', { class: 'note', id: 'cancel-done' }, `${exp.experiment} cancelled.`));
+              fill(msg, h('div', { class: 'note', id: 'cancel-done' }, `${exp.experiment} cancelled.`));
               drawHead();
             } catch (e) {
-              clear(msg).append(h('div', { class: 'error', role: 'alert', id: 'cancel-refused' },
+              fill(msg, h('div', { class: 'error', role: 'alert', id: 'cancel-refused' },
                 e instanceof ApiError ? `Not cancelled: ${e.message}` : String(e)));
               drawHead();
             }
@@ -109,7 +109,7 @@ export function mount(el, [ref]) {
       });
       cancelBox.append(btn);
     }
-    clear(head).append(
+    fill(head, 
       h('div', { class: 'row' }, h('h1', {}, exp.experiment), badge(exp.status),
         h('span', { class: 'muted' }, `#${exp.id} · ${exp.owner ?? 'no owner'}`),
         h('span', { class: 'spacer' }), cancelBox),
@@ -195,7 +195,7 @@ export function mount(el, [ref]) {
   }
 
   const stop = poll(() => tick().catch((e) => {
-    clear(msg).append(errorBox(e));
+    fill(msg, errorBox(e));
     throw e;
   }), 2000);
   return () => { stopped = true; stop(); for (const c of Object.values(charts)) c.destroy(); };

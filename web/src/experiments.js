@@ -1,7 +1,7 @@
 // experiments.js - every experiment the caller may see: owner, state,
 // progress, best so far, elapsed; filters by user and state (kept in the
 // address, so a filtered view can be shared).  Live: polled every 3 s.
-import { get, h, clear, poll, badge, fmtNum, fmtDur, fmtTime, errorBox, hashQuery,
+import { get, h, clear, fill, poll, badge, fmtNum, fmtDur, fmtTime, errorBox, hashQuery,
          setHashQuery } from './api.js';
 import { makeTable } from './table.js';
 
@@ -69,10 +69,10 @@ export function mount(el) {
     if (userSel.value) p.set('user', userSel.value);
     if (stateSel.value) p.set('status', stateSel.value);
     setHashQuery(p);
-    load().catch((e) => clear(msg).append(errorBox(e)));
+    load().catch((e) => fill(msg, errorBox(e)));
   };
   if (q.get('user')) { users.add(q.get('user')); userSel.append(h('option', { value: q.get('user') }, q.get('user'))); userSel.value = q.get('user'); }
   userSel.addEventListener('change', refilter);
   stateSel.addEventListener('change', refilter);
-  return poll(() => load().catch((e) => { clear(msg).append(errorBox(e)); throw e; }), 3000);
+  return poll(() => load().catch((e) => { fill(msg, errorBox(e)); throw e; }), 3000);
 }

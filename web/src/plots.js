@@ -43,6 +43,7 @@ export function historyData(trials, mode) {
 export function historyOpts(metric, logY) {
   return {
     height: 280,
+    legend: { show: false },
     cursor: { drag: { x: true, y: false } },
     scales: { x: { time: false }, y: { distr: logY ? 3 : 1 } },
     axes: [{ label: 'trial' }, { label: metric, size: 60 }],
@@ -74,8 +75,8 @@ export function curvesOpts(metric, curves, logX, logY, resourceName) {
     const stopped = c.status !== 'completed' && c.status !== 'running';
     series.push({
       label: `#${c.index}`,
-      stroke: stopped ? 'rgba(120,130,150,.55)' : c.status === 'running' ? '#e4572e' : colour(i % 10),
-      width: stopped ? 1 : 1.6,
+      stroke: stopped ? 'rgba(102,112,133,.75)' : c.status === 'running' ? '#e4572e' : colour([0, 2, 4, 6, 7, 8, 9][i % 7]),
+      width: stopped ? 1.2 : 1.8,
       dash: stopped ? [5, 4] : undefined,
       spanGaps: true,
       points: { show: false },

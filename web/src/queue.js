@@ -2,7 +2,7 @@
 // experiments, attained GPU-time against the user's share (the fair order
 // serves first the user with the least attained service over share;
 // docs/scheduling.md).  Live: polled every 3 s.
-import { get, h, clear, poll, fmtNum, fmtDur, errorBox } from './api.js';
+import { get, h, clear, fill, poll, fmtNum, fmtDur, errorBox } from './api.js';
 import { makeTable } from './table.js';
 
 export function mount(el) {
@@ -35,12 +35,12 @@ export function mount(el) {
     const q = await get('queue');
     const total = q.users.reduce((a, u) => a + (u.attained_gpu_s || 0), 0);
     for (const u of q.users) u.attained_frac = total > 0 ? u.attained_gpu_s / total : null;
-    clear(sum).append(
+    fill(sum, 
       h('div', {}, h('span', {}, 'users'), h('b', {}, String(q.users.length))),
       h('div', {}, h('span', {}, 'running'), h('b', { id: 'q-running' }, String(q.running))),
       h('div', {}, h('span', {}, 'waiting'), h('b', { id: 'q-queued' }, String(q.queued))),
       h('div', {}, h('span', {}, 'attained, all users'), h('b', {}, fmtDur(total))));
-    clear(bars).append(q.users.map((u) => [
+    fill(bars, q.users.map((u) => [
       h('span', {}, u.user),
       h('div', { class: 'pair', title: `attained ${pct(u.attained_frac)}, share ${pct(u.share_fraction)}` },
         h('i', { class: 'att', style: { width: (100 * (u.attained_frac || 0)).toFixed(1) + '%' } }),
@@ -50,7 +50,7 @@ export function mount(el) {
     table.setRows(q.users);
     clear(msg);
   }
-  return poll(() => tick().catch((e) => { clear(msg).append(errorBox(e)); throw e; }), 3000);
+  return poll(() => tick().catch((e) => { fill(msg, errorBox(e)); throw e; }), 3000);
 }
 
 const pct = (f) => (f === null || f === undefined ? '–' : (100 * f).toFixed(1) + ' %');

@@ -3,7 +3,7 @@
 // measured peak, outcome; out-of-memory ends and the re-placement that
 // followed each) and the tail of its latest segment's log, followed while
 // the segment runs.  Live: polled every 2 s.
-import { get, h, clear, poll, badge, fmtNum, fmtDur, fmtTime, fmtMiB, errorBox } from './api.js';
+import { get, h, clear, fill, poll, badge, fmtNum, fmtDur, fmtTime, fmtMiB, errorBox } from './api.js';
 import { chart } from './plots.js';
 
 const TAIL = 16384;
@@ -13,6 +13,7 @@ export function mount(el, [id]) {
   let metrics = [];
   let segs = [];
   let metricName = null;
+  let objMetric = null;
   let plot = null;
   let lastKey = '';
   const head = h('div');
@@ -35,7 +36,7 @@ export function mount(el, [id]) {
 
   function drawHead() {
     const t = trial;
-    clear(head).append(
+    fill(head, 
       h('div', { class: 'row' }, h('h1', {}, `Trial ${t.id}`), badge(t.status),
         h('span', { class: 'muted' }, 'of ', h('a', { href: `#/experiments/${t.experiment_id}` }, t.experiment),
           ` · #${t.index}`)),
@@ -49,7 +50,7 @@ export function mount(el, [id]) {
         h('div', {}, h('span', {}, 'basis'), h('b', {}, t.basis ?? '–')),
         h('div', {}, h('span', {}, 'updated'), h('b', {}, fmtTime(t.updated_at)))),
       t.error ? h('div', { class: 'error' }, t.error) : null);
-    clear(paramsEl).append(h('table', {}, h('tbody', {},
+    fill(paramsEl, h('table', {}, h('tbody', {},
       Object.entries(t.params || {}).map(([k, v]) => h('tr', {}, h('th', {}, k),
         h('td', { class: 'num' }, typeof v === 'number' ? fmtNum(v, 6) : JSON.stringify(v)))))));
   }
@@ -57,8 +58,9 @@ export function mount(el, [id]) {
   function drawCurve() {
     const names = [...new Set(metrics.map((m) => m.name))];
     if (names.length !== nameSel.options.length) {
-      clear(nameSel).append(names.map((n) => h('option', { value: n }, n)));
-      if (!metricName || !names.includes(metricName)) metricName = names[0];
+      fill(nameSel, names.map((n) => h('option', { value: n }, n)));
+      if (!metricName || !names.includes(metricName))
+        metricName = names.includes(objMetric) ? objMetric : names[0];
       nameSel.value = metricName || '';
     }
     const pts = metrics.filter((m) => m.name === metricName).sort((a, b) => a.resource - b.resource);
@@ -91,7 +93,7 @@ export function mount(el, [id]) {
         h('td', {}, g.exit_code ?? (g.signal ? 'sig ' + g.signal : '–')),
         h('td', { style: { whiteSpace: 'normal' } }, [replaced, replaced && g.message ? ' · ' : '', g.message ?? '']));
     });
-    clear(segEl).append(h('div', { style: { overflowX: 'auto' } }, h('table', {},
+    fill(segEl, h('div', { style: { overflowX: 'auto' } }, h('table', {},
       h('thead', {}, h('tr', {}, ['seq', 'range', 'outcome', 'device', 'reserved', 'peak', 'util',
         'share', 'started', 'took', 'exit', 'note'].map((c) => h('th', {}, c)))),
       h('tbody', {}, rows))));
@@ -117,12 +119,16 @@ export function mount(el, [id]) {
     const atEnd = logEl.scrollTop + logEl.clientHeight >= logEl.scrollHeight - 8;
     logEl.textContent = logText || '(empty)';
     if (atEnd) logEl.scrollTop = logEl.scrollHeight;
-    clear(logHead).append(`segment ${g.seq} (id ${g.segment_id}) · ${size} bytes · `, badge(st),
+    fill(logHead, `segment ${g.seq} (id ${g.segment_id}) · ${size} bytes · `, badge(st),
       st === 'running' ? ' following' : '');
   }
 
   async function tick() {
     trial = await get(`trials/${id}`);
+    if (objMetric === null) {
+      const e = await get(`experiments/${trial.experiment_id}`).catch(() => null);
+      objMetric = e?.objective?.metric ?? '';
+    }
     const [m, s] = await Promise.all([get(`trials/${id}/metrics`), get(`trials/${id}/segments`)]);
     metrics = m.metrics;
     segs = s.segments;
@@ -131,7 +137,7 @@ export function mount(el, [id]) {
     drawSegments();
     await loadLog();
   }
-  const stop = poll(() => tick().catch((e) => { clear(msg).append(errorBox(e)); throw e; }), 2000);
+  const stop = poll(() => tick().catch((e) => { fill(msg, errorBox(e)); throw e; }), 2000);
   return () => { stop(); if (plot) plot.destroy(); };
 }
 
