@@ -1,10 +1,12 @@
 /*
  * cmd_export.c - relish export --format csv|json [--db F]
- * [--experiment NAME] [--what trials|metrics|segments]: a table of the state
+ * [--experiment NAME] [--what trials|metrics|segments|wide]: a table of the state
  * database on standard output, for spreadsheets, pandas or jq.  CSV has a
  * header row and RFC 4180 quoting; JSON is one array of objects.  Without
  * --experiment every experiment is exported (an "experiment" column says
- * which).  Each kind is one row of the table `exports` below.
+ * which).  Each kind is one row of the table `exports` below; `wide`
+ * (one row per trial, params and final metrics as columns) learns its
+ * columns from the data and is export_wide.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,10 @@
 #include "cli/cli_common.h"
 #include "cli/cli_source.h"
 #include "api/encode.h"
+#include "cli/export_wide.h"
 
 static const char usage[] = "relish export --format csv|json [--db FILE | --server ADDR] "
-			    "[--experiment NAME] [--what trials|metrics|segments]";
+			    "[--experiment NAME] [--what trials|metrics|segments|wide]";
 
 struct export_ctx {
 	cli_src *s;
@@ -234,7 +237,9 @@ int cmd_export(int argc, char **argv, rl_err *err)
 	const cli_read_spec spec = {
 		.usage = usage,
 		.help = "\nWrites trials (default), metrics or segments of one or all "
-			"experiments to standard output.\n",
+			"experiments to standard output;\n--what wide: one row per trial with "
+			"its parameters (params_NAME) and each metric's\nfinal value "
+			"(final_NAME) as columns.\n",
 		.own = own,
 		.own_opt = export_opt,
 		.ctx = &a,
@@ -256,13 +261,21 @@ int cmd_export(int argc, char **argv, rl_err *err)
 				       format);
 	else if (o.json)
 		return cli_usage_error(err, usage, "--json conflicts with --format csv");
+	if (!strcmp(what, "wide")) {
+		cli_src s;
+		if ((rc = cli_src_open(&o, &s, err)) < 0)
+			return rc;
+		rc = export_wide(&s, o.experiment, o.json, err);
+		cli_src_close(&s);
+		return rc;
+	}
 	const struct export_kind *k = NULL;
 	for (size_t i = 0; i < sizeof exports / sizeof exports[0]; i++)
 		if (!strcmp(exports[i].what, what))
 			k = &exports[i];
 	if (!k)
 		return cli_usage_error(err, usage,
-				       "--what: expected trials, metrics or segments, got '%s'",
+				       "--what: expected trials, metrics, segments or wide, got '%s'",
 				       what);
 	cli_src s;
 	if ((rc = cli_src_open(&o, &s, err)) < 0)
