@@ -7,8 +7,9 @@
  *        utilisation, outcome), with the devices they ran on;
  *   GET /api/v1/experiments/{ref}/curves  learning curves as compact
  *        [resource, value] arrays, chosen by the server when there are
- *        many (the best `limit` trials by objective and every running
- *        one), incremental with ?after=.
+ *        many (of `limit`: the best half by objective and the other half
+ *        spread over the remaining ranks, and every running trial),
+ *        incremental with ?after=.
  * Both are reads over the store, so they answer in a read-only service
  * (serve --read-only) as in a running one.
  */
@@ -109,11 +110,13 @@ static json_t *timeline_devices(api_req *rq, const store_segment *gv, size_t ng,
 
 int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err)
 {
-	double now = wall_now(), from, to;
+	double now = wall_now(), from, to, span;
 	long long limit;
 	int rc = api_query_real(rq, "from", 0, &from, err);
 	if (rc == 0)
-		rc = api_query_real(rq, "to", now, &to, err);
+		rc = api_query_real(rq, "to", NAN, &to, err);
+	if (rc == 0)
+		rc = api_query_real(rq, "span", NAN, &span, err);
 	if (rc == 0)
 		rc = api_query_int(rq, "limit", TIMELINE_LIMIT, &limit, err);
 	if (rc < 0)
@@ -121,13 +124,34 @@ int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err)
 	if (limit <= 0 || limit > TIMELINE_MAX)
 		return rl_err_set(err, RL_EINVAL, "?limit=: expected 1 to %d segments, got %lld",
 				  TIMELINE_MAX, limit);
-	if (!(to >= from))
-		return rl_err_set(err, RL_EINVAL, "?from= and ?to=: from must not be after to");
+	if (!isnan(span) && !(span > 0))
+		return rl_err_set(err, RL_EINVAL, "?span=: expected seconds > 0");
 	store_segment *gv;
 	int64_t *eid;
 	size_t ng, total;
 	store_experiment *ev;
 	size_t ne;
+	/* The window ends now; read-only (nothing runs), where the last
+	 * segment ended. */
+	if (isnan(to) && !rq->ctx->d) {
+		if ((rc = store_segment_list_between(rq->ctx->st, 0, INFINITY, 0, &gv, &eid, &ng,
+						     &total, err)) < 0)
+			return rc;
+		to = ng ? -INFINITY : now;
+		for (size_t i = 0; i < ng; i++) {
+			double e = isnan(gv[i].ended_at) ? gv[i].started_at : gv[i].ended_at;
+			if (e > to)
+				to = e;
+		}
+		store_segments_free(gv, ng);
+		free(eid);
+	}
+	if (isnan(to))
+		to = now;
+	if (!isnan(span))
+		from = to - span;
+	if (!(to >= from))
+		return rl_err_set(err, RL_EINVAL, "?from= and ?to=: from must not be after to");
 	if ((rc = store_segment_list_between(rq->ctx->st, from, to, (size_t)limit, &gv, &eid, &ng,
 					     &total, err)) < 0)
 		return rc;
@@ -290,9 +314,16 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 			order[with++] = &cv[i];
 	maximise = !e.mode || strcmp(e.mode, "min") != 0;
 	qsort(order, with, sizeof *order, cmp_objective);
+	/* With a limit K: the best half of K, the other half spread evenly
+	 * over the remaining ranks (so early-stopped curves stay in view),
+	 * and every running trial. */
+	size_t want = limit > 0 ? (size_t)limit : with;
+	size_t best = (want + 1) / 2, spread = want - best;
 	for (size_t i = 0; i < with; i++)
-		order[i]->selected = limit == 0 || (long long)i < limit ||
-				     order[i]->t->status == TRIAL_RUNNING;
+		order[i]->selected = limit == 0 || i < best || order[i]->t->status == TRIAL_RUNNING;
+	if (limit > 0 && with > best)
+		for (size_t j = 0; j < spread; j++)
+			order[best + (j * (with - best)) / spread]->selected = 1;
 	arr = json_array();
 	sel = json_array();
 	for (size_t i = 0; i < nt; i++) {

@@ -19,7 +19,7 @@ export function mount(el) {
     WINDOWS.map(([s, l]) => h('option', { value: s }, l)));
   winSel.value = q.get('window') || '3600';
   const now = h('div', { id: 'devices-now' });
-  const tl = h('div', { id: 'timeline' });
+  const tl = h('div', { id: 'timeline', class: 'timeline' });
   const note = h('span', { class: 'muted' });
   const msg = h('div');
   const expColour = new Map();
@@ -43,8 +43,9 @@ export function mount(el) {
         h('div', { class: 'membar', title: `reserved ${fmtMiB(d.mem_reserved_mib)}, measured ${fmtMiB(d.mem_used_mib)} of ${fmtMiB(d.mem_total_mib)}` },
           h('i', { class: 'res', style: { width: Math.min(100, 100 * d.mem_reserved_mib / tot) + '%' } }),
           h('i', { class: 'used', style: { width: Math.min(100, 100 * (d.mem_used_mib || 0) / tot) + '%' } })),
+        document.body.dataset.readOnly ? h('p', { class: 'muted' }, `${fmtMiB(d.mem_total_mib)} · read-only view: nothing runs here now`) :
         h('p', { class: 'muted' }, `memory: ${fmtMiB(d.mem_reserved_mib)} reserved, ${fmtMiB(d.mem_used_mib)} measured, ` +
-          `of ${fmtMiB(d.mem_total_mib)} · compute ${fmtNum(d.compute_reserved, 3)} of ${fmtNum(d.compute_total, 3)} reserved · ` +
+          `of ${fmtMiB(d.mem_total_mib)} · compute reserved ${fmtNum(d.compute_reserved, 3)}${d.is_gpu ? ' %' : ' CPUs'} of ${fmtNum(d.compute_total, 3)}${d.is_gpu ? ' %' : ''} · ` +
           `${d.running} running`),
         d.segments.length ? h('table', {}, h('tbody', {}, d.segments.map((s) => h('tr', {},
           h('td', {}, h('i', { class: 'legend-dot', style: { background: colourOf(s.experiment ?? '?') } }),
@@ -88,9 +89,14 @@ export function mount(el) {
     const rows = [];
     clear(tl);
     note.textContent = t.truncated ? `${t.segments.length} most recent of ${t.total} segments` :
-      `${t.segments.length} segments`;
+      t.segments.length ? `${t.segments.length} segments` : 'no segment in this window: choose a longer one';
     for (const d of t.devices) {
       const segs = t.segments.filter((s) => s.device === d.uuid);
+      if (!segs.length) {
+        tl.append(h('div', { class: 'device-row muted', style: { margin: '4px 0 12px' } },
+          h('b', {}, `${d.is_gpu ? 'GPU ' + d.index : 'host'}`), ' · no segment in this window'));
+        continue;
+      }
       const ln = lanes(segs, t1);
       const H = ln.n * laneH + 26;
       const svg = h('svg:svg', { width: W, height: H, 'data-uuid': d.uuid, 'data-segments': segs.length,
@@ -110,7 +116,8 @@ export function mount(el) {
         const y = 4 + s.lane * laneH, w = Math.max(1.5, x1 - x0);
         const fill = colourOf(s.experiment ?? '?');
         const g = h('svg:g', {});
-        const r = h('svg:rect', { class: 'seg', x: x0, y, width: w, height: laneH - 4, rx: 2, fill,
+        const bad = s.status === 'oom' || s.status === 'failed';
+        const r = h('svg:rect', { class: 'seg' + (bad ? ' bad' : ''), x: x0, y, width: w, height: laneH - 4, rx: 2, fill,
           'fill-opacity': s.status === 'running' ? 0.9 : 0.6, 'data-segment': s.segment_id,
           'data-experiment': s.experiment_id ?? '', 'data-start': s.started_at, 'data-end': s.ended_at ?? '' });
         r.append(h('svg:title', {}, `${s.experiment ?? 'another user'} · trial ${s.trial_id ?? '?'} · segment ${s.segment_id ?? '?'}\n` +
@@ -122,7 +129,7 @@ export function mount(el) {
           g.append(h('svg:rect', { x: x0, y: y + laneH - 7, width: w * f, height: 3, fill: '#17202e',
             'fill-opacity': 0.55, 'pointer-events': 'none' }));
         }
-        if (s.status === 'oom' || s.status === 'failed') {
+        if ((s.status === 'oom' || s.status === 'failed') && w > 26) {
           g.append(h('svg:text', { x: x0 + w - 2, y: y + 11, 'font-size': 10, 'text-anchor': 'end',
             fill: '#b42318', 'pointer-events': 'none' }, s.status === 'oom' ? 'OOM' : '✕'));
         }
@@ -141,20 +148,24 @@ export function mount(el) {
   // Reserved and measured (the peaks of the segments held) memory and
   // utilisation over time: step functions summed over segments.
   function memoryPlot(el, d, segs, t0, t1) {
-    const ts = new Set([t0, t1]);
-    for (const s of segs) { ts.add(Math.max(t0, s.started_at)); ts.add(Math.min(t1, s.ended_at ?? t1)); }
-    const xs = [...ts].sort((a, b) => a - b);
-    const res = xs.map(() => 0), peak = xs.map(() => 0), util = xs.map(() => 0);
+    // A sweep over start and end events: O(n log n) for n segments.
+    const ev = [];
     for (const s of segs) {
-      const a = s.started_at, b = s.ended_at ?? t1;
-      for (let i = 0; i < xs.length; i++) {
-        if (xs[i] >= a && xs[i] < b) {
-          res[i] += Math.max(0, s.mem_reserved_mib || 0);
-          peak[i] += Math.max(0, s.peak_mem_mib || 0);
-          util[i] += s.mean_util || 0;
-        }
-      }
+      const a = Math.max(t0, s.started_at), b = Math.min(t1, s.ended_at ?? t1);
+      if (b < a) continue;
+      const r = Math.max(0, s.mem_reserved_mib || 0), p = Math.max(0, s.peak_mem_mib || 0);
+      const u = s.mean_util || 0;
+      ev.push([a, r, p, u], [b, -r, -p, -u]);
     }
+    ev.sort((x, y) => x[0] - y[0]);
+    const xs = [t0], res = [0], peak = [0], util = [0];
+    let cr = 0, cp = 0, cu = 0;
+    for (let i = 0; i < ev.length;) {
+      const t = ev[i][0];
+      while (i < ev.length && ev[i][0] === t) { cr += ev[i][1]; cp += ev[i][2]; cu += ev[i][3]; i++; }
+      xs.push(t); res.push(cr); peak.push(cp); util.push(Math.max(0, cu));
+    }
+    xs.push(t1); res.push(cr); peak.push(cp); util.push(Math.max(0, cu));
     const step = globalThis.uPlot.paths.stepped({ align: 1 });
     return chart(el, {
       height: 150,
@@ -173,7 +184,7 @@ export function mount(el) {
     const [devs, ] = await Promise.all([get('devices')]);
     drawNow(devs.devices);
     const w = Number(winSel.value);
-    const t = await get('timeline' + (w ? `?from=${Date.now() / 1000 - w}` : ''));
+    const t = await get('timeline' + (w ? `?span=${w}` : ''));
     drawTimeline(t);
     clear(msg);
   }

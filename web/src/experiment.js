@@ -5,8 +5,10 @@
 // Live: every 2 s the trials that changed (?after=cursor) and the curves
 // that grew (curves?after=) are fetched and merged; nothing is reloaded.
 // At 10,000 trials: one fetch of the trials, the table draws one page,
-// the curves are the best 40 and the running ones (the server chooses),
-// the history and parallel coordinates draw every trial on a canvas.
+// the curves are 40 (the best 20, 20 spread over the other ranks) and the
+// running ones, chosen by the server; the history and parallel
+// coordinates draw every trial on a canvas; trials and curves are fetched
+// every 6 s, and no more once the experiment has ended.
 import { get, post, h, clear, fill, poll, badge, fmtNum, fmtDur, fmtTime, fmtMiB, errorBox,
          whoami, ApiError } from './api.js';
 import { makeTable } from './table.js';
@@ -126,7 +128,7 @@ export function mount(el, [ref]) {
         h('div', {}, h('span', {}, 'created'), h('b', {}, fmtTime(exp.created_at)))));
   }
 
-  let lastDraw = 0;
+  let lastDraw = -Infinity;
   function draw(force) {
     if (!dirty || !exp) return;
     // Big experiments redraw at most every 5 s; small ones at every poll.
@@ -144,7 +146,7 @@ export function mount(el, [ref]) {
     charts.curves = chart(curvEl, curvesOpts(metric, cv, opt.logX, opt.logY, 'resource'),
       curvesData(cv, opt.logX));
     curvNote.textContent = curvesTotal > cv.length
-      ? `${cv.length} of ${curvesTotal} trials: the best ${CURVES} and the running ones`
+      ? `${cv.length} of ${curvesTotal} trials: the best ${CURVES / 2}, ${CURVES / 2} others across the ranks, the running ones`
       : `${cv.length} trials`;
     parcoords(pcEl, list, paramNames, metric, mode);
     importanceBars(impEl, importance(list, paramNames));
@@ -183,14 +185,23 @@ export function mount(el, [ref]) {
     if ([...keep].some((id) => !curves.has(id))) curveCursor = null;
   }
 
+  // Trials and curves are fetched while the experiment runs (and once
+  // more after it ended); big experiments every 6 s rather than every 2.
+  let lastLoad = -Infinity, loadedFinal = false;
   async function tick() {
     if (stopped) return;
     const e = await get(`experiments/${encodeURIComponent(ref)}`);
     const changed = !exp || JSON.stringify(e) !== JSON.stringify(exp);
     exp = e;
     if (changed) await drawHead();
-    await loadTrials();
-    await loadCurves();
+    const now = performance.now();
+    const due = now - lastLoad >= (trials.size > 2000 ? 6000 : 0);
+    if (!loadedFinal && (due || changed)) {
+      lastLoad = now;
+      await loadTrials();
+      await loadCurves();
+      if (exp.status !== 'running') loadedFinal = true;
+    }
     draw(false);
   }
 

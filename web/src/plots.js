@@ -208,10 +208,13 @@ export function parcoords(el, trials, names, metric, mode) {
   axes.forEach((a, i) => {
     g.strokeStyle = '#98a2b3';
     g.beginPath(); g.moveTo(X(i), Y(0)); g.lineTo(X(i), Y(1)); g.stroke();
+    g.textAlign = 'center';
     g.fillText(a.name + (a.log ? ' (log)' : ''), X(i), 14);
     g.fillStyle = '#667085';
-    g.fillText(a.label(1), X(i), Y(1) - 3 + 14);
-    g.fillText(a.label(0), X(i), Y(0) + 14);
+    g.textAlign = i === n - 1 ? 'right' : 'left';
+    const dx = i === n - 1 ? -4 : 4;
+    g.fillText(String(a.label(1)), X(i) + dx, Y(1) + 10);
+    g.fillText(String(a.label(0)), X(i) + dx, Y(0) - 3);
     g.fillStyle = '#1d2430';
   });
 }
