@@ -8,8 +8,9 @@
  * base units (bytes, seconds, ratios 0..1), _bytes / _seconds / _total
  * suffixes, HELP and TYPE lines, no label with a trial, segment or
  * experiment id (their number is unbounded).  Device series carry
- * `UUID` (the GPU's NVML UUID, "host" for the host) and `gpu` (its NVML
- * index), the labels of NVIDIA's DCGM exporter, so that
+ * `UUID` (the GPU's NVML UUID) and `gpu` (its NVML index), labels of
+ * NVIDIA's DCGM exporter (its camel-case modelName is left out: promtool
+ * refuses camel case; the model is one join away), so that
  *   relish_gpu_memory_reserved_bytes * on(UUID) group_left DCGM_FI_DEV_FB_USED
  * joins relish's reservations with the driver's view of the same GPU.
  *
@@ -276,7 +277,7 @@ static void devices(expo *o, const metric_def *m)
 			nr = MAX_RUNNING;
 	}
 	int gpu_family = !strncmp(m->name, "relish_gpu_", 11);
-	char b1[200], b2[200];
+	char b1[200];
 	for (size_t i = 0; i < live_device_count(d); i++) {
 		live_device_view v;
 		if (live_device_get(d, i, &v) < 0 || v.is_gpu != gpu_family)
@@ -306,8 +307,7 @@ static void devices(expo *o, const metric_def *m)
 		if (isnan(x))
 			continue;
 		if (gpu_family)
-			put(o, "%s{gpu=\"%zu\",UUID=\"%s\",modelName=\"%s\"}", m->name, i,
-			    esc(v.uuid, b1, sizeof b1), esc(v.name, b2, sizeof b2));
+			put(o, "%s{gpu=\"%zu\",UUID=\"%s\"}", m->name, i, esc(v.uuid, b1, sizeof b1));
 		else
 			put(o, "%s", m->name);
 		val(o, x);
