@@ -4,10 +4,13 @@
 # Debian 12 has); root, or sudo.  Idempotent: packages already present are
 # skipped, and apt is not touched at all when nothing is missing.  apt's
 # output goes to a log that is printed only when it fails.
-# Usage: scripts/deps.sh [build|test|demo|bench|all]
+# Usage: scripts/deps.sh [build|web|test|demo|bench|all]
 #   build  compiler, make, cmake, the C libraries (what `relish` needs)
-#   test   build + cmocka and what the tests start (podman, sqlite3, ...),
-#          and demo's Python libraries: tests/test_examples.sh runs every example
+#   test   build + web + cmocka and what the tests start (podman, sqlite3,
+#          chromium, prometheus, python3-venv/pip/pandas, ...), and demo's
+#          Python libraries: tests/test_examples.sh runs every example
+#   web    build + nodejs and npm: the dashboard is built into relish
+#          (docs/dashboard.md); npm is needed at build time only
 #   demo   build + PyTorch and scikit-learn for the digits experiment
 #   bench  test + demo + Optuna (the reference in scripts/bench-digits.sh)
 set -euo pipefail
@@ -15,21 +18,32 @@ set -euo pipefail
 build_pkgs=(gcc libc6-dev make cmake pkg-config libsqlite3-dev libyaml-dev libjansson-dev
             libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev)
 test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time curl
-           clang libclang-rt-14-dev)  # clang: libFuzzer for tests/test_fuzz.sh
+           clang libclang-rt-14-dev   # clang: libFuzzer for tests/test_fuzz.sh
+           chromium prometheus        # the dashboard's browser tests, /metrics scraped
+           python3-venv python3-pip python3-pandas)  # the Python client's tests
+# The dashboard's build (npm ci at build time).  A machine with another
+# Node.js (NodeSource's nodejs ships its own npm) counts as having them.
+web_pkgs=(nodejs npm)
 demo_pkgs=(python3-torch python3-sklearn libopenblas0-pthread)
 bench_pkgs=(python3-optuna)
 
 want=("${build_pkgs[@]}")
 case "${1:-all}" in
   build) ;;
-  test) want+=("${test_pkgs[@]}" "${demo_pkgs[@]}") ;;
+  web) want+=("${web_pkgs[@]}") ;;
+  test) want+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}") ;;
   demo) want+=("${demo_pkgs[@]}") ;;
-  bench|all) want+=("${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|test|demo|bench|all]" >&2; exit 2 ;;
+  bench|all) want+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|web|test|demo|bench|all]" >&2; exit 2 ;;
 esac
 
 missing=()
+have_node=0
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && have_node=1
 for p in "${want[@]}"; do
+  if [ "$have_node" = 1 ] && { [ "$p" = nodejs ] || [ "$p" = npm ]; }; then
+    continue
+  fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi

@@ -30,4 +30,7 @@ py=$(find "$root/lib" -name relish_trial.py -path '*dist-packages*' | head -1)
 [ -n "$py" ] || fail "relish_trial.py not installed under lib/python*/dist-packages"
 PYTHONPATH=$(dirname "$py") python3 -c 'import relish_trial; relish_trial.mode()' ||
   fail "the installed relish_trial.py does not import"
+[ -f "$(dirname "$py")/relish/client.py" ] || fail "the Python package relish is not installed beside it"
+(cd / && PYTHONPATH=$(dirname "$py") /usr/bin/python3 -c 'import relish, relish_trial; assert relish_trial is relish.trial; relish.Client("unix:/nonexistent")') ||
+  fail "the installed package relish does not import"
 echo "ok: installed under $prefix (staged): $(cd "$root" && find . -type f | wc -l) files"
