@@ -6,7 +6,8 @@
 # the few same-layer pairs listed in `sideways`.  The HTTP API (api/) sits
 # on the live driver; the service (serve/) runs the driver and the API; the
 # CLI is on top: its --json shares the API's encoders and it talks to a
-# server through the API's client.  Executors (exec/) know
+# server through the API's client.  The dashboard's embedded files (web/)
+# depend on nothing; the API serves them.  Executors (exec/) know
 # nothing of the scheduling core: what they share with it (how a segment
 # ended, common/outcome.h) lives in common/.  A module missing from the
 # table is an error, so that a new folder gets its layer on purpose.
@@ -15,10 +16,10 @@ src=${RELISH_SRC:-$(cd "$(dirname "$0")/.." && pwd)}/src
 
 declare -A layer=(
   [common]=0
-  [spec]=1 [search]=1 [sched]=1
+  [spec]=1 [search]=1 [sched]=1 [web]=1
   [exec]=2 [telemetry]=2 [store]=2
   [live]=3 [sim]=3
-  [api]=4 [web]=4
+  [api]=4
   [serve]=5
   [cli]=6
 )
