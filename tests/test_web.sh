@@ -39,9 +39,12 @@ grep -qi "content-security-policy: default-src 'self'" "$work/h" || fail "assets
 # main: long enough to be watched while it runs; slow: to be cancelled
 web_spec "$work/main.yaml" "web-main-$RANDOM" 120 0.8 4
 web_spec "$work/slow.yaml" "web-slow-$RANDOM" 4 5 1
+# the other user's, so that two users share the GPUs
+web_spec "$work/other.yaml" "web-other-$RANDOM" 30 0.8 2
 MAIN=$(as "$U1" "$R" submit main.yaml | awk '{print $1}')
 SLOW=$(as "$U1" "$R" submit slow.yaml | awk '{print $1}')
-[ -n "$MAIN" ] && [ -n "$SLOW" ] || fail "submit printed no ids"
+OTHER=$(as "$U2" "$R" submit other.yaml | awk '{print $1}')
+[ -n "$MAIN" ] && [ -n "$SLOW" ] && [ -n "$OTHER" ] || fail "submit printed no ids"
 # wait until a few trials have values (the plots have something to draw)
 valued() { [ "$(api "/api/v1/experiments/$MAIN/trials" | grep -o '"objective":[0-9]' | wc -l)" -ge 4 ]; }
 wait_for 60 valued
