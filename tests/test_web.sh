@@ -52,7 +52,7 @@ wait_for 60 valued
 mkdir -p "${RELISH_WEB_SHOTS:=$work/shots}"
 start=$(date +%s)
 BASE=$BASE PLAYWRIGHT=$PLAYWRIGHT TOKEN_A=$TOKEN_A TOKEN_B=$TOKEN_B USER_A=$U1 USER_B=$U2 \
-  MAIN=$MAIN SLOW=$SLOW SHOTS=$RELISH_WEB_SHOTS SHOT_TRIALS=${RELISH_WEB_SHOT_TRIALS:-0} \
+  MAIN=$MAIN SLOW=$SLOW OTHER=$OTHER SHOTS=$RELISH_WEB_SHOTS SHOT_TRIALS=${RELISH_WEB_SHOT_TRIALS:-0} \
   timeout 300 node "$RELISH_SRC/tests/web/dashboard.mjs" || fail "the browser checks failed (above)"
 for p in experiments experiment trial devices queue; do
   [ -s "$RELISH_WEB_SHOTS/$p.png" ] || fail "no screenshot of $p"

@@ -2,7 +2,8 @@
 // driven by playwright-core against a real `relish serve` that runs real
 // experiments on stand-in GPUs.  What a person would check:
 //   1. the experiments page lists the experiments, owner and state;
-//   2. the experiment page shows as many trials as the API returns, the
+//   2. the experiment page shows as many trials as the API returns (on an
+//      experiment that has ended, so both see the same data), the
 //      history plot draws 2 series (objective, best so far) with one point
 //      per trial with a value, the learning curves one series per curve
 //      the API selects, parallel coordinates one line per trial, and
@@ -15,7 +16,7 @@
 //   6. another user's cancel is refused and says why; the owner's works.
 // Screenshots of each page go to $SHOTS.  Exits 1 at the first failure.
 // Env: BASE, PLAYWRIGHT (playwright-core's index.mjs), TOKEN_A, TOKEN_B,
-// USER_A, USER_B, MAIN, SLOW (experiment ids), SHOTS.
+// USER_A, USER_B, MAIN, SLOW, OTHER (experiment ids; OTHER is USER_B's), SHOTS.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,50 +63,12 @@ try {
   if (!who.includes(env.USER_A)) fail('header does not show the signed-in user: ' + who);
   ok('experiments page lists the experiment with its owner');
 
-  // 2. experiment page against the API
+  // 3. live: more trials with values, same page load
   await a.goto(BASE + `/#/experiments/${env.MAIN}`);
   await a.evaluate(() => { window.__sameLoad = true; });
-  const check = async () => {
-    const t = (await api(`experiments/${env.MAIN}/trials`, env.TOKEN_A)).j.trials;
-    const withValue = t.filter((x) => x.objective !== null).length;
-    const cur = (await api(`experiments/${env.MAIN}/curves?name=accuracy&limit=40`, env.TOKEN_A)).j;
-    return { n: t.length, withValue, curves: cur.selected.length };
-  };
-  // The page and the API agree once the page has drawn what the API has:
-  // polled both ways until equal (the run goes on while we look).
-  let want, got;
-  for (let i = 0; i < 60; i++) {
-    want = await check();
-    got = await a.evaluate(() => ({
-      n: Number(document.querySelector('.table')?.dataset.rows ?? -1),
-      withValue: Number(document.querySelector('#history')?.dataset.points ?? -1),
-      histSeries: Number(document.querySelector('#history')?.dataset.series ?? -1),
-      curves: Number(document.querySelector('#curves')?.dataset.series ?? -1),
-      lines: Number(document.querySelector('#parcoords')?.dataset.lines ?? -1),
-      params: Number(document.querySelector('#importance')?.dataset.params ?? -1),
-      count: document.querySelector('#trial-count')?.textContent,
-    }));
-    if (got.n === want.n && got.withValue === want.withValue && got.curves === want.curves && want.n > 0) break;
-    await a.waitForTimeout(500);
-  }
-  if (got.n !== want.n) fail(`the table has ${got.n} trials, the API ${want.n}`);
-  if (String(want.n) !== got.count) fail(`the header says ${got.count} trials, the API ${want.n}`);
-  if (got.histSeries !== 2) fail(`history draws ${got.histSeries} series, want 2 (objective, best so far)`);
-  if (got.withValue !== want.withValue) fail(`history has ${got.withValue} points, the API ${want.withValue} trials with a value`);
-  if (got.curves !== want.curves || got.curves < 2) fail(`learning curves draw ${got.curves} series, the API selects ${want.curves}`);
-  if (got.lines !== want.withValue) fail(`parallel coordinates draw ${got.lines} lines, want ${want.withValue}`);
-  if (got.params !== 2) fail(`importance shows ${got.params} parameters, want 2`);
-  const canvasInk = await a.evaluate(() => [...document.querySelectorAll('#history canvas, #curves canvas')].map((c) => {
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-    return n;
-  }));
-  if (canvasInk.length < 2 || canvasInk.some((n) => n < 500)) fail('a plot canvas is empty: ' + canvasInk);
-  ok(`experiment page: ${got.n} trials as the API, history 2 series and ${got.withValue} points, ${got.curves} curves`);
-
-  // 3. live: more trials with values, same page load
-  const before = got.withValue;
+  await a.waitForFunction(() => Number(document.querySelector('#history')?.dataset.points) > 0, null, { timeout: 30000 })
+    .catch(() => fail('the experiment page drew no history'));
+  const before = await a.evaluate(() => Number(document.querySelector('#history').dataset.points));
   await a.waitForFunction((b) => Number(document.querySelector('#history').dataset.points) > b, before, { timeout: 30000 })
     .catch(() => fail(`the page did not update: still ${before} trials with values`));
   if (!(await a.evaluate(() => window.__sameLoad === true))) fail('the page was loaded again');
@@ -169,6 +132,55 @@ try {
   await a.waitForFunction(() => document.querySelector('.badge')?.textContent === 'cancelled', null, { timeout: 10000 })
     .catch(() => fail('the page does not show the experiment as cancelled'));
   ok(`${env.USER_A}'s cancel worked: the experiment is cancelled`);
+
+  // 2. experiment page against the API (reads: everyone may read all)
+  // on the other user's experiment once it has ended, so that the page
+  // and the API are compared on the same data
+  for (let i = 0; i < 600; i++) {
+    if ((await api(`experiments/${env.OTHER}`, env.TOKEN_A)).j.status !== 'running') break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await a.goto(BASE + `/#/experiments/${env.OTHER}`);
+  const check = async () => {
+    const t = (await api(`experiments/${env.OTHER}/trials`, env.TOKEN_A)).j.trials;
+    const withValue = t.filter((x) => x.objective !== null).length;
+    const cur = (await api(`experiments/${env.OTHER}/curves?name=accuracy&limit=40`, env.TOKEN_A)).j;
+    return { n: t.length, withValue, curves: cur.selected.length };
+  };
+  // The page and the API agree once the page has drawn what the API has:
+  // polled both ways until equal (the run goes on while we look).
+  let want, got;
+  for (let i = 0; i < 60; i++) {
+    want = await check();
+    got = await a.evaluate(() => ({
+      n: Number(document.querySelector('.table')?.dataset.rows ?? -1),
+      withValue: Number(document.querySelector('#history')?.dataset.points ?? -1),
+      histSeries: Number(document.querySelector('#history')?.dataset.series ?? -1),
+      curves: Number(document.querySelector('#curves')?.dataset.series ?? -1),
+      lines: Number(document.querySelector('#parcoords')?.dataset.lines ?? -1),
+      params: Number(document.querySelector('#importance')?.dataset.params ?? -1),
+      count: document.querySelector('#trial-count')?.textContent,
+    }));
+    if (got.n === want.n && got.withValue === want.withValue && got.curves === want.curves &&
+        got.count === String(want.n) && want.n > 0) break;
+    await a.waitForTimeout(500);
+  }
+  if (got.n !== want.n) fail(`the table has ${got.n} trials, the API ${want.n}`);
+  if (String(want.n) !== got.count) fail(`the header says ${got.count} trials, the API ${want.n}`);
+  if (got.histSeries !== 2) fail(`history draws ${got.histSeries} series, want 2 (objective, best so far)`);
+  if (got.withValue !== want.withValue) fail(`history has ${got.withValue} points, the API ${want.withValue} trials with a value`);
+  if (got.curves !== want.curves || got.curves < 2) fail(`learning curves draw ${got.curves} series, the API selects ${want.curves}`);
+  if (got.lines !== want.withValue) fail(`parallel coordinates draw ${got.lines} lines, want ${want.withValue}`);
+  if (got.params !== 2) fail(`importance shows ${got.params} parameters, want 2`);
+  const canvasInk = await a.evaluate(() => [...document.querySelectorAll('#history canvas, #curves canvas')].map((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n;
+  }));
+  if (canvasInk.length < 2 || canvasInk.some((n) => n < 500)) fail('a plot canvas is empty: ' + canvasInk);
+  ok(`experiment page: ${got.n} trials as the API, history 2 series and ${got.withValue} points, ${got.curves} curves`);
+
 
   // Screenshots of every page, once main has SHOT_TRIALS trials with a
   // value (docs/dashboard.md's are taken with more than the test needs).
