@@ -2,23 +2,21 @@
 // driven by playwright-core against a real `relish serve` that runs real
 // experiments on stand-in GPUs.  What a person would check:
 //   1. the experiments page lists the experiments, owner and state;
-//   2. the experiment page shows as many trials as the API returns (on an
-//      experiment that has ended, so both see the same data), the
-//      history plot draws 2 series (objective, best so far) with one point
-//      per trial with a value, the learning curves one series per curve
-//      the API selects, parallel coordinates one line per trial, and
-//      importance one bar per parameter;
-//   3. it updates while trials report: more trials with values appear
-//      without the page being loaded again;
-//   4. the devices timeline shows two segments sharing one GPU (as the
+//   2. the experiment page updates while trials report: more trials with
+//      values appear without the page being loaded again;
+//   3. the devices timeline shows two segments sharing one GPU (as the
 //      API's segment rows say: overlapping in time on one device);
-//   5. the trial page shows its segments and log;
-//   6. another user's cancel is refused and says why; the owner's works.
+//   4. the trial page shows its segments, learning curve and log;
+//   5. another user's cancel is refused and says why; the owner's works;
+//   6. the experiment page shows as many trials as the API returns (on an
+//      experiment that has ended, so both see the same data), the history
+//      plot draws 2 series (objective, best so far) with one point per
+//      trial with a value, the learning curves one series per curve the
+//      API selects, parallel coordinates one line per trial, importance
+//      one bar per parameter, and the canvases are not blank.
 // Screenshots of each page go to $SHOTS.  Exits 1 at the first failure.
 // Env: BASE, PLAYWRIGHT (playwright-core's index.mjs), TOKEN_A, TOKEN_B,
 // USER_A, USER_B, MAIN, SLOW, OTHER (experiment ids; OTHER is USER_B's), SHOTS.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const env = process.env;
@@ -63,7 +61,7 @@ try {
   if (!who.includes(env.USER_A)) fail('header does not show the signed-in user: ' + who);
   ok('experiments page lists the experiment with its owner');
 
-  // 3. live: more trials with values, same page load
+  // 2. live: more trials with values, same page load
   await a.goto(BASE + `/#/experiments/${env.MAIN}`);
   await a.evaluate(() => { window.__sameLoad = true; });
   await a.waitForFunction(() => Number(document.querySelector('#history')?.dataset.points) > 0, null, { timeout: 30000 })
@@ -75,7 +73,7 @@ try {
   const after = await a.evaluate(() => Number(document.querySelector('#history').dataset.points));
   ok(`the page updated while trials reported (${before} -> ${after} trials with values, no reload)`);
 
-  // 4. devices: two segments sharing one GPU
+  // 3. devices: two segments sharing one GPU
   const tl = (await api('timeline', env.TOKEN_A)).j;
   const shared = new Set();
   for (const x of tl.segments) for (const y of tl.segments) {
@@ -97,7 +95,7 @@ try {
   if (!sharedRows.length) fail('the devices timeline shows no GPU with two segments at once: ' + JSON.stringify(rows));
   ok(`devices timeline: ${sharedRows.map((r) => `${r.uuid} up to ${r.max} at once (${r.rects} segments)`).join(', ')}`);
 
-  // 5. a trial page: segments and log
+  // 4. a trial page: segments and log
   const anyTrial = (await api(`experiments/${env.MAIN}/trials`, env.TOKEN_A)).j.trials.find((t) => t.segments > 0 && t.objective !== null);
   await a.goto(BASE + `/#/trials/${anyTrial.id}`);
   await a.waitForFunction(() => document.querySelector('#log')?.textContent.includes('RELISH epoch='), null, { timeout: 20000 })
@@ -113,7 +111,7 @@ try {
   await a.waitForSelector('#shares .pair', { timeout: 20000 });
   ok('queue page: per-user attained time against share');
 
-  // 6. cancel: refused for another user, done for the owner
+  // 5. cancel: refused for another user, done for the owner
   const b = await pageAs(env.TOKEN_B);
   await b.goto(BASE + `/#/experiments/${env.SLOW}`);
   await b.click('#cancel', { timeout: 20000 });
@@ -133,7 +131,7 @@ try {
     .catch(() => fail('the page does not show the experiment as cancelled'));
   ok(`${env.USER_A}'s cancel worked: the experiment is cancelled`);
 
-  // 2. experiment page against the API (reads: everyone may read all)
+  // 6. experiment page against the API (reads: everyone may read all)
   // on the other user's experiment once it has ended, so that the page
   // and the API are compared on the same data
   for (let i = 0; i < 600; i++) {
