@@ -118,14 +118,18 @@ wait_for() {
 # into their checkpoint folder (ckpt/who, whoami.sh), so a test can tell
 # who ran them.
 serve_spec() { # FILE NAME TRIALS EPOCHS SLEEP [CONCURRENT]
-  cat >"$work/whoami.sh" <<'W'
+  # Written beside and renamed over: a trial of an earlier spec may be
+  # starting it right now, and writing into a script being exec'd fails
+  # with "Text file busy".
+  cat >"$work/whoami.sh.$$" <<'W'
 #!/bin/sh
 # uid on the first line, groups on the second; whole or not at all
 printf '%s\n%s\n' "$(id -u)" "$(id -G)" >"$RELISH_CHECKPOINT_DIR/who.tmp" &&
   mv "$RELISH_CHECKPOINT_DIR/who.tmp" "$RELISH_CHECKPOINT_DIR/who"
 exec "$@"
 W
-  chmod 755 "$work/whoami.sh"
+  chmod 755 "$work/whoami.sh.$$"
+  mv -f "$work/whoami.sh.$$" "$work/whoami.sh"
   cat >"$1" <<S
 name: $2
 objective: {metric: accuracy, mode: max}
