@@ -758,8 +758,11 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 	/* schedule.segment with asha or hyperband adds boundaries between rungs
 	 * (to re-pack or checkpoint long segments); decisions stay at rungs. */
 
-	if ((rc = spec_check_conditions(x, s, at_path(root, "search", "algorithm"))) < 0)
-		return rc;
+	if ((rc = spec_check_conditions(x, s, at_path(root, "search", "algorithm"))) < 0) {
+		if (rc != RL_ESPEC)
+			return rc;
+		failed = rc;
+	}
 	/* grid: the default budget is the whole grid */
 	if (space_ok && s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
 		uint64_t g = spec_grid_size(&s->search.space);

@@ -288,9 +288,11 @@ static int parse_when(sx *x, const node *w, const space *before, size_t n_before
 			       w->kind == NODE_MAP ? "a map of several keys" : sx_got(w, got, sizeof got));
 	const node *k = w->keys[0], *v = w->items[0];
 	size_t saved = sx_push(x, k->text);
+	/* An earlier parameter whose own parse failed may have no name: the
+	 * walk goes on after errors (sx_finish), so skip those. */
 	int parent = -1;
 	for (size_t i = 0; i < n_before; i++)
-		if (!strcmp(before->params[i].name, k->text))
+		if (before->params[i].name && !strcmp(before->params[i].name, k->text))
 			parent = (int)i;
 	int rc = 0;
 	if (parent < 0) {
@@ -299,9 +301,11 @@ static int parse_when(sx *x, const node *w, const space *before, size_t n_before
 			sx_pop(x, saved);
 			return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
 		}
+		size_t nc = 0;
 		for (size_t i = 0; i < n_before; i++)
-			cands[i] = before->params[i].name;
-		const char *sugg = sx_suggest(k->text, cands, n_before);
+			if (before->params[i].name)
+				cands[nc++] = before->params[i].name;
+		const char *sugg = sx_suggest(k->text, cands, nc);
 		if (!strcmp(k->text, p->name))
 			rc = sx_fail(x, k, "a parameter cannot depend on itself");
 		else if (sugg)
