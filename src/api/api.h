@@ -55,6 +55,7 @@ typedef struct api_policy {
 	gid_t admin_gid;     /* members may cancel anyone's experiment */
 	char admin_group[64];
 	size_t submit_max;   /* bytes of a submission's body */
+	unsigned generation; /* changes with every reload (users are looked up again) */
 } api_policy;
 
 typedef struct api_ctx api_ctx;

@@ -60,7 +60,7 @@ int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
 		rl_err quiet;
 		if (api_may_read(rq, e, &quiet) < 0)
 			continue; /* read: own: others' experiments are not listed */
-		json_t *j;
+		json_t *j = NULL;
 		if ((rc = experiment_json(rq, e, &j, err)) == 0)
 			json_array_append_new(arr, j);
 	}

@@ -34,7 +34,7 @@ static int parse_id(const char *s, const char *what, int64_t *out, rl_err *err)
 static int find_trial(api_req *rq, const char *ref, store_trial *t, store_experiment *e,
 		      rl_err *err)
 {
-	int64_t id;
+	int64_t id = 0;
 	int rc = parse_id(ref, "trial", &id, err);
 	if (rc < 0 || (rc = store_trial_get(rq->ctx->st, id, t, err)) < 0)
 		return rc;
@@ -111,7 +111,7 @@ int api_h_trial_segments(api_req *rq, api_resp *rs, rl_err *err)
  */
 int api_h_segment_log(api_req *rq, api_resp *rs, rl_err *err)
 {
-	int64_t id;
+	int64_t id = 0;
 	long long offset, tail;
 	int rc = parse_id(rq->param[0], "segment", &id, err);
 	if (rc == 0)

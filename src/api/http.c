@@ -71,6 +71,7 @@ struct api_server {
 typedef struct conn_state {
 	int have_peer;
 	api_user peer;
+	unsigned pol_gen;    /* the policy generation peer was decided under */
 } conn_state;
 
 /* Per request, from its first call to its completion. */
@@ -185,9 +186,13 @@ static int identify(listener *l, struct MHD_Connection *c, req_state *r, rl_err 
 		conn_state *cs = ci ? (conn_state *)ci->socket_context : NULL;
 		if (!cs || !cs->have_peer)
 			return rl_err_set(err, RL_EAUTH, "the peer's credentials could not be read");
+		/* Looked up once per connection (the password and group files),
+		 * again after a reload (the admin group may have changed). */
+		if (cs->pol_gen != pol->generation) {
+			api_user_of_uid(cs->peer.uid, pol, API_VIA_UNIX, &cs->peer);
+			cs->pol_gen = pol->generation;
+		}
 		r->user = cs->peer;
-		/* admin membership may change with a reload */
-		api_user_of_uid(cs->peer.uid, pol, API_VIA_UNIX, &r->user);
 		return 0;
 	}
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
@@ -231,6 +236,7 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
 	uid_t uid;
 	if (ci && api_peer_uid(ci->connect_fd, &uid, NULL) == 0) {
 		api_user_of_uid(uid, l->srv->ctx->pol, API_VIA_UNIX, &cs->peer);
+		cs->pol_gen = l->srv->ctx->pol->generation;
 		cs->have_peer = 1;
 	}
 	*socket_context = cs;

@@ -81,7 +81,7 @@ static int ends_with(const char *s, const char *suffix)
 static int submit_one(api_client *c, const char *path, int json, int64_t *id, char *name,
 		      size_t name_len, rl_err *err)
 {
-	char *text;
+	char *text = NULL;
 	int rc = read_file(path, &text, err);
 	if (rc < 0)
 		return rc == RL_ENOMEM ? rc : rl_err_set(err, RL_ESPEC, "%s", err->msg);

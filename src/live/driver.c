@@ -622,12 +622,18 @@ start_failed:
 	return rc;
 }
 
+static void kick_cb(uv_timer_t *h);
+
 static void place(live *d)
 {
 	sched_placement pl[32];
+	/* A service launches a few at a time and comes back 1 ms later:
+	 * each spawn blocks the loop until the child has executed, and the
+	 * API's requests wait on the same loop. */
+	size_t budget = d->opt.service ? LIVE_SERVICE_BURST : (size_t)-1;
 	for (int guard = 0; guard < 1000 && !d->stopping; guard++) {
 		fill(d);
-		size_t n = sched_place(d->core, live_mono(d), pl, 32);
+		size_t n = sched_place(d->core, live_mono(d), pl, budget < 32 ? budget : 32);
 		for (size_t i = 0; i < n; i++) {
 			live_seg *g = seg_find(d, pl[i].seg_id);
 			if (!g)
@@ -662,6 +668,12 @@ static void place(live *d)
 		}
 		if (n == 0)
 			break;
+		budget -= n;
+		if (budget == 0) {
+			if (d->handles_ready && !d->finished)
+				uv_timer_start(&d->kick, kick_cb, 1, 0);
+			break;
+		}
 	}
 }
 

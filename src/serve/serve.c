@@ -217,7 +217,9 @@ static void reload(service *s)
 		c.memory_margin = s->cfg.memory_margin;
 		serve_config_fini(&s->cfg);
 		s->cfg = c;
+		unsigned gen = s->pol.generation;
 		s->pol = s->cfg.api;
+		s->pol.generation = gen + 1;
 		apply_users(s);
 	}
 	rl_err err;

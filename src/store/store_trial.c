@@ -52,11 +52,15 @@ static const char SQL_TRIAL_SINCE[] =
 	TRIAL_SELECT "WHERE t.experiment_id = ?1 AND t.updated_at >= ?2 ORDER BY t.idx";
 /* Completed trials first, then the best value for the experiment's mode,
  * then the earliest trial on ties. */
+/* The best row is chosen on the trials table alone; only that row gets the
+ * segment summaries (SQLite would compute them for every candidate before
+ * sorting). */
 static const char SQL_TRIAL_BEST[] =
-	TRIAL_SELECT "WHERE t.experiment_id = ?1 AND t.objective IS NOT NULL"
-	" ORDER BY (t.status = 'completed') DESC,"
+	TRIAL_SELECT "WHERE t.id = (SELECT b.id FROM trials b"
+	" WHERE b.experiment_id = ?1 AND b.objective IS NOT NULL"
+	" ORDER BY (b.status = 'completed') DESC,"
 	" CASE WHEN (SELECT mode FROM experiments WHERE id = ?1) = 'min'"
-	"  THEN t.objective ELSE -t.objective END ASC, t.idx ASC LIMIT 1";
+	"  THEN b.objective ELSE -b.objective END ASC, b.idx ASC LIMIT 1)";
 
 void store_trial_fini(store_trial *t)
 {
