@@ -435,6 +435,46 @@ int main(int argc, char **argv)
 		nc += cv[i].n;
 		free(cv[i].lat);
 	}
+	/* the same reads once every experiment has ended: the service alone,
+	 * without the loop's scheduling work between requests */
+	double t_wait = mono();
+	CURL *pc = conn();
+	for (;;) {
+		get(pc, "/api/v1/queue");
+		store *qs;
+		rl_err qe;
+		int running = 1;
+		char qdb[PATH_MAX + 32];
+		snprintf(qdb, sizeof qdb, "%s/state/relish.db", work);
+		if (store_open(qdb, STORE_MUST_EXIST, &qs, &qe) == 0) {
+			store_experiment *v;
+			size_t n;
+			if (store_experiment_list(qs, &v, &n, &qe) == 0) {
+				running = 0;
+				for (size_t i = 0; i < n; i++)
+					running += v[i].status == EXP_RUNNING;
+				store_experiments_free(v, n);
+			}
+			store_close(qs);
+		}
+		if (!running || mono() - t_wait > 240)
+			break;
+		usleep(200000);
+	}
+	curl_easy_cleanup(pc);
+	reader iv[N_CONN];
+	run_readers(0, rate, 5, iv);
+	int ni = 0;
+	for (int i = 0; i < N_CONN; i++)
+		ni += iv[i].n;
+	double *ilat = malloc(sizeof(double) * (size_t)(ni ? ni : 1));
+	int ki = 0, ifail = 0;
+	for (int i = 0; i < N_CONN; i++) {
+		memcpy(ilat + ki, iv[i].lat, sizeof(double) * (size_t)iv[i].n);
+		ki += iv[i].n;
+		ifail += iv[i].failed;
+		free(iv[i].lat);
+	}
 	/* how far the experiments got meanwhile */
 	char db[PATH_MAX + 32];
 	snprintf(db, sizeof db, "%s/relish.db", state);
@@ -481,11 +521,16 @@ int main(int argc, char **argv)
 	printf("max      %.0f requests/s sustained (GET one experiment, %d connections, closed loop "
 	       "5 s): median %.2f ms, p99 %.2f ms, failed %d\n", (double)total / 5.0, N_CONN,
 	       nc ? median(clat, nc) * 1e3 : NAN, nc ? pct(clat, nc, 0.99) * 1e3 : NAN, cfail);
+	printf("idle     %d reads in 5 s at %.0f/s once every experiment has ended: median %.2f ms, "
+	       "p99 %.2f ms, failed %d\n", ni, rate, ni ? median(ilat, ni) * 1e3 : NAN,
+	       ni ? pct(ilat, ni, 0.99) * 1e3 : NAN, ifail);
 	printf("reference status read straight on the database (same summaries, no HTTP): "
 	       "median %.2f ms\n", median(ref, 9) * 1e3);
+	free(ilat);
 	printf("RSS      relish serve peak %.1f MiB, now %.1f MiB   [goal < 100 MB: %s]\n",
 	       (double)hwm / 1024.0, (double)rss / 1024.0, hwm * 1024.0 < 100e6 ? "met" : "MISSED");
-	printf("meanwhile: %ld segments scheduled, %ld of 50 experiments done\n", segs, done);
+	printf("all: %ld segments scheduled, %ld of 50 experiments done (the read and max phases ran "
+	       "while they were scheduled)\n", segs, done);
 	free(lat);
 	free(clat);
 	cleanup();

@@ -79,6 +79,9 @@ struct api_ctx {
 	/* the core's user ids: user (uid) -> core id, and back (serve.c) */
 	uint32_t (*core_user)(void *ctx, uid_t uid);
 	void *core_user_ctx;
+	/* Finished experiments' resources by id (they no longer change);
+	 * made on first use, the owner of ctx frees it with json_decref. */
+	json_t *final_cache;
 };
 
 /* Options of the listeners. */

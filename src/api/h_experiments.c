@@ -25,6 +25,16 @@ static double api_now(void)
 /* The experiment resource of e, with its summary. */
 static int experiment_json(api_req *rq, const store_experiment *e, json_t **out, rl_err *err)
 {
+	/* A finished experiment's resource is final (no trial changes, its
+	 * elapsed time is its finished_at's): kept once made. */
+	char key[32];
+	snprintf(key, sizeof key, "%lld", (long long)e->id);
+	int final = e->status != EXP_RUNNING;
+	json_t *hit = final ? json_object_get(rq->ctx->final_cache, key) : NULL;
+	if (hit) {
+		*out = json_incref(hit);
+		return 0;
+	}
 	api_exp_summary sum;
 	int rc = api_exp_summarise(rq->ctx->st, e, &sum, err);
 	if (rc < 0)
@@ -33,6 +43,11 @@ static int experiment_json(api_req *rq, const store_experiment *e, json_t **out,
 	api_exp_summary_fini(&sum);
 	if (!j)
 		return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
+	if (final) {
+		if (!rq->ctx->final_cache)
+			rq->ctx->final_cache = json_object();
+		json_object_set(rq->ctx->final_cache, key, j);
+	}
 	*out = j;
 	return 0;
 }

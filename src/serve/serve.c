@@ -328,6 +328,7 @@ out:
 		s->api = NULL;
 	}
 	live_free(s->d);
+	json_decref(s->actx.final_cache);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	serve_config_fini(&s->cfg);
