@@ -9,6 +9,7 @@
 #   bench_10k.sh       relish's peak memory and per-trial overhead over N
 #                      ctrial trials (N=2000 here; N=10000 is the goal's run)
 #   bench-sim.sh       the simulator's policy sweep and bench_sim (when present)
+#   bench_serve        relish serve under 50 experiments from 5 users (root)
 # Usage: scripts/bench.sh [BUILD_DIR]   (default build/release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,10 @@ section "bench-digits (VARIANTS=${VARIANTS:-mlp})"
 VARIANTS=${VARIANTS:-mlp} SKIP_BUILD=1 scripts/bench-digits.sh "$BUILD"
 section "bench_10k (N=${N:-2000})"
 N=${N:-2000} bench/bench_10k.sh "$BUILD"
+if [ "$(id -u)" = 0 ] && [ -x "$BUILD/bench_serve" ]; then
+	section "bench_serve (relish serve: 50 experiments from 5 users)"
+	"$BUILD/bench_serve"
+fi
 if [ -x scripts/bench-sim.sh ]; then
 	section bench-sim
 	scripts/bench-sim.sh "$BUILD"
