@@ -43,7 +43,7 @@ for d in /proc/[0-9]*; do
 	env=$({ tr '\0' '\n' <"$d/environ"; } 2>/dev/null) || continue
 	grep -qxF "$conf" <<<"$env" || continue
 	exe=$(readlink "$d/exe" 2>/dev/null) || continue
-	[[ $exe == */slurmstepd ]] || grep -q '^SLURM_JOB_ID=' <<<"$env" || continue
+	[[ $exe == */slurmstepd* ]] || grep -q '^SLURM_JOB_ID=' <<<"$env" || continue
 	kill -9 "$pid" 2>/dev/null
 done
 exit 0
