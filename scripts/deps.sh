@@ -4,11 +4,13 @@
 # Debian 12 has); root, or sudo.  Idempotent: packages already present are
 # skipped, and apt is not touched at all when nothing is missing.  apt's
 # output goes to a log that is printed only when it fails.
-# Usage: scripts/deps.sh [build|web|test|demo|bench|all]
+# Usage: scripts/deps.sh [build|web|test|demo|slurm|bench|all]
 #   build  compiler, make, cmake, the C libraries (what `relish` needs)
 #   test   build + web + cmocka and what the tests start (podman, sqlite3,
-#          chromium, prometheus, python3-venv/pip/pandas, ...), and demo's
-#          Python libraries: tests/test_examples.sh runs every example
+#          chromium, prometheus, python3-venv/pip/pandas, Slurm, ...), and
+#          demo's Python libraries: tests/test_examples.sh runs every example
+#   slurm  build + slurmctld, slurmd, the Slurm clients and munge
+#          (scripts/slurm-up.sh: a private cluster for tests and demos)
 #   web    build + nodejs and npm: the dashboard is built into relish
 #          (docs/dashboard.md); npm is needed at build time only
 #   demo   build + PyTorch and scikit-learn for the digits experiment
@@ -26,15 +28,19 @@ test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time 
 web_pkgs=(nodejs npm)
 demo_pkgs=(python3-torch python3-sklearn libopenblas0-pthread)
 bench_pkgs=(python3-optuna)
+# A private two-node Slurm for tests/test_run_slurm.sh (scripts/slurm-up.sh);
+# relish itself talks to Slurm through these command-line tools only.
+slurm_pkgs=(slurmctld slurmd slurm-client munge)
 
 want=("${build_pkgs[@]}")
 case "${1:-all}" in
   build) ;;
   web) want+=("${web_pkgs[@]}") ;;
-  test) want+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}") ;;
+  test) want+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}" "${slurm_pkgs[@]}") ;;
+  slurm) want+=("${slurm_pkgs[@]}") ;;
   demo) want+=("${demo_pkgs[@]}") ;;
-  bench|all) want+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}") ;;
-  *) echo "usage: $0 [build|web|test|demo|bench|all]" >&2; exit 2 ;;
+  bench|all) want+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${demo_pkgs[@]}" "${bench_pkgs[@]}" "${slurm_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|web|test|demo|slurm|bench|all]" >&2; exit 2 ;;
 esac
 
 missing=()
