@@ -13,14 +13,17 @@
  * over its --mem (OOM where Slurm samples memory); adopting a job that ended
  * while nobody watched (its output read from the start), one squeue has
  * forgotten (sacct says how it ended) and one Slurm no longer knows
- * (LOST); and twenty jobs at once polled with one squeue per
- * poll, at a bounded rate.
+ * (LOST); twenty jobs at once polled with one squeue per
+ * poll, at a bounded rate; and a job of another user (run_as: relish
+ * serve's submitter), submitted and cancelled as that user through
+ * relish-runas and listed by squeue with that user's uid.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +162,11 @@ static void on_event(void *ud, exec_segment *seg, const exec_event *ev)
 
 static const exec_callbacks cbs = {.on_line = on_line, .on_end = on_end, .on_event = on_event};
 
-/* Launch ctrial for segment [0, to] with extra arguments. */
-static void launch(fixture *f, run *r, const char *trial, double to, double timeout_s,
-		   const char *const *extra, const exec_cluster_request *c)
+/* Launch ctrial for segment [0, to] with extra arguments (as user, when
+ * not NULL). */
+static void launch_as(fixture *f, run *r, const char *trial, double to, double timeout_s,
+		      const char *const *extra, const exec_cluster_request *c,
+		      const exec_user *user)
 {
 	char *argv[24];
 	size_t k = 0;
@@ -189,9 +194,20 @@ static void launch(fixture *f, run *r, const char *trial, double to, double time
 	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .argv = argv, .envp = envp, .log_path = log,
 			.timeout_s = timeout_s, .cpus = 1,
 			.a = {.trial_id = trial, .from = 0, .to = to, .checkpoint_dir = ck},
-			.cluster = c ? c : &dflt};
+			.cluster = c ? c : &dflt, .run_as = user};
+	if (user) {
+		/* the user's checkpoint folder, and the trial's folder sbatch runs in */
+		assert_int_equal(chown(ck, user->uid, user->gid), 0);
+		es.cwd = f->dir;
+	}
 	memset(r, 0, sizeof *r);
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, r, &r->seg, NULL), 0);
+}
+
+static void launch(fixture *f, run *r, const char *trial, double to, double timeout_s,
+		   const char *const *extra, const exec_cluster_request *c)
+{
+	launch_as(f, r, trial, to, timeout_s, extra, c, NULL);
 }
 
 static void wait_end(fixture *f, run *r, double limit_s)
@@ -317,6 +333,60 @@ static void test_cancel(void **state)
 	assert_non_null(calls);
 	assert_non_null(strstr(calls, r.handle));
 	assert_true(r.n_metrics < 30);
+}
+
+/* A job of another user: sbatch and scancel run as that user (relish-runas),
+ * the job runs as them, squeue asks for their jobs too. */
+static void test_run_as(void **state)
+{
+	fixture *f = *state;
+	struct passwd *pw = getpwnam("nobody");
+	if (geteuid() != 0 || !pw) {
+		print_message("skipped: running as another user needs root and a user nobody\n");
+		return;
+	}
+	char helper[600];
+	const char *b = getenv("RELISH_BUILD");
+	snprintf(helper, sizeof helper, "%s/relish-runas", b ? b : ".");
+	gid_t groups[1] = {pw->pw_gid};
+	exec_user u = {.uid = pw->pw_uid, .gid = pw->pw_gid, .n_groups = 1, .groups = groups,
+		       .helper = helper};
+	/* the stand-in's state is written by the user's sbatch and job */
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	run r;
+	const char *extra[] = {"--sleep-ms", "1000", NULL};
+	launch_as(f, &r, "t9", 30, 0, extra, NULL, &u);
+	double t0 = now_s();
+	while (r.n_metrics < 1 && !r.ended && now_s() - t0 < 20)
+		uv_run(&f->loop, UV_RUN_ONCE);
+	if (r.ended)
+		fail_msg("the job ended early: %s", r.r.reason);
+	assert_true(r.n_metrics >= 1);
+	char p[160], want[32];
+	snprintf(want, sizeof want, "%u\n", (unsigned)pw->pw_uid);
+	snprintf(p, sizeof p, "%s/sbatch.0.uid", f->dir);
+	char *who = slurp(p);
+	assert_non_null(who);
+	assert_string_equal(who, want);
+	/* the job's output file is the user's (the job made it) */
+	struct stat st;
+	snprintf(p, sizeof p, "%s/t9.log", f->dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_uid, pw->pw_uid);
+	/* squeue lists relish's own user's jobs and the user's */
+	snprintf(p, sizeof p, "%s/calls.squeue", f->dir);
+	char *calls = slurp(p);
+	char ulist[64];
+	snprintf(ulist, sizeof ulist, "-u %u,%u ", (unsigned)geteuid(), (unsigned)pw->pw_uid);
+	if (!calls || !strstr(calls, ulist))
+		fail_msg("squeue was not asked for '%s': %s", ulist, calls ? calls : "(no calls)");
+	exec_cancel(f->ex, r.seg);
+	wait_end(f, &r, 20);
+	assert_int_equal(r.r.outcome, SCHED_OUT_CANCELLED);
+	snprintf(p, sizeof p, "%s/scancel.uids", f->dir);
+	who = slurp(p);
+	assert_non_null(who);
+	assert_string_equal(who, want);
 }
 
 static void test_timeout(void **state)
@@ -483,6 +553,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_as, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overmem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),

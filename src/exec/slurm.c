@@ -17,12 +17,21 @@
  *     long ago, MinJobAge passed) are looked up with one sacct for all of
  *     them where the cluster keeps accounting, else with one grep of the
  *     job-completion file (jobcomp/filetxt);
- *   - cancels: one scancel per timer turn for every job that asked;
+ *   - cancels: one scancel per timer turn for every job that asked (one
+ *     per user: a job is cancelled by the user it runs as);
  *   - output: each started job's file is read from where the last read
  *     stopped; metric lines go to on_line as they appear, the step
  *     wrapper's start and end lines are taken here.
  * A job ends (on_end) once Slurm calls it final and its output has been
  * read to the end.
+ *
+ * Jobs of another user (exec_spec.run_as: relish serve runs a trial as its
+ * submitter) are submitted and cancelled as that user: sbatch and scancel
+ * run through relish-runas (runas.h: setgroups, setgid, setuid, exec), so
+ * munge vouches for the submitter and Slurm's accounting, limits, fair
+ * share and partition access are the submitter's, and the job (its step
+ * wrapper, its trial, its output file) runs as them on the node.  squeue
+ * lists the jobs of every user the executor has jobs of (-u UID,UID...).
  */
 #include "exec/slurm.h"
 
@@ -96,6 +105,14 @@ struct sjob {
 	slurm_step_line start_line, end_line;
 	size_t metric_lines, bad_lines;
 	char node[64];
+	/* whom the job runs as (run_as); relish's own user when !as_user */
+	int as_user;
+	uid_t uid;
+	gid_t gid;
+	size_t n_groups;
+	gid_t groups[RUNAS_MAX_GROUPS];
+	char *helper;
+	char *cwd;                  /* where sbatch runs (the trial's folder) */
 };
 
 struct tool {
@@ -112,6 +129,8 @@ struct tool {
 	void (*done)(tool *t);
 	void *ud;
 	sjob *job;
+	runas_spawn ras;            /* run as another user: its error pipe */
+	uid_t uid;                  /* cancel: whose jobs */
 };
 
 struct sexec {
@@ -123,14 +142,15 @@ struct sexec {
 	char **sbatch_args;
 	char script[PATH_MAX];
 	char **tool_env;            /* relish's environment without SLURM_* */
-	char uid[24];
+	uid_t self_uid;
 	uv_timer_t timer;
 	int timer_open, timer_on;
 	sjob *jobs;
 	size_t n_jobs, n_submitting;
 	tool *tools;
 	size_t n_tools;
-	int polling, looking_up, cancelling, nodes_busy;
+	int polling, looking_up, nodes_busy;
+	size_t cancelling;          /* scancel processes running */
 	uint64_t n_polls, looked_up_at; /* squeue answers so far; the one the last lookup followed */
 	uint64_t last_poll_ms;
 	int shutting_down, destroyed;
@@ -214,6 +234,7 @@ static void tool_closed(uv_handle_t *h)
 	ex->n_tools--;
 	if (t->done)
 		t->done(t);
+	runas_spawn_done(&t->ras);
 	free(t->obuf);
 	free(t->ebuf);
 	free(t);
@@ -244,14 +265,17 @@ static void tool_exit(uv_process_t *p, int64_t status, int sig)
 }
 
 /*
- * Run argv (argv[0] via PATH) with env (NULL: the executor's); done runs
- * once the process has exited and both pipes are drained, with t->obuf /
- * t->ebuf NUL-terminated (may be NULL: nothing printed).  A tool that
- * cannot be started still calls done, with status -1 and the reason in
- * ebuf.  Returns 0, or RL_ENOMEM.
+ * Run argv (argv[0] via PATH) with env (NULL: the executor's), as user
+ * (NULL: relish's own user; else through relish-runas, which changes to
+ * cwd as that user first); done runs once the process has exited and both
+ * pipes are drained, with t->obuf / t->ebuf NUL-terminated (may be NULL:
+ * nothing printed).  A tool that cannot be started still calls done, with
+ * status -1 and the reason in ebuf; one the helper could not start as the
+ * user exits 127 with the helper's words on stderr.  Returns 0, or
+ * RL_ENOMEM.
  */
-static int tool_run(sexec *ex, char *const *argv, char **env, void (*done)(tool *), void *ud,
-		    sjob *job)
+static int tool_run_as(sexec *ex, char *const *argv, char **env, const exec_user *user,
+		       const char *cwd, void (*done)(tool *), void *ud, sjob *job)
 {
 	tool *t = calloc(1, sizeof *t);
 	if (!t)
@@ -260,26 +284,58 @@ static int tool_run(sexec *ex, char *const *argv, char **env, void (*done)(tool 
 	t->done = done;
 	t->ud = ud;
 	t->job = job;
+	t->ras.pipe_rd = t->ras.pipe_wr = -1;
 	t->next = ex->tools;
 	ex->tools = t;
 	ex->n_tools++;
 	uv_pipe_init(ex->loop, &t->out, 0);
 	uv_pipe_init(ex->loop, &t->err, 0);
 	t->out.data = t->err.data = t->proc.data = t;
-	uv_stdio_container_t stdio[3] = {
+	uv_stdio_container_t stdio[4] = {
 		{.flags = UV_IGNORE},
 		{.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&t->out},
 		{.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&t->err},
+		{.flags = UV_IGNORE},
 	};
 	uv_process_options_t po = {
 		.exit_cb = tool_exit, .file = argv[0], .args = (char **)argv,
 		.env = env ? env : ex->tool_env, .stdio_count = 3, .stdio = stdio,
 	};
-	int rc = uv_spawn(ex->loop, &t->proc, &po);
+	int rc = 0;
+	rl_err e;
+	rl_err_clear(&e);
+	if (user) {
+		const char *file;
+		char **args;
+		int fd;
+		if (runas_spawn_prepare(&t->ras, user, argv, cwd, &file, &args, &fd, &e) < 0) {
+			rc = UV_EINVAL;
+		} else {
+			stdio[RUNAS_FD].flags = UV_INHERIT_FD;
+			stdio[RUNAS_FD].data.fd = fd;
+			po.file = file;
+			po.args = args;
+			po.stdio_count = 4;
+		}
+	}
+	if (rc == 0)
+		rc = uv_spawn(ex->loop, &t->proc, &po);
+	if (user && t->ras.pipe_wr >= 0) {
+		/* The helper's complaint, if any, stays readable in the pipe
+		 * (it also says it on stderr, which done reads); our end for
+		 * writing must go. */
+		close(t->ras.pipe_wr);
+		t->ras.pipe_wr = -1;
+	}
 	if (rc < 0) {
 		t->status = -1;
-		char msg[300];
-		int m = snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], uv_strerror(rc));
+		char msg[400];
+		int m = e.code ? snprintf(msg, sizeof msg, "cannot run %s as uid %u: %s", argv[0],
+					  (unsigned)user->uid, e.msg)
+			       : snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0],
+					  uv_strerror(rc));
+		if (m >= (int)sizeof msg)
+			m = (int)sizeof msg - 1;
 		t->ebuf = malloc((size_t)m + 1);
 		if (t->ebuf) {
 			memcpy(t->ebuf, msg, (size_t)m + 1);
@@ -295,6 +351,22 @@ static int tool_run(sexec *ex, char *const *argv, char **env, void (*done)(tool 
 	uv_read_start((uv_stream_t *)&t->out, tool_alloc, tool_read);
 	uv_read_start((uv_stream_t *)&t->err, tool_alloc, tool_read);
 	return 0;
+}
+
+static int tool_run(sexec *ex, char *const *argv, char **env, void (*done)(tool *), void *ud,
+		    sjob *job)
+{
+	return tool_run_as(ex, argv, env, NULL, NULL, done, ud, job);
+}
+
+/* Whom job j runs as: NULL for relish's own user, else u filled in. */
+static const exec_user *job_user(const sjob *j, exec_user *u)
+{
+	if (!j->as_user)
+		return NULL;
+	*u = (exec_user){.uid = j->uid, .gid = j->gid, .n_groups = j->n_groups,
+			 .groups = j->groups, .helper = j->helper};
+	return u;
 }
 
 /* The first line of a tool's complaint, for a reason. */
@@ -318,6 +390,8 @@ static void job_free(sjob *j)
 	contract_strv_free(j->sbatch_argv);
 	contract_strv_free(j->sbatch_env);
 	free(j->log_path);
+	free(j->helper);
+	free(j->cwd);
 	free(j->rbuf);
 	free(j->line);
 	free(j);
@@ -346,7 +420,18 @@ static sjob *job_new(sexec *ex, const exec_spec *es, const exec_callbacks *cb, v
 	j->final_raw = -1;
 	j->timeout_s = es->timeout_s;
 	j->log_path = strdup(es->log_path);
-	if (!j->log_path) {
+	int oom = !j->log_path || (es->cwd && !(j->cwd = strdup(es->cwd)));
+	if (es->run_as && !oom) {
+		const exec_user *u = es->run_as;
+		j->as_user = 1;
+		j->uid = u->uid;
+		j->gid = u->gid;
+		j->n_groups = u->n_groups < RUNAS_MAX_GROUPS ? u->n_groups : RUNAS_MAX_GROUPS;
+		if (j->n_groups)
+			memcpy(j->groups, u->groups, j->n_groups * sizeof *j->groups);
+		oom = !(j->helper = strdup(u->helper ? u->helper : ""));
+	}
+	if (oom) {
 		job_free(j);
 		return NULL;
 	}
@@ -729,7 +814,9 @@ static void submit_start(sexec *ex, sjob *j)
 	j->st = J_SUBMITTING;
 	ex->n_submitting++;
 	j->submit_at = wall_now();
-	int rc = tool_run(ex, j->sbatch_argv, j->sbatch_env, submit_done, NULL, j);
+	exec_user u;
+	int rc = tool_run_as(ex, j->sbatch_argv, j->sbatch_env, job_user(j, &u), j->cwd, submit_done,
+			     NULL, j);
 	contract_strv_free(j->sbatch_argv);
 	contract_strv_free(j->sbatch_env);
 	j->sbatch_argv = j->sbatch_env = NULL;
@@ -804,14 +891,49 @@ static void poll_done(tool *t)
 	timer_want(ex);
 }
 
+/* "UID,UID,...": relish's own user and every user a job of ours runs as
+ * (relish serve: its submitters), each once.  malloc'd; NULL: no memory. */
+static char *poll_users(sexec *ex)
+{
+	size_t cap = 32, len = 0;
+	char *v = malloc(cap);
+	if (!v)
+		return NULL;
+	len = (size_t)snprintf(v, cap, "%u", (unsigned)ex->self_uid);
+	for (sjob *j = ex->jobs; j; j = j->next) {
+		if (!j->as_user || j->uid == ex->self_uid || j->st != J_ACTIVE)
+			continue;
+		int seen = 0;
+		for (sjob *k = ex->jobs; k != j && !seen; k = k->next)
+			seen = k->as_user && k->uid == j->uid && k->st == J_ACTIVE;
+		if (seen)
+			continue;
+		if (cap - len < 16) {
+			char *w = realloc(v, cap * 2);
+			if (!w) {
+				free(v);
+				return NULL;
+			}
+			v = w;
+			cap *= 2;
+		}
+		len += (size_t)snprintf(v + len, cap - len, ",%u", (unsigned)j->uid);
+	}
+	return v;
+}
+
 static void poll_start(sexec *ex)
 {
-	char *argv[] = {ex->squeue, "-h", "-t", "all", "-u", ex->uid, "-O", SLURM_SQUEUE_FORMAT,
+	char *users = poll_users(ex);
+	if (!users)
+		return; /* out of memory: the next tick asks again */
+	char *argv[] = {ex->squeue, "-h", "-t", "all", "-u", users, "-O", SLURM_SQUEUE_FORMAT,
 			NULL};
 	ex->polling = 1;
 	ex->last_poll_ms = uv_now(ex->loop);
 	if (tool_run(ex, argv, NULL, poll_done, NULL, NULL) < 0)
 		ex->polling = 0;
+	free(users);
 }
 
 /* ---- jobs squeue no longer lists: the job-completion file ------------------------------- */
@@ -924,34 +1046,52 @@ static void lookup_start(sexec *ex)
 
 static void cancel_done(tool *t)
 {
-	t->ex->cancelling = 0;
+	t->ex->cancelling--;
 	/* The jobs end when squeue says so (a job that ended meanwhile
 	 * makes scancel complain: nothing to do). */
 	timer_want(t->ex);
 }
 
+static int cancel_due(const sjob *j)
+{
+	return j->st == J_ACTIVE && j->cancel_want && !j->cancel_sent;
+}
+
+/* One scancel for every job due of one user, as that user (its own jobs:
+ * Slurm records who cancelled), then the next user's. */
 static void cancel_start(sexec *ex)
 {
-	size_t n = 0;
-	for (sjob *j = ex->jobs; j; j = j->next)
-		n += j->st == J_ACTIVE && j->cancel_want && !j->cancel_sent;
-	if (!n)
-		return;
-	char **argv = calloc(n + 3, sizeof *argv);
-	if (!argv)
-		return;
-	size_t k = 0;
-	argv[k++] = ex->scancel;
-	argv[k++] = "--quiet";
-	for (sjob *j = ex->jobs; j; j = j->next)
-		if (j->st == J_ACTIVE && j->cancel_want && !j->cancel_sent) {
-			argv[k++] = j->handle;
-			j->cancel_sent = 1;
-		}
-	ex->cancelling = 1;
-	if (tool_run(ex, argv, NULL, cancel_done, NULL, NULL) < 0)
-		ex->cancelling = 0;
-	free(argv);
+	for (;;) {
+		sjob *first = NULL;
+		size_t n = 0;
+		for (sjob *j = ex->jobs; j; j = j->next)
+			if (cancel_due(j)) {
+				if (!first)
+					first = j;
+				n += j->as_user == first->as_user && j->uid == first->uid;
+			}
+		if (!first)
+			return;
+		char **argv = calloc(n + 3, sizeof *argv);
+		if (!argv)
+			return;
+		size_t k = 0;
+		argv[k++] = ex->scancel;
+		argv[k++] = "--quiet";
+		int as_user = first->as_user;
+		uid_t uid = first->uid;
+		for (sjob *j = ex->jobs; j; j = j->next)
+			if (cancel_due(j) && j->as_user == as_user && j->uid == uid) {
+				argv[k++] = j->handle;
+				j->cancel_sent = 1;
+			}
+		exec_user u;
+		ex->cancelling++;
+		/* scancel as the user, from the root folder (it needs none) */
+		if (tool_run_as(ex, argv, NULL, job_user(first, &u), "/", cancel_done, NULL, NULL) < 0)
+			ex->cancelling--;
+		free(argv);
+	}
 }
 
 /* ---- the timer ------------------------------------------------------------------------------ */
@@ -1256,7 +1396,7 @@ int exec_slurm_new(uv_loop_t *loop, const slurm_options *o, executor **out, rl_e
 	ex->o.step_program = ex->step_program;
 	ex->o.jobcomp_path = ex->jobcomp;
 	ex->o.sbatch_args = (const char *const *)ex->sbatch_args;
-	snprintf(ex->uid, sizeof ex->uid, "%u", (unsigned)getuid());
+	ex->self_uid = getuid();
 	ex->base.ops = &slurm_ops;
 	ex->base.impl = ex;
 	int rc = oom ? rl_err_set(err, RL_ENOMEM, "slurm executor") : write_script(ex, err);
@@ -1294,6 +1434,14 @@ int exec_slurm_adopt(executor *e, uint64_t job_id, const exec_spec *es,
 	timer_want(ex);
 	*out = (exec_segment *)j;
 	return 0;
+}
+
+void exec_slurm_set_poll_interval(executor *e, double seconds)
+{
+	if (!e || e->ops != &slurm_ops)
+		return;
+	sexec *ex = e->impl;
+	ex->o.poll_interval_s = seconds > 0 ? seconds : 1.0;
 }
 
 /* ---- node listing ------------------------------------------------------------------------ */

@@ -79,7 +79,11 @@ void slurm_options_default(slurm_options *o);
  * (whole minutes, rounded up) and relish's own timer, which cancels the
  * job at the timeout exactly; log_path --output/--error (required: it
  * must be on a folder the nodes share); a.trial_id, a.from, a.to and
- * cluster->seq the identity; cwd --chdir.
+ * cluster->seq the identity; cwd --chdir.  run_as (relish serve: the
+ * submitter): sbatch and the job's scancel run as that user through
+ * run_as->helper (relish-runas, in cwd), so the job is theirs in Slurm
+ * and runs as them on the node; squeue lists the jobs of every such user
+ * (-u UID,...).
  *
  * Outcomes (slurm_job_outcome): COMPLETED; FAILED with the exit code, or
  * SIGNALED; TIMEOUT (Slurm's limit, or relish's timer); OOM
@@ -106,6 +110,10 @@ int exec_slurm_new(uv_loop_t *loop, const slurm_options *o, executor **out, rl_e
  */
 int exec_slurm_adopt(executor *e, uint64_t job_id, const exec_spec *es,
 		     const exec_callbacks *cb, void *ud, exec_segment **out, rl_err *err);
+
+/* squeue at most every seconds from now on (<= 0: 1 s); a service's
+ * reload.  Ignored for another executor. */
+void exec_slurm_set_poll_interval(executor *e, double seconds);
 
 /* Run `scontrol show node -o` on the loop; cb gets its output (NULL and
  * the error when it failed).  One refresh at a time: RL_EBUSY while one

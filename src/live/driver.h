@@ -197,6 +197,15 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err);
  */
 void live_stop(live *d, double grace_s);
 
+/*
+ * A service's reload (SIGHUP) of its Slurm settings: account, qos and the
+ * extra sbatch options for the next submissions, the poll and refresh
+ * intervals from now on.  The partition, the GPU memory and relish's path
+ * on the nodes are read at live_new only (the devices and the step script
+ * are made from them).  RL_EINVAL when the driver does not place on Slurm.
+ */
+int live_slurm_reconfigure(live *d, const live_slurm_config *c, rl_err *err);
+
 /* The loop (the API listens on it) and the store (its reads, same thread). */
 uv_loop_t *live_loop(live *d);
 store *live_store(live *d);

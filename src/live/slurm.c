@@ -20,6 +20,11 @@
  * device; on a GPU, trial.resources.memory, or the node's memory in
  * proportion to the GPU share.
  *
+ * Trials of another user (relish serve runs them as their submitter) are
+ * that user's jobs: the executor submits and cancels them as the user
+ * (exec/slurm.h, run_as), so a service lists every user's jobs and tells
+ * its own by the owner id in their comment.
+ *
  * After a restart: this owner's jobs are listed once (squeue); a segment
  * the store says is running is adopted when its job is found (by the id
  * recorded when sbatch answered, or by the identity in the job's comment
@@ -105,6 +110,40 @@ int live_slurm_start(live *d, rl_err *err)
 	return rc;
 }
 
+int live_slurm_reconfigure(live *d, const live_slurm_config *c, rl_err *err)
+{
+	if (!d->slurm_ex)
+		return rl_err_set(err, RL_EINVAL, "this relish does not place on Slurm");
+	char *account = c->account ? strdup(c->account) : NULL;
+	char *qos = c->qos ? strdup(c->qos) : NULL;
+	char **args = calloc(c->n_sbatch_args + 1, sizeof *args);
+	int oom = (c->account && !account) || (c->qos && !qos) || !args;
+	for (size_t i = 0; !oom && i < c->n_sbatch_args; i++)
+		oom = !(args[i] = strdup(c->sbatch_args[i]));
+	if (oom) {
+		free(account);
+		free(qos);
+		for (size_t i = 0; args && args[i]; i++)
+			free(args[i]);
+		free(args);
+		return rl_err_set(err, RL_ENOMEM, "slurm settings");
+	}
+	/* What the next submissions ask (live_slurm_request copies them into
+	 * sbatch's argv at launch: nothing holds the old ones). */
+	free(d->slurm_account);
+	free(d->slurm_qos);
+	for (size_t i = 0; i < d->n_slurm_args; i++)
+		free(d->slurm_args[i]);
+	free(d->slurm_args);
+	d->slurm_account = account;
+	d->slurm_qos = qos;
+	d->slurm_args = args;
+	d->n_slurm_args = c->n_sbatch_args;
+	d->slurm_refresh_s = c->refresh_s > 0 ? c->refresh_s : REFRESH_S;
+	exec_slurm_set_poll_interval(d->slurm_ex, c->poll_interval_s);
+	return 0;
+}
+
 void live_slurm_close(live *d)
 {
 	device_list_free(d->slurm_devs);
@@ -117,14 +156,18 @@ void live_slurm_close(live *d)
 	free(d->slurm_args);
 }
 
-/* squeue -h -t all -u UID for this owner's jobs, synchronously (start-up). */
+/* This owner's jobs, synchronously (start-up): squeue -h -t all -u UID
+ * for relish run (its jobs are its user's); a service's are its
+ * submitters', so every user's (without -u), told apart by the owner id. */
 static int list_jobs(live *d, rl_err *err)
 {
 	const char *bin = getenv("RELISH_SQUEUE");
 	char uid[24];
 	snprintf(uid, sizeof uid, "%u", (unsigned)getuid());
-	char *argv[] = {(char *)(bin && *bin ? bin : "squeue"), "-h", "-t", "all", "-u", uid,
-			"-O", SLURM_SQUEUE_FORMAT, NULL};
+	char *argv[] = {(char *)(bin && *bin ? bin : "squeue"), "-h", "-t", "all", "-O",
+			SLURM_SQUEUE_FORMAT, "-u", uid, NULL};
+	if (d->opt.service)
+		argv[6] = NULL;
 	char *out = NULL, *etext = NULL;
 	int st = slurm_run_capture(argv, &out, &etext, err);
 	if (st != 0) {
@@ -203,7 +246,11 @@ slurm_job *live_slurm_job_for(live *d, const live_exp *x, const store_segment *g
 
 int live_slurm_adopt(live *d, live_seg *s, const slurm_job *j, const exec_spec *es, rl_err *err)
 {
-	int rc = exec_slurm_adopt(d->slurm_ex, j->id, es, &live_exec_callbacks, s, &s->es, err);
+	/* the job is its owner's: a cancel goes out as them */
+	exec_spec own = *es;
+	if (s->x->owner.run_as)
+		own.run_as = &s->x->run_as;
+	int rc = exec_slurm_adopt(d->slurm_ex, j->id, &own, &live_exec_callbacks, s, &s->es, err);
 	if (rc == 0)
 		((slurm_job *)j)->is_relish = -1; /* adopted: not swept */
 	return rc;
@@ -213,6 +260,18 @@ void live_slurm_sweep(live *d)
 {
 	if (!d->slurm_ex)
 		return;
+	if (!d->slurm_listed) {
+		/* A service that resumed no Slurm experiment still cleans up
+		 * after its predecessor (the jobs of an experiment cancelled
+		 * while it died, say). */
+		rl_err err = {0};
+		if (list_jobs(d, &err) < 0) {
+			live_progress_line(d, "slurm: %s; jobs an earlier relish left are not cancelled",
+					   err.msg);
+			return;
+		}
+		d->slurm_listed = 1;
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < d->n_slurm_jobs; i++) {
 		slurm_job *j = &d->slurm_jobs[i];

@@ -14,6 +14,16 @@
  *   users:
  *     default: {share: 1}
  *     alice: {share: 2, gpus: 2, gpu_memory: 40GiB, segments: 4}
+ *   slurm:                      # place on a Slurm partition (docs/slurm.md)
+ *     default: true             # specs naming no executor run as Slurm jobs
+ *     partition: gpu
+ *     account: ml-team
+ *     qos: normal
+ *     sbatch_args: ["--constraint=a100"]
+ *     gpu_memory: 80GiB
+ *     poll_interval: 1s
+ *     refresh_interval: 30s
+ *     relish_path: /shared/bin/relish
  *
  * It is read with the spec's parser and readers (spec/node.h,
  * spec_internal.h), so its errors have the spec's shape:
@@ -46,10 +56,23 @@ void serve_config_default(serve_config *c)
 	snprintf(c->dflt.name, sizeof c->dflt.name, "default");
 }
 
+static void slurm_fini(serve_slurm *s)
+{
+	free(s->partition);
+	free(s->account);
+	free(s->qos);
+	free(s->relish_path);
+	for (size_t i = 0; i < s->n_sbatch_args; i++)
+		free(s->sbatch_args[i]);
+	free(s->sbatch_args);
+	memset(s, 0, sizeof *s);
+}
+
 void serve_config_fini(serve_config *c)
 {
 	if (!c)
 		return;
+	slurm_fini(&c->slurm);
 	free(c->path);
 	free(c->tokens);
 	free(c->users);
@@ -270,6 +293,119 @@ static int k_users(sx *x, const node *v, serve_config *c)
 	return 0;
 }
 
+/* ---- slurm: ---- */
+
+static int slurm_name(sx *x, const node *n, const char *what, char **out)
+{
+	char *v = NULL;
+	int rc = sx_string(x, n, &v);
+	if (rc == 0 && (!*v || strpbrk(v, " \t\n,"))) {
+		rc = sx_fail(x, n, "expected a Slurm %s name (no spaces or commas), got \"%s\"", what,
+			     v);
+		free(v);
+		return rc;
+	}
+	if (rc == 0) {
+		free(*out);
+		*out = v;
+	}
+	return rc;
+}
+
+static int slurm_args(sx *x, const node *v, serve_slurm *s)
+{
+	if (v->kind != NODE_SEQ)
+		return sx_fail(x, v, "expected a list of sbatch options, each one argument, such as "
+			       "[\"--constraint=a100\"]");
+	char **list = calloc(v->n + 1, sizeof *list);
+	if (!list)
+		return rl_err_set(x->err, RL_ENOMEM, "config slurm");
+	int rc = 0;
+	size_t n = 0;
+	for (size_t i = 0; rc == 0 && i < v->n; i++) {
+		size_t saved = sx_push_index(x, i);
+		char *item = NULL;
+		rc = sx_string(x, v->items[i], &item);
+		if (rc == 0 && item[0] != '-') {
+			rc = sx_fail(x, v->items[i], "expected an sbatch option starting with -, got "
+				     "\"%s\"", item);
+			free(item);
+		}
+		if (rc == 0)
+			list[n++] = item;
+		sx_pop(x, saved);
+	}
+	if (rc < 0) {
+		for (size_t i = 0; i < n; i++)
+			free(list[i]);
+		free(list);
+		return rc;
+	}
+	for (size_t i = 0; i < s->n_sbatch_args; i++)
+		free(s->sbatch_args[i]);
+	free(s->sbatch_args);
+	s->sbatch_args = list;
+	s->n_sbatch_args = n;
+	return 0;
+}
+
+static int slurm_interval(sx *x, const node *n, double lo, double *out)
+{
+	double v;
+	int rc = sx_duration(x, n, &v);
+	if (rc == 0 && v < lo)
+		return sx_fail(x, n, "expected a duration of at least %gs, got %gs", lo, v);
+	if (rc == 0)
+		*out = v;
+	return rc;
+}
+
+static int k_slurm(sx *x, const node *v, serve_config *c)
+{
+	static const char *const keys[] = {"default", "partition", "account", "qos",
+					   "sbatch_args", "gpu_memory", "poll_interval",
+					   "refresh_interval", "relish_path"};
+	serve_slurm *s = &c->slurm;
+	if (node_is_null(v) || (v->kind == NODE_MAP && v->n == 0)) {
+		s->enabled = s->is_default = 1; /* slurm: {} - the cluster's defaults */
+		return 0;
+	}
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a map such as {partition: gpu, gpu_memory: 80GiB}");
+	int rc = sx_check_keys(x, v, keys, sizeof keys / sizeof keys[0]);
+	s->enabled = s->is_default = 1;
+	for (size_t i = 0; rc == 0 && i < sizeof keys / sizeof keys[0]; i++) {
+		const node *n = node_get(v, keys[i]);
+		if (!n)
+			continue;
+		size_t saved = sx_push(x, keys[i]);
+		switch (i) {
+		case 0: rc = sx_bool(x, n, &s->is_default); break;
+		case 1: rc = slurm_name(x, n, "partition", &s->partition); break;
+		case 2: rc = slurm_name(x, n, "account", &s->account); break;
+		case 3: rc = slurm_name(x, n, "QOS", &s->qos); break;
+		case 4: rc = slurm_args(x, n, s); break;
+		case 5:
+			rc = sx_memory(x, n, &s->gpu_memory_mib);
+			if (rc == 0 && !s->gpu_memory_mib)
+				rc = sx_fail(x, n, "expected a GPU's memory such as 80GiB, got 0");
+			break;
+		case 6: rc = slurm_interval(x, n, 0.1, &s->poll_s); break;
+		case 7: rc = slurm_interval(x, n, 1, &s->refresh_s); break;
+		case 8:
+			free(s->relish_path);
+			s->relish_path = NULL;
+			rc = sx_string(x, n, &s->relish_path);
+			if (rc == 0 && s->relish_path[0] != '/')
+				rc = sx_fail(x, n, "expected the absolute path of relish on the nodes, "
+					     "got \"%s\"", s->relish_path);
+			break;
+		}
+		sx_pop(x, saved);
+	}
+	return rc;
+}
+
 static const struct config_key {
 	const char *key;
 	key_fn fn;
@@ -278,6 +414,7 @@ static const struct config_key {
 	{"memory_margin", k_margin}, {"grace", k_grace},
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
+	{"slurm", k_slurm},
 };
 #define N_KEYS (sizeof config_keys / sizeof config_keys[0])
 
@@ -349,14 +486,7 @@ static int allowed(const serve_config *c, const spec_grant *g)
 
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err)
 {
-	/* The Slurm executor submits jobs as relish's own user (docs/slurm.md,
-	 * "Limits"): that would run another user's trials as the service. */
-	if (sp->trial.executor == EXEC_SLURM && u->uid != geteuid())
-		return rl_err_set(err, RL_EPERM,
-				  "%s: trial.executor: slurm: this service submits Slurm jobs as its "
-				  "own user, not as you, so it refuses them (trials always run as "
-				  "their submitter); use the process or a container executor",
-				  sp->source ? sp->source : sp->name);
+	(void)u; /* Slurm jobs too are submitted as their submitter (docs/slurm.md) */
 	spec_grant g[64];
 	size_t n = spec_grants(sp, g, 64);
 	char what[900] = "";

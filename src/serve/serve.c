@@ -7,7 +7,10 @@
  *      checkpoint folders, nothing else) and its lock (serve.lock, flock:
  *      a second service on the same state is refused, naming the first);
  *   3. the live driver in service mode on STATE/relish.db and STATE/runs
- *      (the store's own checks apply: schema, another writer);
+ *      (the store's own checks apply: schema, another writer); with the
+ *      config's slurm: section its devices are a Slurm partition's nodes
+ *      (a partition that does not exist, or a Slurm that does not answer,
+ *      is refused here) and specs that name no executor run as Slurm jobs;
  *   4. every experiment the store holds as running is resumed, as its
  *      owner (a killed service restarts where it stopped: the driver's
  *      recovery kills what the old one left and re-runs from checkpoints);
@@ -16,7 +19,8 @@
  *      segments may reach their end within the grace period, then they are
  *      stopped and recorded as interrupted (resumed at the next start).
  *      A second signal stops them at once.  SIGHUP reads the config and
- *      the token file again (a bad one is logged and the old one kept).
+ *      the token file again (a bad one is logged and the old one kept;
+ *      what only a start reads is kept as it was, and the log says so).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +69,74 @@ static void driver_line(void *ctx, const char *line)
 {
 	(void)ctx;
 	serve_log("info", "driver", "msg=\"%s\"", line);
+}
+
+/* The driver's view of the config's slurm: section (borrowed from c). */
+static void slurm_config(const serve_slurm *c, live_slurm_config *out)
+{
+	*out = (live_slurm_config){
+		.partition = c->partition, .account = c->account, .qos = c->qos,
+		.sbatch_args = (const char *const *)c->sbatch_args,
+		.n_sbatch_args = c->n_sbatch_args, .gpu_memory_mib = c->gpu_memory_mib,
+		.poll_interval_s = c->poll_s, .refresh_s = c->refresh_s,
+		.step_program = c->relish_path,
+	};
+}
+
+static int same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/*
+ * On a reload, the slurm: settings a running service can take (account,
+ * qos, sbatch_args, the intervals) go to the driver; the ones it was
+ * started with (whether there is a section, default, partition,
+ * gpu_memory, relish_path: its devices, executor and step script were made
+ * from them) are kept in c as they were, and the log says which changed.
+ */
+static void slurm_reload(service *s, serve_config *c)
+{
+	serve_slurm *old = &s->cfg.slurm, *nw = &c->slurm;
+	char changed[200] = "";
+	size_t off = 0;
+#define KEPT(cond, name)                                                                     \
+	if (cond)                                                                            \
+		off += (size_t)snprintf(changed + off, sizeof changed - off, "%s%s", off ? "," : "", \
+					name)
+	KEPT(old->enabled != nw->enabled, "slurm");
+	KEPT(old->enabled && nw->enabled && old->is_default != nw->is_default, "slurm.default");
+	KEPT(old->enabled && nw->enabled && !same_text(old->partition, nw->partition),
+	     "slurm.partition");
+	KEPT(old->enabled && nw->enabled && old->gpu_memory_mib != nw->gpu_memory_mib,
+	     "slurm.gpu_memory");
+	KEPT(old->enabled && nw->enabled && !same_text(old->relish_path, nw->relish_path),
+	     "slurm.relish_path");
+#undef KEPT
+	if (changed[0])
+		serve_log("warn", "serve.reload", "keys=%s msg=\"these change at the next start\"",
+			  changed);
+	if (!old->enabled || !nw->enabled) {
+		/* no cluster now, or none to reconfigure: keep the section as started */
+		serve_slurm keep = *old;
+		*old = *nw;
+		*nw = keep;
+		return;
+	}
+	/* what only a start reads, as started */
+	char *p = nw->partition, *r = nw->relish_path;
+	nw->partition = old->partition;
+	nw->relish_path = old->relish_path;
+	old->partition = p;
+	old->relish_path = r;
+	nw->is_default = old->is_default;
+	nw->gpu_memory_mib = old->gpu_memory_mib;
+	live_slurm_config lc;
+	slurm_config(nw, &lc);
+	rl_err err;
+	rl_err_clear(&err);
+	if (live_slurm_reconfigure(s->d, &lc, &err) < 0)
+		serve_log("error", "serve.reload", "msg=\"slurm: %s\"", err.msg);
 }
 
 static int admit(void *ctx, const api_user *u, const spec *sp, rl_err *err)
@@ -215,6 +287,7 @@ static void reload(service *s)
 		c.policy = s->cfg.policy;
 		c.order = s->cfg.order;
 		c.memory_margin = s->cfg.memory_margin;
+		slurm_reload(s, &c);
 		serve_config_fini(&s->cfg);
 		s->cfg = c;
 		unsigned gen = s->pol.generation;
@@ -264,8 +337,20 @@ int serve_run(const serve_options *o, rl_err *err)
 		rl_err_prefix(err, "trials run as their submitters");
 		goto out;
 	}
+	live_slurm_config lsc;
 	live_options lo;
 	live_options_default(&lo);
+	if (s->cfg.slurm.enabled) {
+		if (o->devices_path) {
+			rc = rl_err_set(err, RL_EINVAL, "--devices %s and the config's slurm: section: "
+					"a service places either on the devices of a file or on a "
+					"Slurm partition's nodes, not both", o->devices_path);
+			goto out;
+		}
+		slurm_config(&s->cfg.slurm, &lsc);
+		lo.slurm = &lsc;
+		lo.default_executor = s->cfg.slurm.is_default ? EXEC_SLURM : EXEC_PROCESS;
+	}
 	lo.service = 1;
 	lo.db_path = s->db;
 	lo.runs_dir = s->runs;
@@ -311,10 +396,14 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
 	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s order=%s "
-		  "read=%s tokens=%s grace_s=%g", (int)getpid(), s->state, live_device_count(s->d),
-		  spec_policy_name(s->cfg.policy), spec_order_name(s->cfg.order),
-		  s->pol.read_own ? "own" : "all",
-		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s);
+		  "read=%s tokens=%s grace_s=%g executor=%s slurm=%s", (int)getpid(), s->state,
+		  live_device_count(s->d), spec_policy_name(s->cfg.policy),
+		  spec_order_name(s->cfg.order), s->pol.read_own ? "own" : "all",
+		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s,
+		  !s->cfg.slurm.enabled ? "process"
+		  : s->cfg.slurm.is_default ? "slurm" : "slurm-when-named",
+		  !s->cfg.slurm.enabled ? "-"
+		  : s->cfg.slurm.partition ? s->cfg.slurm.partition : "default-partition");
 	rc = live_run(s->d, err);
 	if (rc == RL_EINTERRUPTED)
 		rc = 0; /* a stop is the service's normal end */

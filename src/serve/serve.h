@@ -45,6 +45,22 @@ typedef struct serve_user_rule {
 	int max_segments;
 } serve_user_rule;
 
+/* The slurm: section (docs/serve.md, docs/slurm.md): the service places
+ * on a Slurm partition's nodes and runs segments as Slurm jobs, submitted
+ * as their experiment's submitter. */
+typedef struct serve_slurm {
+	int enabled;             /* the section is there */
+	int is_default;          /* specs that name no executor run on Slurm (default 1) */
+	char *partition;         /* NULL: the cluster's default partition */
+	char *account, *qos;     /* for specs that name none; NULL: none */
+	char **sbatch_args;      /* before each spec's own */
+	size_t n_sbatch_args;
+	uint64_t gpu_memory_mib; /* GPUs of nodes without a gpumem_<size> feature */
+	double poll_s;           /* squeue at most this often; 0: 1 s */
+	double refresh_s;        /* scontrol show node this often; 0: 30 s */
+	char *relish_path;       /* relish on the nodes; NULL: this binary's path */
+} serve_slurm;
+
 typedef struct serve_config {
 	char *path;              /* NULL: no file, defaults */
 	sharing_policy policy;   /* default relish */
@@ -61,6 +77,7 @@ typedef struct serve_config {
 	serve_user_rule *users;
 	size_t n_users;
 	serve_user_rule dflt;    /* for users without an entry */
+	serve_slurm slurm;
 } serve_config;
 
 void serve_config_default(serve_config *c);

@@ -8,6 +8,8 @@
 #   id.N            made by the N-th call (how calls at once get their N)
 #   calls.squeue    one line per squeue call (the test counts them)
 #   calls.scancel   the arguments of each scancel call
+#   sbatch.N.uid    the uid the N-th sbatch ran as
+#   scancel.uids    the uid of each scancel call, one a line
 #   job.ID          "STATE|REASON|EXIT_RAW|NODE|NAME|COMMENT" of job ID
 #   job.ID.forgotten  squeue no longer lists it (sacct still does)
 #   refuse          if present, sbatch fails with its text on stderr
@@ -32,6 +34,7 @@ sbatch)
 	n=0
 	until mkdir "$D/id.$n" 2>/dev/null; do n=$((n + 1)); done
 	printf '%s\n' "$@" >"$D/sbatch.$n.args"
+	id -u >"$D/sbatch.$n.uid"
 	if [[ -e $D/refuse ]]; then
 		cat "$D/refuse" >&2
 		exit 1
@@ -97,6 +100,7 @@ sacct)
 	;;
 scancel)
 	echo "$*" >>"$D/calls.scancel"
+	id -u >>"$D/scancel.uids"
 	for a in "$@"; do
 		[[ $a =~ ^[0-9]+$ ]] || continue
 		f="$D/job.$a"
