@@ -24,7 +24,9 @@
 #            a partition change is said to wait for the next start;
 #   cancel   another user's cancel is refused (exit 6) and the jobs run
 #            on; the owner's cancel scancels them as the owner
-#            (slurmctld's log: the kill request's uid), no job is left.
+#            (slurmctld's log: the kill request's uid), no job is left;
+#   default-false  slurm: {default: false}: a spec that names no executor
+#            is refused, saying why.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/serve-lib.sh"
@@ -289,6 +291,19 @@ echo "ok: cancel"
 
 serve_stop
 [ -z "$(relish_jobs)" ] || fail "relish jobs left at the end: $(relish_jobs)"
+
+# ---- default: false: a spec must ask for Slurm itself -------------------------------------
+sed -i 's/^  default: true/  default: false/' "$work/config.yaml"
+serve_start --config "$work/config.yaml"
+grep -q 'event=serve.started.* executor=slurm-when-named' "$work/serve.log" || fail "default: false: start line"
+spec ss-d 1 1 1 10
+set +e
+out=$(as "$U2" "$R" submit ss-d.yaml 2>&1); rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "trial.executor is process (the default), but this service places on Slurm partition main; set trial.executor: slurm" <<<"$out" ||
+  fail "default: false took a spec without executor: exit $rc: $out"
+serve_stop
+echo "ok: default-false"
 t_end=$(date +%s.%N)
 awk -v a="$t_start" -v b="$t_up" -v c="$t_end" \
-  'BEGIN { printf "test_serve_slurm: ok (Slurm up in %.1f s, the cases %.1f s)\n", b - a, c - b }'
+  'BEGIN { printf "test_serve_slurm: ok (users made and Slurm up in %.1f s, the cases in %.1f s)\n", b - a, c - b }'

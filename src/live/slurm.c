@@ -201,15 +201,19 @@ int live_slurm_setup(live *d, live_exp *x, rl_err *err)
 	if (sp->trial.executor != EXEC_SLURM) {
 		if (d->slurm)
 			return rl_err_set(err, RL_ESPEC,
-					  "%s: trial.executor is %s, but this relish places on Slurm "
-					  "partition %s; set trial.executor: slurm or run it apart",
-					  src, spec_executor_name(sp->trial.executor), d->cluster.partition);
+					  "%s: trial.executor is %s%s, but this %s places on Slurm "
+					  "partition %s; set trial.executor: slurm%s",
+					  src, spec_executor_name(sp->trial.executor),
+					  sp->trial.executor_given ? "" : " (the default)",
+					  d->opt.service ? "service" : "relish", d->cluster.partition,
+					  d->opt.service ? "" : " or run it apart");
 		return 0;
 	}
 	if (!d->slurm)
 		return rl_err_set(err, RL_ESPEC,
-				  "%s: trial.executor is slurm, but this relish places on this "
-				  "machine's devices", src);
+				  "%s: trial.executor is slurm, but this %s places on this "
+				  "machine's devices%s", src, d->opt.service ? "service" : "relish",
+				  d->opt.service ? " (its config has no slurm: section)" : "");
 	if (sp->trial.slurm.partition && strcmp(sp->trial.slurm.partition, d->cluster.partition))
 		return rl_err_set(err, RL_ESPEC,
 				  "%s: trial.slurm.partition is %s, but this relish places on "
