@@ -202,9 +202,12 @@ static void test_many_processes_and_pgid(void **state)
 	(void)state;
 	char script[4096];
 	int n = snprintf(script, sizeof script, "device GPU-x 16384 Busy Board\n");
+	/* Pids above the kernel's largest pid_max (2^22): no such process can
+	 * exist, so none of them can be in our group.  (Pids near 5000 once
+	 * were: a test run whose own pid was 5013.) */
 	for (int i = 0; i < 20; i++)
-		n += snprintf(script + n, sizeof script - (size_t)n, "proc 0 %d %d\n", 5000 + i,
-			      10 + i);
+		n += snprintf(script + n, sizeof script - (size_t)n, "proc 0 %d %d\n",
+			      4194304 + 1 + i, 10 + i);
 	/* this test process as a GPU client: its process group is its own */
 	n += snprintf(script + n, sizeof script - (size_t)n, "proc 0 %d 777\n", (int)getpid());
 	use_script(script);
@@ -214,9 +217,8 @@ static void test_many_processes_and_pgid(void **state)
 	telemetry_snapshot s;
 	assert_int_equal(telemetry_sample(t, 0, &s, &err), 0);
 	assert_int_equal(s.n_proc, 21);
-	assert_int_equal(telemetry_snapshot_mem_for_pid(&s, 0, 5019), 29);
-	/* pids 5000.. almost surely do not exist or are in other groups; even if
-	 * one exists it is not in our group.  Ours holds 777 MiB. */
+	assert_int_equal(telemetry_snapshot_mem_for_pid(&s, 0, 4194304 + 20), 29);
+	/* Ours holds 777 MiB. */
 	assert_int_equal(telemetry_snapshot_mem_for_pgid(&s, 0, getpgrp()), 777);
 	telemetry_snapshot_fini(&s);
 	telemetry_close(t);
