@@ -320,10 +320,11 @@ static void test_tiresias_queues(void **state)
 	expect_starts(&j[0], xt);
 	expect_starts(&j[1], yt);
 	sched_free(s);
-	/* the default: two queues split at one GPU-hour, which X never
-	 * reaches here: FIFO */
+	/* the default: eight thresholds doubling from half a GPU-hour, the
+	 * first of which X never reaches here: FIFO */
 	o = opts(ORDER_TIRESIAS);
-	assert_true(o.tiresias_limit_s[0] == 3600 && o.tiresias_limit_s[1] == 0);
+	for (int k = 0; k < SCHED_MAX_TIERS; k++)
+		assert_true(o.tiresias_limit_s[k] == 1800.0 * (1 << k));
 	s = run(&o, 1, j, 2, 1e9);
 	double xf[] = {0, 100, 200}, yf[] = {300};
 	expect_starts(&j[0], xf);

@@ -170,10 +170,14 @@ static void test_priority_and_solo(void **state)
 	assert_int_equal(pl[0].seg_id, 2);
 	sched_free(s);
 
-	/* relish: a segment whose job has attained solo_after_s of service
-	 * runs alone (whole device) even with a small hint; a fresh one of
-	 * the same size shares. */
-	s = mk(SHARE_RELISH);
+	/* relish with solo_after_s (off by default): a segment whose job
+	 * has attained that much service runs alone (whole device) even with
+	 * a small hint; a fresh one of the same size shares. */
+	sched_options so;
+	sched_options_default(&so, SHARE_RELISH);
+	so.solo_after_s = 86400;
+	rl_err se;
+	assert_int_equal(sched_new(&so, &s, &se), 0);
 	add_gpu(s, 16000);
 	add_gpu(s, 16000);
 	sched_request old = rq(3, 0, 200, 1000), young = rq(4, 0, 201, 1000);
@@ -206,7 +210,10 @@ static void test_names_and_defaults(void **state)
 	assert_true(opt.memory_margin == 0.2);
 	assert_int_equal(opt.memory_floor_mib, 256);
 	assert_int_equal(opt.host_memory_floor_mib, 64);
-	assert_true(opt.min_speedup == 1.05);
+	assert_true(opt.min_speedup == 1.0);
+	assert_true(opt.colocate_margin == 0.044);
+	assert_true(opt.share_gangs == 1);
+	assert_true(opt.solo_after_s == 0);
 	opt.oom_factor = 0.5;
 	sched *s = NULL;
 	rl_err e;

@@ -31,7 +31,7 @@ static sim_trace *parse(const char *csv)
 }
 
 static sim_result *run(const sim_trace *t, const sim_model *m, const sim_config *c,
-		       sharing_policy p)
+		       sim_policy p)
 {
 	sim_result *r = NULL;
 	rl_err err;
@@ -243,7 +243,7 @@ static void test_exclusive_schedule(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
-	sim_result *r = run(t, m, &c, SHARE_EXCLUSIVE);
+	sim_result *r = run(t, m, &c, SIM_EXCLUSIVE);
 	assert_near(r->jct_s[0], 100);
 	assert_near(r->jct_s[1], 200);
 	assert_near(r->jct_s[2], 400);
@@ -296,7 +296,7 @@ static void test_pack_schedule(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
-	sim_result *r = run(t, m, &c, SHARE_PACK);
+	sim_result *r = run(t, m, &c, SIM_PACK);
 	assert_near(r->jct_s[0], 120);
 	assert_near(r->jct_s[1], 220);
 	assert_near(r->jct_s[2], 320);
@@ -312,7 +312,7 @@ static void test_pack_schedule(void **state)
 	snprintf(lg.text, sizeof lg.text, "%s", SIM_PLACEMENTS_CSV_HEADER);
 	c.on_place = log_row;
 	c.ctx = &lg;
-	r = run(t, m, &c, SHARE_PACK);
+	r = run(t, m, &c, SIM_PACK);
 	assert_string_equal(lg.text, "time_s,job_id,segment,devices,mem_mib,compute,basis\n"
 				     "0.000,j1,1,0,4000,100.0,hint\n"
 				     "0.000,j2,1,0,4000,100.0,hint\n"
@@ -336,7 +336,7 @@ static void test_segments_and_restart(void **state)
 	c.segment_s = 100;
 	c.restart_cost_s = 10;
 	for (int p = 0; p < 3; p++) {
-		sim_result *r = run(t, m, &c, (sharing_policy)p);
+		sim_result *r = run(t, m, &c, (sim_policy)p);
 		assert_near(r->jct_s[0], 260);
 		assert_int_equal(r->n_segments, 3);
 		assert_near(r->lower_bound_makespan_s, 260);
@@ -357,16 +357,16 @@ static void test_oom_then_recovers(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(1, 16384);
-	sim_result *r = run(t, m, &c, SHARE_PACK);
+	sim_result *r = run(t, m, &c, SIM_PACK);
 	assert_int_equal(r->oom_count, 1);
 	assert_near(r->jct_s[0], 200);
 	assert_int_equal(r->n_segments, 2);
 	sim_result_free(r);
-	r = run(t, m, &c, SHARE_RELISH);
+	r = run(t, m, &c, SIM_RELISH);
 	assert_int_equal(r->oom_count, 1);
 	assert_near(r->jct_s[0], 200);
 	sim_result_free(r);
-	r = run(t, m, &c, SHARE_EXCLUSIVE);
+	r = run(t, m, &c, SIM_EXCLUSIVE);
 	assert_int_equal(r->oom_count, 0);
 	assert_near(r->jct_s[0], 100);
 	sim_result_free(r);
@@ -390,13 +390,13 @@ static void test_las_order(void **state)
 	sim_config c = small_config(1, 10000);
 	c.segment_s = 100;
 	c.order = ORDER_FIFO;
-	sim_result *r = run(t, m, &c, SHARE_EXCLUSIVE);
+	sim_result *r = run(t, m, &c, SIM_EXCLUSIVE);
 	assert_int_equal(r->order, ORDER_FIFO);
 	assert_near(r->jct_s[0], 300);
 	assert_near(r->jct_s[1], 350);
 	sim_result_free(r);
 	c.order = ORDER_LAS;
-	r = run(t, m, &c, SHARE_EXCLUSIVE);
+	r = run(t, m, &c, SIM_EXCLUSIVE);
 	assert_int_equal(r->order, ORDER_LAS);
 	assert_near(r->jct_s[0], 400);
 	assert_near(r->jct_s[1], 150);
@@ -407,6 +407,103 @@ static void test_las_order(void **state)
 	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_PACK), ORDER_FIFO);
 	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_RELISH), ORDER_LAS);
 	assert_int_equal(sched_order_for(ORDER_FIFO, SHARE_RELISH), ORDER_FIFO);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_tiresias_schedule(void **state)
+{
+	(void)state;
+	/* Two GPUs, 1000 s segments.  A: a 2-GPU gang of 3000 s at 0; B: 2000 s
+	 * at 500; C: 1000 s at 600.  Tiresias: whole GPUs, here two queues
+	 * split at 3600 GPU-seconds of attained service (--tiresias-limits
+	 * 3600), FIFO (by arrival) within a queue.
+	 *   t=1000  A has 2 x 1000 = 2000 GPU-s: still in the first queue,
+	 *           and the earliest there: A again, on both GPUs;
+	 *   t=2000  A has 4000: second queue; B and C (first queue) run;
+	 *   t=3000  C done (JCT 2400); B (1000 GPU-s) before A; A needs two
+	 *           GPUs and waits;
+	 *   t=4000  B done (JCT 3500); A runs its last segment: JCT 5000.
+	 * fifo keeps A's turn (A 3000, C 3400, B 4500); las runs B and C at
+	 * 1000 (A has most), then B again at 2000 (1000 < 2000): C 1400,
+	 * B 2500, A 5000. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib\n"
+			     "A,0,3000,2,1000\nB,500,2000,1,1000\nC,600,1000,1,1000\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(2, 10000);
+	static const struct {
+		sim_policy p;
+		queue_order order;
+		double a, b, cc;
+	} want[] = {
+		{SIM_TIRESIAS, ORDER_DEFAULT, 5000, 3500, 2400},
+		{SIM_EXCLUSIVE, ORDER_DEFAULT, 3000, 4500, 3400},
+		{SIM_EXCLUSIVE, ORDER_LAS, 5000, 2500, 1400},
+	};
+	c.tune.tiresias_limit_s[0] = 3600;
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		c.order = want[i].order;
+		sim_result *r = run(t, m, &c, want[i].p);
+		assert_near(r->jct_s[0], want[i].a);
+		assert_near(r->jct_s[1], want[i].b);
+		assert_near(r->jct_s[2], want[i].cc);
+		assert_int_equal(r->order, i == 0 ? ORDER_TIRESIAS : i == 1 ? ORDER_FIFO : ORDER_LAS);
+		sim_result_free(r);
+	}
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
+static void test_gandiva_schedule(void **state)
+{
+	(void)state;
+	/* One GPU, 1000 s segments, utilisation fallback (no measured pairs).
+	 * H1 and H2 (1000 s each, 100 % utilisation) arrive together.
+	 * Gandiva: H1 on the idle GPU; H2's utilisation was never measured,
+	 * so it cannot be packed, and it is time-sliced beside H1: 100/200 =
+	 * 0.5 each, both end at 2000.  exclusive and relish (whose model
+	 * says the pair gains nothing: 2 x 0.5 = 1 = H1 alone) run them one
+	 * after the other: 1000 and 2000. */
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib,gpu_util_pct\n"
+			     "H1,0,1000,2000,100\nH2,0,1000,2000,100\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(1, 10000);
+	sim_result *r = run(t, m, &c, SIM_GANDIVA);
+	assert_near(r->jct_s[0], 2000);
+	assert_near(r->jct_s[1], 2000);
+	assert_int_equal(r->order, ORDER_FIFO);
+	sim_result_free(r);
+	for (int p = SIM_EXCLUSIVE; p <= SIM_RELISH; p += SIM_RELISH - SIM_EXCLUSIVE) {
+		r = run(t, m, &c, (sim_policy)p);
+		assert_near(r->jct_s[0], 1000);
+		assert_near(r->jct_s[1], 2000);
+		sim_result_free(r);
+	}
+	sim_model_free(m);
+	sim_trace_free(t);
+
+	/* Two GPUs.  G: a 2-GPU gang of two 1000 s segments at 0 (50 %); S:
+	 * 1000 s at 100 (50 %).  G starts on both idle GPUs on its hint (the
+	 * Gandiva peer bets gangs on hints as it does single segments); at
+	 * 100 S, unmeasured, cannot be packed and is time-sliced on the device
+	 * with the fewest segments (a tie: the lower index), beside a member of
+	 * the gang: 50 + 50 % costs neither anything, so S ends at 1100 (JCT
+	 * 1000) and G at 2000.  exclusive: G holds both GPUs, S runs 2000 to
+	 * 3000. */
+	t = parse("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib,gpu_util_pct\n"
+		  "G,0,2000,2,2000,50\nS,100,1000,1,2000,50\n");
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	c = small_config(2, 10000);
+	r = run(t, m, &c, SIM_GANDIVA);
+	assert_near(r->jct_s[0], 2000);
+	assert_near(r->jct_s[1], 1000);
+	sim_result_free(r);
+	r = run(t, m, &c, SIM_EXCLUSIVE);
+	assert_near(r->jct_s[0], 2000);
+	assert_near(r->jct_s[1], 2900);
+	sim_result_free(r);
 	sim_model_free(m);
 	sim_trace_free(t);
 }
@@ -424,7 +521,7 @@ static void test_gangs(void **state)
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
 	for (int p = 0; p < 3; p++) {
-		sim_result *r = run(t, m, &c, (sharing_policy)p);
+		sim_result *r = run(t, m, &c, (sim_policy)p);
 		assert_near(r->jct_s[0], 100);
 		assert_near(r->jct_s[1], 150);
 		assert_near(r->jct_s[2], 349);
@@ -444,7 +541,7 @@ static void test_unplaceable_job(void **state)
 	sim_config c = small_config(1, 16384);
 	sim_result *r = NULL;
 	rl_err err;
-	assert_int_equal(sim_run(t, m, &c, SHARE_PACK, &r, &err), RL_EINVAL);
+	assert_int_equal(sim_run(t, m, &c, SIM_PACK, &r, &err), RL_EINVAL);
 	assert_null(r);
 	assert_non_null(strstr(err.msg, "job big needs 20000 MiB per GPU"));
 	sim_model_free(m);
@@ -483,8 +580,8 @@ static void test_deterministic(void **state)
 	c.hints = SIM_HINTS_NOISY;
 	c.series_step_s = 300;
 	for (int p = 0; p < 3; p++) {
-		sim_result *a = run(t, m, &c, (sharing_policy)p);
-		sim_result *b = run(t, m, &c, (sharing_policy)p);
+		sim_result *a = run(t, m, &c, (sim_policy)p);
+		sim_result *b = run(t, m, &c, (sim_policy)p);
 		assert_memory_equal(a->jct_s, b->jct_s, t->n_jobs * sizeof *a->jct_s);
 		assert_int_equal(a->n_series, b->n_series);
 		assert_memory_equal(a->series, b->series, a->n_series * sizeof *a->series);
@@ -582,6 +679,8 @@ int main(void)
 		cmocka_unit_test(test_segments_and_restart),
 		cmocka_unit_test(test_oom_then_recovers),
 		cmocka_unit_test(test_gangs),
+		cmocka_unit_test(test_tiresias_schedule),
+		cmocka_unit_test(test_gandiva_schedule),
 		cmocka_unit_test(test_unplaceable_job),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_synthetic),

@@ -36,7 +36,7 @@ sim --scale 3 --scale-span >"$tmp/x3l.json" || { echo "FAIL: --scale-span run"; 
 	{ echo "FAIL: x1 config: $(field "$tmp/x1.json" 'd["config"]')"; fail=1; }
 [ "$(field "$tmp/x3.json" 'd["config"]["jobs"], d["config"]["scale"], d["config"]["scale_span"], d["config"]["scale_seed"]')" = "(21, 3, False, 1)" ] ||
 	{ echo "FAIL: x3 config: $(field "$tmp/x3.json" 'd["config"]')"; fail=1; }
-[ "$(field "$tmp/x3.json" 'sorted(d["policies"])')" = "['exclusive', 'pack', 'relish']" ] ||
+[ "$(field "$tmp/x3.json" 'sorted(d["policies"])')" = "['exclusive', 'gandiva', 'pack', 'relish', 'tiresias']" ] ||
 	{ echo "FAIL: x3 policies"; fail=1; }
 cmp -s "$tmp/x3.json" "$tmp/x3b.json" || { echo "FAIL: --scale 3 twice gave different reports"; fail=1; }
 [ "$(field "$tmp/x3s.json" 'd["config"]["jobs"], d["config"]["scale_seed"]')" = "(21, 9)" ] ||

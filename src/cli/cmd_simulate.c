@@ -34,7 +34,8 @@ static const char usage_text[] =
 	"  --trace FILE         trace CSV (Philly evaluation trace or the plain format)\n"
 	"  --gpus N             GPUs in the simulated cluster\n"
 	"  --gpu-memory SIZE    memory per GPU: 32GiB, 32G, 40960MiB; a plain number is MiB\n"
-	"  --policy P           exclusive, pack, relish or all (default all)\n"
+	"  --policy P           exclusive, pack, relish, tiresias, gandiva, a comma-\n"
+	"                       separated list of them, or all (default all)\n"
 	"  --segment-s S        exclusive-time work per segment (default 3600)\n"
 	"  --restart-cost-s C   cost of starting or moving a segment (default 30)\n"
 	"  --hints H            user memory hints: noisy (default), exact, none\n"
@@ -61,11 +62,23 @@ static const char usage_text[] =
 	"  --json               print {\"policies\": {...}} instead of a table\n"
 	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n"
 	"  --placements         with --out: also write placements_POLICY.csv, one row\n"
-	"                       per placement (time, job, devices, reservation, basis)\n";
+	"                       per placement (time, job, devices, reservation, basis)\n"
+	"  --relish-gangs on|off   relish: gangs share devices (default on)\n"
+	"  --relish-margin X       relish: the co-location model's margin per speed\n"
+	"                          (default 0.044)\n"
+	"  --relish-min-speedup X  relish: admit only if the throughput grows by X (1)\n"
+	"  --relish-solo-after-s S relish: jobs with S GPU-seconds of service run alone\n"
+	"                          (default 0: off)\n"
+	"  --tiresias-limits L     tiresias: queue thresholds, GPU-seconds, comma-separated\n"
+	"                          (default 1800,3600,...,230400)\n"
+	"  --gandiva-timeslice N   gandiva: most segments time-sliced on a GPU (0: memory)\n"
+	"  --check-colocate F   instead of simulating: score the co-location model against\n"
+	"                       Gavel's V100 pairwise throughputs in F (and Lucid's pairs);\n"
+	"                       needs --trace only\n";
 
 typedef struct sim_opts {
-	const char *trace, *colocate, *out, *background;
-	int gpus, json, placements, policies[3];
+	const char *trace, *colocate, *out, *background, *check;
+	int gpus, json, placements, policies[SIM_POLICY__COUNT];
 	long long mem;
 	int scale, scale_span, seed_set;
 	uint64_t scale_seed;
@@ -87,7 +100,8 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
-	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_HELP };
+	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
+	       O_R_SPEEDUP, O_R_SOLO, O_T_LIMITS, O_G_TS, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -107,13 +121,21 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"scale-span", no_argument, NULL, O_SCALE_SPAN},
 		{"scale-seed", required_argument, NULL, O_SCALE_SEED},
 		{"background", required_argument, NULL, O_BACKGROUND},
+		{"check-colocate", required_argument, NULL, O_CHECK},
+		{"relish-gangs", required_argument, NULL, O_R_GANGS},
+		{"relish-margin", required_argument, NULL, O_R_MARGIN},
+		{"relish-min-speedup", required_argument, NULL, O_R_SPEEDUP},
+		{"relish-solo-after-s", required_argument, NULL, O_R_SOLO},
+		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
+		{"gandiva-timeslice", required_argument, NULL, O_G_TS},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
 	sim_config_default(&o->cfg);
 	o->cfg.series_step_s = 3600;
-	o->policies[0] = o->policies[1] = o->policies[2] = 1;
+	for (int i = 0; i < SIM_POLICY__COUNT; i++)
+		o->policies[i] = 1;
 	o->scale = 1;
 	o->scale_seed = 1;
 	double d = 0;
@@ -141,16 +163,21 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			break;
 		}
 		case O_POLICY: {
-			static const char *const names[] = {"exclusive", "pack", "relish"};
+			/* one name, a comma-separated list, or all */
 			int all = !strcmp(optarg, "all");
-			int found = all;
-			for (int i = 0; i < 3; i++) {
-				o->policies[i] = all || !strcmp(optarg, names[i]);
-				found |= o->policies[i];
+			for (int i = 0; i < SIM_POLICY__COUNT; i++)
+				o->policies[i] = all;
+			char buf[128];
+			snprintf(buf, sizeof buf, "%s", optarg);
+			for (char *tok = all ? NULL : strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+				sim_policy pol;
+				if (sim_policy_from_name(tok, &pol) < 0)
+					return rl_err_set(err, RL_EUSAGE,
+							  "--policy: expected exclusive, pack, relish, tiresias, "
+							  "gandiva, a comma-separated list of them or all, got \"%s\"",
+							  optarg);
+				o->policies[pol] = 1;
 			}
-			if (!found)
-				return rl_err_set(err, RL_EUSAGE,
-						  "--policy: expected exclusive, pack, relish or all, got \"%s\"", optarg);
 			break;
 		}
 		case O_SEG:
@@ -204,6 +231,48 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			o->scale_seed = (uint64_t)d;
 			o->seed_set = 1;
 			break;
+		case O_CHECK: o->check = optarg; break;
+		case O_R_GANGS:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return rl_err_set(err, RL_EUSAGE, "--relish-gangs: expected on or off, got \"%s\"", optarg);
+			o->cfg.tune.relish_share_gangs = !strcmp(optarg, "on");
+			break;
+		case O_R_MARGIN:
+			if ((rc = parse_num("--relish-margin", optarg, 0, &o->cfg.tune.relish_margin, err)) < 0)
+				return rc;
+			break;
+		case O_R_SPEEDUP:
+			if ((rc = parse_num("--relish-min-speedup", optarg, 0.01, &o->cfg.tune.relish_min_speedup, err)) < 0)
+				return rc;
+			break;
+		case O_R_SOLO:
+			if ((rc = parse_num("--relish-solo-after-s", optarg, 0, &o->cfg.tune.relish_solo_after_s, err)) < 0)
+				return rc;
+			break;
+		case O_T_LIMITS: {
+			char buf[256];
+			snprintf(buf, sizeof buf, "%s", optarg);
+			memset(o->cfg.tune.tiresias_limit_s, 0, sizeof o->cfg.tune.tiresias_limit_s);
+			int k = 0;
+			double prev = 0;
+			for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+				if (k == SCHED_MAX_TIERS || parse_num("--tiresias-limits", tok, 1, &d, err) < 0 ||
+				    d <= prev)
+					return rl_err_set(err, RL_EUSAGE,
+							  "--tiresias-limits: expected up to %d ascending GPU-second "
+							  "thresholds >= 1, comma-separated, got \"%s\"",
+							  SCHED_MAX_TIERS, optarg);
+				o->cfg.tune.tiresias_limit_s[k++] = prev = d;
+			}
+			break;
+		}
+		case O_G_TS:
+			if ((rc = parse_num("--gandiva-timeslice", optarg, 0, &d, err)) < 0)
+				return rc;
+			if (d != floor(d) || d > 1e6)
+				return rl_err_set(err, RL_EUSAGE, "--gandiva-timeslice: expected a whole number, got \"%s\"", optarg);
+			o->cfg.tune.gandiva_timeslice_max = (int)d;
+			break;
 		case O_HELP:
 			fputs(usage_text, stdout);
 			return 1;
@@ -214,6 +283,8 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	}
 	if (optind < argc)
 		return rl_err_set(err, RL_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	if (o->trace && o->check)
+		return 0; /* the check needs the trace's configurations only */
 	if (!o->trace || !o->gpus || !o->mem)
 		return rl_err_set(err, RL_EUSAGE, "--trace, --gpus and --gpu-memory are required (see relish simulate --help)");
 	if (o->placements && !o->out)
@@ -275,14 +346,14 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	       o->trace, scaled, t->n_jobs, t->n_exps, o->gpus, o->mem, o->cfg.segment_s,
 	       o->cfg.restart_cost_s, sim_hints_name(o->cfg.hints), sim_model_pair_count(m),
 	       coloc ? " from " : " (none: utilisation fallback only)", coloc ? coloc : "");
-	printf("%-9s %5s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
+	printf("%-9s %8s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
 	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "burst_jct",
 	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
 		const sim_result *r = res[i];
 		if (!r)
 			continue;
-		printf("%-9s %5s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
+		printf("%-9s %8s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
 		       sim_policy_name(r->policy), sched_order_name(r->order), H(r->makespan_s), H(r->lower_bound_makespan_s),
 		       H(r->mean_jct_s), H(r->median_jct_s), H(r->p95_jct_s), H(r->mean_burst_jct_s),
 		       H(r->mean_queue_s), 100 * r->gpu_mem_util, 100 * r->gpu_mem_reserved,
@@ -290,7 +361,7 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	}
 	printf("(times in hours; mem%%/res%%/comp%%/busy%%: time-averaged GPU memory used / "
 	       "reserved, compute, GPUs busy)\n");
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < SIM_POLICY__COUNT; i++)
 		if (res[i])
 			printf("%s: finish-time fairness rho (experiment time over its time on a private "
 			       "1/N of the cluster): mean %.2f, median %.2f, p95 %.2f, max %.2f; "
@@ -301,7 +372,7 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 				       ? t->users[res[i]->rho_worst_user].name : "-",
 			       res[i]->rho_user_max, res[i]->n_users);
 	if (res[0])
-		for (int i = 1; i < 3; i++)
+		for (int i = 1; i < SIM_POLICY__COUNT; i++)
 			if (res[i]) {
 				char a[48], b[48];
 				ratio_words(res[i]->makespan_s, res[0]->makespan_s, a, sizeof a);
@@ -313,6 +384,26 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 				       res[i]->mean_jct_s / res[0]->mean_jct_s, b,
 				       res[i]->makespan_s / res[i]->lower_bound_makespan_s);
 			}
+	/* relish against the best of the others, by each figure */
+	const sim_result *rr = res[SIM_RELISH];
+	const sim_result *bj = NULL, *bb = NULL, *bm = NULL;
+	for (int i = 0; rr && i < SIM_POLICY__COUNT; i++) {
+		const sim_result *r = res[i];
+		if (!r || i == SIM_RELISH)
+			continue;
+		if (!bj || r->mean_jct_s < bj->mean_jct_s)
+			bj = r;
+		if (!bb || r->mean_burst_jct_s < bb->mean_burst_jct_s)
+			bb = r;
+		if (!bm || r->makespan_s < bm->makespan_s)
+			bm = r;
+	}
+	if (rr && bj)
+		printf("relish vs the best peer: mean JCT %.2fx (%s), HPO experiment %.2fx (%s), "
+		       "makespan %.2fx (%s)\n",
+		       bj->mean_jct_s / rr->mean_jct_s, sim_policy_name(bj->policy),
+		       bb->mean_burst_jct_s / rr->mean_burst_jct_s, sim_policy_name(bb->policy),
+		       bm->makespan_s / rr->makespan_s, sim_policy_name(bm->policy));
 }
 
 /* Finish-time fairness: the summary and one row per user. */
@@ -359,7 +450,7 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 			   sim_result **res, const char *coloc)
 {
 	json_t *pol = json_object();
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < SIM_POLICY__COUNT; i++)
 		if (res[i])
 			json_object_set_new(pol, sim_policy_name(res[i]->policy), result_json(t, res[i]));
 	json_t *cfg = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:s, s:s?, s:I, s:I}",
@@ -445,7 +536,7 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 		return rc;
 	int n = 0;
 	double span = 0; /* one x range for every panel, so they compare */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
 		n += res[i] != NULL;
 		if (res[i] && res[i]->n_series) {
 			double end = res[i]->series[res[i]->n_series - 1].t_s + o->cfg.series_step_s;
@@ -466,7 +557,7 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 		   "set ylabel 'fraction of cluster'\n",
 		n > 1 ? 260 * n + 60 : 500, n, o->gpus, o->mem, bin, span > 0 ? span / 86400 : 1);
 	int k = 0;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
 		if (!res[i])
 			continue;
 		const char *nm = sim_policy_name(res[i]->policy);
@@ -484,7 +575,7 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 		   "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
 		   "set yrange [0:1]\nplot ", o->gpus, o->mem);
 	int first = 1;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
 		if (!res[i])
 			continue;
 		const char *nm = sim_policy_name(res[i]->policy);
@@ -542,21 +633,21 @@ static void log_placement(void *ctx, double now, const sched_request *req,
 static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *m,
 			sim_result **res, rl_err *err)
 {
-	sim_task tasks[3];
-	sim_config cfg[3];
-	place_log lg[3];
-	char name[3][64];
+	sim_task tasks[SIM_POLICY__COUNT];
+	sim_config cfg[SIM_POLICY__COUNT];
+	place_log lg[SIM_POLICY__COUNT];
+	char name[SIM_POLICY__COUNT][64];
 	size_t n = 0;
 	int rc = 0;
 	if (o->placements && mkdir(o->out, 0777) != 0 && errno != EEXIST)
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
-	for (int i = 0; i < 3 && rc == 0; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT && rc == 0; i++) {
 		if (!o->policies[i])
 			continue;
 		cfg[n] = o->cfg;
 		if (o->placements) {
 			snprintf(name[n], sizeof name[n], "placements_%s.csv",
-				 sim_policy_name((sharing_policy)i));
+				 sim_policy_name((sim_policy)i));
 			lg[n] = (place_log){.t = t};
 			if ((rc = write_file(o->out, name[n], &lg[n].f, err)) < 0)
 				break;
@@ -564,7 +655,7 @@ static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *
 			cfg[n].on_place = log_placement;
 			cfg[n].ctx = &lg[n];
 		}
-		tasks[n] = (sim_task){.policy = (sharing_policy)i, .cfg = &cfg[n]};
+		tasks[n] = (sim_task){.policy = (sim_policy)i, .cfg = &cfg[n]};
 		n++;
 	}
 	if (rc == 0)
@@ -589,7 +680,7 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
 	FILE *f;
 	int rc;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
 		const sim_result *r = res[i];
 		if (!r)
 			continue;
@@ -646,7 +737,7 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 	if (json_dump_file(report, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
 		return rl_err_set(err, RL_EIO, "writing %s", path);
 	double bin_days = 0;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
 		if (!res[i])
 			continue;
 		if ((rc = write_smoothed(o->out, res[i], o->cfg.series_step_s, err)) < 0)
@@ -667,6 +758,62 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 	return 0;
 }
 
+static void err_row(const char *what, const char *data, const sim_colo_err *e)
+{
+	printf("%-34s %-22s %5zu %8.3f %8.3f %+8.3f\n", what, data, e->n, e->median, e->p90, e->bias);
+}
+
+static json_t *err_json(const sim_colo_err *e)
+{
+	return json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t)e->n, "median_abs_error", e->median,
+			 "p90_abs_error", e->p90, "bias", e->bias);
+}
+
+/* --check-colocate: the co-location model against measurements. */
+static int check_colocate(const sim_opts *o, const sim_trace *t, const sim_model *m, rl_err *err)
+{
+	sim_colo_check c;
+	int rc = sim_colocate_check(t, m, o->check, &c, err);
+	if (rc < 0)
+		return rc;
+	if (o->json) {
+		json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:{s:o, s:o}, s:{s:o}, s:{s:o}, "
+				      "s:{s:f, s:f, s:o, s:o}}",
+				      "lucid_pairs", (json_int_t)c.lucid_pairs, "gavel_types",
+				      (json_int_t)c.gavel_types, "gavel_pairs", (json_int_t)c.gavel_pairs,
+				      "gavel_did_not_fit", (json_int_t)c.gavel_oom, "gavel_measured_in_lucid",
+				      (json_int_t)c.gavel_measured_in_lucid,
+				      "prior", "lucid", err_json(&c.prior_lucid), "gavel", err_json(&c.prior_gavel),
+				      "model", "gavel", err_json(&c.model_gavel),
+				      "lucid_measurement", "gavel", err_json(&c.lucid_vs_gavel),
+				      "fit", "alpha", c.fit_alpha, "beta", c.fit_beta, "lucid",
+				      err_json(&c.fit_lucid), "gavel", err_json(&c.fit_gavel));
+		if (!j)
+			return rl_err_set(err, RL_ENOMEM, "building the report: out of memory");
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+		putchar('\n');
+		json_decref(j);
+		return 0;
+	}
+	printf("co-location model against measurements: %zu Lucid pairs among the trace's "
+	       "configurations; Gavel V100: %zu job types matched, %zu ordered pairs that ran "
+	       "together (%zu did not fit in memory together, left out), %zu of them measured "
+	       "by Lucid too\n",
+	       c.lucid_pairs, c.gavel_types, c.gavel_pairs, c.gavel_oom, c.gavel_measured_in_lucid);
+	printf("%-34s %-22s %5s %8s %8s %8s\n", "predictor", "measured by", "pairs", "median",
+	       "p90", "bias");
+	err_row("core prior min(1, 100/(ua+ub))", "Lucid", &c.prior_lucid);
+	err_row("core prior min(1, 100/(ua+ub))", "Gavel V100", &c.prior_gavel);
+	err_row("simulator model (Lucid + prior)", "Gavel V100", &c.model_gavel);
+	err_row("Lucid's measurement of the pair", "Gavel V100", &c.lucid_vs_gavel);
+	char fit[64];
+	snprintf(fit, sizeof fit, "fit 1/(1+%.2f(U-%.0f)+/100)", c.fit_alpha, c.fit_beta);
+	err_row(fit, "Lucid (fitted on)", &c.fit_lucid);
+	err_row(fit, "Gavel V100", &c.fit_gavel);
+	printf("(|predicted - measured| speed relative to alone; bias = mean of predicted - measured)\n");
+	return 0;
+}
+
 int cmd_simulate(int argc, char **argv, rl_err *err)
 {
 	sim_opts o;
@@ -675,7 +822,7 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 		return rc > 0 ? 0 : rc;
 	sim_trace *t = NULL;
 	sim_model *m = NULL;
-	sim_result *res[3] = {NULL, NULL, NULL};
+	sim_result *res[SIM_POLICY__COUNT] = {NULL};
 	json_t *report = NULL;
 	char *coloc = NULL;
 	sim_background *bg = NULL;
@@ -701,6 +848,10 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 		coloc = default_colocate(o.trace);
 	if ((rc = sim_model_new(t, coloc, &m, err)) < 0)
 		goto done;
+	if (o.check) {
+		rc = check_colocate(&o, t, m, err);
+		goto done;
+	}
 	if ((rc = run_policies(&o, t, m, res, err)) < 0)
 		goto done;
 	report = report_json(&o, t, m, res, coloc);
@@ -719,7 +870,7 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 	rc = 0;
 done:
 	json_decref(report);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < SIM_POLICY__COUNT; i++)
 		sim_result_free(res[i]);
 	sim_model_free(m);
 	sim_trace_free(t);

@@ -235,11 +235,17 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 	if (!with_cand && d->any_ver == d->ver && !d->any_pair) {
 		/* No pair among the members (known since the set last changed):
 		 * the prior alone, the sum in set_speeds_ex's order. */
-		double U = 0;
+		double U = 0, W = 0;
+		size_t np = 0;
 		for (size_t i = 0; i < d->n_run; i++) {
 			const sched_seg *g = &s->seg[d->run[i]];
 			U += colo_util(est_util(s, &g->req, g->prof, d));
+			W += (double)g->pl.n_dev;
+			if (s->prof[g->prof].paired && np++ < SCHED_PSHAPES)
+				md->t0_pshape[np - 1] = g->req.shape;
 		}
+		md->t0_W = W;
+		md->t0_npaired = np;
 		double t = (U > 100 ? 100 / U : 1) * (double)d->n_run;
 		md->t0 = t;
 		md->t0_U = U;
@@ -249,11 +255,16 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		return t;
 	}
 	unsigned char paired[COLO_MAX_SET];
+	double W = 0;
+	size_t np = 0;
 	for (size_t i = 0; i < d->n_run; i++) {
 		const sched_seg *g = &s->seg[d->run[i]];
 		shape[n] = g->req.shape;
 		util[n] = colo_util(est_util(s, &g->req, g->prof, d));
 		paired[n] = (unsigned char)s->prof[g->prof].paired;
+		W += (double)g->pl.n_dev;
+		if (paired[n] && np++ < SCHED_PSHAPES && !with_cand)
+			md->t0_pshape[np - 1] = g->req.shape;
 		n++;
 	}
 	if (with_cand) {
@@ -268,6 +279,8 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 	if (!with_cand) {
 		md->t0 = t;
 		md->t0_U = U;
+		md->t0_W = W;
+		md->t0_npaired = np;
 		md->t0_any = any;
 		md->any_pair = any;
 		md->any_ver = d->ver;
@@ -307,6 +320,81 @@ double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_sh
 		return sp * (double)(d->n_run + 1);
 	}
 	return colo_throughput(s, d, 1, cand_shape, cand_util);
+}
+
+/*
+ * The candidate on device d, member by member: its own speed there, the
+ * members' loss weighted by the devices each holds (a member that is a
+ * gang of k slows on all k devices, since a gang advances at the speed of
+ * its slowest member: counting k x its slowdown here is exact when d is
+ * its slowest device and an upper bound on the loss otherwise), their
+ * weighted throughput before, and the weight.  Joining never speeds a
+ * member up, so the loss is <= 0.
+ */
+void colo_eval(const sched *s, const sched_dev *d, uint64_t cand_shape, double cand_util,
+	       int cand_paired, colo_cand *out)
+{
+	size_t n = d->n_run;
+	if (n + 1 > COLO_MAX_SET) {
+		out->weight = (double)n;
+		out->speed = 0;
+		out->loss = -INFINITY;
+		out->t0 = INFINITY;
+		return;
+	}
+	(void)colo_throughput(s, d, 0, 0, 0); /* fills the device's cache */
+	double W = d->t0_W;
+	out->weight = W;
+	int fast = !d->t0_any;
+	if (fast && cand_paired && d->t0_npaired <= SCHED_PSHAPES) {
+		/* the members in some pair, kept with the cache */
+		for (size_t i = 0; fast && i < d->t0_npaired; i++) {
+			uint64_t m = d->t0_pshape[i];
+			if (pair_find(s, cand_shape, m) || pair_find(s, m, cand_shape))
+				fast = 0;
+		}
+	} else {
+		for (size_t i = 0; fast && cand_paired && i < n; i++) {
+			const sched_seg *g = &s->seg[d->run[i]];
+			uint64_t m = g->req.shape;
+			if (s->prof[g->prof].paired &&
+			    (pair_find(s, cand_shape, m) || pair_find(s, m, cand_shape)))
+				fast = 0;
+		}
+	}
+	if (fast) {
+		/* the utilisation prior alone: one speed for all, before and
+		 * after (the same sums as set_speeds_ex) */
+		double U0 = d->t0_U, U1 = U0 + colo_util(cand_util);
+		double sp0 = U0 > 100 ? 100 / U0 : 1, sp1 = U1 > 100 ? 100 / U1 : 1;
+		out->speed = sp1;
+		out->loss = W * (sp1 - sp0);
+		out->t0 = W * sp0;
+		return;
+	}
+	uint64_t shape[COLO_MAX_SET];
+	double util[COLO_MAX_SET], sp0[COLO_MAX_SET], sp1[COLO_MAX_SET];
+	unsigned char paired[COLO_MAX_SET];
+	for (size_t i = 0; i < n; i++) {
+		const sched_seg *g = &s->seg[d->run[i]];
+		shape[i] = g->req.shape;
+		util[i] = colo_util(est_util(s, &g->req, g->prof, d));
+		paired[i] = (unsigned char)s->prof[g->prof].paired;
+	}
+	(void)set_speeds_ex(s, shape, util, paired, n, sp0, NULL, NULL);
+	shape[n] = cand_shape;
+	util[n] = colo_util(cand_util);
+	paired[n] = (unsigned char)colo_paired(s, cand_shape);
+	(void)set_speeds_ex(s, shape, util, paired, n + 1, sp1, NULL, NULL);
+	double loss = 0, t0 = 0;
+	for (size_t i = 0; i < n; i++) {
+		double w = (double)s->seg[d->run[i]].pl.n_dev;
+		loss += w * (sp1[i] - sp0[i]);
+		t0 += w * sp0[i];
+	}
+	out->speed = sp1[n];
+	out->loss = loss < 0 ? loss : 0;
+	out->t0 = t0;
 }
 
 void colo_observe(sched *s, const sched_seg *g, double now, double speed)

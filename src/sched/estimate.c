@@ -351,7 +351,8 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 
 	/* Whole devices: the baseline policy, gangs and segments told to run
 	 * alone ignore every estimate. */
-	if (o->policy == SHARE_EXCLUSIVE || req->exclusive || req->n_devices > 1)
+	if (o->policy == SHARE_EXCLUSIVE || req->exclusive ||
+	    (req->n_devices > 1 && !o->share_gangs))
 		return;
 	if (o->policy == SHARE_RELISH && o->solo_after_s > 0 && req->attained_s >= o->solo_after_s)
 		return;
@@ -378,8 +379,12 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 	} else if (fam_res) {
 		res = fam_res;
 		basis = SCHED_BASIS_FAMILY;
-	} else if (o->policy == SHARE_RELISH && req->mem_hint_mib) {
-		/* With the headroom it may no longer fit any device: then it
+	} else if (est_measures_first(s) && req->mem_hint_mib &&
+		   (req->n_devices <= 1 || o->policy != SHARE_RELISH)) {
+		/* (relish does not bet a gang on a hint: it holds k devices,
+		 * and an out-of-memory would lose the segment on all of them;
+		 * it runs whole until measured.  The Gandiva peer does.)
+		 * With the headroom it may no longer fit any device: then it
 		 * runs alone (whole device) and gets measured.  One segment of
 		 * a shape never measured runs on the hint at a time (the
 		 * probe); while it runs, the shape's other segments run alone
@@ -442,7 +447,7 @@ double est_compute(const sched *s, const sched_request *req, size_t pi, const sc
 	const sched_options *o = &s->opt;
 	const sched_profile *p = pi == SCHED_NONE ? NULL : &s->prof[pi];
 	double total = d->info.compute_total, c;
-	if (o->policy == SHARE_RELISH && p && p->util >= 0) {
+	if (est_measures_first(s) && p && p->util >= 0) {
 		c = p->util / 100.0 * total;
 		if (c < 0.01 * total)
 			c = 0.01 * total; /* an idle-looking job still needs a slice */
@@ -498,7 +503,7 @@ static void prof_stamp(sched *s, size_t pi)
 static void guess_set(sched *s, size_t pi)
 {
 	sched_profile *p = &s->prof[pi];
-	int want = s->opt.policy == SHARE_RELISH && p->util < 0 && p->run_head != SCHED_NONE;
+	int want = est_measures_first(s) && p->util < 0 && p->run_head != SCHED_NONE;
 	if (want == p->on_guess)
 		return;
 	sched_family *f = &s->fam[p->fam];
@@ -541,7 +546,7 @@ void est_running_changed(sched *s, size_t pi)
 {
 	/* Only a shape never measured reserves by whether it runs (its
 	 * probe, est_reserve); only relish has probes. */
-	if (s->opt.policy == SHARE_RELISH && !s->prof[pi].n_measured)
+	if (est_measures_first(s) && !s->prof[pi].n_measured)
 		prof_stamp(s, pi);
 	guess_set(s, pi);
 }

@@ -42,16 +42,6 @@
 
 #define GAIN_TIE 0.02
 
-typedef struct pass {
-	uint64_t max_free[CLS__COUNT]; /* largest free memory, unclaimed unheld devices */
-	size_t n_empty[CLS__COUNT];    /* empty unclaimed devices */
-	int head_seen[CLS__COUNT];
-} pass;
-
-static uint64_t dev_free(const sched_dev *d)
-{
-	return sched_dev_free(d);
-}
 
 /* The pass's view of a class: read from the device index (devindex.c). */
 static void pass_refresh(const sched *s, pass *ps, int cls)
@@ -65,13 +55,19 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	sched_seg *g = &s->seg[gi];
 	size_t partners = 0;
 	/* Grow everything first so that nothing can fail half-way. */
+	/* One overlap record per partner segment, however many devices two
+	 * gangs share (the learning divides by the overlap's length). */
+	uint64_t mark = ++s->commit_id;
 	for (int k = 0; k < pl->n_dev; k++) {
 		sched_dev *d = &s->dev[pl->dev[k]];
 		if (sched_grow((void **)&d->run, &d->cap_run, d->n_run + 1, sizeof *d->run))
 			return RL_ENOMEM;
-		partners += d->n_run;
 		for (size_t i = 0; i < d->n_run; i++) {
 			sched_seg *y = &s->seg[d->run[i]];
+			if (y->ov_mark == mark)
+				continue;
+			y->ov_mark = mark;
+			partners++;
 			if (sched_grow((void **)&y->ov, &y->cap_ov, y->n_ov + 1, sizeof *y->ov))
 				return RL_ENOMEM;
 		}
@@ -98,22 +94,31 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 		if (s->dev[pl->dev[k]].foreign_raw > g->foreign_seen)
 			g->foreign_seen = s->dev[pl->dev[k]].foreign_raw;
 	g->wait_since = -1;
+	g->g_util = s->prof[g->prof].util >= 0 ? s->prof[g->prof].util : 100;
+	g->g_unm = s->prof[g->prof].util < 0;
 	g->pl = *pl;
 	g->start = now;
 	g->state = SEG_RUNNING;
-	g->held = pl->basis == SCHED_BASIS_EXCLUSIVE || pl->n_dev > 1;
+	g->held = pl->basis == SCHED_BASIS_EXCLUSIVE || (pl->n_dev > 1 && !s->opt.share_gangs);
 	g->n_claim = 0;
+	mark = ++s->commit_id;
 	for (int k = 0; k < pl->n_dev; k++) {
 		sched_dev *d = &s->dev[pl->dev[k]];
 		for (size_t i = 0; i < d->n_run; i++) {
 			size_t yi = d->run[i];
 			sched_seg *y = &s->seg[yi];
+			if (y->ov_mark == mark)
+				continue;
+			y->ov_mark = mark;
 			uint32_t a = (uint32_t)g->n_ov++, b = (uint32_t)y->n_ov++;
 			y->ov[b] = (sched_overlap){ gi, g->req.shape, now, 0, a, 1 };
 			g->ov[a] = (sched_overlap){ yi, y->req.shape, now, 0, b, 1 };
 		}
 		d->run[d->n_run++] = gi;
+		d->g_U += g->g_util;
+		d->g_unmeasured += g->g_unm;
 		d->ver++;
+		s->hot[pl->dev[k]].ver = (uint32_t)d->ver;
 		d->mem_res += pl->mem_mib;
 		d->comp_res += pl->compute;
 		if (g->held)
@@ -331,12 +336,11 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		if (relish) {
 			double util = est_util(s, &g->req, g->prof, d);
 			if (d->n_run) {
-				double t0 = colo_throughput(s, d, 0, 0, 0);
-				double t1 = colo_throughput_with(s, d, g->req.shape, util,
-								 cand_paired);
-				if (t1 < s->opt.min_speedup * t0)
+				colo_cand cc;
+				colo_eval(s, d, g->req.shape, util, cand_paired, &cc);
+				gain = cc.speed + cc.loss;
+				if (!place_admits(s, gain, 1 + cc.weight, cc.t0))
 					continue;
-				gain = t1 - t0;
 			} else {
 				gain = colo_throughput(s, d, 1, g->req.shape, util);
 			}
@@ -399,7 +403,8 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 static void claim_for(sched *s, pass *ps, sched_seg *g, int cls, int whole,
 		      uint64_t res)
 {
-	int n = whole && g->req.n_devices > 1 ? g->req.n_devices : 1;
+	(void)whole;
+	int n = g->req.n_devices > 1 ? g->req.n_devices : 1;
 	int ok = g->n_claim == n;
 	for (int k = 0; ok && k < g->n_claim; k++) {
 		int di = g->claim[k];
@@ -488,6 +493,17 @@ static int pass_saturated(const sched *s, const pass *ps)
 	return 1;
 }
 
+/* The utilisation est_util gives a GPU segment of profile pi when it is
+ * known without the request (measured, or the family's mean), else -1. */
+static double prof_util(const sched *s, uint32_t pi)
+{
+	const sched_profile *p = &s->prof[pi];
+	if (p->util >= 0)
+		return p->util;
+	const sched_family *f = &s->fam[p->fam];
+	return f->util_n ? f->util_sum / (double)f->util_n : -1;
+}
+
 /* A user's limits let one more segment of n_whole devices start (the
  * memory limit is checked once the reservation is known). */
 static int user_may_start(const sched *s, const sched_user *u, int n_whole)
@@ -569,9 +585,37 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 			return SCAN_KEEP_NEW;
 		}
 	}
-	s->work.searched++;
+	/* A gang that shares (or any Gandiva segment: share.c places them
+	 * all), refused before with an estimate that has not changed since,
+	 * whose shape (or a gang no larger) was refused in this call already:
+	 * the devices only fill up within a call.  (From the
+	 * queue entry and the profile: the segment's record is not read.) */
+	if (((qe->n_whole > 1 && s->opt.share_gangs) || s->opt.policy == SHARE_GANDIVA) &&
+	    qe->memo && qe->memo_res &&
+	    ps->head_seen[qe->cls] && qe->prof != UINT32_MAX && qe->memo >= s->pstamp[qe->prof].stamp &&
+	    qe->memo >= s->fstamp[s->pstamp[qe->prof].fam] && qe->memo >= s->all_stamp &&
+	    qe->memo >= s->add_stamp) {
+		double u = prof_util(s, qe->prof);
+		if (u < 0 && qe->cls == CLS_GPU && s->idx[CLS_GPU].max_compute == 100 &&
+		    s->idx[CLS_GPU].min_compute == 100) /* as est_util: the compute share */
+			u = fmin(100, qe->comp > 0 ? qe->comp : s->opt.default_gpu_compute);
+		if (u >= 0 && spread_refused(s, qe->prof, qe->cls, qe->n_whole, qe->memo_res, u, qe->comp)) {
+			qe->memo = s->stamp;
+			claim_note(s, 0, qe->memo_res);
+			return SCAN_KEEP_NEW;
+		}
+	}
 	size_t gi = qe->gi;
 	sched_seg *g = &s->seg[gi];
+	/* Gangs that share: after gang_scan_max refusals of gangs of one
+	 * size in this call, the others of that size wait for the next call
+	 * (each costs a walk over the devices that changed; see
+	 * docs/scheduling.md, Cost). */
+	int k = g->req.n_devices;
+	if (k > 1 && s->opt.share_gangs && s->opt.gang_scan_max && s->gang_call[k] == s->call_id &&
+	    s->gang_refused[k] >= s->opt.gang_scan_max)
+		return SCAN_KEEP;
+	s->work.searched++;
 	const sched_profile *p = &s->prof[g->prof];
 	uint64_t fstamp = s->fstamp[p->fam]; /* = s->fam[p->fam].stamp */
 	int cls = sched_req_class(s, &g->req);
@@ -591,12 +635,16 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 		uint64_t since = own_same ? qe->memo : 0;
 		est_reserve(s, &g->req, g->prof, cls, &e);
 		have_e = 1;
-		whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+		whole = place_is_whole(s, g, &e);
 		sched_placement pl;
 		memset(&pl, 0, sizeof pl);
 		pl.seg_id = g->req.seg_id;
 		if (whole) {
 			ok = place_whole(s, ps, g, cls, &pl);
+		} else if (g->req.n_devices > 1 || s->opt.policy == SHARE_GANDIVA) {
+			/* gangs that share, and every Gandiva placement: k
+			 * devices chosen from all of them (share.c) */
+			ok = place_spread(s, ps, g, cls, &e, &pl);
 		} else {
 			uint64_t res = e.reserve_mib ? e.reserve_mib : 1;
 			int memo = p->memo_call == s->call_id && p->memo_cls == cls &&
@@ -623,6 +671,13 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 			pass_refresh(s, ps, cls);
 			return SCAN_PLACED;
 		}
+		if (k > 1 && s->opt.share_gangs && !whole) {
+			if (s->gang_call[k] != s->call_id) {
+				s->gang_call[k] = s->call_id;
+				s->gang_refused[k] = 0;
+			}
+			s->gang_refused[k]++;
+		}
 		qe->memo = s->stamp;
 		qe->memo_res = whole ? 0 : (e.reserve_mib ? e.reserve_mib : 1);
 		qe->cls = (int8_t)cls;
@@ -635,7 +690,7 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 		    mem_class_placeable(s, &g->req)) {
 			if (!have_e) {
 				est_reserve(s, &g->req, g->prof, cls, &e);
-				whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
+				whole = place_is_whole(s, g, &e);
 			}
 			claim_for(s, ps, g, cls, whole, whole ? 0 : e.reserve_mib);
 		} else {

@@ -42,7 +42,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->host_memory_floor_mib = 64;
 	o->default_compute = 1.0;
 	o->default_gpu_compute = 100.0;
-	o->min_speedup = 1.05;
+	o->min_speedup = 1.0;
 	o->aging_s = 1800.0;
 	o->oom_factor = 1.5;
 	o->oom_alone_after = 3;
@@ -51,12 +51,23 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	 * the same mean JCT within 0.4 %; a larger window only costs time on
 	 * large clusters (docs/evaluation.md, Speed and memory). */
 	o->score_max = 16;
-	o->solo_after_s = policy == SHARE_RELISH ? 86400.0 : 0; /* one GPU-day */
+	o->solo_after_s = 0;
+	o->share_gangs = policy == SHARE_RELISH || policy == SHARE_GANDIVA;
+	o->gang_scan_max = 0;
+	/* the median |error| of the core's prior on Lucid's measured pairs
+	 * (relish simulate --check-colocate; docs/scheduling.md) */
+	o->colocate_margin = policy == SHARE_RELISH ? 0.044 : 0;
+	/* Gandiva: two segments time-sliced on a GPU at most; on the Philly
+	 * sweep this beat time-slicing as deep as memory allows in mean JCT
+	 * at 64 and 128 GPUs and in makespan at every size
+	 * (docs/simulator.md) */
+	o->timeslice_max = policy == SHARE_GANDIVA ? 2 : 0;
 	o->order = ORDER_DEFAULT;
-	/* Two queues, the first for jobs below one GPU-hour of service: the
-	 * threshold of the Tiresias simulator's own example (Gu et al.,
-	 * NSDI'19; docs/simulator.md) */
-	o->tiresias_limit_s[0] = 3600;
+	/* Eight queues, thresholds doubling from half a GPU-hour: on the
+	 * Philly sweep the best of the ladders tried for the Tiresias peer
+	 * (docs/simulator.md) */
+	for (int k = 0; k < SCHED_MAX_TIERS; k++)
+		o->tiresias_limit_s[k] = 1800.0 * (double)(1 << k);
 	o->foreign = SCHED_FOREIGN_SHARE;
 	/* NVML is sampled every 0.2 s live: a tenth more, or 64 MiB, covers
 	 * what a process allocates between two samples in most cases, and a
@@ -102,6 +113,7 @@ void sched_touch_dev(sched *s, sched_dev *d)
 	d->stamp = ++s->stamp;
 	s->hot[d - s->dev].stamp = d->stamp;
 	d->ver++;
+	s->hot[d - s->dev].ver = (uint32_t)d->ver;
 	s->cls_stamp[d->cls] = d->stamp;
 	/* to the front of the class's most-recently-changed list, so re-trying
 	 * a segment on the devices changed since it was refused walks only
@@ -240,7 +252,7 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 	if (!opt || !out)
 		return rl_err_set(err, RL_EINVAL, "sched_new: NULL argument");
 	if (opt->policy != SHARE_EXCLUSIVE && opt->policy != SHARE_PACK &&
-	    opt->policy != SHARE_RELISH)
+	    opt->policy != SHARE_RELISH && opt->policy != SHARE_GANDIVA)
 		return rl_err_set(err, RL_EINVAL, "sched_new: unknown sharing policy %d",
 				  (int)opt->policy);
 	if (!(opt->memory_margin >= 0) || !(opt->min_speedup > 0) ||
@@ -252,6 +264,9 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 				  "sched_new: expected memory_margin >= 0, min_speedup > 0, "
 				  "oom_factor >= 1, oom_alone_after >= 0, default compute > 0, "
 				  "foreign_margin >= 0, oom_foreign_max >= 0 and foreign share|avoid");
+	if (!(opt->colocate_margin >= 0) || opt->timeslice_max < 0)
+		return rl_err_set(err, RL_EINVAL,
+				  "sched_new: expected colocate_margin >= 0 and timeslice_max >= 0");
 	if ((unsigned)opt->order > ORDER_FAIR)
 		return rl_err_set(err, RL_EINVAL, "sched_new: unknown queue order %d", (int)opt->order);
 	for (int k = 0; k < SCHED_MAX_TIERS && opt->tiresias_limit_s[k] != 0; k++)
@@ -292,6 +307,7 @@ void sched_free(sched *s)
 		queue_fini(&s->user[i].q);
 	free(s->user);
 	free(s->uheap);
+	spread_fini(s);
 	sched_map_fini(&s->user_map);
 	free(s->job);
 	sched_map_fini(&s->job_map);
@@ -841,6 +857,8 @@ static void seg_unplace(sched *s, size_t gi, double now)
 				break;
 			}
 		}
+		d->g_U = d->n_run ? d->g_U - g->g_util : 0;
+		d->g_unmeasured -= d->g_unmeasured ? (size_t)g->g_unm : 0;
 	}
 	/* close its open overlaps, and each partner's entry for them */
 	for (size_t j = 0; j < g->n_ov; j++) {

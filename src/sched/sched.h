@@ -129,7 +129,9 @@ typedef struct sched_options {
 	uint64_t memory_floor_mib; /* absolute headroom added to every estimate */
 	double default_compute;  /* compute share when none is declared (1 CPU / 100 %) */
 	double min_speedup;      /* relish: admit a co-location only if the
-				    modelled total throughput gain exceeds this */
+				    modelled throughput of the devices it
+				    joins grows by this factor (after the
+				    margin); 1 = any gain */
 	/* Additions (see docs/scheduling.md for the defaults and why). */
 	uint64_t host_memory_floor_mib; /* memory_floor_mib for host devices */
 	double default_gpu_compute;     /* GPU percent when none is declared (100) */
@@ -151,6 +153,23 @@ typedef struct sched_options {
 				    Kubernetes' percentageOfNodesToScore);
 				    refusals still look at every device;
 				    0 = all */
+	int share_gangs;         /* gangs may share devices (relish, gandiva):
+				    a gang of k reserves memory on k devices
+				    like k single segments and advances at
+				    the speed of its slowest member; 0 =
+				    gangs take whole empty devices */
+	size_t gang_scan_max;    /* with share_gangs: after this many gangs of
+				    one size were refused in a call, the
+				    others of that size wait for the next
+				    call (0 = no limit) */
+	double colocate_margin;  /* relish: the co-location model's error on
+				    one predicted speed; a co-location is
+				    admitted only if its modelled gain stays
+				    positive with every speed it changes
+				    lowered by this (docs/scheduling.md) */
+	int timeslice_max;       /* gandiva: most segments a device takes
+				    when it is over-subscribed (0 = as many
+				    as its memory holds) */
 	queue_order order;       /* queue order (docs/scheduling.md): fifo,
 				    las, tiresias or fair; ORDER_DEFAULT =
 				    las under relish, fifo otherwise */
@@ -166,6 +185,10 @@ typedef struct sched_options {
 	int oom_foreign_max;     /* out-of-memory ends in a row beside foreign
 				    memory before the trial fails anyway (5;
 				    0 = no limit) */
+	int self_check;          /* tests: every shortcut the core takes is
+				    checked against the long way, and
+				    disagreements counted in
+				    sched_work.check_failures (slow) */
 	double solo_after_s;     /* relish: a segment whose job has attained
 				    this much service runs alone (run times
 				    are heavy-tailed, so a job that has run
@@ -276,6 +299,8 @@ typedef struct sched_work {
 				 the overlap records opened (each is closed
 				 once), which grow with how densely the
 				 workload shares, not with the queue */
+	uint64_t check_failures; /* self_check: shortcuts that disagreed with
+				    the long way (0 unless a bug) */
 	uint64_t running;     /* segments running when each of those calls
 				 began, summed: the size of the state that
 				 a call, and the events around it, work on */

@@ -31,6 +31,7 @@ void sched_map_del(sched_map *m, uint64_t a, uint64_t b);
 void sched_map_fini(sched_map *m);
 
 #define SCHED_NONE ((size_t)-1)
+#define SCHED_PSHAPES 4
 
 /* Device classes: a request goes to GPUs or to the host. */
 enum { CLS_GPU = 0, CLS_HOST = 1, CLS__COUNT };
@@ -54,7 +55,16 @@ typedef struct sched_dev {
 	uint64_t t0_call;   /* cached throughput of the running set ... */
 	size_t t0_nrun;     /* ... valid for this call and this many members */
 	double t0;
-	double t0_U;        /* ... its members' utilisation sum, and whether */
+	double t0_U;        /* ... its members' utilisation sum, the devices
+			       they hold (gangs count each), and whether */
+	double t0_W;
+	size_t t0_npaired;  /* ... members in some observed pair, and the
+			       shapes of the first SCHED_PSHAPES of them */
+	uint64_t t0_pshape[SCHED_PSHAPES];
+	double g_U;         /* members' utilisation when each started (never
+			       measured: 100), summed, and how many were not
+			       measured (share.c, gandiva) */
+	size_t g_unmeasured;
 	int t0_any;         /* some pair of them has observed interference */
 	uint64_t ver;       /* bumped when the running set changes or the
 			       device is touched (a pair among its members
@@ -73,7 +83,7 @@ typedef struct sched_hot {
 	uint64_t stamp;     /* = sched_dev.stamp */
 	uint64_t free_key;  /* free memory; 0 when claimed or held */
 	int32_t next;       /* next in the most-recently-changed list, -1 end */
-	int32_t pad;
+	uint32_t ver;       /* = sched_dev.ver, truncated (share.c compares it) */
 } sched_hot;
 
 /* Per-class device index (devindex.c). */
@@ -193,6 +203,9 @@ typedef struct sched_seg {
 	uint64_t foreign_seen; /* running: most foreign memory on its devices */
 	double wait_since;  /* queued: its wait for foreign memory began
 			       (sched_foreign_wait), < 0 not waiting */
+	uint64_t ov_mark;   /* place_commit: partner already recorded */
+	double g_util;      /* what it added to its devices' g_U ... */
+	int g_unm;          /* ... and to their g_unmeasured */
 } sched_seg;
 
 /* Feature transforms of the family models. */
@@ -279,6 +292,15 @@ typedef struct sched_xmemo {
 
 #define SCHED_XMEMO 16
 
+/* share.c: a gang of k refused in sched_place call `call`. */
+typedef struct sched_gmemo {
+	uint64_t call;
+	int k;
+	uint64_t res;
+	double util, comp;
+	int gain;               /* refused for its gain, not for memory */
+} sched_gmemo;
+
 typedef struct sched_pair {
 	uint64_t a, b;
 	double d;               /* interference: 1/speed_a - 1 */
@@ -315,6 +337,8 @@ struct sched {
 	int any_limits;         /* some user has a limit */
 	size_t *uheap;          /* fair: users by pass_key within a call */
 	size_t cap_uheap;
+	struct spread_memo **smemo; /* share.c: per profile, NULL until used */
+	size_t n_smemo, cap_smemo;
 	sched_job *job;         /* jobs with live segments or service */
 	size_t n_job, cap_job;
 	size_t job_free;        /* forgotten slots, chained through id */
@@ -348,6 +372,8 @@ struct sched {
 	 * utilisation, and as recent). */
 	sched_xmemo xmemo[CLS__COUNT][SCHED_XMEMO];
 	size_t n_xmemo[CLS__COUNT];
+	sched_gmemo gmemo[CLS__COUNT][SCHED_XMEMO];
+	size_t n_gmemo[CLS__COUNT];
 
 	/* Change stamps (one counter): a queued segment rejected at stamp m
 	 * need not be tried again until a device of its class, its profile
@@ -360,6 +386,9 @@ struct sched {
 				   device may change a request's class or the
 				   largest device size its estimate reads */
 	uint64_t call_id;
+	uint64_t commit_id;     /* place_commit's marks */
+	uint64_t gang_call[SCHED_MAX_GANG + 1]; /* gang refusals of each size ... */
+	size_t gang_refused[SCHED_MAX_GANG + 1]; /* ... in call gang_call */
 	sched_work work;        /* sched_work_get */
 	size_t n_foreign[CLS__COUNT]; /* devices with foreign memory counted:
 				   while 0, whole placements take the index's
@@ -390,6 +419,13 @@ int sched_grow(void **arr, size_t *cap, size_t need, size_t elem);
 int sched_req_class(const sched *s, const sched_request *req);
 
 /* ---- estimate.c ---- */
+/* Reservations from measurements first (profiles, family model, the hint
+ * with headroom, one probe per shape): relish, and the Gandiva peer, which
+ * profiles jobs itself. */
+static inline int est_measures_first(const sched *s)
+{
+	return s->opt.policy == SHARE_RELISH || s->opt.policy == SHARE_GANDIVA;
+}
 /* Profile of a shape, created (unmeasured) when absent; SCHED_NONE on
  * allocation failure. */
 size_t est_profile_ensure(sched *s, const sched_request *req);
@@ -435,6 +471,15 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_shape,
 			    double cand_util, int cand_paired);
 int colo_paired(const sched *s, uint64_t shape);
+/* A candidate evaluated on one device (colo_eval). */
+typedef struct colo_cand {
+	double speed;           /* its own speed there */
+	double loss;            /* members' speed change x their devices, <= 0 */
+	double t0;              /* members' speed x their devices, before */
+	double weight;          /* members' devices */
+} colo_cand;
+void colo_eval(const sched *s, const sched_dev *d, uint64_t cand_shape, double cand_util,
+	       int cand_paired, colo_cand *out);
 /* Learn from a finished segment that shared its device. */
 void colo_observe(sched *s, const sched_seg *g, double now, double speed);
 void colo_fini(sched *s);
@@ -468,8 +513,56 @@ int queue_refill(sched *s, sched_queue *q);
 double user_attained(const sched_user *u, double now);
 
 /* ---- place.c ---- */
+/* What one placement call knows of each class, kept up to date as it
+ * places. */
+typedef struct pass {
+	uint64_t max_free[CLS__COUNT]; /* largest free memory, unclaimed unheld devices */
+	size_t n_empty[CLS__COUNT];    /* empty unclaimed devices */
+	int head_seen[CLS__COUNT];
+} pass;
+
+static inline uint64_t dev_free(const sched_dev *d)
+{
+	return sched_dev_free(d);
+}
+
+/* A segment takes whole devices and holds them: its reservation is a
+ * whole device (basis exclusive), or it is a gang and gangs do not share. */
+static inline int place_is_whole(const sched *s, const sched_seg *g, const sched_mem_estimate *e)
+{
+	if (e->basis == SCHED_BASIS_EXCLUSIVE || (g->req.n_devices > 1 && !s->opt.share_gangs))
+		return 1;
+	/* relish bets one segment at a time of a shape never measured on an
+	 * estimate (the hint's probe, estimate.c, and the family model's
+	 * alike): while one runs, the shape's others run whole; a gang only
+	 * shares on its own shape's measured peak */
+	const sched_profile *p = &s->prof[g->prof];
+	return s->opt.policy == SHARE_RELISH && !p->n_measured &&
+	       (g->req.n_devices > 1 || (e->basis == SCHED_BASIS_FAMILY && p->run_head != SCHED_NONE));
+}
+
+/* relish's admission: a modelled gain over n_changed predicted speeds (the
+ * candidate's and the members' it slows, counted by devices) is taken
+ * when, after the margin on each of them, it still grows the devices'
+ * throughput t0 by min_speedup. */
+static inline int place_admits(const sched *s, double gain, double n_changed, double t0)
+{
+	return gain - s->opt.colocate_margin * n_changed >= (s->opt.min_speedup - 1) * t0;
+}
 size_t place_run(sched *s, double now, sched_placement *out, size_t max);
 /* Put a segment on a set of devices (bookkeeping shared with adopt). */
 int place_commit(sched *s, size_t gi, const sched_placement *pl, double now);
+
+/* ---- share.c ---- */
+/* A placement on devices chosen from all of its class: gangs that share
+ * (relish, gandiva) and every Gandiva placement.  Fills pl and returns 1,
+ * or returns 0 when no set of devices admits the segment. */
+int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
+		 const sched_mem_estimate *e, sched_placement *pl);
+void spread_fini(sched *s);
+/* A gang of k of profile prof with this reservation, utilisation and
+ * compute was, or one no larger was, refused in this call. */
+int spread_refused(const sched *s, size_t prof, int cls, int k, uint64_t res, double util,
+		   double comp);
 
 #endif

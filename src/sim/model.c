@@ -189,6 +189,13 @@ size_t sim_model_pair_count(const sim_model *m)
 	return m->n_pairs;
 }
 
+double sim_model_measured(const sim_model *m, int pa, int pb)
+{
+	if (pa < 0 || pb < 0 || (size_t)pa >= m->np || (size_t)pb >= m->np)
+		return NAN;
+	return m->pair[(size_t)pa * m->np + (size_t)pb];
+}
+
 double sim_model_pair(const sim_model *m, size_t a, size_t b)
 {
 	const sim_job *ja = &m->t->jobs[a], *jb = &m->t->jobs[b];

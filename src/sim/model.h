@@ -46,6 +46,10 @@ size_t sim_model_pair_count(const sim_model *m);
 /* Speed of job a sharing its GPU with jobs others[0..n) (indices into t). */
 double sim_model_speed(const sim_model *m, size_t a, const size_t *others, size_t n);
 
+/* The measured speed of profile pa beside profile pb (indices into
+ * t->profiles), NaN when that pair was not measured. */
+double sim_model_measured(const sim_model *m, int pa, int pb);
+
 /* Speed of a beside b alone (the pair term); 1 when a == b is not meaningful. */
 double sim_model_pair(const sim_model *m, size_t a, size_t b);
 

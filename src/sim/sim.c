@@ -45,10 +45,73 @@ int sim_hints_from_name(const char *s, sim_hints *out)
 	return RL_EINVAL;
 }
 
-const char *sim_policy_name(sharing_policy p)
+static const char *const policy_names[SIM_POLICY__COUNT] = {
+	[SIM_EXCLUSIVE] = "exclusive", [SIM_PACK] = "pack", [SIM_RELISH] = "relish",
+	[SIM_TIRESIAS] = "tiresias", [SIM_GANDIVA] = "gandiva",
+};
+
+const char *sim_policy_name(sim_policy p)
 {
-	static const char *const names[] = {"exclusive", "pack", "relish"};
-	return (unsigned)p < 3 ? names[p] : "?";
+	return (unsigned)p < SIM_POLICY__COUNT ? policy_names[p] : "?";
+}
+
+int sim_policy_from_name(const char *s, sim_policy *out)
+{
+	for (int i = 0; i < SIM_POLICY__COUNT; i++)
+		if (!strcmp(s, policy_names[i])) {
+			*out = (sim_policy)i;
+			return 0;
+		}
+	return RL_EINVAL;
+}
+
+void sim_policy_options(sim_policy p, sched_options *o)
+{
+	switch (p) {
+	case SIM_TIRESIAS:
+		/* whole GPUs; the order is the difference */
+		sched_options_default(o, SHARE_EXCLUSIVE);
+		break;
+	case SIM_GANDIVA:
+		sched_options_default(o, SHARE_GANDIVA);
+		break;
+	default:
+		sched_options_default(o, (sharing_policy)p);
+		break;
+	}
+	o->order = sim_policy_order(p, ORDER_DEFAULT);
+}
+
+void sim_tune_apply(const sim_tune *t, sim_policy p, sched_options *o)
+{
+	if (p == SIM_RELISH) {
+		if (t->relish_share_gangs >= 0)
+			o->share_gangs = t->relish_share_gangs;
+		if (t->relish_min_speedup > 0)
+			o->min_speedup = t->relish_min_speedup;
+		if (t->relish_margin >= 0)
+			o->colocate_margin = t->relish_margin;
+		if (t->relish_solo_after_s >= 0)
+			o->solo_after_s = t->relish_solo_after_s;
+	}
+	if (p == SIM_TIRESIAS && t->tiresias_limit_s[0] > 0)
+		memcpy(o->tiresias_limit_s, t->tiresias_limit_s, sizeof o->tiresias_limit_s);
+	if (p == SIM_GANDIVA && t->gandiva_timeslice_max >= 0)
+		o->timeslice_max = t->gandiva_timeslice_max;
+}
+
+queue_order sim_policy_order(sim_policy p, queue_order forced)
+{
+	if (forced != ORDER_DEFAULT)
+		return forced;
+	switch (p) {
+	case SIM_RELISH:
+		return ORDER_LAS;
+	case SIM_TIRESIAS:
+		return ORDER_TIRESIAS;
+	default:
+		return ORDER_FIFO;
+	}
 }
 
 void sim_config_default(sim_config *c)
@@ -60,6 +123,11 @@ void sim_config_default(sim_config *c)
 	c->restart_cost_s = 30;
 	c->hints = SIM_HINTS_NOISY;
 	c->window = 0;
+	c->tune.relish_share_gangs = -1;
+	c->tune.relish_min_speedup = -1;
+	c->tune.relish_margin = -1;
+	c->tune.relish_solo_after_s = -1;
+	c->tune.gandiva_timeslice_max = -1;
 }
 
 /* ---- per-job and per-device state -------------------------------------- */
@@ -87,6 +155,7 @@ typedef struct jstate {
 	int n_dev, prev_n_dev;
 	int dev[SCHED_MAX_GANG];
 	int prev_dev[SCHED_MAX_GANG];
+	double dspeed[SCHED_MAX_GANG]; /* its speed on each of its devices */
 } jstate;
 
 typedef struct dstate {
@@ -332,19 +401,25 @@ static void advance(simctx *x, size_t j, double now)
 	s->last_t = now;
 }
 
-/* Speed of running job j: the slowest of its GPUs. */
-static double job_speed(simctx *x, size_t j)
+/* Speed of running job j on its k-th device, from that device's set. */
+static double dev_speed(simctx *x, size_t j, int k)
 {
-	jstate *s = &x->js[j];
+	dstate *d = &x->ds[x->js[j].dev[k]];
+	size_t n = 0;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->run[i] != j)
+			x->others[n++] = d->run[i];
+	return sim_model_speed(x->m, j, x->others, n);
+}
+
+/* Speed of running job j: the slowest of its GPUs (a gang advances at
+ * the speed of its slowest member), from the per-device figures that
+ * device_changed keeps current. */
+static double job_speed(const jstate *s)
+{
 	double v = 1.0;
-	for (int k = 0; k < s->n_dev; k++) {
-		dstate *d = &x->ds[s->dev[k]];
-		size_t n = 0;
-		for (size_t i = 0; i < d->n; i++)
-			if (d->run[i] != j)
-				x->others[n++] = d->run[i];
-		v = fmin(v, sim_model_speed(x->m, j, x->others, n));
-	}
+	for (int k = 0; k < s->n_dev; k++)
+		v = fmin(v, s->dspeed[k]);
 	return v;
 }
 
@@ -359,15 +434,36 @@ static void device_compute(simctx *x, int dev)
 	d->compute = c;
 }
 
-/* Device dev's set changed at now: re-time every job on it, then refresh
- * the compute use of every device those jobs touch. */
+/* Before re-timing after a change to several devices at once (a gang
+ * placed or ended): every job on them gets its speed on each of them, so
+ * that a job on two of them is re-timed once, with its final speed. */
+static void devices_refresh(simctx *x, const int *devs, int n)
+{
+	for (int k = 0; k < n; k++) {
+		dstate *d = &x->ds[devs[k]];
+		for (size_t i = 0; i < d->n; i++) {
+			jstate *s = &x->js[d->run[i]];
+			for (int q = 0; q < s->n_dev; q++)
+				if (s->dev[q] == devs[k])
+					s->dspeed[q] = dev_speed(x, d->run[i], q);
+		}
+	}
+}
+
+/* Device dev's set changed at now: each job on it gets its speed there
+ * again, and is re-timed when its own speed moved; then the compute use of
+ * dev, and of the other devices of the jobs that moved, is refreshed.  The
+ * other devices of a job keep their figures: their sets did not change. */
 static int device_changed(simctx *x, int dev, double now)
 {
 	dstate *d = &x->ds[dev];
 	for (size_t i = 0; i < d->n; i++) {
 		size_t j = d->run[i];
 		jstate *s = &x->js[j];
-		double v = job_speed(x, j);
+		for (int k = 0; k < s->n_dev; k++)
+			if (s->dev[k] == dev)
+				s->dspeed[k] = dev_speed(x, j, k);
+		double v = job_speed(s);
 		if (v == s->rate)
 			continue; /* unchanged; its end event stands */
 		advance(x, j, now);
@@ -375,11 +471,9 @@ static int device_changed(simctx *x, int dev, double now)
 		s->version++;
 		if (heap_push(x, now + s->seg_left / v, j, s->version) < 0)
 			return RL_ENOMEM;
-	}
-	for (size_t i = 0; i < d->n; i++) {
-		jstate *s = &x->js[d->run[i]];
 		for (int k = 0; k < s->n_dev; k++)
-			device_compute(x, s->dev[k]);
+			if (s->dev[k] != dev)
+				device_compute(x, s->dev[k]);
 	}
 	device_compute(x, dev);
 	return 0;
@@ -504,6 +598,10 @@ static int apply_placement(simctx *x, const sched_placement *pl, double now,
 		x->mem_used += (double)used;
 		x->mem_res += (double)pl->mem_mib;
 	}
+	if (s->n_dev > 1)
+		devices_refresh(x, s->dev, s->n_dev);
+	else
+		s->dspeed[0] = dev_speed(x, j, 0);
 	for (int k = 0; k < s->n_dev; k++)
 		if (device_changed(x, s->dev[k], now) < 0)
 			return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
@@ -586,6 +684,8 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 	rc = sched_finished(x->s, seg, now, &o, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "simulating job %s", job->id);
+	if (n_dev > 1)
+		devices_refresh(x, devs, n_dev);
 	for (int k = 0; k < n_dev; k++)
 		if (device_changed(x, devs[k], now) < 0)
 			return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
@@ -744,7 +844,7 @@ static int check_inputs(const sim_trace *t, const sim_config *c, rl_err *err)
 	return 0;
 }
 
-static int setup(simctx *x, sharing_policy policy, rl_err *err)
+static int setup(simctx *x, sim_policy policy, rl_err *err)
 {
 	const sim_trace *t = x->t;
 	const sim_config *c = x->c;
@@ -760,7 +860,7 @@ static int setup(simctx *x, sharing_policy policy, rl_err *err)
 	if (!x->r->jct_s || !x->r->queue_s)
 		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
 	x->r->policy = policy;
-	x->order = sched_order_for(x->c->order, policy);
+	x->order = sim_policy_order(policy, x->c->order);
 	x->r->order = x->order;
 	x->r->n_jobs = n;
 	x->t0 = INFINITY;
@@ -776,8 +876,10 @@ static int setup(simctx *x, sharing_policy policy, rl_err *err)
 	}
 	x->last_int = x->t0;
 	sched_options o;
-	sched_options_default(&o, policy);
+	sim_policy_options(policy, &o);
 	o.order = x->order;
+	sim_tune_apply(&c->tune, policy, &o);
+
 	int rc = sched_new(&o, &x->s, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "simulator");
@@ -833,7 +935,7 @@ static void teardown(simctx *x)
 }
 
 int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
-	    sharing_policy policy, sim_result **out, rl_err *err)
+	    sim_policy policy, sim_result **out, rl_err *err)
 {
 	int rc = check_inputs(t, c, err);
 	if (rc < 0)

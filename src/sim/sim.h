@@ -36,7 +36,35 @@ typedef enum sim_hints {
 
 const char *sim_hints_name(sim_hints h);
 /* "exclusive", "pack", "relish" (the spec's names, without its parser). */
-const char *sim_policy_name(sharing_policy p);
+/*
+ * The simulated policies, each a configuration of the same core
+ * (sim_policy_options; docs/simulator.md):
+ *   exclusive  a whole GPU per segment, FIFO: today's practice;
+ *   pack       by declared memory, best fit, FIFO;
+ *   relish     relish's own policy (measured memory, the co-location
+ *              model), least attained service;
+ *   tiresias   Tiresias (Gu et al., NSDI'19): whole GPUs, discretised
+ *              2D-LAS queues;
+ *   gandiva    Gandiva (Xiao et al., OSDI'18): packing by measured
+ *              utilisation, time-slicing of over-subscribed GPUs, gangs
+ *              included, FIFO.
+ * The first three have the values of sharing_policy.
+ */
+typedef enum sim_policy {
+	SIM_EXCLUSIVE = SHARE_EXCLUSIVE,
+	SIM_PACK = SHARE_PACK,
+	SIM_RELISH = SHARE_RELISH,
+	SIM_TIRESIAS,
+	SIM_GANDIVA,
+	SIM_POLICY__COUNT
+} sim_policy;
+
+const char *sim_policy_name(sim_policy p);
+int sim_policy_from_name(const char *s, sim_policy *out);
+/* The core's options for policy p, and the queue order it uses when
+ * the configuration says ORDER_DEFAULT. */
+void sim_policy_options(sim_policy p, sched_options *o);
+queue_order sim_policy_order(sim_policy p, queue_order forced);
 int sim_hints_from_name(const char *s, sim_hints *out);
 
 /* In which order queued segments are offered to the devices: the core's
@@ -71,6 +99,20 @@ typedef struct sim_background {
 int sim_background_parse(const char *text, const char *name, sim_background **out, rl_err *err);
 int sim_background_load(const char *path, sim_background **out, rl_err *err);
 void sim_background_free(sim_background *b);
+/* Options of the simulated policies other than their defaults (ablations,
+ * `relish simulate --relish-*` and friends); a negative value, or a first
+ * threshold of 0, leaves the default. */
+typedef struct sim_tune {
+	int relish_share_gangs;
+	double relish_min_speedup;
+	double relish_margin;
+	double relish_solo_after_s;
+	double tiresias_limit_s[SCHED_MAX_TIERS];
+	int gandiva_timeslice_max;
+} sim_tune;
+
+/* Apply t to policy p's options o. */
+void sim_tune_apply(const sim_tune *t, sim_policy p, sched_options *o);
 
 typedef struct sim_config {
 	int n_gpus;               /* >= 1 */
@@ -92,6 +134,7 @@ typedef struct sim_config {
 	 * use above its memory makes the segment placed there last run out of
 	 * memory at once. */
 	const sim_background *background;
+	sim_tune tune;
 	/* Optional observers (e.g. to compare with the live driver's
 	 * decisions); called in event order.  May be NULL. */
 	void (*on_place)(void *ctx, double now, const sched_request *req,
@@ -141,7 +184,7 @@ typedef struct sim_user_result {
 } sim_user_result;
 
 typedef struct sim_result {
-	sharing_policy policy;
+	sim_policy policy;
 	sim_order order;          /* the queue order used */
 	size_t n_jobs, n_segments, n_events, oom_count, n_gang_capped;
 	size_t oom_foreign_count; /* ... of oom_count: others' memory grew
@@ -181,12 +224,12 @@ typedef struct sim_result {
  * larger than a GPU), with the core's error when it rejects a request.
  */
 int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
-	    sharing_policy policy, sim_result **out, rl_err *err);
+	    sim_policy policy, sim_result **out, rl_err *err);
 
 /* One simulation of a batch: fill policy and cfg; sim_run_tasks fills the
  * rest (result owned by the caller: sim_result_free). */
 typedef struct sim_task {
-	sharing_policy policy;
+	sim_policy policy;
 	const sim_config *cfg;
 	sim_result *result;
 	double wall_s;            /* this simulation's own wall time */
@@ -223,5 +266,35 @@ void sim_result_free(sim_result *r);
  * written to parts[0..3) when parts is not NULL. */
 double sim_lower_bound(const sim_trace *t, const sim_model *m, const sim_config *c,
 		       double parts[3]);
+
+/* The co-location model against measurements (colocheck.c). */
+typedef struct sim_colo_err {
+	size_t n;
+	double median, p90;       /* of |predicted - measured| speed */
+	double bias;              /* mean of predicted - measured */
+} sim_colo_err;
+
+typedef struct sim_colo_check {
+	size_t lucid_pairs;       /* measured ordered pairs among t's profiles */
+	size_t gavel_types;       /* Gavel V100 job types matched to a profile */
+	size_t gavel_pairs;       /* their ordered pairs that ran together */
+	size_t gavel_oom;         /* ... and those that did not fit together */
+	size_t gavel_measured_in_lucid; /* Gavel pairs Lucid measured too */
+	sim_colo_err prior_lucid, prior_gavel; /* the core's prior */
+	sim_colo_err model_gavel;            /* the simulator's model */
+	sim_colo_err lucid_vs_gavel;         /* Lucid's measurement, same pairs */
+	sim_colo_err fit_lucid, fit_gavel;   /* the model fitted on Lucid */
+	double fit_alpha, fit_beta;
+} sim_colo_check;
+
+/*
+ * Score the co-location predictors (the core's prior, the simulator's
+ * model m, a model fitted on m's measured pairs) on m's measured pairs and
+ * on Gavel's V100 pairwise throughputs in gavel_json, with the
+ * utilisations of t's configurations.  0, or RL_EPARSE / RL_EIO naming the
+ * file, RL_ENOMEM.
+ */
+int sim_colocate_check(const sim_trace *t, const sim_model *m, const char *gavel_json,
+		       sim_colo_check *out, rl_err *err);
 
 #endif

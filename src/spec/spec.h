@@ -31,7 +31,9 @@ typedef enum pending_rule {
 typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
 typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
-typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH } sharing_policy;
+/* SHARE_GANDIVA is the simulator's Gandiva peer (docs/simulator.md), a core
+ * policy but not a spec value: specs name the first three. */
+typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH, SHARE_GANDIVA } sharing_policy;
 /* The order in which the core offers queued segments to the devices
  * (docs/scheduling.md): default = las under relish, fifo otherwise. */
 typedef enum queue_order { ORDER_DEFAULT, ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR } queue_order;
