@@ -69,6 +69,8 @@ static const char usage_text[] =
 	"  --relish-min-speedup X  relish: admit only if the throughput grows by X (1)\n"
 	"  --relish-solo-after-s S relish: jobs with S GPU-seconds of service run alone\n"
 	"                          (default 0: off)\n"
+	"  --relish-family-probe on|off  relish: one segment of a shape never measured\n"
+	"                          at a time on a family estimate (default on)\n"
 	"  --tiresias-limits L     tiresias: queue thresholds, GPU-seconds, comma-separated\n"
 	"                          (default 1800,3600,...,230400)\n"
 	"  --gandiva-timeslice N   gandiva: most segments time-sliced on a GPU (0: memory)\n"
@@ -101,7 +103,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_T_LIMITS, O_G_TS, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_T_LIMITS, O_G_TS, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -126,6 +128,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-margin", required_argument, NULL, O_R_MARGIN},
 		{"relish-min-speedup", required_argument, NULL, O_R_SPEEDUP},
 		{"relish-solo-after-s", required_argument, NULL, O_R_SOLO},
+		{"relish-family-probe", required_argument, NULL, O_R_FPROBE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
 		{"gandiva-timeslice", required_argument, NULL, O_G_TS},
 		{"help", no_argument, NULL, O_HELP},
@@ -236,6 +239,11 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return rl_err_set(err, RL_EUSAGE, "--relish-gangs: expected on or off, got \"%s\"", optarg);
 			o->cfg.tune.relish_share_gangs = !strcmp(optarg, "on");
+			break;
+		case O_R_FPROBE:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return rl_err_set(err, RL_EUSAGE, "--relish-family-probe: expected on or off, got \"%s\"", optarg);
+			o->cfg.tune.relish_family_probe = !strcmp(optarg, "on");
 			break;
 		case O_R_MARGIN:
 			if ((rc = parse_num("--relish-margin", optarg, 0, &o->cfg.tune.relish_margin, err)) < 0)

@@ -53,6 +53,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->score_max = 16;
 	o->solo_after_s = 0;
 	o->share_gangs = policy == SHARE_RELISH || policy == SHARE_GANDIVA;
+	o->family_probe = 1;
 	o->gang_scan_max = 0;
 	/* the median |error| of the core's prior on Lucid's measured pairs
 	 * (relish simulate --check-colocate; docs/scheduling.md) */

@@ -167,6 +167,10 @@ typedef struct sched_options {
 				    admitted only if its modelled gain stays
 				    positive with every speed it changes
 				    lowered by this (docs/scheduling.md) */
+	int family_probe;        /* relish: of a shape never measured, one
+				    segment at a time runs on a family-model
+				    estimate, the others whole (as the hint's
+				    probe); 0 = all of them on the estimate */
 	int timeslice_max;       /* gandiva: most segments a device takes
 				    when it is over-subscribed (0 = as many
 				    as its memory holds) */

@@ -538,7 +538,8 @@ static inline int place_is_whole(const sched *s, const sched_seg *g, const sched
 	 * shares on its own shape's measured peak */
 	const sched_profile *p = &s->prof[g->prof];
 	return s->opt.policy == SHARE_RELISH && !p->n_measured &&
-	       (g->req.n_devices > 1 || (e->basis == SCHED_BASIS_FAMILY && p->run_head != SCHED_NONE));
+	       (g->req.n_devices > 1 ||
+		(s->opt.family_probe && e->basis == SCHED_BASIS_FAMILY && p->run_head != SCHED_NONE));
 }
 
 /* relish's admission: a modelled gain over n_changed predicted speeds (the

@@ -93,6 +93,8 @@ void sim_tune_apply(const sim_tune *t, sim_policy p, sched_options *o)
 			o->colocate_margin = t->relish_margin;
 		if (t->relish_solo_after_s >= 0)
 			o->solo_after_s = t->relish_solo_after_s;
+		if (t->relish_family_probe >= 0)
+			o->family_probe = t->relish_family_probe;
 	}
 	if (p == SIM_TIRESIAS && t->tiresias_limit_s[0] > 0)
 		memcpy(o->tiresias_limit_s, t->tiresias_limit_s, sizeof o->tiresias_limit_s);
@@ -127,6 +129,7 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_min_speedup = -1;
 	c->tune.relish_margin = -1;
 	c->tune.relish_solo_after_s = -1;
+	c->tune.relish_family_probe = -1;
 	c->tune.gandiva_timeslice_max = -1;
 }
 

@@ -107,6 +107,7 @@ typedef struct sim_tune {
 	double relish_min_speedup;
 	double relish_margin;
 	double relish_solo_after_s;
+	int relish_family_probe;
 	double tiresias_limit_s[SCHED_MAX_TIERS];
 	int gandiva_timeslice_max;
 } sim_tune;

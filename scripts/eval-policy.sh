@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The policy evaluation of docs/evaluation.md: relish against the best of
+# the peers (tiresias, gandiva, pack, exclusive) at each size, the ablation
+# of relish's rules, the peers' own settings, fairness between users, the
+# co-location model against Gavel's measurements, and the simulator's speed.
+#   scripts/eval-policy.sh BUILD_DIR [TRACE] [OUT_DIR]
+# Every table is printed from the JSON files written to OUT_DIR
+# (scripts/policy-tables.py); the trace is read where it lies (its
+# Lucid-derived columns are for evaluation only).
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR [TRACE] [OUT_DIR]}
+trace=${2:-$(dirname "$0")/../../shared/traces/philly_hpo_trace.csv}
+out=${3:-build/policy-eval}
+gavel=${GAVEL:-$(dirname "$trace")/raw/gavel_simulation_throughputs.json}
+sizes=${SIZES:-"64 128 256 512 1024 2048"}
+abl=${ABLATION:-"64 128 256"}
+mkdir -p "$out"
+sim() { "$build/relish" simulate --trace "$trace" --gpu-memory 32768 --json "$@"; }
+for n in $sizes; do
+	sim --gpus "$n" --policy all >"$out/all_$n.json"
+done
+for n in $abl; do
+	# LAS without sharing: the limit of Tiresias with ever finer queues
+	sim --gpus "$n" --policy exclusive --order las >"$out/exlas_$n.json"
+	# relish's rules one at a time, from those it had before issue 20
+	old="--relish-min-speedup 1.05 --relish-margin 0"
+	sim --gpus "$n" --policy relish $old --relish-gangs off --relish-solo-after-s 86400 \
+		--relish-family-probe off >"$out/a0_$n.json"
+	sim --gpus "$n" --policy relish $old --relish-gangs off --relish-solo-after-s 86400 >"$out/a1_$n.json"
+	sim --gpus "$n" --policy relish $old --relish-solo-after-s 86400 >"$out/a2_$n.json"
+	sim --gpus "$n" --policy relish $old >"$out/a3_$n.json"
+	sim --gpus "$n" --policy relish --relish-margin 0 >"$out/m0_$n.json"
+	sim --gpus "$n" --policy relish --relish-margin 0.18 >"$out/m18_$n.json"
+	# segment length: every policy at once (peers segment too)
+	sim --gpus "$n" --policy all --segment-s 1800 >"$out/seg1800_$n.json"
+	sim --gpus "$n" --policy all --segment-s 7200 >"$out/seg7200_$n.json"
+	# the peers' own settings
+	sim --gpus "$n" --policy tiresias --tiresias-limits 3600 >"$out/t2q_$n.json"
+	sim --gpus "$n" --policy tiresias --tiresias-limits 3600,36000,360000 >"$out/t10_$n.json"
+	sim --gpus "$n" --policy gandiva --gandiva-timeslice 0 >"$out/gts0_$n.json"
+	# fair share between the trace's users
+	sim --gpus "$n" --policy relish --order fair >"$out/fair_$n.json"
+done
+"$build/relish" simulate --trace "$trace" --check-colocate "$gavel" --json >"$out/check.json"
+# speed and memory: the whole trace, every policy side by side, three runs
+for i in 1 2 3; do
+	/usr/bin/time -f "%e %M" -o "$out/time_$i.txt" "$build/relish" simulate --trace "$trace" \
+		--gpus 64 --gpu-memory 32768 --policy all --json >/dev/null
+done
+/usr/bin/python3 "$(dirname "$0")/policy-tables.py" "$out" "$sizes" "$abl"
