@@ -29,7 +29,7 @@ $PY - "$work/table" "$work/g.json" <<'P'
 import json, re, sys
 table = open(sys.argv[1]).read()
 pol = json.load(open(sys.argv[2]))["policies"]
-for p in ("pack", "relish"):
+for p in ("pack", "relish", "tiresias", "gandiva"):
     m = re.search(r"^%s vs exclusive: %s makespan ([0-9.]+)x exclusive's \((the same|\d+%% (longer|shorter))\), "
                   r"mean JCT ([0-9.]+)x exclusive's \((the same|\d+%% (longer|shorter))\)" % (p, p), table, re.M)
     assert m, (p, table[-600:])
@@ -40,9 +40,9 @@ for p in ("pack", "relish"):
 print("ok: ratios")
 P
 gp=$work/out/plots.gp
-grep -q "multiplot layout 3,1 title 'GPU compute and memory in use, 8 GPUs x 32768 MiB" "$gp" || fail "plots.gp: $(head -8 "$gp")"
-[ "$(grep -c "^plot 'series_.*_smooth.csv'" "$gp")" = 3 ] || fail "not one panel per policy: $(cat "$gp")"
-for p in exclusive pack relish; do
+grep -q "multiplot layout 5,1 title 'GPU compute and memory in use, 8 GPUs x 32768 MiB" "$gp" || fail "plots.gp: $(head -8 "$gp")"
+[ "$(grep -c "^plot 'series_.*_smooth.csv'" "$gp")" = 5 ] || fail "not one panel per policy: $(cat "$gp")"
+for p in exclusive pack relish tiresias gandiva; do
   n=$(wc -l <"$work/out/series_${p}_smooth.csv")
   [ "$n" -ge 2 ] && [ "$n" -le 301 ] || fail "series_${p}_smooth.csv: $n lines"
 done
