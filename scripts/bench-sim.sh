@@ -31,4 +31,4 @@ done
 plot_n=${PLOT_GPUS:-64}
 "$build/relish" simulate --trace "$trace" --gpus "$plot_n" --gpu-memory 32768 --out "$out/plots" --series-step-s 21600 >/dev/null
 echo "plots: $out/plots/utilisation.png $out/plots/jct_cdf.png"
-if [ -x "$build/bench_sim" ]; then "$build/bench_sim" "$trace" 64 32768; fi
+if [ -x "$build/bench_sim" ] && [ "${BENCH:-1}" = 1 ]; then "$build/bench_sim" "$trace" 64 32768; fi

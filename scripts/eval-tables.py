@@ -11,7 +11,7 @@ usage: eval-tables.py OUT_DIR SIZES MEMS ABLATION_SIZES
 import json
 import sys
 
-POLICIES = ("exclusive", "pack", "relish")
+POLICIES = ("exclusive", "pack", "relish", "tiresias", "gandiva")
 
 
 def load(path):
