@@ -47,6 +47,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
+
 #include "common/procid.h"
 #include "telemetry/procmem.h"
 
@@ -134,20 +136,6 @@ static uint32_t tag_next(cexec *ex)
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
 	return (uint32_t)h;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
 /*
@@ -481,7 +469,7 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 	cexec *ex = e->impl;
 	if (ex->shutdown_at)
 		return rl_err_set(err, RL_EBUSY, "the executor is shutting down");
-	if (es->a.checkpoint_dir && *es->a.checkpoint_dir && mkdir_p(es->a.checkpoint_dir) < 0)
+	if (es->a.checkpoint_dir && *es->a.checkpoint_dir && rl_mkdirs(es->a.checkpoint_dir, 0755) < 0)
 		return rl_err_sys(err, RL_EIO, errno, "creating checkpoint directory %s",
 				  es->a.checkpoint_dir);
 	if (es->a.checkpoint_dir && *es->a.checkpoint_dir &&
@@ -1057,7 +1045,7 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 		maybe_free(ex);
 		return rl_err_set(err, RL_ENOMEM, "creating the container executor");
 	}
-	if (mkdir_p(ex->state_dir) < 0) {
+	if (rl_mkdirs(ex->state_dir, 0755) < 0) {
 		int e = errno;
 		maybe_free(ex);
 		return rl_err_sys(err, RL_EIO, e, "container executor: state directory %s",

@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
+
 #define TICK_MS 100          /* the executor's timer */
 #define FAST_POLL_MS 250     /* squeue while a job's end is awaited */
 #define SUBMIT_MAX 4         /* sbatch processes at once */
@@ -1304,25 +1306,11 @@ static const exec_ops slurm_ops = {
 
 /* ---- creation ------------------------------------------------------------------------------- */
 
-static int mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The step script: sbatch sends its text to slurmctld, so it need not be
  * on a shared folder; the relish binary it names must be on the nodes. */
 static int write_script(sexec *ex, rl_err *err)
 {
-	if (mkdir_p(ex->state_dir) < 0)
+	if (rl_mkdirs(ex->state_dir, 0755) < 0)
 		return rl_err_sys(err, RL_EIO, errno, "slurm: creating %s", ex->state_dir);
 	snprintf(ex->script, sizeof ex->script, "%s/relish-step.sh", ex->state_dir);
 	char tmp[PATH_MAX + 8];

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "exec/contract.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/procmem.h"
@@ -119,24 +120,11 @@ void live_fatal(live *d, const rl_err *err)
 	stop_all(d);
 }
 
-/* mkdir -p */
+/* mkdir -p, with relish's error */
 static int make_dirs(const char *path, rl_err *err)
 {
-	char buf[4096];
-	size_t n = strlen(path);
-	if (n >= sizeof buf)
-		return rl_err_set(err, RL_EINVAL, "path too long: %s", path);
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return rl_err_sys(err, RL_EIO, errno, "creating %s", buf);
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return rl_err_sys(err, RL_EIO, errno, "creating %s", buf);
+	if (rl_mkdirs(path, 0755) != 0)
+		return rl_err_sys(err, RL_EIO, errno, "creating %s", path);
 	return 0;
 }
 

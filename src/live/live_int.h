@@ -220,6 +220,7 @@ void live_kick(live *d);                       /* fill and place soon */
 live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);
 void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
+void live_exp_stop_segments(live *d, live_exp *x); /* cancel its running, drop its queued */
 /* Drop a segment that will not end through the executor (queued, ended,
  * or never started): out of the core and of the list. */
 void live_seg_drop(live *d, live_seg *g);

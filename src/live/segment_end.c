@@ -114,6 +114,27 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 	live_seg_drop(d, g);
 }
 
+/* Every segment of x ends: running ones are cancelled (and end as
+ * interrupted through their executor), queued ones leave the core. */
+void live_exp_stop_segments(live *d, live_exp *x)
+{
+	live_seg *g = d->segs;
+	while (g) {
+		live_seg *next = g->next;
+		if (g->x == x) {
+			if (g->es) {
+				g->interrupted = 1;
+				exec_cancel(live_exec(x), g->es);
+			} else if (!g->placed) {
+				sched_remove(d->core, g->sched_id);
+				x->n_queued--;
+				live_seg_unlink_free(d, g);
+			}
+		}
+		g = next;
+	}
+}
+
 /* What both stops advise; recover.c's live_add_experiment makes it true
  * (a changed spec starts anew while no segment has completed). */
 #define LIVE_RERUN_ADVICE                                                              \
@@ -135,21 +156,7 @@ static void stop_experiment(live *d, live_exp *x, const char *why, const char *a
 	store_experiment_set_status(d->st, x->id, EXP_FAILED, now, NULL);
 	store_event_append(d->st, now, x->id, 0, 0, "experiment.failed", why, NULL, NULL);
 	live_progress_line(d, "%s: stopped: %s", x->sp->name, why);
-	live_seg *g = d->segs;
-	while (g) {
-		live_seg *next = g->next;
-		if (g->x == x) {
-			if (g->es) {
-				g->interrupted = 1;
-				exec_cancel(live_exec(x), g->es);
-			} else if (!g->placed) {
-				sched_remove(d->core, g->sched_id);
-				x->n_queued--;
-				live_seg_unlink_free(d, g);
-			}
-		}
-		g = next;
-	}
+	live_exp_stop_segments(d, x);
 }
 
 /*

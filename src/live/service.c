@@ -264,21 +264,7 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 	x->cancelled = 1;
 	x->stalled = 1;
 	live_progress_line(d, "%s: %s", x->sp->name, msg);
-	live_seg *g = d->segs;
-	while (g) {
-		live_seg *next = g->next;
-		if (g->x == x) {
-			if (g->es) {
-				g->interrupted = 1;
-				exec_cancel(live_exec(x), g->es);
-			} else if (!g->placed) {
-				sched_remove(d->core, g->sched_id);
-				x->n_queued--;
-				live_seg_unlink_free(d, g);
-			}
-		}
-		g = next;
-	}
+	live_exp_stop_segments(d, x);
 	/* Parked warm processes of its trials go too. */
 	if (x->sp->trial.mode == TRIAL_MODE_WARM)
 		for (size_t i = 0; i < x->n_trials; i++) {
