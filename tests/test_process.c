@@ -692,19 +692,23 @@ static int still_runs(pid_t pid, uint64_t start)
 
 /*
  * A trial whose child leaves its session and process group (setsid) and
- * touches 64 MiB, while the trial itself stays small and exits 0 after
- * half a second: the segment's peak counts the child, and the child ends
+ * touches 64 MiB, while the trial itself stays small and exits 0 once the
+ * child holds it (and a few samples later): the segment's peak counts the child, and the child ends
  * with the segment.
  */
 static void check_descendant(fixture *f, int expect_confined)
 {
 	if (f->skip)
 		skip();
-	char pidfile[128], script[512];
+	char pidfile[128], script[1024];
 	snprintf(pidfile, sizeof pidfile, "%s/grandchild.pid", f->dir);
 	snprintf(script, sizeof script,
-		 "setsid \"$0\" --alloc-mb 64 --hang-at 1 >/dev/null 2>&1 </dev/null & echo $! >%s; "
-		 "sleep 0.6; exit 0", pidfile);
+		 "setsid \"$0\" --alloc-mb 64 --hang-at 1 >/dev/null 2>&1 </dev/null & c=$!; echo $c >%s; "
+		 /* until the child holds its 64 MiB (at most 10 s: a loaded
+		  * machine or a sanitizer build starts it slowly), then long
+		  * enough for several samples */
+		 "i=0; while [ $i -lt 500 ] && [ \"$(awk '/^VmRSS/ {print $2}' /proc/$c/status 2>/dev/null || echo 0)\" -lt 65536 ]; do "
+		 "sleep 0.02; i=$((i+1)); done; sleep 0.4; exit 0", pidfile);
 	char *argv[] = {"/bin/sh", "-c", script, f->ctrial, NULL};
 	launch_args a = {.trial_id = "t1", .from = 0, .to = 1};
 	run r;
