@@ -526,6 +526,23 @@ static void test_json_fallback(void **state)
 	assert_string_equal(err.msg, "f.json: objective.mode: expected one of max, min, got \"maxx\" (did you mean \"max\"?)");
 }
 
+/* search.n_startup: 0 is refused (it used to be taken silently as the
+ * default 10); 1 is the least. */
+static void test_n_startup_range(void **state)
+{
+	(void)state;
+	const char *bad = "name: e\nobjective: {metric: acc, mode: max}\n"
+			  "search: {algorithm: tpe, n_startup: 0, space: {x: {type: uniform, low: 0, high: 1}}}\n"
+			  "trial: {command: [./run, \"{x}\"]}\n";
+	rl_err err;
+	rl_err_clear(&err);
+	spec *t = NULL;
+	assert_int_equal(spec_parse_text(bad, strlen(bad), "s.yaml", 0, &t, &err), RL_ESPEC);
+	assert_null(t);
+	assert_non_null(strstr(err.msg, "search.n_startup"));
+	assert_non_null(strstr(err.msg, "s.yaml:3:"));
+}
+
 /* trial.privileges: parsed into canonical names and "UID:GID"; spec_grants
  * lists what a container spec asks beyond least privilege (nothing for
  * the defaults, nothing for a process spec), and the JSON keeps it. */
@@ -714,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_conditional),
 		cmocka_unit_test(test_json_fallback),
+		cmocka_unit_test(test_n_startup_range),
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_hostile_input),
 		cmocka_unit_test(test_docs_cover_schema),

@@ -94,7 +94,7 @@ static const field search_rows[] = {
 	 .help = "trials to run, >= 1 (default 20; grid: the grid size)"},
 	{.key = "max_concurrent", .type = F_INT, .off = OFF(search.max_concurrent), .lo = 0, .hi = INT_MAX,
 	 .help = "trials running at once, 0 = as many as fit (default 0)"},
-	{.key = "n_startup", .type = F_INT, .off = OFF(search.n_startup), .lo = 0, .hi = INT_MAX,
+	{.key = "n_startup", .type = F_INT, .off = OFF(search.n_startup), .lo = 1, .hi = INT_MAX,
 	 .help = "tpe: random trials before the model is used (default 10)"},
 	{.key = "multivariate", .type = F_FN, .fn = read_multivariate,
 	 .help = "tpe: one joint estimator over the parameters instead of one each (default false)"},
