@@ -21,6 +21,7 @@
 
 #include "common/procid.h"
 #include "store/store.h"
+#include "store/store_impl.h" /* the connection, to read statement counters */
 
 struct fixture {
 	char dir[64];
@@ -104,9 +105,9 @@ static void test_migrate_fresh_and_reopen(void **state)
 	assert_string_equal(store_path(s), f->path);
 	new_experiment(s, "a", "max");
 	store_close(s);
-	/* Eight tables, WAL on disk, version recorded. */
+	/* Nine tables, WAL on disk, version recorded. */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type='table'"),
-			 8);
+			 9);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	/* Re-opening applies nothing and keeps the data. */
 	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);
@@ -598,6 +599,120 @@ static void test_recover_after_driver_kill(void **state)
 	store_close(s);
 }
 
+static int64_t changes_of(store *s, int64_t id)
+{
+	store_experiment e;
+	OK(store_experiment_get(s, id, &e, err));
+	int64_t n = e.changes;
+	store_experiment_fini(&e);
+	return n;
+}
+
+/* Schema 5: an experiment's change count moves with every write of its
+ * trials and events (what a summary reads), and only then; a reader that
+ * kept a summary knows from it whether the summary still holds. */
+static void test_experiment_changes(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t a = new_experiment(s, "a", "max"), b = new_experiment(s, "b", "max");
+	assert_int_equal(changes_of(s, a), 0);
+	int64_t t, g;
+	OK(store_trial_insert(s, a, 0, "{}", 1001, &t, err));
+	assert_int_equal(changes_of(s, a), 1);
+	assert_int_equal(changes_of(s, b), 0);
+	OK(store_trial_set_status(s, t, TRIAL_RUNNING, NULL, 1002, err));
+	OK(store_trial_set_progress(s, t, 1, 0.5, 1, 1003, err));
+	assert_int_equal(changes_of(s, a), 3);
+	/* a segment row alone changes no summary */
+	OK(store_segment_insert(s, t, 0, 0, 1, -1, &g, err));
+	assert_int_equal(changes_of(s, a), 3);
+	OK(store_event_append(s, 1004, a, t, 0, "segment.waiting", "memory", NULL, err));
+	OK(store_event_append(s, 1004, 0, 0, 0, "service.note", "no experiment", NULL, err));
+	assert_int_equal(changes_of(s, a), 4);
+	/* the same count in a list and from another (read-only) connection */
+	store_experiment *v;
+	size_t n;
+	OK(store_experiment_list(s, &v, &n, err));
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].changes, 4);
+	assert_int_equal(v[1].changes, 0);
+	store_experiments_free(v, n);
+	store *r = open_ok(f->path, STORE_READONLY);
+	assert_int_equal(changes_of(r, a), 4);
+	OK(store_trial_set_status(s, t, TRIAL_COMPLETED, NULL, 1005, err));
+	assert_int_equal(changes_of(r, a), 5);
+	store_close(r);
+	OK(store_experiment_delete(s, a, err));
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM experiment_changes"), 1);
+	/* A version 4 database read as it is (read-only: no migration): no
+	 * counts, -1. */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP TRIGGER experiment_changes_new;"
+				      "DROP TRIGGER experiment_changes_trial_new;"
+				      "DROP TRIGGER experiment_changes_trial;"
+				      "DROP TRIGGER experiment_changes_event;"
+				      "DROP TABLE experiment_changes; PRAGMA user_version = 4;",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	r = open_ok(f->path, STORE_READONLY);
+	assert_int_equal(changes_of(r, b), -1);
+	store_close(r);
+	/* and migrated again when opened for writing */
+	s = open_ok(f->path, 0);
+	assert_int_equal(changes_of(s, b), 0);
+	store_close(s);
+}
+
+/* VM steps the cached statement starting with prefix has run since it was
+ * prepared (reset with the counter). */
+static int stmt_steps(store *s, const char *prefix)
+{
+	for (sqlite3_stmt *st = sqlite3_next_stmt(s->db, NULL); st; st = sqlite3_next_stmt(s->db, st))
+		if (!strncmp(sqlite3_sql(st), prefix, strlen(prefix)))
+			return sqlite3_stmt_status(st, SQLITE_STMTSTATUS_VM_STEP, 1);
+	fail_msg("no statement starting with %s", prefix);
+	return -1;
+}
+
+/* One experiment's events come through the (experiment_id, id) index:
+ * their cost does not grow with the other experiments' events (it did:
+ * "?1 = 0 OR experiment_id = ?1" made SQLite scan every event). */
+static void test_event_list_indexed(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t a = new_experiment(s, "a", "max"), b = new_experiment(s, "b", "max");
+	OK(store_begin(s, err));
+	for (int i = 0; i < 2000; i++)
+		OK(store_event_append(s, 1000 + i, b, 0, 0, "segment.lost", "b's", NULL, err));
+	for (int i = 0; i < 3; i++)
+		OK(store_event_append(s, 3000 + i, a, 0, 0, "segment.lost", "a's", NULL, err));
+	OK(store_commit(s, err));
+	store_event *ev;
+	size_t n;
+	OK(store_event_list(s, a, 0, 0, &ev, &n, err));
+	assert_int_equal(n, 3);
+	assert_string_equal(ev[2].message, "a's");
+	store_events_free(ev, n);
+	int steps = stmt_steps(s, "SELECT id, at, experiment_id, trial_id, segment_id, kind");
+	if (steps > 300)
+		fail_msg("listing 3 events of one experiment took %d VM steps beside 2000 events of "
+			 "another: the index is not used", steps);
+	/* all experiments, and after an id, still */
+	OK(store_event_list(s, 0, 0, 0, &ev, &n, err));
+	assert_int_equal(n, 2003);
+	store_events_free(ev, n);
+	OK(store_event_list(s, b, 1990, 5, &ev, &n, err));
+	assert_int_equal(n, 5);
+	assert_int_equal(ev[0].id, 1991);
+	store_events_free(ev, n);
+	store_close(s);
+}
+
 static void test_profiles_devices(void **state)
 {
 	struct fixture *f = *state;
@@ -661,6 +776,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_experiment_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_list_indexed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,6 +149,27 @@ static const char *const migrations[] = {
 	/* relish serve: the submission as it came (spec text, name, folder,
 	 * format), from which a restarted service parses the spec again. */
 	"ALTER TABLE experiments ADD COLUMN submission TEXT;",
+	/* 5: a change count per experiment, bumped by triggers whenever one
+	 * of its trials or events is written, so a reader (relish serve's
+	 * HTTP threads) can tell which experiments' summaries changed since
+	 * it last read them without reading their trials again.  A table of
+	 * its own: bumping a column of experiments would rewrite the row
+	 * with its spec and submission at every trial update.  (IF NOT
+	 * EXISTS: a database taken back to an older version by hand may hold
+	 * them already.) */
+	"CREATE TABLE IF NOT EXISTS experiment_changes("
+	" experiment_id INTEGER PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,"
+	" n INTEGER NOT NULL DEFAULT 0);"
+	"INSERT OR IGNORE INTO experiment_changes(experiment_id) SELECT id FROM experiments;"
+	"CREATE TRIGGER IF NOT EXISTS experiment_changes_new AFTER INSERT ON experiments BEGIN"
+	" INSERT OR IGNORE INTO experiment_changes(experiment_id) VALUES (NEW.id); END;"
+	"CREATE TRIGGER IF NOT EXISTS experiment_changes_trial_new AFTER INSERT ON trials BEGIN"
+	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;"
+	"CREATE TRIGGER IF NOT EXISTS experiment_changes_trial AFTER UPDATE ON trials BEGIN"
+	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;"
+	"CREATE TRIGGER IF NOT EXISTS experiment_changes_event AFTER INSERT ON events"
+	" WHEN NEW.experiment_id IS NOT NULL BEGIN"
+	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

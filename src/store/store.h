@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -118,6 +118,10 @@ typedef struct store_experiment {
 	/* relish serve: the submission as JSON ({"spec", "name", "dir",
 	 * "format"}), to parse the spec again on restart; NULL otherwise. */
 	char *submission;
+	/* Schema 5: how many times its trials and events were written (read
+	 * only; triggers count): equal counts, equal summaries.  -1 when the
+	 * database is older (read-only opens). */
+	int64_t changes;
 } store_experiment;
 
 typedef struct store_metric {

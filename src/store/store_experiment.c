@@ -10,15 +10,26 @@
 #include <string.h>
 
 #define EXP_COLS "id, name, spec_text, spec_path, status, created_at, finished_at, " \
-		 "objective_metric, mode, owner_uid, owner, submission"
+		 "objective_metric, mode, owner_uid, owner, submission, "
+/* The change count (schema 5), or -1 in an older database opened read-only. */
+#define EXP_CHANGES "(SELECT n FROM experiment_changes c WHERE c.experiment_id = experiments.id)"
+#define EXP_NO_CHANGES "-1"
 
 static const char SQL_EXP_INSERT[] =
 	"INSERT INTO experiments(name, spec_text, spec_path, status, created_at, "
 	"objective_metric, mode, owner_uid, owner, submission)"
 	" VALUES(?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9)";
-static const char SQL_EXP_BY_ID[] = "SELECT " EXP_COLS " FROM experiments WHERE id = ?1";
-static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS " FROM experiments WHERE name = ?1";
-static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS " FROM experiments ORDER BY id";
+static const char SQL_EXP_BY_ID[] =
+	"SELECT " EXP_COLS EXP_CHANGES " FROM experiments WHERE id = ?1";
+static const char SQL_EXP_BY_NAME[] =
+	"SELECT " EXP_COLS EXP_CHANGES " FROM experiments WHERE name = ?1";
+static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS EXP_CHANGES " FROM experiments ORDER BY id";
+static const char SQL_EXP_BY_ID_V4[] =
+	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments WHERE id = ?1";
+static const char SQL_EXP_BY_NAME_V4[] =
+	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments WHERE name = ?1";
+static const char SQL_EXP_ALL_V4[] =
+	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments ORDER BY id";
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
 /* Trials, segments, metrics and events go with it (ON DELETE CASCADE). */
@@ -62,6 +73,7 @@ static int exp_row(sqlite3_stmt *st, store_experiment *e, rl_err *err)
 	x.owner_uid = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 9);
 	x.owner = st_col_text(st, 10, &oom);
 	x.submission = st_col_text(st, 11, &oom);
+	x.changes = st_col_int(st, 12, -1);
 	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading an experiment")
 		     : exp_status_from_name(status, &x.status, err);
 	if (rc < 0) {
@@ -132,18 +144,20 @@ static int exp_get_one(store *s, const char *sql, int64_t id, const char *name,
 
 int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err)
 {
-	return exp_get_one(s, SQL_EXP_BY_ID, id, NULL, out, err);
+	return exp_get_one(s, s->version >= 5 ? SQL_EXP_BY_ID : SQL_EXP_BY_ID_V4, id, NULL, out,
+			   err);
 }
 
 int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err)
 {
-	return exp_get_one(s, SQL_EXP_BY_NAME, 0, name, out, err);
+	return exp_get_one(s, s->version >= 5 ? SQL_EXP_BY_NAME : SQL_EXP_BY_NAME_V4, 0, name, out,
+			   err);
 }
 
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, SQL_EXP_ALL, &st, err);
+	int rc = st_prepare(s, s->version >= 5 ? SQL_EXP_ALL : SQL_EXP_ALL_V4, &st, err);
 	if (rc < 0)
 		return rc;
 	store_experiment *v = NULL;

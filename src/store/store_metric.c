@@ -40,9 +40,13 @@ static const char SQL_METRIC_LIST[] =
 static const char SQL_EVENT_INSERT[] =
 	"INSERT INTO events(at, experiment_id, trial_id, segment_id, kind, message)"
 	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+/* Two statements, not "(?1 = 0 OR experiment_id = ?1)": SQLite plans a
+ * statement once, and that condition kept it off the (experiment_id, id)
+ * index, so one experiment's events read the whole table. */
+#define EVENT_COLS "SELECT id, at, experiment_id, trial_id, segment_id, kind, message FROM events"
 static const char SQL_EVENT_LIST[] =
-	"SELECT id, at, experiment_id, trial_id, segment_id, kind, message FROM events"
-	" WHERE id > ?2 AND (?1 = 0 OR experiment_id = ?1) ORDER BY id LIMIT ?3";
+	EVENT_COLS " WHERE experiment_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
+static const char SQL_EVENT_LIST_ALL[] = EVENT_COLS " WHERE id > ?2 ORDER BY id LIMIT ?3";
 
 void store_metrics_free(store_metric *v, size_t n)
 {
@@ -170,10 +174,11 @@ int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t l
 		     store_event **out, size_t *n, rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, SQL_EVENT_LIST, &st, err);
+	int rc = st_prepare(s, experiment_id ? SQL_EVENT_LIST : SQL_EVENT_LIST_ALL, &st, err);
 	if (rc < 0)
 		return rc;
-	sqlite3_bind_int64(st, 1, experiment_id);
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
 	sqlite3_bind_int64(st, 2, after_id);
 	sqlite3_bind_int64(st, 3, limit ? (int64_t)limit : -1); /* LIMIT -1: no limit */
 	store_event *v = NULL;
