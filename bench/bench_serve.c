@@ -361,6 +361,9 @@ int main(int argc, char **argv)
 	if (serve_pid == 0) {
 		if (!freopen(log, "w", stderr))
 			_exit(1);
+		if (getenv("LOG_REQUESTS")) /* every request's time in the service's log */
+			execl(relish, relish, "serve", "--state", state, "--devices", devices,
+			      "--log-requests", (char *)NULL);
 		execl(relish, relish, "serve", "--state", state, "--devices", devices, (char *)NULL);
 		_exit(127);
 	}

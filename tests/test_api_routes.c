@@ -101,7 +101,7 @@ static void test_access(void **state)
 	api_policy pol = {0};
 	api_ctx ctx = {.pol = &pol};
 	api_user anon = {.via = API_VIA_NONE}, alice = {.via = API_VIA_TOKEN, .uid = 1001};
-	api_req rq = {.ctx = &ctx, .user = &anon, .method = "GET", .path = "/x"};
+	api_req rq = {.ctx = &ctx, .pol = &pol, .user = &anon, .method = "GET", .path = "/x"};
 	const api_route *read = NULL, *submit = NULL, *server = NULL;
 	api_req tmp;
 	rl_err err;
@@ -135,7 +135,7 @@ static void test_change_rule(void **state)
 	snprintf(bob.name, sizeof bob.name, "bob");
 	store_experiment e = {.id = 7, .name = (char *)"digits", .owner = (char *)"alice",
 			      .owner_uid = 1001};
-	api_req rq = {.ctx = &ctx, .user = &bob};
+	api_req rq = {.ctx = &ctx, .pol = &pol, .user = &bob};
 	rl_err err;
 	assert_int_equal(api_may_change(&rq, &e, &err), RL_EPERM);
 	assert_non_null(strstr(err.msg, "belongs to alice"));

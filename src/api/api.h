@@ -1,17 +1,18 @@
 /*
  * api.h - relish's HTTP JSON API (docs/api.md), served by `relish serve`
- * on the live driver's libuv loop.
+ * beside the live driver's libuv loop.
  *
  * The pieces, one file each:
- *   http.c     libmicrohttpd on the loop (its epoll descriptor polled by
- *              libuv, no thread of its own), listeners (a unix socket by
- *              default, 127.0.0.1:PORT opt-in), limits on connections,
- *              headers, bodies and time, errors as JSON;
+ *   http.c     libmicrohttpd with its own threads (a small pool per
+ *              listener), listeners (a unix socket by default,
+ *              127.0.0.1:PORT opt-in), limits on connections, headers,
+ *              bodies and time, errors as JSON, and the threading rule
+ *              below;
  *   auth.c     identity at the edge: the unix peer's uid (SO_PEERCRED) or a
  *              bearer token from the token file becomes an api_user once,
  *              before any handler runs; the access rules;
- *   routes.c   the route table (method, pattern, handler, access, body
- *              limit), matching and dispatch; docs/api.md is checked
+ *   routes.c   the route table (method, pattern, handler, access, thread,
+ *              body limit), matching and dispatch; docs/api.md is checked
  *              against it by test_api_routes;
  *   h_*.c      handlers: plain functions over the driver's interface
  *              (live/driver.h) and the store, returning RL_E* codes whose
@@ -19,12 +20,26 @@
  *   encode.c   one JSON encoder per resource, shared with the CLI.
  * The core never learns about sockets or users' files: the API calls the
  * driver, the driver feeds the core.
+ *
+ * Threading rule.  The driver (live *) and its store are the loop
+ * thread's alone: the driver is not thread-safe, and launching a segment
+ * blocks its loop for a while (a spawn).  So requests are answered on the
+ * HTTP threads, and each route's row says where its handler runs
+ * (route.h, api_where): routes that only read the store run on an HTTP
+ * thread with a read-only SQLite connection of their own (WAL lets them
+ * read beside the driver's writes, and a commit is visible to every read
+ * that starts after it); routes that change something or show the
+ * driver's views are handed to the loop thread (a uv_async_t wakes it)
+ * and their connection waits, suspended, until the loop has answered.  A
+ * reader never touches api_ctx.d; what it needs of the driver that never
+ * changes (the devices) is copied into api_ctx at start.
  */
 #ifndef RELISH_API_API_H
 #define RELISH_API_API_H
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -60,6 +75,16 @@ typedef struct api_policy {
 
 typedef struct api_ctx api_ctx;
 
+/* A device as the service started with it: what never changes while it
+ * runs (readers show it without asking the driver). */
+typedef struct api_device {
+	char name[64];
+	char uuid[96];
+	int is_gpu;
+	uint64_t mem_total_mib;
+	double compute_total;
+} api_device;
+
 /*
  * May user run sp?  The service's rules (serve/config.c): escalations a
  * spec asks for (a host network, ...) are refused unless the config
@@ -67,11 +92,13 @@ typedef struct api_ctx api_ctx;
  */
 typedef int (*api_admit_fn)(void *ctx, const api_user *u, const spec *sp, rl_err *err);
 
-/* The service the handlers act on. */
+/* The service the handlers act on.  Set before api_server_start and not
+ * changed after it (the policy changes through api_server_set_policy). */
 struct api_ctx {
-	live *d;             /* the driver: submissions, cancellations, views */
-	store *st;           /* its store, for reads (same thread) */
-	const api_policy *pol;
+	live *d;             /* the driver (NULL: serve --read-only); API_LOOP routes only */
+	store *st;           /* the loop thread's store: the driver's (or the read-only one) */
+	const char *db_path; /* what HTTP threads open read-only, one connection each */
+	const api_policy *pol; /* the policy at start */
 	api_admit_fn admit;  /* may be NULL: admit everything */
 	void *admit_ctx;
 	double started_at;
@@ -79,9 +106,9 @@ struct api_ctx {
 	/* the core's user ids: user (uid) -> core id, and back (serve.c) */
 	uint32_t (*core_user)(void *ctx, uid_t uid);
 	void *core_user_ctx;
-	/* Finished experiments' resources by id (they no longer change);
-	 * made on first use, the owner of ctx frees it with json_decref. */
-	json_t *final_cache;
+	/* The driver's devices as at start (NULL, 0: read-only service). */
+	const api_device *devices;
+	size_t n_devices;
 };
 
 /* Options of the listeners. */
@@ -93,6 +120,7 @@ typedef struct api_options {
 	unsigned max_connections; /* default 128 */
 	unsigned timeout_s;       /* idle connection timeout, default 30 */
 	size_t header_max;        /* request line + headers, default 16 KiB */
+	unsigned threads;         /* HTTP threads per listener, default 2 */
 	/* one line per notable request and per listener event */
 	void (*log)(void *ctx, const char *level, const char *event, const char *fmt, ...)
 		__attribute__((format(printf, 4, 5)));
@@ -114,11 +142,19 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 		     rl_err *err);
 /* Where listener i listens ("unix:/path", "127.0.0.1:40123"); NULL past the end. */
 const char *api_server_address(const api_server *s, size_t i);
-/* Read the token file again (SIGHUP).  On error the old tokens stay. */
+/* Read the token file again (SIGHUP).  On error the old tokens stay.
+ * Loop thread; requests in flight finish with the tokens they began with. */
 int api_server_reload_tokens(api_server *s, rl_err *err);
-/* Stop accepting and close every connection; the unix socket is removed.
- * The server is freed once its handles' close callbacks have run: call it
- * while the loop will still run (before uv_loop_close).  NULL accepted. */
+/* How many requests are queued for the loop thread now (handed over, not
+ * yet taken up by it).  Any thread. */
+size_t api_server_waiting(api_server *s);
+/* The policy requests see from now on (SIGHUP); copied.  Loop thread. */
+void api_server_set_policy(api_server *s, const api_policy *pol);
+/* Stop accepting and close every connection (requests waiting for the
+ * loop are answered 503 first); the HTTP threads are joined and the unix
+ * socket is removed.  The server is freed once its handle's close
+ * callback has run: call it on the loop thread while the loop will still
+ * run (before uv_loop_close).  NULL accepted. */
 void api_server_close(api_server *s);
 
 #endif

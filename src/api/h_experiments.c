@@ -22,31 +22,96 @@ static double api_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * The experiment resources a view made, by experiment id.  An entry holds
+ * while the row says the same (created_at: not another experiment that
+ * got the id; status) and its change count is the same (schema 5: the
+ * store's triggers count every write of its trials and events, which is
+ * all a summary reads).  A running experiment's entry only needs its
+ * elapsed time set again.  Without change counts (an older database, read
+ * only) only what can no longer change is kept: a finished experiment
+ * none of whose trials still runs (a cancelled one's running segments end
+ * after its row says cancelled).  So a status read while 50 experiments
+ * run reads their rows and the few summaries that changed, not 50.
+ */
+#define EXP_CACHE_MAX_ID (1 << 20) /* ids beyond are not kept (rowids are dense) */
+
+typedef struct exp_cached {
+	json_t *res;          /* the resource as made; NULL: none */
+	double created_at;
+	exp_status status;
+	int64_t changes;      /* -1: unknown (kept only when final) */
+} exp_cached;
+
+struct api_exp_cache {
+	exp_cached *v;        /* by id */
+	size_t n;
+};
+
+void api_exp_cache_free(api_exp_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		json_decref(c->v[i].res);
+	free(c->v);
+	free(c);
+}
+
+static exp_cached *cache_slot(api_view *v, int64_t id)
+{
+	if (!v || id <= 0 || id >= EXP_CACHE_MAX_ID)
+		return NULL;
+	if (!v->exps && !(v->exps = calloc(1, sizeof *v->exps)))
+		return NULL;
+	api_exp_cache *c = v->exps;
+	if ((size_t)id >= c->n) {
+		size_t n = c->n ? c->n : 64;
+		while (n <= (size_t)id)
+			n *= 2;
+		exp_cached *nv = realloc(c->v, n * sizeof *nv);
+		if (!nv)
+			return NULL;
+		memset(nv + c->n, 0, (n - c->n) * sizeof *nv);
+		c->v = nv;
+		c->n = n;
+	}
+	return &c->v[id];
+}
+
 /* The experiment resource of e, with its summary. */
 static int experiment_json(api_req *rq, const store_experiment *e, json_t **out, rl_err *err)
 {
-	/* A finished experiment's resource is final (no trial changes, its
-	 * elapsed time is its finished_at's): kept once made. */
-	char key[32];
-	snprintf(key, sizeof key, "%lld", (long long)e->id);
-	int final = e->status != EXP_RUNNING;
-	json_t *hit = final ? json_object_get(rq->ctx->final_cache, key) : NULL;
-	if (hit) {
-		*out = json_incref(hit);
+	double now = api_now();
+	exp_cached *k = cache_slot(rq->view, e->id);
+	if (k && k->res && k->created_at == e->created_at && k->status == e->status &&
+	    k->changes == e->changes) {
+		if (e->status != EXP_RUNNING) {
+			*out = json_incref(k->res);
+			return 0;
+		}
+		/* (A copy: the cached object may be in an answer being sent.) */
+		json_t *j = json_copy(k->res);
+		if (!j || json_object_set_new(j, "elapsed_s", api_json_real(now - e->created_at)) < 0) {
+			json_decref(j);
+			return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
+		}
+		*out = j;
 		return 0;
 	}
 	api_exp_summary sum;
-	int rc = api_exp_summarise(rq->ctx->st, e, &sum, err);
+	int rc = api_exp_summarise(rq->st, e, &sum, err);
 	if (rc < 0)
 		return rc;
-	json_t *j = api_json_experiment(e, &sum, api_now());
+	json_t *j = api_json_experiment(e, &sum, now);
+	int running_trials = sum.count[TRIAL_RUNNING];
 	api_exp_summary_fini(&sum);
 	if (!j)
 		return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
-	if (final) {
-		if (!rq->ctx->final_cache)
-			rq->ctx->final_cache = json_object();
-		json_object_set(rq->ctx->final_cache, key, j);
+	if (k && (e->changes >= 0 || (e->status != EXP_RUNNING && running_trials == 0))) {
+		json_decref(k->res);
+		*k = (exp_cached){.res = json_incref(j), .created_at = e->created_at,
+				  .status = e->status, .changes = e->changes};
 	}
 	*out = j;
 	return 0;
@@ -62,7 +127,7 @@ int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
 				  "failed, got '%s'", status);
 	store_experiment *v;
 	size_t n;
-	int rc = store_experiment_list(rq->ctx->st, &v, &n, err);
+	int rc = store_experiment_list(rq->st, &v, &n, err);
 	if (rc < 0)
 		return rc;
 	json_t *arr = json_array();
@@ -196,7 +261,7 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 	if (rc < 0)
 		return rc;
 	store_experiment e;
-	if ((rc = store_experiment_get(rq->ctx->st, id, &e, err)) < 0)
+	if ((rc = store_experiment_get(rq->st, id, &e, err)) < 0)
 		return rc;
 	rc = experiment_json(rq, &e, &rs->json, err);
 	store_experiment_fini(&e);
@@ -226,7 +291,7 @@ int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err)
 	if (rc < 0)
 		return rc;
 	/* The row as cancelled (committed by live_cancel). */
-	if ((rc = store_experiment_get(rq->ctx->st, id, &e, err)) < 0)
+	if ((rc = store_experiment_get(rq->st, id, &e, err)) < 0)
 		return rc;
 	rc = experiment_json(rq, &e, &rs->json, err);
 	store_experiment_fini(&e);
@@ -242,7 +307,7 @@ int api_h_best(api_req *rq, api_resp *rs, rl_err *err)
 	if (rc < 0)
 		return rc;
 	store_trial t;
-	rc = store_trial_best(rq->ctx->st, e.id, &t, err);
+	rc = store_trial_best(rq->st, e.id, &t, err);
 	if (rc == 0) {
 		rs->json = api_json_best(&e, &t);
 		store_trial_fini(&t);
@@ -273,8 +338,8 @@ int api_h_exp_trials(api_req *rq, api_resp *rs, rl_err *err)
 		return rc;
 	store_trial *tv;
 	size_t nt;
-	rc = isnan(after) ? store_trial_list(rq->ctx->st, e.id, 0, &tv, &nt, err)
-			  : store_trial_list_since(rq->ctx->st, e.id, after, &tv, &nt, err);
+	rc = isnan(after) ? store_trial_list(rq->st, e.id, 0, &tv, &nt, err)
+			  : store_trial_list_since(rq->st, e.id, after, &tv, &nt, err);
 	if (rc < 0) {
 		store_experiment_fini(&e);
 		return rc;
@@ -315,7 +380,7 @@ int api_h_exp_segments(api_req *rq, api_resp *rs, rl_err *err)
 		return rc;
 	store_segment *gv;
 	size_t ng;
-	if ((rc = store_segment_list_experiment(rq->ctx->st, e.id, &gv, &ng, err)) == 0) {
+	if ((rc = store_segment_list_experiment(rq->st, e.id, &gv, &ng, err)) == 0) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < ng; i++)
 			json_array_append_new(arr, api_json_segment(&e, &gv[i]));
@@ -335,7 +400,7 @@ int api_metrics_json(api_req *rq, const store_experiment *e, int64_t trial, json
 	const char *name = rq->query ? rq->query(rq->qctx, "name") : NULL;
 	store_metric *mv;
 	size_t nm;
-	int rc = store_metric_list(rq->ctx->st, e->id, trial, &mv, &nm, err);
+	int rc = store_metric_list(rq->st, e->id, trial, &mv, &nm, err);
 	if (rc < 0)
 		return rc;
 	json_t *arr = json_array();
@@ -370,7 +435,7 @@ int api_h_exp_events(api_req *rq, api_resp *rs, rl_err *err)
 		return rc;
 	store_event *ev;
 	size_t n;
-	if ((rc = store_event_list(rq->ctx->st, e.id, after, (size_t)limit, &ev, &n, err)) == 0) {
+	if ((rc = store_event_list(rq->st, e.id, after, (size_t)limit, &ev, &n, err)) == 0) {
 		json_t *arr = json_array();
 		long long last = after;
 		for (size_t i = 0; i < n; i++) {

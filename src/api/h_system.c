@@ -31,10 +31,11 @@ int api_h_server(api_req *rq, api_resp *rs, rl_err *err)
 {
 	const api_ctx *c = rq->ctx;
 	double now = api_now();
-	size_t ndev = c->d ? live_device_count(c->d) : 0;
+	/* (An HTTP thread: the devices as at start, not the driver's.) */
+	size_t ndev = c->n_devices;
 	if (!c->d) { /* read-only: the devices the database knows */
 		store_device *sd;
-		if (store_device_list(c->st, &sd, &ndev, err) < 0)
+		if (store_device_list(rq->st, &sd, &ndev, err) < 0)
 			return err->code;
 		store_devices_free(sd, ndev);
 	}
@@ -44,8 +45,8 @@ int api_h_server(api_req *rq, api_resp *rs, rl_err *err)
 			     api_json_real(now - c->started_at), "state_dir",
 			     c->state_dir ? c->state_dir : "", "devices", (json_int_t)ndev,
 			     "read_only", c->d == NULL, "access", "read",
-			     c->pol->read_own ? "own" : "all", "admin_group",
-			     api_json_str(c->pol->have_admin_gid ? c->pol->admin_group : NULL));
+			     rq->pol->read_own ? "own" : "all", "admin_group",
+			     api_json_str(rq->pol->have_admin_gid ? rq->pol->admin_group : NULL));
 	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "server");
 }
 
@@ -63,7 +64,7 @@ int api_h_whoami(api_req *rq, api_resp *rs, rl_err *err)
 static int sees(const api_req *rq, const live_running_seg *r)
 {
 	const api_user *u = rq->user;
-	return !rq->ctx->pol->read_own || u->root || u->admin ||
+	return !rq->pol->read_own || u->root || u->admin ||
 	       (u->via != API_VIA_NONE && r->owner_uid == u->uid);
 }
 
@@ -75,7 +76,7 @@ static int devices_stored(api_req *rq, api_resp *rs, rl_err *err)
 {
 	store_device *sd;
 	size_t nd;
-	int rc = store_device_list(rq->ctx->st, &sd, &nd, err);
+	int rc = store_device_list(rq->st, &sd, &nd, err);
 	if (rc < 0)
 		return rc;
 	json_t *arr = json_array();
@@ -158,10 +159,10 @@ static int queue_stored(api_req *rq, api_resp *rs, rl_err *err)
 	int64_t *eid;
 	size_t ng, total, ne;
 	store_experiment *ev;
-	int rc = store_segment_list_between(rq->ctx->st, 0, INFINITY, 0, &gv, &eid, &ng, &total, err);
+	int rc = store_segment_list_between(rq->st, 0, INFINITY, 0, &gv, &eid, &ng, &total, err);
 	if (rc < 0)
 		return rc;
-	if ((rc = store_experiment_list(rq->ctx->st, &ev, &ne, err)) < 0) {
+	if ((rc = store_experiment_list(rq->st, &ev, &ne, err)) < 0) {
 		store_segments_free(gv, ng);
 		free(eid);
 		return rc;

@@ -45,7 +45,7 @@ static const store_experiment *exp_of(const store_experiment *v, size_t n, int64
 static int sees(const api_req *rq, const store_experiment *e)
 {
 	const api_user *u = rq->user;
-	if (!rq->ctx->pol->read_own || u->root || u->admin)
+	if (!rq->pol->read_own || u->root || u->admin)
 		return 1;
 	return e && u->via != API_VIA_NONE && e->owner && e->owner_uid == (int64_t)u->uid;
 }
@@ -76,19 +76,19 @@ static int has_uuid(json_t *devs, const char *uuid)
 static json_t *timeline_devices(api_req *rq, const store_segment *gv, size_t ng, rl_err *err)
 {
 	json_t *devs = json_array();
-	live *d = rq->ctx->d;
-	if (d) {
-		for (size_t i = 0; i < live_device_count(d); i++) {
-			live_device_view v;
-			if (live_device_get(d, i, &v) == 0)
-				json_array_append_new(devs, device_json(i, v.name, v.uuid, v.is_gpu,
-									(long long)v.mem_total_mib,
-									v.compute_total));
+	const api_ctx *c = rq->ctx;
+	if (c->d) {
+		/* (An HTTP thread: the devices as the service started with them.) */
+		for (size_t i = 0; i < c->n_devices; i++) {
+			const api_device *v = &c->devices[i];
+			json_array_append_new(devs, device_json(i, v->name, v->uuid, v->is_gpu,
+								(long long)v->mem_total_mib,
+								v->compute_total));
 		}
 	} else {
 		store_device *sd;
 		size_t nd;
-		if (store_device_list(rq->ctx->st, &sd, &nd, err) < 0) {
+		if (store_device_list(rq->st, &sd, &nd, err) < 0) {
 			json_decref(devs);
 			return NULL;
 		}
@@ -134,7 +134,7 @@ int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err)
 	/* The window ends now; read-only (nothing runs), where the last
 	 * segment ended. */
 	if (isnan(to) && !rq->ctx->d) {
-		if ((rc = store_segment_list_between(rq->ctx->st, 0, INFINITY, 0, &gv, &eid, &ng,
+		if ((rc = store_segment_list_between(rq->st, 0, INFINITY, 0, &gv, &eid, &ng,
 						     &total, err)) < 0)
 			return rc;
 		to = ng ? -INFINITY : now;
@@ -152,10 +152,10 @@ int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err)
 		from = to - span;
 	if (!(to >= from))
 		return rl_err_set(err, RL_EINVAL, "?from= and ?to=: from must not be after to");
-	if ((rc = store_segment_list_between(rq->ctx->st, from, to, (size_t)limit, &gv, &eid, &ng,
+	if ((rc = store_segment_list_between(rq->st, from, to, (size_t)limit, &gv, &eid, &ng,
 					     &total, err)) < 0)
 		return rc;
-	if ((rc = store_experiment_list(rq->ctx->st, &ev, &ne, err)) < 0) {
+	if ((rc = store_experiment_list(rq->st, &ev, &ne, err)) < 0) {
 		store_segments_free(gv, ng);
 		free(eid);
 		return rc;
@@ -276,8 +276,8 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 	curve *cv = NULL;
 	curve **order = NULL;
 	json_t *arr = NULL, *sel = NULL;
-	if ((rc = store_trial_list(rq->ctx->st, e.id, 0, &tv, &nt, err)) < 0 ||
-	    (rc = store_metric_list(rq->ctx->st, e.id, 0, &mv, &nm, err)) < 0)
+	if ((rc = store_trial_list(rq->st, e.id, 0, &tv, &nt, err)) < 0 ||
+	    (rc = store_metric_list(rq->st, e.id, 0, &mv, &nm, err)) < 0)
 		goto out;
 	cv = calloc(nt ? nt : 1, sizeof *cv);
 	order = calloc(nt ? nt : 1, sizeof *order);

@@ -36,9 +36,9 @@ static int find_trial(api_req *rq, const char *ref, store_trial *t, store_experi
 {
 	int64_t id = 0;
 	int rc = parse_id(ref, "trial", &id, err);
-	if (rc < 0 || (rc = store_trial_get(rq->ctx->st, id, t, err)) < 0)
+	if (rc < 0 || (rc = store_trial_get(rq->st, id, t, err)) < 0)
 		return rc;
-	if ((rc = store_experiment_get(rq->ctx->st, t->experiment_id, e, err)) == 0 &&
+	if ((rc = store_experiment_get(rq->st, t->experiment_id, e, err)) == 0 &&
 	    (rc = api_may_read(rq, e, err)) < 0)
 		store_experiment_fini(e);
 	if (rc < 0)
@@ -56,7 +56,7 @@ int api_h_trial(api_req *rq, api_resp *rs, rl_err *err)
 	/* store_trial_get has no segment summaries: the list row has them. */
 	store_trial *tv;
 	size_t nt;
-	if ((rc = store_trial_list_since(rq->ctx->st, e.id, t.updated_at, &tv, &nt, err)) == 0) {
+	if ((rc = store_trial_list_since(rq->st, e.id, t.updated_at, &tv, &nt, err)) == 0) {
 		for (size_t i = 0; i < nt; i++)
 			if (tv[i].id == t.id)
 				rs->json = api_json_trial(&e, &tv[i]);
@@ -91,7 +91,7 @@ int api_h_trial_segments(api_req *rq, api_resp *rs, rl_err *err)
 		return rc;
 	store_segment *gv;
 	size_t ng;
-	if ((rc = store_segment_list(rq->ctx->st, t.id, &gv, &ng, err)) == 0) {
+	if ((rc = store_segment_list(rq->st, t.id, &gv, &ng, err)) == 0) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < ng; i++)
 			json_array_append_new(arr, api_json_segment(&e, &gv[i]));
@@ -121,7 +121,7 @@ int api_h_segment_log(api_req *rq, api_resp *rs, rl_err *err)
 	if (rc < 0)
 		return rc;
 	store_segment g;
-	if ((rc = store_segment_get(rq->ctx->st, id, &g, err)) < 0)
+	if ((rc = store_segment_get(rq->st, id, &g, err)) < 0)
 		return rc;
 	store_trial t;
 	store_experiment e;

@@ -24,7 +24,7 @@ static int all_digits(const char *s)
 int api_may_read(const api_req *rq, const store_experiment *e, rl_err *err)
 {
 	const api_user *u = rq->user;
-	if (!rq->ctx->pol->read_own || u->root || u->admin)
+	if (!rq->pol->read_own || u->root || u->admin)
 		return 0;
 	if (u->via == API_VIA_NONE)
 		return rl_err_set(err, RL_EAUTH, "this service shows each user their own experiments; "
@@ -46,7 +46,7 @@ int api_may_change(const api_req *rq, const store_experiment *e, rl_err *err)
 		return 0;
 	if (e->owner && e->owner_uid == (int64_t)u->uid)
 		return 0;
-	const api_policy *p = rq->ctx->pol;
+	const api_policy *p = rq->pol;
 	char admins[120] = "";
 	if (p->have_admin_gid)
 		snprintf(admins, sizeof admins, " or members of group %s", p->admin_group);
@@ -66,11 +66,11 @@ int api_find_experiment(api_req *rq, const char *ref, store_experiment *e, rl_er
 		long long id = strtoll(ref, NULL, 10);
 		if (errno)
 			return rl_err_set(err, RL_ENOTFOUND, "no experiment %s", ref);
-		rc = store_experiment_get(rq->ctx->st, id, &x, err);
+		rc = store_experiment_get(rq->st, id, &x, err);
 		if (rc == RL_ENOTFOUND)
 			rl_err_set(err, rc, "no experiment with id %lld", id);
 	} else {
-		rc = store_experiment_find(rq->ctx->st, ref, &x, err);
+		rc = store_experiment_find(rq->st, ref, &x, err);
 		if (rc == RL_ENOTFOUND)
 			rl_err_set(err, rc, "no experiment named '%s'", ref);
 	}

@@ -1,13 +1,27 @@
 /*
- * http.c - libmicrohttpd on the driver's libuv loop (api.h).
+ * http.c - libmicrohttpd beside the driver's libuv loop (api.h).
  *
- * Each listener is one MHD daemon in "external polling" mode with epoll:
- * MHD keeps its sockets in one epoll descriptor, which libuv polls; when
- * it is readable, or when MHD's next timeout is due, the loop calls
- * MHD_run.  So requests are handled on the loop thread, between the
- * driver's own callbacks, and handlers call the driver directly: no lock,
- * no second thread, no copy of the driver's state.  Handlers are short
- * (SQLite reads, one commit for a submission).
+ * Each listener is one MHD daemon with its own threads (a pool of
+ * api_options.threads, each polling its connections with epoll), so a
+ * request never waits for the loop to finish launching a segment.  The
+ * threading rule (api.h) is kept here, in one place:
+ *   - identity, routing, access and body limits run on the HTTP thread;
+ *   - API_READER routes run there too, on a view (route.h): a read-only
+ *     store connection of its own and the caches that go with it, taken
+ *     from a pool for the length of one request (views_take/views_give);
+ *   - API_LOOP routes are handed to the loop thread: the connection is
+ *     suspended (MHD_suspend_connection), the request goes on a queue and
+ *     a uv_async_t wakes the loop, which runs the handler on the
+ *     driver's own store, leaves the answer in the request and resumes
+ *     the connection (MHD_resume_connection, allowed from any thread);
+ *     MHD then calls on_request again and the HTTP thread sends it;
+ *   - what both sides read that the loop may change (the policy and the
+ *     tokens, on SIGHUP) is copied per request under conf_lock.
+ * The loop thread never waits for an HTTP thread except when the server
+ * closes (MHD_stop_daemon joins them); an HTTP thread never waits for the
+ * loop.  Rejected: answering on the loop with MHD polled by libuv (what
+ * this file did first): every read waited behind each spawn and every
+ * other callback of the loop.
  *
  * Sockets are created here and handed to MHD (MHD_OPTION_LISTEN_SOCKET):
  * a unix socket (mode 0666: anyone may connect, the peer's uid says who
@@ -24,6 +38,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +57,8 @@
 /* Body bytes read and dropped after a route's limit before the connection
  * is cut (so that an honest client still reads its 413). */
 #define DISCARD_MAX (16u << 20)
+/* Closing: how long answers the loop gave may take to be sent. */
+#define JOBS_DRAIN_S 2
 
 typedef struct listener {
 	api_server *srv;
@@ -50,21 +67,39 @@ typedef struct listener {
 	char addr[300];      /* as shown: "unix:/path" or "127.0.0.1:40123" */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct MHD_Daemon *mhd;
-	uv_poll_t poll;
-	uv_timer_t timer;
-	int handles;         /* poll and timer initialised */
-	int open_handles;
 } listener;
+
+typedef struct req_state req_state;
+
+/* A reader's view (route.h) in the pool. */
+typedef struct view_slot {
+	api_view v;
+	struct view_slot *next;      /* free list */
+	struct view_slot *all_next;  /* every slot, for closing */
+} view_slot;
 
 struct api_server {
 	uv_loop_t *loop;
 	api_ctx *ctx;
 	api_options opt;
 	char *tokens_path;
-	api_tokens *tokens;
 	listener l[API_MAX_LISTEN];
 	size_t n;
+	/* conf_lock: what SIGHUP changes, read by every request */
+	pthread_rwlock_t conf_lock;
+	api_tokens *tokens;
+	api_policy pol;
+	/* lock: the queue of requests for the loop, the views, closing */
+	pthread_mutex_t lock;
+	req_state *jobs, *jobs_tail;
+	size_t jobs_open;            /* handed to the loop and not yet completed */
+	pthread_cond_t jobs_gone;    /* jobs_open fell to 0 */
+	view_slot *free_views, *all_views;
 	int closing;
+	uv_async_t wake;             /* the loop: jobs are waiting */
+	int wake_open;
+	api_view loop_view;          /* the loop thread's: ctx->st and its caches */
+	int freed_once;
 };
 
 /* Per connection: the unix peer's user, decided once. */
@@ -75,7 +110,9 @@ typedef struct conn_state {
 } conn_state;
 
 /* Per request, from its first call to its completion. */
-typedef struct req_state {
+enum { JOB_NONE, JOB_QUEUED, JOB_ANSWERED };
+
+struct req_state {
 	const api_route *route;
 	api_req rq;
 	api_user user;
@@ -88,7 +125,13 @@ typedef struct req_state {
 	uint64_t t0_ns;
 	char method[16];
 	char path[512];
-} req_state;
+	api_policy pol;      /* as it was when the request came */
+	/* API_LOOP: handed to the loop thread */
+	int job;             /* JOB_*; set under srv->lock while queued */
+	req_state *job_next;
+	struct MHD_Connection *conn;
+	api_resp resp;       /* the loop's answer, sent by the HTTP thread */
+};
 
 void api_options_default(api_options *o)
 {
@@ -96,6 +139,7 @@ void api_options_default(api_options *o)
 	o->max_connections = 128;
 	o->timeout_s = 30;
 	o->header_max = 16 * 1024;
+	o->threads = 2;
 }
 
 static uint64_t mono_ns(void)
@@ -175,11 +219,12 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *r, int co
 /* ---- identity ---- */
 
 /* Decide the user of this request: the connection's unix peer, or the
- * bearer token over TCP.  Returns 0, or an error to answer with. */
+ * bearer token over TCP.  r->pol is the request's policy.  Returns 0, or
+ * an error to answer with. */
 static int identify(listener *l, struct MHD_Connection *c, req_state *r, rl_err *err)
 {
 	api_server *s = l->srv;
-	const api_policy *pol = s->ctx->pol;
+	const api_policy *pol = &r->pol;
 	if (l->is_unix) {
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -187,7 +232,8 @@ static int identify(listener *l, struct MHD_Connection *c, req_state *r, rl_err 
 		if (!cs || !cs->have_peer)
 			return rl_err_set(err, RL_EAUTH, "the peer's credentials could not be read");
 		/* Looked up once per connection (the password and group files),
-		 * again after a reload (the admin group may have changed). */
+		 * again after a reload (the admin group may have changed).  A
+		 * connection is served by one HTTP thread. */
 		if (cs->pol_gen != pol->generation) {
 			api_user_of_uid(cs->peer.uid, pol, API_VIA_UNIX, &cs->peer);
 			cs->pol_gen = pol->generation;
@@ -203,18 +249,32 @@ static int identify(listener *l, struct MHD_Connection *c, req_state *r, rl_err 
 		return 0; /* the route's access column decides */
 	if (strncasecmp(auth, "Bearer ", 7) != 0)
 		return rl_err_set(err, RL_EAUTH, "Authorization: expected \"Bearer TOKEN\"");
-	if (!s->tokens)
-		return rl_err_set(err, RL_EAUTH, "this service has no token file; connect through "
-				  "its unix socket");
 	const char *tok = auth + 7;
 	while (*tok == ' ')
 		tok++;
 	uid_t uid;
-	int rc = api_tokens_find(s->tokens, tok, &uid, err);
+	int rc;
+	pthread_rwlock_rdlock(&s->conf_lock);
+	if (!s->tokens)
+		rc = rl_err_set(err, RL_EAUTH, "this service has no token file; connect through "
+				"its unix socket");
+	else
+		rc = api_tokens_find(s->tokens, tok, &uid, err);
+	pthread_rwlock_unlock(&s->conf_lock);
 	if (rc < 0)
 		return rc;
 	api_user_of_uid(uid, pol, API_VIA_TOKEN, &r->user);
 	return 0;
+}
+
+/* The policy now, and whether a token file is in use. */
+static int conf_read(api_server *s, api_policy *pol)
+{
+	pthread_rwlock_rdlock(&s->conf_lock);
+	*pol = s->pol;
+	int tokens_on = s->tokens != NULL;
+	pthread_rwlock_unlock(&s->conf_lock);
+	return tokens_on;
 }
 
 static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -235,12 +295,109 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	uid_t uid;
 	if (ci && api_peer_uid(ci->connect_fd, &uid, NULL) == 0) {
-		api_user_of_uid(uid, l->srv->ctx->pol, API_VIA_UNIX, &cs->peer);
-		cs->pol_gen = l->srv->ctx->pol->generation;
+		api_policy pol;
+		conf_read(l->srv, &pol);
+		api_user_of_uid(uid, &pol, API_VIA_UNIX, &cs->peer);
+		cs->pol_gen = pol.generation;
 		cs->have_peer = 1;
 	}
 	*socket_context = cs;
 }
+
+/* ---- views: a reader's store, one request at a time ---- */
+
+/* A view for one request on an HTTP thread: a free one, or a new one on
+ * a new read-only connection (at most one per HTTP thread ever exists at
+ * once, since each runs one request at a time). */
+static api_view *views_take(api_server *s, rl_err *err)
+{
+	pthread_mutex_lock(&s->lock);
+	view_slot *v = s->free_views;
+	if (v)
+		s->free_views = v->next;
+	pthread_mutex_unlock(&s->lock);
+	if (v)
+		return &v->v;
+	v = calloc(1, sizeof *v);
+	if (!v) {
+		rl_err_set(err, RL_ENOMEM, "a reader's store");
+		return NULL;
+	}
+	if (store_open(s->ctx->db_path, STORE_READONLY, &v->v.st, err) < 0) {
+		free(v);
+		return NULL;
+	}
+	pthread_mutex_lock(&s->lock);
+	v->all_next = s->all_views;
+	s->all_views = v;
+	pthread_mutex_unlock(&s->lock);
+	return &v->v;
+}
+
+static void views_give(api_server *s, api_view *view)
+{
+	view_slot *v = (view_slot *)view; /* v is the slot's first member */
+	pthread_mutex_lock(&s->lock);
+	v->next = s->free_views;
+	s->free_views = v;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* After the HTTP threads have stopped. */
+static void views_close(api_server *s)
+{
+	view_slot *v = s->all_views;
+	while (v) {
+		view_slot *next = v->all_next;
+		store_close(v->v.st);
+		api_exp_cache_free(v->v.exps);
+		free(v);
+		v = next;
+	}
+	s->all_views = s->free_views = NULL;
+	api_exp_cache_free(s->loop_view.exps);
+	s->loop_view.exps = NULL;
+}
+
+/* ---- the loop's part: requests of API_LOOP routes ---- */
+
+/* Loop thread: answer every queued request and resume its connection.
+ * After MHD_resume_connection the HTTP thread may send and free r at
+ * once: nothing of r is touched after it. */
+static void answer_jobs(api_server *s, req_state *list, int refuse)
+{
+	while (list) {
+		req_state *r = list;
+		list = r->job_next;
+		memset(&r->resp, 0, sizeof r->resp);
+		if (refuse) {
+			api_resp_error(&r->resp, RL_EINTERRUPTED, "the service is stopping");
+		} else {
+			r->rq.st = s->ctx->st;
+			r->rq.view = &s->loop_view;
+			api_dispatch(r->route, &r->rq, &r->resp);
+		}
+		struct MHD_Connection *c = r->conn;
+		pthread_mutex_lock(&s->lock);
+		r->job = JOB_ANSWERED;
+		pthread_mutex_unlock(&s->lock);
+		MHD_resume_connection(c);
+	}
+}
+
+static void wake_cb(uv_async_t *a)
+{
+	api_server *s = a->data;
+	pthread_mutex_lock(&s->lock);
+	req_state *list = s->jobs;
+	s->jobs = s->jobs_tail = NULL;
+	pthread_mutex_unlock(&s->lock);
+	answer_jobs(s, list, 0);
+}
+
+/* HTTP thread, from on_request: hand r to the loop, or answer 503 when
+ * the server is closing. */
+static enum MHD_Result hand_to_loop(api_server *s, struct MHD_Connection *c, req_state *r);
 
 /* ---- requests ---- */
 
@@ -264,10 +421,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(r->path, sizeof r->path, "%s", url);
 		rl_err err;
 		rl_err_clear(&err);
+		int tokens_on = conf_read(s, &r->pol);
 		int rc = identify(l, c, r, &err);
 		if (rc < 0)
 			return send_error(c, r, rc, err.msg);
 		r->rq.ctx = s->ctx;
+		r->rq.pol = &r->pol;
 		r->rq.user = &r->user;
 		r->rq.method = r->method;
 		r->rq.path = r->path;
@@ -277,9 +436,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			r->route = NULL;
 			return send_error(c, r, rc, err.msg);
 		}
-		if ((rc = api_route_allowed(r->route, &r->rq, s->tokens != NULL, &err)) < 0)
+		if ((rc = api_route_allowed(r->route, &r->rq, tokens_on, &err)) < 0)
 			return send_error(c, r, rc, err.msg);
-		r->max = api_route_body_max(r->route, s->ctx->pol);
+		r->max = api_route_body_max(r->route, &r->pol);
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		if (cl) {
 			char *end;
@@ -325,6 +484,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (r->answered)
 		return MHD_YES;
+	if (r->job != JOB_NONE) {
+		/* Resumed: the loop has answered (or, spuriously, not yet). */
+		pthread_mutex_lock(&s->lock);
+		int answered = r->job == JOB_ANSWERED;
+		pthread_mutex_unlock(&s->lock);
+		if (!answered)
+			return MHD_YES;
+		r->answered = 1;
+		enum MHD_Result ret = send_resp(c, r, &r->resp);
+		api_resp_fini(&r->resp);
+		return ret;
+	}
 	if (r->too_big) {
 		char msg[200];
 		snprintf(msg, sizeof msg, "%s %s takes a body of at most %zu bytes", r->method,
@@ -333,13 +504,50 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	r->rq.body = r->body;
 	r->rq.body_len = r->len;
+	if (r->route->where == API_LOOP)
+		return hand_to_loop(s, c, r);
+	rl_err err;
+	rl_err_clear(&err);
+	api_view *v = views_take(s, &err);
+	if (!v)
+		return send_error(c, r, err.code ? err.code : RL_ESTORE, err.msg);
+	r->rq.st = v->st;
+	r->rq.view = v;
 	api_resp rs;
 	memset(&rs, 0, sizeof rs);
 	api_dispatch(r->route, &r->rq, &rs);
+	r->rq.st = NULL;
+	r->rq.view = NULL;
+	views_give(s, v);
 	r->answered = 1;
 	enum MHD_Result ret = send_resp(c, r, &rs);
 	api_resp_fini(&rs);
 	return ret;
+}
+
+static enum MHD_Result hand_to_loop(api_server *s, struct MHD_Connection *c, req_state *r)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->closing) {
+		pthread_mutex_unlock(&s->lock);
+		return send_error(c, r, RL_EINTERRUPTED, "the service is stopping");
+	}
+	/* Suspended before it is queued: the loop may answer and resume it
+	 * as soon as the lock is released. */
+	MHD_suspend_connection(c);
+	r->conn = c;
+	r->job = JOB_QUEUED;
+	s->jobs_open++;
+	r->job_next = NULL;
+	if (s->jobs_tail)
+		s->jobs_tail->job_next = r;
+	else
+		s->jobs = r;
+	s->jobs_tail = r;
+	pthread_mutex_unlock(&s->lock);
+	/* (Closing joins this thread before it closes the handle.) */
+	uv_async_send(&s->wake);
+	return MHD_YES;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -359,6 +567,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    "method=%s path=%s status=%d user=%s via=%s ms=%.2f%s", r->method, r->path,
 		    r->status, r->user.name[0] ? r->user.name : "-", l->is_unix ? "unix" : "tcp", ms,
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
+	api_resp_fini(&r->resp); /* a loop's answer that was never sent */
+	if (r->job != JOB_NONE) {
+		pthread_mutex_lock(&s->lock);
+		if (--s->jobs_open == 0)
+			pthread_cond_broadcast(&s->jobs_gone);
+		pthread_mutex_unlock(&s->lock);
+	}
 	free(r->body);
 	free(r);
 	*con_cls = NULL;
@@ -373,37 +588,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		buf[--n] = '\0';
 	LOG(l->srv, "warn", "http.mhd", "listen=%s msg=\"%s\"", l->addr, buf);
-}
-
-/* ---- the loop ---- */
-
-static void rearm(listener *l);
-
-static void run_mhd(listener *l)
-{
-	MHD_run(l->mhd);
-	rearm(l);
-}
-
-static void timer_cb(uv_timer_t *t)
-{
-	run_mhd(t->data);
-}
-
-static void poll_cb(uv_poll_t *p, int status, int events)
-{
-	(void)status;
-	(void)events;
-	run_mhd(p->data);
-}
-
-static void rearm(listener *l)
-{
-	MHD_UNSIGNED_LONG_LONG to;
-	if (MHD_get_timeout(l->mhd, &to) == MHD_YES)
-		uv_timer_start(&l->timer, timer_cb, (uint64_t)to, 0);
-	else
-		uv_timer_stop(&l->timer);
 }
 
 /* ---- listeners ---- */
@@ -522,14 +706,15 @@ static int listen_tcp(listener *l, const char *where, int tokens_on, rl_err *err
 
 static void server_maybe_free(api_server *s);
 
-static void handle_closed(uv_handle_t *h)
+static void wake_closed(uv_handle_t *h)
 {
-	listener *l = h->data;
-	l->open_handles--;
-	server_maybe_free(l->srv);
+	api_server *s = h->data;
+	s->wake_open = 0;
+	server_maybe_free(s);
 }
 
-static int start_listener(api_server *s, listener *l, const char *where, rl_err *err)
+static int start_listener(api_server *s, listener *l, const char *where, int tokens_on,
+			  rl_err *err)
 {
 	l->srv = s;
 	l->fd = -1;
@@ -539,13 +724,18 @@ static int start_listener(api_server *s, listener *l, const char *where, rl_err 
 	else if (where[0] == '/' || where[0] == '.')
 		rc = listen_unix(l, where, err);
 	else
-		rc = listen_tcp(l, where, s->tokens != NULL, err);
+		rc = listen_tcp(l, where, tokens_on, err);
 	if (rc < 0)
 		return rc;
-	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	/* Its own threads (a pool of them; epoll each), suspend and resume
+	 * for the requests the loop answers. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	unsigned threads = s->opt.threads ? s->opt.threads : 1;
 	l->mhd = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)l->fd,
+		MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->opt.timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->opt.header_max,
@@ -553,23 +743,15 @@ static int start_listener(api_server *s, listener *l, const char *where, rl_err 
 		notify_connection, l, MHD_OPTION_END);
 	if (!l->mhd)
 		return rl_err_set(err, RL_EIO, "starting the HTTP server on %s", l->addr);
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!di)
-		return rl_err_set(err, RL_EIO, "the HTTP server on %s has no epoll descriptor", l->addr);
-	uv_poll_init(s->loop, &l->poll, di->epoll_fd);
-	uv_timer_init(s->loop, &l->timer);
-	l->poll.data = l->timer.data = l;
-	l->handles = 1;
-	l->open_handles = 2;
-	uv_poll_start(&l->poll, UV_READABLE, poll_cb);
-	rearm(l);
-	LOG(s, "info", "serve.listening", "addr=%s", l->addr);
+	LOG(s, "info", "serve.listening", "addr=%s threads=%u", l->addr, threads);
 	return 0;
 }
 
 int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_server **out,
 		     rl_err *err)
 {
+	if (!ctx->db_path)
+		return rl_err_set(err, RL_EINVAL, "HTTP server: no database for its readers");
 	api_server *s = calloc(1, sizeof *s);
 	if (!s)
 		return rl_err_set(err, RL_ENOMEM, "HTTP server");
@@ -582,8 +764,18 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 		s->opt.timeout_s = 30;
 	if (!s->opt.header_max)
 		s->opt.header_max = 16 * 1024;
+	if (!s->opt.threads)
+		s->opt.threads = 2;
+	s->pol = *ctx->pol;
+	s->loop_view.st = ctx->st;
+	pthread_rwlock_init(&s->conf_lock, NULL);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->jobs_gone, NULL);
 	for (size_t i = 0; i < API_MAX_LISTEN; i++)
 		s->l[i].fd = -1;
+	uv_async_init(loop, &s->wake, wake_cb);
+	s->wake.data = s;
+	s->wake_open = 1;
 	int rc = 0;
 	if (o->tokens_path) {
 		if (!(s->tokens_path = strdup(o->tokens_path)))
@@ -593,7 +785,7 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 	}
 	for (size_t i = 0; rc == 0 && i < o->n_listen && i < API_MAX_LISTEN; i++) {
 		s->n = i + 1;
-		rc = start_listener(s, &s->l[i], o->listen[i], err);
+		rc = start_listener(s, &s->l[i], o->listen[i], s->tokens != NULL, err);
 	}
 	if (rc < 0) {
 		api_server_close(s);
@@ -616,37 +808,79 @@ int api_server_reload_tokens(api_server *s, rl_err *err)
 	int rc = api_tokens_load(s->tokens_path, &t, err);
 	if (rc < 0)
 		return rc;
-	api_tokens_free(s->tokens);
+	pthread_rwlock_wrlock(&s->conf_lock);
+	api_tokens *old = s->tokens;
 	s->tokens = t;
+	pthread_rwlock_unlock(&s->conf_lock);
+	api_tokens_free(old);
 	return 0;
+}
+
+size_t api_server_waiting(api_server *s)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&s->lock);
+	for (const req_state *r = s->jobs; r; r = r->job_next)
+		n++;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+void api_server_set_policy(api_server *s, const api_policy *pol)
+{
+	if (!s)
+		return;
+	pthread_rwlock_wrlock(&s->conf_lock);
+	s->pol = *pol;
+	pthread_rwlock_unlock(&s->conf_lock);
 }
 
 static void server_maybe_free(api_server *s)
 {
-	if (!s->closing)
+	if (!s->closing || s->wake_open || s->freed_once)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->l[i].open_handles > 0)
-			return;
+	s->freed_once = 1;
+	views_close(s);
 	api_tokens_free(s->tokens);
 	free(s->tokens_path);
+	pthread_rwlock_destroy(&s->conf_lock);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->jobs_gone);
 	free(s);
 }
 
 void api_server_close(api_server *s)
 {
-	if (!s || s->closing)
+	if (!s)
 		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->closing) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	/* From now on no request is queued for the loop (hand_to_loop
+	 * answers 503); those queued already are answered 503 here, so no
+	 * connection stays suspended (MHD_stop_daemon requires it). */
 	s->closing = 1;
+	req_state *list = s->jobs;
+	s->jobs = s->jobs_tail = NULL;
+	pthread_mutex_unlock(&s->lock);
+	answer_jobs(s, list, 1);
+	/* Their answers (and those the loop gave just before) go out before
+	 * the connections are closed; a client that does not read them does
+	 * not hold the stop for more than JOBS_DRAIN_S. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += JOBS_DRAIN_S;
+	pthread_mutex_lock(&s->lock);
+	while (s->jobs_open > 0 &&
+	       pthread_cond_timedwait(&s->jobs_gone, &s->lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < s->n; i++) {
 		listener *l = &s->l[i];
-		if (l->handles) {
-			uv_poll_stop(&l->poll);
-			uv_close((uv_handle_t *)&l->poll, handle_closed);
-			uv_close((uv_handle_t *)&l->timer, handle_closed);
-		}
 		if (l->mhd)
-			MHD_stop_daemon(l->mhd); /* closes every connection and the socket */
+			MHD_stop_daemon(l->mhd); /* joins its threads; closes connections and socket */
 		else if (l->fd >= 0)
 			close(l->fd);
 		l->mhd = NULL;
@@ -654,6 +888,10 @@ void api_server_close(api_server *s)
 		if (l->is_unix && l->path[0])
 			unlink(l->path);
 	}
-	/* Freed once the close callbacks have run (the loop runs on). */
-	server_maybe_free(s);
+	/* The HTTP threads are gone: nothing sends on the handle any more.
+	 * Freed once its close callback has run (the loop runs on). */
+	if (s->wake_open)
+		uv_close((uv_handle_t *)&s->wake, wake_closed);
+	else
+		server_maybe_free(s);
 }

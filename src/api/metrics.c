@@ -23,6 +23,7 @@
 #include "api/metrics.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,9 @@ typedef struct req_hist {
 } req_hist;
 
 /* One service per process: the counts live with the module.  Index
- * api_n_routes counts the requests no route matched. */
+ * api_n_routes counts the requests no route matched.  Requests end on the
+ * HTTP threads and are shown on the loop thread: one lock for both. */
+static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
 static req_hist hist[MAX_ROUTES + 1];
 static const int status_codes[] = {200, 201, 400, 401, 403, 404, 405, 409, 413, 431, 500, 503};
 #define N_CODES (sizeof status_codes / sizeof status_codes[0])
@@ -55,6 +58,7 @@ void api_metrics_observe(const api_route *r, int status, double seconds)
 	size_t i = r ? (size_t)(r - api_routes) : api_n_routes;
 	if (i > api_n_routes || i > MAX_ROUTES)
 		i = api_n_routes < MAX_ROUTES ? api_n_routes : MAX_ROUTES;
+	pthread_mutex_lock(&hist_lock);
 	req_hist *h = &hist[i];
 	for (size_t b = 0; b < N_BUCKETS; b++)
 		if (seconds <= buckets[b]) {
@@ -67,6 +71,7 @@ void api_metrics_observe(const api_route *r, int status, double seconds)
 	while (c < N_CODES && status_codes[c] != status)
 		c++;
 	by_code[c]++;
+	pthread_mutex_unlock(&hist_lock);
 }
 
 /* ---- exposition ---- */
@@ -159,7 +164,7 @@ static void experiments_by_state(expo *o, const metric_def *m)
 {
 	store_experiment *ev;
 	size_t ne;
-	int rc = store_experiment_list(o->rq->ctx->st, &ev, &ne, o->err);
+	int rc = store_experiment_list(o->rq->st, &ev, &ne, o->err);
 	if (rc < 0)
 		return store_failed(o, rc);
 	for (int s = 0; s < EXP__COUNT; s++) {
@@ -176,13 +181,13 @@ static void trials_by_state(expo *o, const metric_def *m)
 {
 	store_experiment *ev;
 	size_t ne;
-	int rc = store_experiment_list(o->rq->ctx->st, &ev, &ne, o->err);
+	int rc = store_experiment_list(o->rq->st, &ev, &ne, o->err);
 	if (rc < 0)
 		return store_failed(o, rc);
 	long long total[TRIAL__COUNT] = {0};
 	for (size_t i = 0; i < ne && rc == 0; i++) {
 		int c[TRIAL__COUNT];
-		if ((rc = store_trial_counts(o->rq->ctx->st, ev[i].id, c, o->err)) == 0)
+		if ((rc = store_trial_counts(o->rq->st, ev[i].id, c, o->err)) == 0)
 			for (int s = 0; s < TRIAL__COUNT; s++)
 				total[s] += c[s];
 	}
@@ -197,7 +202,7 @@ static void trials_by_state(expo *o, const metric_def *m)
 
 static int seg_counts(expo *o, size_t c[SEG__COUNT])
 {
-	int rc = store_segment_counts(o->rq->ctx->st, c, o->err);
+	int rc = store_segment_counts(o->rq->st, c, o->err);
 	if (rc < 0)
 		store_failed(o, rc);
 	return rc;
@@ -317,8 +322,12 @@ static void devices(expo *o, const metric_def *m)
 
 static void http_durations(expo *o, const metric_def *m)
 {
+	req_hist copy[MAX_ROUTES + 1];
+	pthread_mutex_lock(&hist_lock);
+	memcpy(copy, hist, sizeof copy);
+	pthread_mutex_unlock(&hist_lock);
 	for (size_t i = 0; i <= api_n_routes && i <= MAX_ROUTES; i++) {
-		const req_hist *h = &hist[i];
+		const req_hist *h = &copy[i];
 		if (!h->count)
 			continue;
 		const char *method = i < api_n_routes ? api_routes[i].method : "any";
@@ -339,13 +348,17 @@ static void http_durations(expo *o, const metric_def *m)
 
 static void http_responses(expo *o, const metric_def *m)
 {
+	unsigned long long by[N_CODES + 1];
+	pthread_mutex_lock(&hist_lock);
+	memcpy(by, by_code, sizeof by);
+	pthread_mutex_unlock(&hist_lock);
 	for (size_t c = 0; c <= N_CODES; c++) {
-		if (!by_code[c])
+		if (!by[c])
 			continue;
 		if (c < N_CODES)
-			put(o, "%s{code=\"%d\"} %llu\n", m->name, status_codes[c], by_code[c]);
+			put(o, "%s{code=\"%d\"} %llu\n", m->name, status_codes[c], by[c]);
 		else
-			put(o, "%s{code=\"other\"} %llu\n", m->name, by_code[c]);
+			put(o, "%s{code=\"other\"} %llu\n", m->name, by[c]);
 	}
 }
 

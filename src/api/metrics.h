@@ -8,7 +8,8 @@
 #include "api/route.h"
 
 /* One finished request: its route (NULL: none matched), HTTP status and
- * duration.  Called by http.c for every request, on the loop thread. */
+ * duration.  Called by http.c for every request, on its HTTP thread
+ * (thread-safe). */
 void api_metrics_observe(const api_route *r, int status, double seconds);
 
 /* The text exposition (format 0.0.4) of every metric of metrics.c's

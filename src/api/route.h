@@ -2,7 +2,8 @@
  * route.h - the API's route table and what a handler sees (internal to
  * src/api).  Every route is one row of api_routes[] (routes.c): method,
  * path pattern ("{name}" matches one path segment), handler, who may call
- * it, the largest body it takes and a one-line summary.  docs/api.md has
+ * it, on which thread it runs, the largest body it takes and a one-line
+ * summary.  docs/api.md has
  * one "### METHOD PATTERN" heading per row; test_api_routes checks both
  * ways.  The dashboard's pages and /metrics are rows of the same table.
  */
@@ -23,8 +24,36 @@ typedef enum api_access {
 
 const char *api_access_name(api_access a);
 
+/*
+ * Where a route's handler runs (http.c has the whole threading rule):
+ *   API_READER  on one of the HTTP threads, with a read-only store of its
+ *               own (rq->st): the route reads nothing but the store, the
+ *               files the store names and what api_ctx holds unchanging
+ *               (devices as at start); it never touches the driver;
+ *   API_LOOP    on the driver's loop thread (handed over and waited for):
+ *               the route changes something (submit, cancel) or shows the
+ *               driver's and the core's live views (devices, queue,
+ *               /metrics); rq->st is the driver's own store.
+ */
+typedef enum api_where { API_READER, API_LOOP } api_where;
+
+/* Experiment resources made by one view, kept while the experiment's row
+ * and change count say they hold (h_experiments.c). */
+typedef struct api_exp_cache api_exp_cache;
+void api_exp_cache_free(api_exp_cache *c); /* NULL accepted */
+
+/* A store and what is kept with it between requests: each thread of
+ * http.c's has one for itself at a time (a reader's, or the loop's). */
+typedef struct api_view {
+	store *st;
+	api_exp_cache *exps; /* made on first use, freed with the view */
+} api_view;
+
 typedef struct api_req {
 	api_ctx *ctx;
+	store *st;           /* the store this request reads (api_where) */
+	api_view *view;      /* st with its caches */
+	const api_policy *pol; /* the policy as it was when the request came */
 	const api_user *user;
 	const char *method;
 	const char *path;
@@ -59,6 +88,7 @@ typedef struct api_route {
 	const char *pattern; /* "/api/v1/experiments/{ref}" */
 	api_handler fn;
 	api_access access;
+	api_where where;
 	size_t body_max;     /* bytes; 0: no body; API_BODY_SUBMIT: the policy's */
 	const char *summary;
 } api_route;

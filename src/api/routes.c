@@ -19,49 +19,49 @@
 #define KIB 1024u
 
 const api_route api_routes[] = {
-	{"GET", API_PREFIX "/server", api_h_server, API_PUBLIC, 0,
+	{"GET", API_PREFIX "/server", api_h_server, API_PUBLIC, API_READER, 0,
 	 "the service: version, uptime, state folder, devices, policy"},
-	{"GET", API_PREFIX "/whoami", api_h_whoami, API_PUBLIC, 0,
+	{"GET", API_PREFIX "/whoami", api_h_whoami, API_PUBLIC, API_READER, 0,
 	 "the caller as the service sees them"},
-	{"GET", API_PREFIX "/experiments", api_h_experiments, API_READ, 0,
+	{"GET", API_PREFIX "/experiments", api_h_experiments, API_READ, API_READER, 0,
 	 "experiments, oldest first (?user= ?status=)"},
-	{"POST", API_PREFIX "/experiments", api_h_submit, API_USER, API_BODY_SUBMIT,
+	{"POST", API_PREFIX "/experiments", api_h_submit, API_USER, API_LOOP, API_BODY_SUBMIT,
 	 "submit a spec: 201 once it is committed"},
-	{"GET", API_PREFIX "/experiments/{ref}", api_h_experiment, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}", api_h_experiment, API_READ, API_READER, 0,
 	 "one experiment (by id or name)"},
-	{"POST", API_PREFIX "/experiments/{ref}/cancel", api_h_cancel, API_OWNER, 4 * KIB,
+	{"POST", API_PREFIX "/experiments/{ref}/cancel", api_h_cancel, API_OWNER, API_LOOP, 4 * KIB,
 	 "cancel: the owner, root or the admin group"},
-	{"GET", API_PREFIX "/experiments/{ref}/best", api_h_best, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}/best", api_h_best, API_READ, API_READER, 0,
 	 "its best trial"},
-	{"GET", API_PREFIX "/experiments/{ref}/trials", api_h_exp_trials, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}/trials", api_h_exp_trials, API_READ, API_READER, 0,
 	 "its trials (?after= for what changed, ?status= ?limit= ?offset=)"},
-	{"GET", API_PREFIX "/experiments/{ref}/segments", api_h_exp_segments, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}/segments", api_h_exp_segments, API_READ, API_READER, 0,
 	 "its segments, by trial then sequence"},
-	{"GET", API_PREFIX "/experiments/{ref}/metrics", api_h_exp_metrics, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}/metrics", api_h_exp_metrics, API_READ, API_READER, 0,
 	 "its metric rows (?name= ?trial=)"},
-	{"GET", API_PREFIX "/experiments/{ref}/events", api_h_exp_events, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}/events", api_h_exp_events, API_READ, API_READER, 0,
 	 "its events (?after=ID ?limit=)"},
-	{"GET", API_PREFIX "/trials/{id}", api_h_trial, API_READ, 0, "one trial"},
-	{"GET", API_PREFIX "/trials/{id}/metrics", api_h_trial_metrics, API_READ, 0,
+	{"GET", API_PREFIX "/trials/{id}", api_h_trial, API_READ, API_READER, 0, "one trial"},
+	{"GET", API_PREFIX "/trials/{id}/metrics", api_h_trial_metrics, API_READ, API_READER, 0,
 	 "a trial's metric rows in report order (?name=)"},
-	{"GET", API_PREFIX "/trials/{id}/segments", api_h_trial_segments, API_READ, 0,
+	{"GET", API_PREFIX "/trials/{id}/segments", api_h_trial_segments, API_READ, API_READER, 0,
 	 "a trial's segments"},
-	{"GET", API_PREFIX "/segments/{id}/log", api_h_segment_log, API_READ, 0,
+	{"GET", API_PREFIX "/segments/{id}/log", api_h_segment_log, API_READ, API_READER, 0,
 	 "a segment's log as text (?offset= ?tail=)"},
-	{"GET", API_PREFIX "/devices", api_h_devices, API_READ, 0,
+	{"GET", API_PREFIX "/devices", api_h_devices, API_READ, API_LOOP, 0,
 	 "devices: reserved and used memory, what runs where"},
-	{"GET", API_PREFIX "/queue", api_h_queue, API_READ, 0,
+	{"GET", API_PREFIX "/queue", api_h_queue, API_READ, API_LOOP, 0,
 	 "per user: share, attained GPU-time, running and waiting segments"},
 	/* The dashboard (docs/dashboard.md): its data routes, its page and
 	 * files (embedded in the binary), and Prometheus metrics. */
-	{"GET", API_PREFIX "/timeline", api_h_timeline, API_READ, 0,
+	{"GET", API_PREFIX "/timeline", api_h_timeline, API_READ, API_READER, 0,
 	 "the devices timeline: segments per device over a window (?from= ?to= ?limit=)"},
-	{"GET", API_PREFIX "/experiments/{ref}/curves", api_h_curves, API_READ, 0,
+	{"GET", API_PREFIX "/experiments/{ref}/curves", api_h_curves, API_READ, API_READER, 0,
 	 "learning curves as [resource, value] arrays (?name= ?limit= ?after=)"},
-	{"GET", "/", api_h_page, API_PUBLIC, 0, "the dashboard's page"},
-	{"GET", "/ui/{file}", api_h_asset, API_PUBLIC, 0,
+	{"GET", "/", api_h_page, API_PUBLIC, API_READER, 0, "the dashboard's page"},
+	{"GET", "/ui/{file}", api_h_asset, API_PUBLIC, API_READER, 0,
 	 "the dashboard's modules, styles and uPlot"},
-	{"GET", "/metrics", api_h_metrics, API_READ, 0, "Prometheus metrics (text format 0.0.4)"},
+	{"GET", "/metrics", api_h_metrics, API_READ, API_LOOP, 0, "Prometheus metrics (text format 0.0.4)"},
 };
 
 const size_t api_n_routes = sizeof api_routes / sizeof api_routes[0];
@@ -151,7 +151,7 @@ int api_route_allowed(const api_route *r, const api_req *rq, int tokens_on, rl_e
 		return rl_err_set(err, RL_EAUTH, "%s %s needs a token: send \"Authorization: Bearer "
 				  "TOKEN\" with a token from the service's token file", rq->method,
 				  rq->path);
-	if (r->access == API_READ && !rq->ctx->pol->read_own)
+	if (r->access == API_READ && !rq->pol->read_own)
 		return 0;
 	return rl_err_set(err, RL_EAUTH, "%s %s needs to know who you are: connect through the "
 			  "unix socket (the service has no token file for TCP)", rq->method,

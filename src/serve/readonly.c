@@ -58,7 +58,7 @@ int serve_run_readonly(const serve_options *o, rl_err *err)
 	loop_ok = 1;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	s->ctx = (api_ctx){.d = NULL, .st = s->st, .pol = &s->pol,
+	s->ctx = (api_ctx){.d = NULL, .st = s->st, .db_path = o->db_path, .pol = &s->pol,
 			   .started_at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
 			   .state_dir = o->db_path};
 	api_options ao;

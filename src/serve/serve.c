@@ -51,6 +51,7 @@ typedef struct service {
 	api_policy pol;          /* what the API reads; replaced on reload */
 	live *d;
 	api_ctx actx;
+	api_device *devices;     /* the driver's devices as at start (actx.devices) */
 	api_server *api;
 	uv_signal_t sig_term, sig_int, sig_hup;
 	int signals;
@@ -293,6 +294,7 @@ static void reload(service *s)
 		unsigned gen = s->pol.generation;
 		s->pol = s->cfg.api;
 		s->pol.generation = gen + 1;
+		api_server_set_policy(s->api, &s->pol);
 		apply_users(s);
 	}
 	rl_err err;
@@ -370,8 +372,28 @@ int serve_run(const serve_options *o, rl_err *err)
 	apply_users(s);
 	if ((rc = resume_all(s, err)) < 0)
 		goto out;
-	s->actx = (api_ctx){.d = s->d, .st = live_store(s->d), .pol = &s->pol, .admit = admit,
-			    .admit_ctx = s, .started_at = now_s(), .state_dir = s->state};
+	/* What the HTTP threads show of the devices: they never touch the
+	 * driver (api.h, the threading rule). */
+	size_t ndev = live_device_count(s->d);
+	s->devices = calloc(ndev ? ndev : 1, sizeof *s->devices);
+	if (!s->devices) {
+		rc = rl_err_set(err, RL_ENOMEM, "relish serve");
+		goto out;
+	}
+	for (size_t i = 0; i < ndev; i++) {
+		live_device_view v;
+		if (live_device_get(s->d, i, &v) < 0)
+			continue;
+		api_device *a = &s->devices[i];
+		snprintf(a->name, sizeof a->name, "%s", v.name);
+		snprintf(a->uuid, sizeof a->uuid, "%s", v.uuid);
+		a->is_gpu = v.is_gpu;
+		a->mem_total_mib = v.mem_total_mib;
+		a->compute_total = v.compute_total;
+	}
+	s->actx = (api_ctx){.d = s->d, .st = live_store(s->d), .db_path = s->db, .pol = &s->pol,
+			    .admit = admit, .admit_ctx = s, .started_at = now_s(),
+			    .state_dir = s->state, .devices = s->devices, .n_devices = ndev};
 	api_options ao;
 	api_options_default(&ao);
 	if (o->n_listen == 0) {
@@ -417,7 +439,7 @@ out:
 		s->api = NULL;
 	}
 	live_free(s->d);
-	json_decref(s->actx.final_cache);
+	free(s->devices);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	serve_config_fini(&s->cfg);

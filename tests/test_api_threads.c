@@ -1,0 +1,233 @@
+/*
+ * test_api_threads.c - the HTTP server's threading rule (api.h, http.c),
+ * against a real libmicrohttpd server on a unix socket, a real store file
+ * and a libuv loop run by the test:
+ *   - a route that reads the store is answered while the loop thread is
+ *     blocked (as it is while the driver spawns a segment): its answer
+ *     comes from an HTTP thread with a read-only connection of its own,
+ *     and sees what the loop's connection committed before;
+ *   - a route of the loop (devices, queue, submit, cancel) is answered by
+ *     the loop thread only: not while it is blocked, at once after;
+ *   - closing the server while a request waits for the loop answers it
+ *     503 and returns (no connection left suspended, no hang).
+ * Waits are on conditions (with a generous cap that fails the test), not
+ * on time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "store/store.h"
+
+#define CAP_S 30.0 /* a condition not met by then fails the test */
+
+static char dir[64], db[128], sock[128];
+static atomic_int loop_blocked;
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct call {
+	const char *path;
+	pthread_t th;
+	atomic_int done;
+	long status;
+	int blocked_at_answer; /* loop_blocked when the answer came */
+	char body[4096];
+	size_t len;
+} call;
+
+static size_t sink(char *p, size_t sz, size_t n, void *ud)
+{
+	call *c = ud;
+	size_t k = sz * n;
+	if (c->len + k < sizeof c->body) {
+		memcpy(c->body + c->len, p, k);
+		c->len += k;
+		c->body[c->len] = '\0';
+	}
+	return k;
+}
+
+static void *call_thread(void *arg)
+{
+	call *c = arg;
+	CURL *h = curl_easy_init();
+	char url[256];
+	snprintf(url, sizeof url, "http://relish%s", c->path);
+	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, sock);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)CAP_S);
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status);
+	else
+		c->status = -1;
+	c->blocked_at_answer = atomic_load(&loop_blocked);
+	curl_easy_cleanup(h);
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+static void call_start(call *c, const char *path)
+{
+	memset(c, 0, sizeof *c);
+	c->path = path;
+	assert_int_equal(pthread_create(&c->th, NULL, call_thread, c), 0);
+}
+
+/* Until cond() or CAP_S; 1 when it held. */
+static int wait_until(int (*cond)(void *), void *arg)
+{
+	double t0 = mono();
+	while (!cond(arg)) {
+		if (mono() - t0 > CAP_S)
+			return 0;
+		usleep(1000);
+	}
+	return 1;
+}
+
+static int call_done(void *arg)
+{
+	return atomic_load(&((call *)arg)->done);
+}
+
+static api_server *srv;
+
+static int one_waiting(void *arg)
+{
+	(void)arg;
+	return api_server_waiting(srv) == 1;
+}
+
+/* What the loop's timer callbacks do, phase by phase. */
+static store *loop_st;
+static call c_read, c_loop, c_close;
+static int phase;
+static uv_timer_t timer;
+
+static void on_timer(uv_timer_t *t)
+{
+	rl_err err;
+	if (phase == 0) {
+		/* The loop is busy (a spawn, say): a read is answered anyway,
+		 * and sees what this thread committed just before. */
+		store_experiment e = {.name = (char *)"committed-on-the-loop",
+				      .created_at = 1000.0, .objective_metric = (char *)"acc",
+				      .mode = (char *)"max"};
+		store *w;
+		assert_int_equal(store_open(db, 0, &w, &err), 0);
+		assert_int_equal(store_experiment_create(w, &e, NULL, &err), 0);
+		store_close(w);
+		atomic_store(&loop_blocked, 1);
+		call_start(&c_read, "/api/v1/experiments");
+		if (!wait_until(call_done, &c_read))
+			fail_msg("a store read was not answered while the loop was blocked");
+		/* A loop route now: it must wait for this callback to end. */
+		call_start(&c_loop, "/api/v1/devices");
+		if (!wait_until(one_waiting, NULL))
+			fail_msg("the devices request was not handed to the loop");
+		assert_false(atomic_load(&c_loop.done));
+		atomic_store(&loop_blocked, 0);
+		phase = 1;
+		uv_timer_start(t, on_timer, 1, 0);
+	} else if (phase == 1) {
+		if (!atomic_load(&c_loop.done)) {
+			uv_timer_start(t, on_timer, 1, 0); /* answered by the loop: soon */
+			return;
+		}
+		/* Closing with a request queued for the loop: answered 503. */
+		atomic_store(&loop_blocked, 1);
+		call_start(&c_close, "/api/v1/queue");
+		if (!wait_until(one_waiting, NULL))
+			fail_msg("the queue request was not handed to the loop");
+		api_server_close(srv);
+		atomic_store(&loop_blocked, 0);
+		uv_close((uv_handle_t *)t, NULL);
+		phase = 2;
+	}
+	(void)loop_st;
+}
+
+static void test_threading_rule(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/relish-api-threads-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof db, "%s/state.db", dir);
+	snprintf(sock, sizeof sock, "%s/api.sock", dir);
+	rl_err err;
+	store *w;
+	assert_int_equal(store_open(db, 0, &w, &err), 0);
+	store_device dev = {.name = (char *)"host", .uuid = (char *)"host", .is_gpu = 0,
+			    .mem_total_mib = 1024, .compute_total = 2};
+	assert_int_equal(store_device_put(w, &dev, NULL, &err), 0);
+	store_close(w);
+	/* As serve --read-only: no driver; the loop's own store reads. */
+	assert_int_equal(store_open(db, STORE_READONLY, &loop_st, &err), 0);
+	api_policy pol = {0};
+	api_ctx ctx = {.d = NULL, .st = loop_st, .db_path = db, .pol = &pol, .state_dir = dir};
+	uv_loop_t loop;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	api_options o;
+	api_options_default(&o);
+	char where[160];
+	snprintf(where, sizeof where, "unix:%s", sock);
+	o.listen[0] = where;
+	o.n_listen = 1;
+	if (api_server_start(&loop, &ctx, &o, &srv, &err) < 0)
+		fail_msg("api_server_start: %s", err.msg);
+	uv_timer_init(&loop, &timer);
+	uv_timer_start(&timer, on_timer, 0, 0);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(phase, 2);
+	pthread_join(c_read.th, NULL);
+	pthread_join(c_loop.th, NULL);
+	pthread_join(c_close.th, NULL);
+	/* the read: answered by an HTTP thread while the loop was blocked,
+	 * with the row committed before */
+	assert_int_equal(c_read.status, 200);
+	assert_true(c_read.blocked_at_answer);
+	assert_non_null(strstr(c_read.body, "committed-on-the-loop"));
+	/* the loop's route: after the loop was free again */
+	assert_int_equal(c_loop.status, 200);
+	assert_false(c_loop.blocked_at_answer);
+	assert_non_null(strstr(c_loop.body, "\"devices\""));
+	/* closing: the waiting request got 503 (the service is stopping) */
+	assert_int_equal(c_close.status, 503);
+	assert_non_null(strstr(c_close.body, "RL_EINTERRUPTED"));
+	assert_int_equal(uv_loop_close(&loop), 0);
+	store_close(loop_st);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threading_rule),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}
