@@ -162,26 +162,34 @@ static const char *query_cb(void *q, const char *key)
 	return MHD_lookup_connection_value(q, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* The body of rs as text: a JSON body is written out and dropped.  Done
+ * by the thread that made rs, while it still holds the view the JSON may
+ * share objects with (route.h: a view's caches are one thread's at a
+ * time), so no JSON object is touched by two threads. */
+static void resp_render(api_resp *rs)
+{
+	if (rs->text)
+		return;
+	/* Every digit (17): a client reads back the very doubles the store
+	 * holds (the CLI prints them as it would from the file). */
+	char *body = rs->json ? json_dumps(rs->json, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+	if (!body)
+		body = strdup("{\"error\":{\"code\":\"RL_ENOMEM\",\"status\":500,"
+			      "\"message\":\"out of memory\"}}");
+	json_decref(rs->json);
+	rs->json = NULL;
+	rs->text = body;
+	rs->text_len = body ? strlen(body) : 0;
+	rs->content_type = "application/json";
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *c, req_state *r, api_resp *rs)
 {
-	char *body;
-	size_t len;
-	const char *type;
-	if (rs->text) {
-		body = rs->text;
-		len = rs->text_len;
-		rs->text = NULL;
-		type = rs->content_type ? rs->content_type : "text/plain; charset=utf-8";
-	} else {
-		/* Every digit (17): a client reads back the very doubles the
-		 * store holds (the CLI prints them as it would from the file). */
-		body = rs->json ? json_dumps(rs->json, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-		if (!body)
-			body = strdup("{\"error\":{\"code\":\"RL_ENOMEM\",\"status\":500,"
-				      "\"message\":\"out of memory\"}}");
-		len = body ? strlen(body) : 0;
-		type = "application/json";
-	}
+	resp_render(rs);
+	char *body = rs->text;
+	size_t len = rs->text_len;
+	const char *type = rs->content_type ? rs->content_type : "text/plain; charset=utf-8";
+	rs->text = NULL;
 	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body ? body : "",
 								     body ? MHD_RESPMEM_MUST_FREE
 									  : MHD_RESPMEM_PERSISTENT);
@@ -377,6 +385,7 @@ static void answer_jobs(api_server *s, req_state *list, int refuse)
 			r->rq.view = &s->loop_view;
 			api_dispatch(r->route, &r->rq, &r->resp);
 		}
+		resp_render(&r->resp); /* the HTTP thread sends text only */
 		struct MHD_Connection *c = r->conn;
 		pthread_mutex_lock(&s->lock);
 		r->job = JOB_ANSWERED;
@@ -516,12 +525,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	api_resp rs;
 	memset(&rs, 0, sizeof rs);
 	api_dispatch(r->route, &r->rq, &rs);
+	r->answered = 1;
+	enum MHD_Result ret = send_resp(c, r, &rs); /* renders it: the view is still ours */
+	api_resp_fini(&rs);
 	r->rq.st = NULL;
 	r->rq.view = NULL;
 	views_give(s, v);
-	r->answered = 1;
-	enum MHD_Result ret = send_resp(c, r, &rs);
-	api_resp_fini(&rs);
 	return ret;
 }
 

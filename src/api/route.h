@@ -43,7 +43,10 @@ typedef struct api_exp_cache api_exp_cache;
 void api_exp_cache_free(api_exp_cache *c); /* NULL accepted */
 
 /* A store and what is kept with it between requests: each thread of
- * http.c's has one for itself at a time (a reader's, or the loop's). */
+ * http.c's has one for itself at a time (a reader's, or the loop's).  The
+ * JSON objects its caches hold may be shared with an answer, so an answer
+ * is written out as text before its view is given back (http.c): no JSON
+ * object (or its reference count) is ever touched by two threads. */
 typedef struct api_view {
 	store *st;
 	api_exp_cache *exps; /* made on first use, freed with the view */
