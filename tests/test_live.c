@@ -12,7 +12,10 @@
  *   - another driver taking the database over stops this one;
  *   - signals: the first cancels, the second gives SIGINT/SIGTERM their
  *     default action back;
- *   - one clock per loop turn: the rows one event writes share its time.
+ *   - one clock per loop turn: the rows one event writes share its time;
+ *   - resuming after a kill that left a trial made but never launched
+ *     before one that ran: each trial gets its own segments back (the
+ *     later one goes on at its next seq).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,6 +157,16 @@ static long long q_int(struct fx *f, const char *sql)
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return v;
+}
+
+static void exec_sql(struct fx *f, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg ? msg : "?");
+	sqlite3_close(db);
 }
 
 static void read_file(const char *path, char *buf, size_t n)
@@ -491,6 +504,41 @@ static void test_one_clock_per_turn(void **state)
 	assert_int_equal(q_int(f, "SELECT count(*) FROM trials WHERE status = 'completed'"), 3);
 }
 
+/* What a kill -9 can leave: trial 1 made (pending) but never launched,
+ * trial 2's segment running.  The resume must give trial 2 its own
+ * segment back (so its re-run is seq 1), not lose it behind trial 1's
+ * missing ones: the re-run's insert would then fail on seq 0. */
+static void test_resume_trial_without_segments(void **state)
+{
+	struct fx *f = *state;
+	live *d = driver(f, plan_ok, "gap", 3, 0, 2, 0);
+	rl_err e;
+	rl_err_clear(&e);
+	assert_int_equal(live_run(d, &e), 0);
+	driver_free(f, d);
+	exec_sql(f, "UPDATE experiments SET status = 'running', finished_at = NULL;"
+		    "DELETE FROM metrics WHERE trial_id = (SELECT id FROM trials WHERE idx = 1);"
+		    "DELETE FROM segments WHERE trial_id = (SELECT id FROM trials WHERE idx = 1);"
+		    "UPDATE trials SET status = 'pending', resource_done = 0, objective = NULL,"
+		    " objective_resource = NULL WHERE idx = 1;"
+		    "UPDATE segments SET status = 'running', ended_at = NULL, pid = NULL"
+		    " WHERE trial_id = (SELECT id FROM trials WHERE idx = 2);"
+		    "UPDATE trials SET status = 'running' WHERE idx = 2;");
+	d = driver(f, plan_ok, "gap", 3, 0, 2, 0);
+	rl_err_clear(&e);
+	int rc = live_run(d, &e);
+	driver_free(f, d);
+	if (rc != 0)
+		fail_msg("resumed run: %s", e.msg);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM trials WHERE status = 'completed'"), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments g JOIN trials t ON t.id = g.trial_id"
+			      " WHERE t.idx = 2 AND g.seq = 0 AND g.status = 'lost'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments g JOIN trials t ON t.id = g.trial_id"
+			      " WHERE t.idx = 2 AND g.seq = 1 AND g.status = 'completed'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments g JOIN trials t ON t.id = g.trial_id"
+			      " WHERE t.idx = 1 AND g.status = 'completed'"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +549,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_taken_over_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_clock_per_turn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_trial_without_segments, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -427,9 +427,15 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	size_t n_rerun = 0;
 	for (size_t i = 0; i < nt && rc >= 0; i++) {
 		/* Both lists are in trial idx order: this trial's segments are
-		 * the run starting at j. */
-		while (j < ns && sv[j].trial_id != tv[i].id)
-			j++;
+		 * the run starting at j, if it has any.  A trial without one (made,
+		 * never launched) leaves j where it is: searching on to the end
+		 * would hide every later trial's segments from it (they would
+		 * start again at seq 0, and the next launch's insert fails). */
+		size_t at = j;
+		while (at < ns && sv[at].trial_id != tv[i].id)
+			at++;
+		if (at < ns)
+			j = at;
 		size_t k = j;
 		while (k < ns && sv[k].trial_id == tv[i].id)
 			k++;
