@@ -49,6 +49,7 @@ kill_at() { # N: kill -9 once N segments have completed and some run
         [ "$(q "SELECT count(*) FROM segments WHERE status='running' AND pid > 0")" -gt 0 ]; do
     [ "$(q "SELECT count(*) FROM experiments WHERE status='running'")" != 0 ] ||
       fail "kill at $n: every experiment ended first"
+    kill -0 "$spid" 2>/dev/null || fail "kill at $n: relish serve exited before it"
     [ $((SECONDS - t0)) -lt 120 ] || fail "kill at $n: not reached in 120 s"
     sleep 0.05
   done

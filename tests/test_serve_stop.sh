@@ -23,8 +23,7 @@ export RELISH_SERVER="unix:$sock"
 wait_for 30 sh -c "[ \"\$(sqlite3 -readonly '$db' \"SELECT count(*) FROM segments WHERE status='running' AND pid > 0\")\" = 2 ]"
 t0=$SECONDS
 kill -TERM "$spid"
-wait "$spid" || fail "relish serve exited $? after SIGTERM"
-spid=
+serve_wait_exit 60 "after SIGTERM (grace 2 s)"
 dt=$((SECONDS - t0))
 [ "$dt" -le 5 ] || fail "the stop took ${dt}s with a 2 s grace"
 grep -q 'event=serve.stopping signal=Terminated grace_s=2' "$work/serve.log" || fail "no stopping line"
@@ -54,7 +53,6 @@ t0=$SECONDS
 kill -TERM "$spid"
 sleep 0.3
 kill -TERM "$spid"
-wait "$spid" || fail "exit after two SIGTERMs"
-spid=
+serve_wait_exit 60 "after two SIGTERMs"
 [ $((SECONDS - t0)) -le 5 ] || fail "a second SIGTERM waited for the grace"
 echo "test_serve_stop: ok"

@@ -13,10 +13,14 @@
 #   serve_start ARGS...     relish serve --state $work/state ... in the
 #                           background ($spid), its log in $work/serve.log;
 #                           waits until the socket ($sock) answers
-#   serve_stop              SIGTERM and wait
+#   serve_stop              SIGTERM and wait (at most 150 s)
+#   serve_wait_exit S WHAT  wait at most S seconds for $spid to exit, 0 or
+#                           fail (saying where its threads were)
 #   as USER CMD...          CMD as USER (its uid, gid and groups)
-#   api PATH                GET PATH on the socket (as root)
-#   wait_for SECONDS CMD... until CMD succeeds, or fail
+#   api PATH                GET PATH on the socket (as root; 30 s at most)
+#   wait_for SECONDS CMD... until CMD succeeds, or fail; fails at once when
+#                           the service ($spid) has exited meanwhile
+# Every wait is bounded and says what it waited for: a test never hangs.
 serve_lib_init() {
   : "${RELISH:?path of the relish binary}" "${RELISH_BUILD:?build directory}"
   work=$(mktemp -d "/tmp/relish-test-$1-XXXXXX")
@@ -81,7 +85,7 @@ serve_start() {
   spid=$!
   local _
   for _ in $(seq 400); do
-    curl -sf --unix-socket "$sock" http://relish/api/v1/server >/dev/null 2>&1 && return 0
+    curl -sf --max-time 5 --unix-socket "$sock" http://relish/api/v1/server >/dev/null 2>&1 && return 0
     kill -0 "$spid" 2>/dev/null || fail "relish serve exited: $(tail -5 "$work/serve.log")"
     sleep 0.05
   done
@@ -90,8 +94,38 @@ serve_start() {
 
 serve_stop() {
   kill -TERM "$spid"
-  wait "$spid" || fail "relish serve exited $? after SIGTERM"
+  serve_wait_exit 150 "after SIGTERM"
+}
+
+# The service's threads and where each waits, for a failure message.
+serve_threads() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    [ -r "$t/comm" ] || continue
+    printf '  thread %s %s: %s %s\n' "${t##*/}" "$(cat "$t/comm" 2>/dev/null)" \
+      "$(awk '{print $3}' "$t/stat" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)"
+  done
+}
+
+serve_wait_exit() { # SECONDS WHAT: $spid exits 0 within SECONDS, or fail
+  local i rc
+  for i in $(seq $(($1 * 20))); do
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$spid" 2>/dev/null; then
+    local where
+    where=$(serve_threads "$spid")
+    kill -9 "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    spid=
+    fail "relish serve still running $1 s $2; its threads (state, wait channel):
+$where"
+  fi
+  rc=0
+  wait "$spid" || rc=$?
   spid=
+  [ "$rc" = 0 ] || fail "relish serve exited $rc $2"
 }
 
 as() {
@@ -101,13 +135,16 @@ as() {
     env HOME="$work" RELISH_SERVER="unix:$sock" "$@")
 }
 
-api() { curl -s --unix-socket "$sock" "http://relish$1"; }
+api() { curl -s --max-time 30 --unix-socket "$sock" "http://relish$1"; }
 
 wait_for() {
   local t=$1 i
   shift
   for i in $(seq $((t * 20))); do
     "$@" && return 0
+    if [ -n "${spid:-}" ] && ! kill -0 "$spid" 2>/dev/null; then
+      fail "relish serve (pid $spid) exited while waiting for: $*"
+    fi
     sleep 0.05
   done
   fail "timed out after ${t}s waiting for: $*"
