@@ -14,6 +14,9 @@
 #              fails saying why and the run ends;
 #   avoid      with a small foreign process on GPU 0 of two: `share` places
 #              beside it (it fits), `avoid` uses GPU 1.
+#   serve      relish serve with `foreign: avoid` in its config: a spec that
+#              says `share` is placed on GPU 1 all the same (the service's
+#              setting is the machine's); the start line says foreign=avoid.
 set -euo pipefail
 . "$RELISH_SRC/tests/support/fake_gpus.sh" gpu-foreign
 trial="$RELISH_SRC/tests/support/gpu_share_trial.sh"
@@ -188,4 +191,35 @@ f = [x["memory_foreign_mib"] for x in d if x["is_gpu"]]
 if f != [500, 0]:
     sys.exit("FAIL: relish devices: foreign %s" % f)
 P
+# ---- the service's setting --------------------------------------------------------------
+"$hold" 0 500 60 "$work/state" >/dev/null 2>&1 &
+helpers+=($!)
+spec sshare 8192 1 ", foreign: share" "{gpus: 1, gpu_memory: 3000MiB, cpus: 0.1}" "3000:1" >"$work/sshare.yaml"
+svc=$work/svc
+printf 'foreign: avoids\n' >"$work/bad.yaml"
+rc=0
+"$RELISH" serve --state "$svc" --listen "unix:$svc/relish.sock" --config "$work/bad.yaml" >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q 'bad.yaml:1:10: foreign: expected one of share, avoid, got "avoids"' "$work/bad.out" \
+  || fail "serve: a bad foreign: value: exit $rc, $(cat "$work/bad.out")"
+printf 'foreign: avoid\n' >"$work/serve.yaml"
+"$RELISH" serve --state "$svc" --listen "unix:$svc/relish.sock" --config "$work/serve.yaml" >"$work/serve.log" 2>&1 &
+spid=$!
+helpers+=($spid)
+for _ in $(seq 200); do
+	curl -sf --max-time 5 --unix-socket "$svc/relish.sock" http://relish/api/v1/server >/dev/null 2>&1 && break
+	kill -0 "$spid" 2>/dev/null || fail "serve: relish serve exited: $(tail -5 "$work/serve.log")"
+	sleep 0.05
+done
+RELISH_SERVER="unix:$svc/relish.sock" timeout 60 "$RELISH" submit "$work/sshare.yaml" --follow \
+  >"$work/submit.out" 2>&1 || fail "serve: relish submit --follow exited $?: $(tail -5 "$work/submit.out")"
+kill -TERM "$spid"
+for _ in $(seq 200); do kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$spid" 2>/dev/null && fail "serve: relish serve still running 10 s after SIGTERM"
+"$PY" - "$svc/relish.db" <<'P'
+import sqlite3, sys
+got = sqlite3.connect(sys.argv[1]).execute("SELECT status, device FROM segments").fetchall()
+if got != [("completed", "GPU-fake-1")]:
+    sys.exit("FAIL: serve: foreign: avoid: segments %s" % (got,))
+P
+grep -q 'event=serve.started .*foreign=avoid' "$work/serve.log" || fail "serve: no foreign=avoid in the start line"
 echo "test_run_gpu_foreign: ok"

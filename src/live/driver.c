@@ -782,8 +782,10 @@ static int core_create(live *d, const spec *sp, rl_err *err)
 	else
 		so.memory_margin = sp->sharing.memory_margin;
 	so.order = d->opt.order_set || !sp ? d->opt.order : sp->sharing.order;
-	if (sp)
-		so.foreign = sp->sharing.foreign == FOREIGN_AVOID ? SCHED_FOREIGN_AVOID : SCHED_FOREIGN_SHARE;
+	/* Devices others use are the machine's, not an experiment's: one
+	 * setting for the core (the service's, else the first spec's). */
+	foreign_use fu = d->opt.foreign_set || !sp ? d->opt.foreign : sp->sharing.foreign;
+	so.foreign = fu == FOREIGN_AVOID ? SCHED_FOREIGN_AVOID : SCHED_FOREIGN_SHARE;
 	int rc = sched_new(&so, &d->core, err);
 	if (rc < 0)
 		return rc;

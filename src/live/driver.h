@@ -73,6 +73,8 @@ typedef struct live_options {
 	sharing_policy policy;
 	int order_set;            /* 1: order overrides every spec's sharing.order */
 	queue_order order;
+	int foreign_set;          /* 1: foreign overrides every spec's sharing.foreign */
+	foreign_use foreign;
 	int max_concurrent;       /* > 0: overrides search.max_concurrent */
 	int quiet;                /* no progress output at all */
 	int restart;              /* forget what the store holds of these experiments */

@@ -49,6 +49,7 @@ void serve_config_default(serve_config *c)
 	c->policy = SHARE_RELISH;
 	c->order = ORDER_FAIR;
 	c->memory_margin = 0.2;
+	c->foreign = FOREIGN_SHARE;
 	c->grace_s = 60;
 	c->api.submit_max = 1u << 20;
 	c->dflt.share = 1;
@@ -114,6 +115,17 @@ static int k_order(sx *x, const node *v, serve_config *c)
 	int rc = sx_enum(x, v, names, 4, &i);
 	if (rc == 0)
 		c->order = orders[i];
+	return rc;
+}
+
+static int k_foreign(sx *x, const node *v, serve_config *c)
+{
+	static const char *const names[] = {"share", "avoid"};
+	static const foreign_use uses[] = {FOREIGN_SHARE, FOREIGN_AVOID};
+	int i;
+	int rc = sx_enum(x, v, names, 2, &i);
+	if (rc == 0)
+		c->foreign = uses[i];
 	return rc;
 }
 
@@ -411,7 +423,7 @@ static const struct config_key {
 	key_fn fn;
 } config_keys[] = {
 	{"policy", k_policy},       {"order", k_order},
-	{"memory_margin", k_margin}, {"grace", k_grace},
+	{"memory_margin", k_margin}, {"grace", k_grace},         {"foreign", k_foreign},
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
 	{"slurm", k_slurm},

@@ -282,11 +282,13 @@ static void reload(service *s)
 			return;
 		}
 		if (c.policy != s->cfg.policy || c.order != s->cfg.order ||
+		    c.foreign != s->cfg.foreign ||
 		    fabs(c.memory_margin - s->cfg.memory_margin) > 1e-12)
 			serve_log("warn", "serve.reload",
-				  "msg=\"policy, order and memory_margin change at the next start\"");
+				  "msg=\"policy, order, foreign and memory_margin change at the next start\"");
 		c.policy = s->cfg.policy;
 		c.order = s->cfg.order;
+		c.foreign = s->cfg.foreign;
 		c.memory_margin = s->cfg.memory_margin;
 		slurm_reload(s, &c);
 		serve_config_fini(&s->cfg);
@@ -362,6 +364,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.order_set = 1;
 	lo.order = s->cfg.order;
 	lo.memory_margin = s->cfg.memory_margin;
+	lo.foreign_set = 1;
+	lo.foreign = s->cfg.foreign;
 	lo.progress = 0;
 	lo.line_fn = driver_line;
 	lo.runas_helper = s->runas[0] ? s->runas : NULL;
@@ -418,9 +422,9 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
 	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s order=%s "
-		  "read=%s tokens=%s grace_s=%g executor=%s slurm=%s", (int)getpid(), s->state,
+		  "foreign=%s read=%s tokens=%s grace_s=%g executor=%s slurm=%s", (int)getpid(), s->state,
 		  live_device_count(s->d), spec_policy_name(s->cfg.policy),
-		  spec_order_name(s->cfg.order), s->pol.read_own ? "own" : "all",
+		  spec_order_name(s->cfg.order), spec_foreign_name(s->cfg.foreign), s->pol.read_own ? "own" : "all",
 		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s,
 		  !s->cfg.slurm.enabled ? "process"
 		  : s->cfg.slurm.is_default ? "slurm" : "slurm-when-named",

@@ -67,6 +67,7 @@ typedef struct serve_config {
 	int policy_set;
 	queue_order order;       /* default fair: users by attained service over share */
 	double memory_margin;    /* default 0.2 */
+	foreign_use foreign;     /* devices others use: share (default) or avoid */
 	double grace_s;          /* SIGTERM grace, default 60 */
 	api_policy api;          /* read, admin group, submit limit */
 	char *tokens;            /* token file, NULL none */
