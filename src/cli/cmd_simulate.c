@@ -634,7 +634,7 @@ static void log_placement(void *ctx, double now, const sched_request *req,
 }
 
 /*
- * Run the chosen policies side by side (sim_run_tasks: one thread each,
+ * Run the chosen policies side by side (sim_run_tasks: a thread per processor,
  * results identical to running them in turn); with --placements, each
  * writes DIR/placements_POLICY.csv through its on_place observer.
  */

@@ -298,6 +298,9 @@ typedef struct sched_gmemo {
 	int k;
 	uint64_t res;
 	double util, comp;
+	double ubucket;         /* floor(util / 20), once at the note: the
+				   lookup, in the scan's inner loop, compares
+				   buckets */
 	int gain;               /* refused for its gain, not for memory */
 } sched_gmemo;
 

@@ -215,10 +215,17 @@ static spread_memo *memo_of(sched *s, size_t pi)
  * HPO burst count as one; a gain refusal does not look at memory. */
 static int gmemo_dominated(const sched *s, int cls, int k, uint64_t res, double util, double comp)
 {
-	for (size_t i = 0; i < s->n_gmemo[cls]; i++) {
+	/* Every entry is of the call that noted last (gmemo_note drops the
+	 * older ones), so when the first is of an earlier call, none counts:
+	 * the common case in the placement scan, decided without a walk. */
+	size_t n = s->n_gmemo[cls];
+	if (!n || s->gmemo[cls][0].call != s->call_id)
+		return 0;
+	double bucket = floor(util / 20);
+	for (size_t i = 0; i < n; i++) {
 		const sched_gmemo *q = &s->gmemo[cls][i];
 		if (q->call == s->call_id && q->k == k && q->comp <= comp &&
-		    (q->gain || q->res <= res) && floor(q->util / 20) <= floor(util / 20))
+		    (q->gain || q->res <= res) && q->ubucket <= bucket)
 			return 1;
 	}
 	return 0;
@@ -247,7 +254,7 @@ static void gmemo_note(sched *s, int cls, int k, uint64_t res, double util, doub
 	if (w == SCHED_XMEMO)
 		w--; /* full: the newest replaces the last */
 	v[w++] = (sched_gmemo){.call = s->call_id, .k = k, .res = res, .util = util, .comp = comp,
-			       .gain = gain};
+			       .ubucket = floor(util / 20), .gain = gain};
 	s->n_gmemo[cls] = w;
 }
 

@@ -239,11 +239,13 @@ typedef struct sim_task {
 } sim_task;
 
 /*
- * Run n independent simulations side by side, one thread each (the trace
- * and model are read-only, the core keeps no global state, and each run is
+ * Run n independent simulations side by side on a pool of threads, one
+ * per processor, the most expensive policies first (the trace and model
+ * are read-only, the core keeps no global state, and each run is
  * deterministic, so the results equal running them one after another).
- * A task whose thread cannot start runs in the caller's thread.  The
- * cfg observers (on_place, on_finish) are called from the task's thread.
+ * The caller's thread is one of the workers, so every task runs even when
+ * no thread can start.  The cfg observers (on_place, on_finish) are called
+ * from the thread that runs the task.
  */
 void sim_run_tasks(const sim_trace *t, const sim_model *m, sim_task *tasks, size_t n);
 
