@@ -83,6 +83,12 @@ static int gandiva_rank(const sched *s, const sched_seg *g, const sched_dev *d, 
 	const sched_profile *p = &s->prof[g->prof];
 	int measured = p->util >= 0 && !d->g_unmeasured, bad = 0;
 	double U = d->g_U + (p->util >= 0 ? p->util : 100);
+	int packs = measured && U <= 100; /* if no pair is bad */
+	/* A device that cannot pack and is full for time-slicing refuses
+	 * whatever the pairs say: decided before looking them up (the
+	 * common case on a full cluster, in the placement scan's walks). */
+	if (!packs && s->opt.timeslice_max && d->n_run >= (size_t)s->opt.timeslice_max)
+		return -1;
 	for (size_t i = 0; p->paired && !bad && i < d->n_run; i++) {
 		const sched_seg *m = &s->seg[d->run[i]];
 		double sa, sb;
@@ -91,7 +97,7 @@ static int gandiva_rank(const sched *s, const sched_seg *g, const sched_dev *d, 
 		    sched_colocate_pair(s, m->req.shape, g->req.shape, &sb, NULL) == 0 && sa + sb < 1)
 			bad = 1; /* seen to lose against time-slicing */
 	}
-	if (measured && !bad && U <= 100) {
+	if (packs && !bad) {
 		*score = -U; /* pack: the least loaded first */
 		return 1;
 	}
