@@ -597,8 +597,13 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 	    qe->memo >= s->add_stamp) {
 		double u = prof_util(s, qe->prof);
 		if (u < 0 && qe->cls == CLS_GPU && s->idx[CLS_GPU].max_compute == 100 &&
-		    s->idx[CLS_GPU].min_compute == 100) /* as est_util: the compute share */
-			u = fmin(100, qe->comp > 0 ? qe->comp : s->opt.default_gpu_compute);
+		    s->idx[CLS_GPU].min_compute == 100) {
+			/* as est_util: the compute share, at most 100 (this is
+			 * fmin(100, c), NaN included, without a library call
+			 * in the scan's inner loop) */
+			double c = qe->comp > 0 ? qe->comp : s->opt.default_gpu_compute;
+			u = c < 100 ? c : 100;
+		}
 		if (u >= 0 && spread_refused(s, qe->prof, qe->cls, qe->n_whole, qe->memo_res, u, qe->comp)) {
 			qe->memo = s->stamp;
 			claim_note(s, 0, qe->memo_res);

@@ -214,6 +214,16 @@ static spread_memo *memo_of(sched *s, size_t pi)
 	return s->smemo[pi];
 }
 
+/* floor(u / 20), the bucket gmemo compares.  Truncation is floor for a
+ * non-negative quotient and exact below 2^53; floor itself is a library
+ * call on this target (no SSE4.1), and this runs for most queued gangs in
+ * every placement call. */
+static double util_bucket(double u)
+{
+	double q = u / 20;
+	return q >= 0 && q < 0x1p52 ? (double)(int64_t)q : floor(q);
+}
+
 /* Refused in this call: a gang of k as large whose utilisation, to 5
  * points, was no larger, and, unless what refused it was its gain (every
  * other device had the memory, and the best k did not pay), whose
@@ -227,7 +237,7 @@ static int gmemo_dominated(const sched *s, int cls, int k, uint64_t res, double 
 	size_t n = s->n_gmemo[cls];
 	if (!n || s->gmemo[cls][0].call != s->call_id)
 		return 0;
-	double bucket = floor(util / 20);
+	double bucket = util_bucket(util);
 	for (size_t i = 0; i < n; i++) {
 		const sched_gmemo *q = &s->gmemo[cls][i];
 		if (q->call == s->call_id && q->k == k && q->comp <= comp &&
@@ -260,7 +270,7 @@ static void gmemo_note(sched *s, int cls, int k, uint64_t res, double util, doub
 	if (w == SCHED_XMEMO)
 		w--; /* full: the newest replaces the last */
 	v[w++] = (sched_gmemo){.call = s->call_id, .k = k, .res = res, .util = util, .comp = comp,
-			       .ubucket = floor(util / 20), .gain = gain};
+			       .ubucket = util_bucket(util), .gain = gain};
 	s->n_gmemo[cls] = w;
 }
 
@@ -420,8 +430,9 @@ int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
 		m->k = k;
 		m->complete = !has_bound;
 		m->bound = bound;
-		/* 3. the best that this call may take */
-		for (size_t i = 0; i < m->n && nb < SCHED_MAX_GANG; i++)
+		/* 3. the best k that this call may take (all that is read
+		 * below) */
+		for (size_t i = 0; i < m->n && nb < (size_t)k; i++)
 			if (s->hot[m->c[i].di].free_key >= res)
 				best[nb++] = m->c[i];
 		if (nb < (size_t)k && has_bound && reuse) {
