@@ -60,12 +60,14 @@ static double colo_util(double u)
  * most about 1.4 % of absent pairs pass. */
 #define BLOOM_BITS_PER_PAIR 16
 
+/* Two independent multiplies and a fold: the filter only needs its two
+ * probes spread (the map answers for what passes, so the hash changes how
+ * often the map is asked, never an answer), and the co-location model asks
+ * it for most candidate devices it scores. */
 static uint64_t bloom_hash(uint64_t a, uint64_t b)
 {
-	uint64_t h = a ^ (b * 0x9e3779b97f4a7c15ULL + 0x7f4a7c15ULL);
-	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-	return h ^ (h >> 31);
+	uint64_t h = (a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xbf58476d1ce4e5b9ULL + 0x7f4a7c15ULL);
+	return h ^ (h >> 29);
 }
 
 static void bloom_set(uint64_t *bits, size_t n_bits, uint64_t a, uint64_t b)

@@ -126,7 +126,8 @@ static void best_insert(spread_cand *c, size_t *n, size_t cap, const spread_cand
 	c[i] = *x;
 }
 
-/* A device scored for one member of g; 0 when it cannot take one. */
+/* A device scored for one member of g into *x; 0 when it cannot take one
+ * (*x then unread). */
 static int spread_eval(sched *s, const sched_seg *g, int cls, int di, uint64_t res,
 		       double gpu_util, spread_cand *x)
 {
@@ -135,15 +136,25 @@ static int spread_eval(sched *s, const sched_seg *g, int cls, int di, uint64_t r
 	if (cls == CLS_HOST &&
 	    d->comp_res + est_compute(s, &g->req, g->prof, d) > d->info.compute_total + 1e-9)
 		return 0;
+	if (s->opt.policy == SHARE_GANDIVA) {
+		/* ranked first: most devices of a full cluster are not
+		 * eligible, and then *x is not read */
+		double score;
+		int rank = gandiva_rank(s, g, d, &score);
+		if (rank < 0)
+			return 0;
+		memset(x, 0, sizeof *x);
+		x->di = di;
+		x->ver = (uint32_t)d->ver;
+		x->busy = d->n_run > 0;
+		x->score = score;
+		x->rank = (int8_t)rank;
+		return 1;
+	}
 	memset(x, 0, sizeof *x);
 	x->di = di;
 	x->ver = (uint32_t)d->ver;
 	x->busy = d->n_run > 0;
-	if (s->opt.policy == SHARE_GANDIVA) {
-		int rank = gandiva_rank(s, g, d, &x->score);
-		x->rank = (int8_t)rank;
-		return rank >= 0;
-	}
 	if (s->opt.policy != SHARE_RELISH)
 		return 1; /* best fit decides */
 	/* a GPU's utilisation figure is the same on every GPU (all are 100 %
