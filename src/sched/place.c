@@ -43,11 +43,16 @@
 #define GAIN_TIE 0.02
 
 
-/* The pass's view of a class: read from the device index (devindex.c). */
+/* The pass's view of a class: read from the device index (devindex.c).
+ * Only here does max_free change, so the saturation flag is kept here. */
 static void pass_refresh(const sched *s, pass *ps, int cls)
 {
 	ps->max_free[cls] = devidx_max_free(s, cls);
 	ps->n_empty[cls] = devidx_n_empty(s, cls);
+	ps->saturated = 1;
+	for (int c = 0; c < CLS__COUNT; c++)
+		if (s->n_cls[c] && ps->max_free[c] > 0)
+			ps->saturated = 0;
 }
 
 int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
@@ -487,10 +492,8 @@ static void claim_note(sched *s, int whole, uint64_t res)
 
 static int pass_saturated(const sched *s, const pass *ps)
 {
-	for (int c = 0; c < CLS__COUNT; c++)
-		if (s->n_cls[c] && ps->max_free[c] > 0)
-			return 0;
-	return 1;
+	(void)s;
+	return ps->saturated;
 }
 
 /* The utilisation est_util gives a GPU segment of profile pi when it is

@@ -522,6 +522,9 @@ typedef struct pass {
 	uint64_t max_free[CLS__COUNT]; /* largest free memory, unclaimed unheld devices */
 	size_t n_empty[CLS__COUNT];    /* empty unclaimed devices */
 	int head_seen[CLS__COUNT];
+	int saturated;                 /* no device of any class has a free byte
+					  (kept by pass_refresh: the scan asks
+					  before every entry) */
 } pass;
 
 static inline uint64_t dev_free(const sched_dev *d)
