@@ -383,7 +383,18 @@ void colo_eval(const sched *s, const sched_dev *d, uint64_t cand_shape, double c
 		util[i] = colo_util(est_util(s, &g->req, g->prof, d));
 		paired[i] = (unsigned char)s->prof[g->prof].paired;
 	}
-	(void)set_speeds_ex(s, shape, util, paired, n, sp0, NULL, NULL);
+	if (!d->t0_any) {
+		/* No pair among the members (the cache says so): their speeds
+		 * alone are the prior's one speed, from the same sum of
+		 * utilisations that set_speeds_ex would form, so the same
+		 * bits without its pair lookups.  (Here the candidate pairs
+		 * with a member.) */
+		double U0 = d->t0_U, sp = U0 > 100 ? 100 / U0 : 1;
+		for (size_t i = 0; i < n; i++)
+			sp0[i] = sp;
+	} else {
+		(void)set_speeds_ex(s, shape, util, paired, n, sp0, NULL, NULL);
+	}
 	shape[n] = cand_shape;
 	util[n] = colo_util(cand_util);
 	paired[n] = (unsigned char)colo_paired(s, cand_shape);
