@@ -599,6 +599,47 @@ static void test_deterministic(void **state)
 	sim_trace_free(t);
 }
 
+/* A batch larger than any pool of workers, its policies in no order of
+ * cost and one of them twice: every task runs, each into its own slot,
+ * with the result of running it alone (sim_run_tasks takes the tasks
+ * the most expensive first on one worker per processor). */
+static void test_run_tasks(void **state)
+{
+	(void)state;
+	char *csv = busy_trace();
+	sim_trace *t = parse(csv);
+	free(csv);
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(4, 16384);
+	c.segment_s = 600;
+	c.hints = SIM_HINTS_NOISY;
+	const sim_policy order[] = {SIM_TIRESIAS, SIM_EXCLUSIVE, SIM_RELISH, SIM_PACK,
+				    SIM_GANDIVA, SIM_RELISH, SIM_EXCLUSIVE, SIM_TIRESIAS,
+				    SIM_PACK, SIM_GANDIVA, SIM_TIRESIAS};
+	enum { N = sizeof order / sizeof order[0] };
+	sim_task tasks[N];
+	for (size_t i = 0; i < N; i++)
+		tasks[i] = (sim_task){.policy = order[i], .cfg = &c, .rc = -1};
+	sim_run_tasks(t, m, tasks, N);
+	for (size_t i = 0; i < N; i++) {
+		assert_int_equal(tasks[i].rc, 0);
+		assert_non_null(tasks[i].result);
+		assert_int_equal(tasks[i].result->policy, order[i]);
+		assert_true(tasks[i].wall_s >= 0);
+		sim_result *alone = run(t, m, &c, order[i]);
+		assert_memory_equal(tasks[i].result->jct_s, alone->jct_s,
+				    t->n_jobs * sizeof *alone->jct_s);
+		assert_true(tasks[i].result->makespan_s == alone->makespan_s);
+		assert_int_equal(tasks[i].result->n_events, alone->n_events);
+		sim_result_free(alone);
+		sim_result_free(tasks[i].result);
+	}
+	sim_run_tasks(t, m, tasks, 0); /* nothing to run: returns */
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
 /* Experiment arrivals (first submission of each) of a trace: min, max. */
 static void first_arrivals(const sim_trace *t, double *lo, double *hi)
 {
@@ -683,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_gandiva_schedule),
 		cmocka_unit_test(test_unplaceable_job),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_run_tasks),
 		cmocka_unit_test(test_synthetic),
 		cmocka_unit_test(test_las_order),
 	};
