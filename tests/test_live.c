@@ -15,7 +15,10 @@
  *   - one clock per loop turn: the rows one event writes share its time;
  *   - resuming after a kill that left a trial made but never launched
  *     before one that ran: each trial gets its own segments back (the
- *     later one goes on at its next seq).
+ *     later one goes on at its next seq);
+ *   - live_options.before_launch runs before every launch, also between
+ *     two launches of one turn (relish serve answers its queued requests
+ *     there), and may add an experiment while the loop places.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,6 +52,9 @@ struct fx {
 	sqlite3 *locker;           /* a second connection holding the write lock */
 	double wall;               /* the injected wall clock */
 	int wall_calls;
+	live *d;                   /* the driver, for hooks */
+	int hook_calls;            /* before_launch */
+	int hook_at[STAND_MAX_LAUNCHES]; /* hook_calls when launch k came */
 };
 
 static int setup(void **state)
@@ -539,6 +545,72 @@ static void test_resume_trial_without_segments(void **state)
 			      " WHERE t.idx = 1 AND g.status = 'completed'"), 1);
 }
 
+/* ---- before_launch ------------------------------------------------------ */
+
+static void plan_ok_hooked(stand *st, size_t k, const exec_spec *es, stand_plan *p)
+{
+	struct fx *f = st->ctx;
+	if (k < STAND_MAX_LAUNCHES)
+		f->hook_at[k] = f->hook_calls;
+	plan_ok(st, k, es, p);
+}
+
+/* The hook adds a second experiment at its third call, as a submission
+ * answered there would. */
+static void count_hook(void *ctx)
+{
+	struct fx *f = ctx;
+	if (++f->hook_calls != 3)
+		return;
+	char text[1024];
+	spec_text(text, sizeof text, "second", 2, 0, 1);
+	spec *sp = NULL;
+	rl_err e;
+	rl_err_clear(&e);
+	assert_int_equal(spec_parse_text(text, strlen(text), "second", 0, &sp, &e), 0);
+	if (live_add_experiment(f->d, sp, &e) < 0)
+		fail_msg("adding from before_launch: %s", e.msg);
+}
+
+static void test_before_launch(void **state)
+{
+	struct fx *f = *state;
+	live_options o;
+	live_options_default(&o);
+	o.db_path = f->db;
+	o.devices_path = f->devices;
+	o.quiet = 1;
+	f->box.plan = plan_ok_hooked;
+	o.executor_new = stand_new;
+	o.executor_ctx = &f->box;
+	o.before_launch = count_hook;
+	o.before_launch_ctx = f;
+	rl_err e;
+	rl_err_clear(&e);
+	assert_int_equal(live_new(&o, &f->d, &e), 0);
+	char text[1024];
+	spec_text(text, sizeof text, "first", 4, 0, 2);
+	spec *sp = NULL;
+	assert_int_equal(spec_parse_text(text, strlen(text), "first", 0, &sp, &e), 0);
+	assert_int_equal(live_add_experiment(f->d, sp, &e), 0);
+	if (live_run(f->d, &e) != 0)
+		fail_msg("run: %s", e.msg);
+	stand *st = f->box.st;
+	size_t n_launches = st->n_launches; /* (the stand goes with the driver) */
+	live_free(f->d);
+	f->d = NULL;
+	assert_int_equal(n_launches, 6);
+	/* The first turn places two at once (2 CPUs, 0.5 each,
+	 * max_concurrent 2): the hook ran before each, not once for both. */
+	assert_true(f->hook_at[0] >= 1);
+	for (size_t k = 1; k < n_launches; k++)
+		if (f->hook_at[k] <= f->hook_at[k - 1])
+			fail_msg("launch %zu came without the hook running after launch %zu "
+				 "(calls %d, %d)", k, k - 1, f->hook_at[k - 1], f->hook_at[k]);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM trials WHERE status = 'completed'"), 6);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM experiments WHERE status = 'done'"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +622,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_clock_per_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_trial_without_segments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_before_launch, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

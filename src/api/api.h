@@ -148,6 +148,10 @@ int api_server_reload_tokens(api_server *s, rl_err *err);
 /* How many requests are queued for the loop thread now (handed over, not
  * yet taken up by it).  Any thread. */
 size_t api_server_waiting(api_server *s);
+/* Answer the requests queued for the loop now, as its wake-up would (the
+ * driver calls it before each launch: live_options.before_launch, so they
+ * do not wait behind launches begun after they came).  Loop thread. */
+void api_server_answer_queued(api_server *s);
 /* The policy requests see from now on (SIGHUP); copied.  Loop thread. */
 void api_server_set_policy(api_server *s, const api_policy *pol);
 /* Stop accepting and close every connection (requests waiting for the

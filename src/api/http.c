@@ -394,14 +394,18 @@ static void answer_jobs(api_server *s, req_state *list, int refuse)
 	}
 }
 
-static void wake_cb(uv_async_t *a)
+void api_server_answer_queued(api_server *s)
 {
-	api_server *s = a->data;
 	pthread_mutex_lock(&s->lock);
 	req_state *list = s->jobs;
 	s->jobs = s->jobs_tail = NULL;
 	pthread_mutex_unlock(&s->lock);
 	answer_jobs(s, list, 0);
+}
+
+static void wake_cb(uv_async_t *a)
+{
+	api_server_answer_queued(a->data);
 }
 
 /* HTTP thread, from on_request: hand r to the loop, or answer 503 when

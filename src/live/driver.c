@@ -619,9 +619,15 @@ static void place(live *d)
 	 * each spawn blocks the loop until the child has executed, and the
 	 * API's requests wait on the same loop. */
 	size_t budget = d->opt.service ? LIVE_SERVICE_BURST : (size_t)-1;
+	size_t round = d->opt.before_launch ? 1 : 32;
 	for (int guard = 0; guard < 1000 && !d->stopping; guard++) {
+		if (d->opt.before_launch) {
+			d->opt.before_launch(d->opt.before_launch_ctx);
+			if (d->stopping || d->finished || d->fatal)
+				break;
+		}
 		fill(d);
-		size_t n = sched_place(d->core, live_mono(d), pl, budget < 32 ? budget : 32);
+		size_t n = sched_place(d->core, live_mono(d), pl, budget < round ? budget : round);
 		for (size_t i = 0; i < n; i++) {
 			live_seg *g = seg_find(d, pl[i].seg_id);
 			if (!g)

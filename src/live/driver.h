@@ -109,6 +109,15 @@ typedef struct live_options {
 	 * listeners and signal handlers, so uv_run can return). */
 	void (*on_finish)(void *ctx);
 	void *on_finish_ctx;
+	/* Set: segments are placed and launched one at a time, and this is
+	 * called before each (service: the API answers the requests queued
+	 * for the loop, so a submission waits at most for the one launch
+	 * under way, not for a round of launches that began after it came;
+	 * each spawn blocks the loop until its child has executed).  It may
+	 * add and cancel experiments (live_submit, live_cancel): no placement
+	 * is outstanding when it runs. */
+	void (*before_launch)(void *ctx);
+	void *before_launch_ctx;
 } live_options;
 
 void live_options_default(live_options *o);

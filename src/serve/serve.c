@@ -254,6 +254,16 @@ static void close_cb(uv_handle_t *h)
 	(void)h;
 }
 
+/* The driver is about to launch a segment: the requests queued for the
+ * loop are answered first (a launch blocks the loop until its child has
+ * executed: a few ms, more on a busy machine). */
+static void answer_queued(void *ctx)
+{
+	service *s = ctx;
+	if (s->api)
+		api_server_answer_queued(s->api);
+}
+
 /* The driver is done: close what keeps the loop alive besides it. */
 static void on_finish(void *ctx)
 {
@@ -371,6 +381,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.runas_helper = s->runas[0] ? s->runas : NULL;
 	lo.on_finish = on_finish;
 	lo.on_finish_ctx = s;
+	lo.before_launch = answer_queued;
+	lo.before_launch_ctx = s;
 	if ((rc = live_new(&lo, &s->d, err)) < 0)
 		goto out;
 	apply_users(s);
