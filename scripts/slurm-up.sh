@@ -19,7 +19,8 @@
 # SLURM_UP_MEMORY per node in MiB (4096), SLURM_UP_GPUS per node (2),
 # SLURM_UP_SHARDS per node (8), SLURM_UP_CGROUP (1: proctrack/task cgroup,
 # memory limits enforced by the kernel; 0: linuxproc, limits enforced by
-# sampling), SLURM_UP_SLURMD_TIMEOUT (30 s: how long a node that stops
+# sampling; default 1 where this machine lets root make a cgroup, else 0:
+# a container's read-only /sys/fs/cgroup), SLURM_UP_SLURMD_TIMEOUT (30 s: how long a node that stops
 # answering stays up), SLURM_UP_NODE_PREFIX (n: nodes n1, n2, ...; Slurm's
 # cgroups are named by node, so instances that run at the same time, as
 # tests of several builds do, give their nodes names of their own).  docs/slurm.md describes the cluster this makes.
@@ -41,7 +42,21 @@ CPUS=${SLURM_UP_CPUS:-4}
 MEM=${SLURM_UP_MEMORY:-4096}
 GPUS=${SLURM_UP_GPUS:-2}
 SHARDS=${SLURM_UP_SHARDS:-8}
-CGROUP=${SLURM_UP_CGROUP:-1}
+# Slurm's cgroup plugins need a hierarchy root can write: freezer where
+# cgroup v1 is mounted (what Slurm uses then), else the v2 root.
+cgroup_writable() {
+	local d=/sys/fs/cgroup
+	[[ -d $d/freezer ]] && d=$d/freezer
+	mkdir "$d/relish-probe-$$" 2>/dev/null || return 1
+	rmdir "$d/relish-probe-$$" 2>/dev/null || true
+}
+if [[ -n ${SLURM_UP_CGROUP:-} ]]; then
+	CGROUP=$SLURM_UP_CGROUP
+elif cgroup_writable; then
+	CGROUP=1
+else
+	CGROUP=0
+fi
 SLURMD_TIMEOUT=${SLURM_UP_SLURMD_TIMEOUT:-30}
 P=${SLURM_UP_NODE_PREFIX:-n}
 [[ $P =~ ^[a-z][a-z0-9]*$ ]] || die "SLURM_UP_NODE_PREFIX: expected lower-case letters and digits, got '$P'" 2
@@ -96,7 +111,7 @@ write_conf() {
 	fi
 	cat >"$S/slurm.conf" <<EOF
 # Written by scripts/slurm-up.sh for the private Slurm in $S.
-ClusterName=relish$(printf %04x $((RANDOM)))
+ClusterName=$CLUSTER
 SlurmctldHost=localhost
 SlurmctldPort=$ctld
 SlurmUser=root
@@ -165,20 +180,31 @@ EOF
 
 pid_alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-# Wait until every node is idle (or give up after ~10 s).
+# Wait until every node is idle: at most 15 s of wall time (sinfo itself
+# can take seconds when the controller does not answer), and no longer
+# than a second once a daemon has died.
 wait_nodes() {
-	local i out
-	for ((i = 0; i < 100; i++)); do
-		out=$(SLURM_CONF="$S/slurm.conf" sinfo -h -N -o '%N %t' 2>/dev/null || true)
+	local out end=$((SECONDS + 15)) f dead
+	while ((SECONDS < end)); do
+		out=$(SLURM_CONF="$S/slurm.conf" timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null || true)
 		if [[ -n $out ]] && ! grep -qv ' idle$' <<<"$out" &&
 			(($(wc -l <<<"$out") == NODES)); then
 			return 0
 		fi
+		dead=0
+		for f in "$S/slurmctld.pid" "$S"/slurmd-*.pid; do
+			[[ -s $f ]] && ! kill -0 "$(cat "$f")" 2>/dev/null && dead=1
+		done
+		((dead)) && ((SECONDS + 14 >= end)) && return 1
 		sleep 0.1
 	done
 	return 1
 }
 
+# One cluster name for every attempt: slurmctld refuses a state folder
+# that names another (even with -i), so a stale name is removed too.
+CLUSTER=relish$(printf %04x $((RANDOM)))
+rm -f "$S/ctld/clustername"
 started=0
 for attempt in 1 2 3; do
 	read -r -a ports <<<"$(pick_ports $((NODES + 1)))"
