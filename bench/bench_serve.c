@@ -282,14 +282,14 @@ static double direct_status(const char *db)
 	double t0 = mono();
 	store_experiment *v;
 	size_t n;
-	if (store_experiment_list(s, &v, &n, &err) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			api_exp_summary sum;
-			if (api_exp_summarise(s, &v[i], &sum, &err) == 0) {
-				json_decref(api_json_experiment(&v[i], &sum, 0));
-				api_exp_summary_fini(&sum);
+	if (store_experiment_list_brief(s, &v, &n, &err) == 0) {
+		api_exp_summary *sums = calloc(n ? n : 1, sizeof *sums);
+		if (sums && api_exp_summarise_all(s, v, n, sums, &err) == 0)
+			for (size_t i = 0; i < n; i++) {
+				json_decref(api_json_experiment(&v[i], &sums[i], 0));
+				api_exp_summary_fini(&sums[i]);
 			}
-		}
+		free(sums);
 		store_experiments_free(v, n);
 	}
 	double dt = mono() - t0;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +164,84 @@ static void test_decoder_names_the_field(void **state)
 	json_decref(j);
 }
 
+/* Summaries of many experiments read at once (a status read) are the ones
+ * read one by one, for a few experiments and for many (two ways in
+ * api_exp_summarise_all), as resources and as text. */
+static void test_summarise_all_is_one_by_one(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/relish-encode-XXXXXX", path[64], cmd[96];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/state.db", dir);
+	store *s;
+	rl_err err;
+	assert_int_equal(store_open(path, 0, &s, &err), 0);
+	for (int k = 0; k < 12; k++) {
+		char name[16];
+		snprintf(name, sizeof name, "e%d", k);
+		store_experiment e = {.name = name, .created_at = 1000 + k, .finished_at = NAN,
+				      .objective_metric = (char *)"loss",
+				      .mode = (char *)(k % 2 ? "min" : "max")};
+		int64_t id, t;
+		assert_int_equal(store_experiment_create(s, &e, &id, &err), 0);
+		for (int i = 0; i < k % 5; i++) {
+			assert_int_equal(store_trial_insert(s, id, i, "{}", 1001, &t, &err), 0);
+			assert_int_equal(store_trial_set_progress(s, t, i + 1, 0.1 * ((i * 7 + k) % 4),
+								  i + 1, 1002, &err), 0);
+			assert_int_equal(store_trial_set_status(s, t, i % 2 ? TRIAL_COMPLETED
+									    : TRIAL_RUNNING,
+								NULL, 1003, &err), 0);
+			if (i == 1)
+				assert_int_equal(store_event_append(s, 1004, id, t, 0,
+								    "segment.waiting", "memory",
+								    NULL, &err), 0);
+		}
+		if (k == 4)
+			assert_int_equal(store_experiment_set_status(s, id, EXP_DONE, 1100, &err), 0);
+	}
+	store_experiment *v;
+	size_t n;
+	assert_int_equal(store_experiment_list_brief(s, &v, &n, &err), 0);
+	assert_int_equal(n, 12);
+	size_t sizes[] = {12, 3};
+	int waiting = 0;
+	for (size_t z = 0; z < 2; z++) {
+		size_t m = sizes[z];
+		api_exp_summary all[12];
+		assert_int_equal(api_exp_summarise_all(s, v, m, all, &err), 0);
+		for (size_t i = 0; i < m; i++) {
+			api_exp_summary one;
+			assert_int_equal(api_exp_summarise(s, &v[i], &one, &err), 0);
+			assert_memory_equal(one.count, all[i].count, sizeof one.count);
+			assert_int_equal(one.has_best, all[i].has_best);
+			assert_int_equal(one.n_wait, all[i].n_wait);
+			waiting += (int)one.n_wait;
+			json_t *a = api_json_experiment(&v[i], &one, 2000);
+			json_t *b = api_json_experiment(&v[i], &all[i], 2000);
+			same_text(a, b);
+			json_decref(a);
+			json_decref(b);
+			/* and the best is store_trial_best's */
+			store_trial t;
+			rl_err e2;
+			int rc = store_trial_best(s, v[i].id, &t, &e2);
+			assert_int_equal(rc == 0, one.has_best);
+			if (rc == 0) {
+				assert_int_equal(t.id, one.best.id);
+				assert_float_equal(t.objective, one.best.objective, 0);
+				store_trial_fini(&t);
+			}
+			api_exp_summary_fini(&one);
+			api_exp_summary_fini(&all[i]);
+		}
+	}
+	assert_true(waiting > 0); /* the done experiment's wait is not shown */
+	store_experiments_free(v, n);
+	store_close(s);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_trial_round_trip),
 		cmocka_unit_test(test_segment_and_metric_round_trip),
 		cmocka_unit_test(test_decoder_names_the_field),
+		cmocka_unit_test(test_summarise_all_is_one_by_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

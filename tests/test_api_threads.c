@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -221,11 +223,126 @@ static void test_threading_rule(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* One GET on the server's socket: its body parsed (the test fails on
+ * anything but 200 and JSON). */
+static json_t *get_json(const char *path)
+{
+	call c;
+	call_start(&c, path);
+	pthread_join(c.th, NULL);
+	assert_int_equal(c.status, 200);
+	json_error_t je;
+	json_t *j = json_loads(c.body, 0, &je);
+	if (!j)
+		fail_msg("GET %s: not JSON (%s): %s", path, je.text, c.body);
+	return j;
+}
+
+static json_t *exp_named(json_t *doc, const char *name)
+{
+	json_t *arr = json_object_get(doc, "experiments"), *x;
+	size_t i;
+	json_array_foreach(arr, i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "experiment")), name))
+			return x;
+	fail_msg("no experiment %s in the list", name);
+	return NULL;
+}
+
+/* The status read keeps each experiment's answer while its change count
+ * holds: a running one's elapsed_s still moves at every read, a change
+ * of its trials shows at the next read, the list and the one-experiment
+ * answer agree, and a finished one's elapsed_s is its run time. */
+static void test_status_answers_kept(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/relish-api-status-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof db, "%s/state.db", dir);
+	snprintf(sock, sizeof sock, "%s/api.sock", dir);
+	rl_err err;
+	store *w;
+	assert_int_equal(store_open(db, 0, &w, &err), 0);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	double t0 = (double)now.tv_sec - 100;
+	store_experiment r = {.name = (char *)"runs", .created_at = t0, .finished_at = NAN,
+			      .objective_metric = (char *)"acc", .mode = (char *)"max"};
+	store_experiment f = {.name = (char *)"ended", .created_at = t0, .finished_at = NAN,
+			      .objective_metric = (char *)"acc", .mode = (char *)"max"};
+	int64_t rid, fid, t;
+	assert_int_equal(store_experiment_create(w, &r, &rid, &err), 0);
+	assert_int_equal(store_experiment_create(w, &f, &fid, &err), 0);
+	assert_int_equal(store_experiment_set_status(w, fid, EXP_DONE, t0 + 42.5, &err), 0);
+	assert_int_equal(store_trial_insert(w, rid, 0, "{}", t0, &t, &err), 0);
+	assert_int_equal(store_trial_set_status(w, t, TRIAL_RUNNING, NULL, t0, &err), 0);
+	api_policy pol = {0};
+	store *rs;
+	assert_int_equal(store_open(db, STORE_READONLY, &rs, &err), 0);
+	api_ctx ctx = {.d = NULL, .st = rs, .db_path = db, .pol = &pol, .state_dir = dir};
+	uv_loop_t loop;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	api_options o;
+	api_options_default(&o);
+	char where[160];
+	snprintf(where, sizeof where, "unix:%s", sock);
+	o.listen[0] = where;
+	o.n_listen = 1;
+	if (api_server_start(&loop, &ctx, &o, &srv, &err) < 0)
+		fail_msg("api_server_start: %s", err.msg);
+	double last = 0;
+	for (int i = 0; i < 6; i++) {
+		json_t *doc = get_json("/api/v1/experiments");
+		json_t *x = exp_named(doc, "runs");
+		double el = json_number_value(json_object_get(x, "elapsed_s"));
+		if (!(el > last && el >= 99 && el < 1000))
+			fail_msg("read %d: elapsed_s %g after %g", i, el, last);
+		last = el;
+		assert_true(json_is_null(json_object_get(x, "best")));
+		assert_int_equal(json_integer_value(json_object_get(
+					 json_object_get(x, "trials"), "running")), 1);
+		json_t *y = exp_named(doc, "ended");
+		assert_float_equal(json_number_value(json_object_get(y, "elapsed_s")), 42.5, 1e-9);
+		json_decref(doc);
+		usleep(2000);
+	}
+	/* a trial's report: the next reads (any view) show it */
+	assert_int_equal(store_trial_set_progress(w, t, 3, 0.75, 3, t0 + 1, &err), 0);
+	for (int i = 0; i < 4; i++) {
+		json_t *doc = get_json("/api/v1/experiments");
+		json_t *b = json_object_get(exp_named(doc, "runs"), "best");
+		assert_float_equal(json_number_value(json_object_get(b, "value")), 0.75, 0);
+		assert_int_equal(json_integer_value(json_object_get(b, "trial_id")), t);
+		json_decref(doc);
+	}
+	/* the one-experiment answer is the list's entry (but for the time) */
+	char path[64];
+	snprintf(path, sizeof path, "/api/v1/experiments/%lld", (long long)rid);
+	json_t *one = get_json(path), *doc = get_json("/api/v1/experiments");
+	json_t *x = json_deep_copy(exp_named(doc, "runs"));
+	assert_true(json_number_value(json_object_get(one, "elapsed_s")) >= last);
+	json_object_del(one, "elapsed_s");
+	json_object_del(x, "elapsed_s");
+	assert_true(json_equal(one, x));
+	json_decref(one);
+	json_decref(x);
+	json_decref(doc);
+	api_server_close(srv);
+	uv_run(&loop, UV_RUN_DEFAULT); /* the server's handles close */
+	assert_int_equal(uv_loop_close(&loop), 0);
+	store_close(rs);
+	store_close(w);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threading_rule),
+		cmocka_unit_test(test_status_answers_kept),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

@@ -713,6 +713,135 @@ static void test_event_list_indexed(void **state)
 	store_close(s);
 }
 
+static int64_t trial_with(store *s, int64_t exp, int idx, trial_status st, double obj)
+{
+	int64_t t;
+	OK(store_trial_insert(s, exp, idx, "{}", 1001, &t, err));
+	if (!isnan(obj))
+		OK(store_trial_set_progress(s, t, 1, obj, 1, 1002, err));
+	if (st != TRIAL_PENDING)
+		OK(store_trial_set_status(s, t, st, NULL, 1003, err));
+	return t;
+}
+
+/* The stats a status read takes of every experiment at once are what the
+ * per-experiment reads give (counts, store_trial_best's choice), for all
+ * experiments or one; the waiting trials are those whose latest wait-state
+ * event says so, in running experiments only. */
+static void test_trial_stats_and_waiting(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t a = new_experiment(s, "a", "max"), b = new_experiment(s, "b", "min");
+	int64_t c = new_experiment(s, "c", "max"), d = new_experiment(s, "d", "max");
+	int64_t e = new_experiment(s, "e", "max");
+	int64_t a0 = trial_with(s, a, 0, TRIAL_RUNNING, 0.9);
+	int64_t a1 = trial_with(s, a, 1, TRIAL_COMPLETED, 0.5);
+	int64_t a2 = trial_with(s, a, 2, TRIAL_COMPLETED, 0.7);
+	int64_t a3 = trial_with(s, a, 3, TRIAL_PENDING, NAN);
+	int64_t b0 = trial_with(s, b, 0, TRIAL_RUNNING, 0.1);
+	trial_with(s, b, 1, TRIAL_STOPPED, 0.3);
+	trial_with(s, b, 2, TRIAL_STOPPED, 0.1); /* ties with b0: the lower idx wins */
+	trial_with(s, d, 0, TRIAL_RUNNING, NAN);
+	trial_with(s, d, 1, TRIAL_FAILED, NAN);
+	int64_t e0 = trial_with(s, e, 0, TRIAL_COMPLETED, 2.0);
+	OK(store_experiment_set_status(s, e, EXP_DONE, 1010, err));
+	(void)c;
+
+	store_exp_stats *v;
+	size_t n;
+	OK(store_trial_stats(s, 0, &v, &n, err));
+	assert_int_equal(n, 5);
+	int64_t ids[5] = {a, b, c, d, e}, best[5] = {a2, b0, 0, 0, e0};
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(v[i].experiment_id, ids[i]);
+		assert_int_equal(v[i].best_id, best[i]);
+		int counts[TRIAL__COUNT];
+		OK(store_trial_counts(s, ids[i], counts, err));
+		assert_memory_equal(v[i].count, counts, sizeof counts);
+		store_trial t;
+		rl_err e2;
+		if (best[i]) {
+			OK(store_trial_best(s, ids[i], &t, err));
+			assert_int_equal(t.id, v[i].best_id);
+			assert_int_equal(t.idx, v[i].best_idx);
+			assert_int_equal(t.status, v[i].best_status);
+			assert_float_equal(t.objective, v[i].best_objective, 0);
+			assert_float_equal(t.objective_resource, v[i].best_resource, 0);
+			store_trial_fini(&t);
+		} else {
+			assert_int_equal(store_trial_best(s, ids[i], &t, &e2), RL_ENOTFOUND);
+			assert_true(isnan(v[i].best_objective));
+		}
+		store_exp_stats *one;
+		size_t n1;
+		OK(store_trial_stats(s, ids[i], &one, &n1, err));
+		assert_int_equal(n1, 1);
+		assert_memory_equal(one, &v[i], sizeof *one);
+		free(one);
+	}
+	assert_int_equal(v[0].count[TRIAL_PENDING], 1);
+	assert_int_equal(v[0].count[TRIAL_RUNNING], 1);
+	assert_int_equal(v[0].count[TRIAL_COMPLETED], 2);
+	assert_int_equal(v[2].count[TRIAL_PENDING] + v[2].count[TRIAL_RUNNING], 0);
+	free(v);
+	OK(store_trial_stats(s, 999, &v, &n, err));
+	assert_int_equal(n, 0);
+	free(v);
+
+	/* a0 waits again after being placed once; a1 waits; a3 waited and
+	 * failed; b0 was placed; e (done) has a wait left over. */
+	OK(store_event_append(s, 1100, a, a0, 0, "segment.waiting", "first", NULL, err));
+	OK(store_event_append(s, 1101, a, a1, 0, "segment.waiting", "a1 waits", NULL, err));
+	OK(store_event_append(s, 1102, a, a3, 0, "segment.waiting", "a3", NULL, err));
+	OK(store_event_append(s, 1103, b, b0, 0, "segment.waiting", "b0", NULL, err));
+	OK(store_event_append(s, 1104, a, a0, 0, "segment.waited", "placed", NULL, err));
+	OK(store_event_append(s, 1105, a, a3, 0, "trial.failed", "gave up", NULL, err));
+	OK(store_event_append(s, 1106, a, a0, 0, "segment.waiting", "again", NULL, err));
+	OK(store_event_append(s, 1107, b, b0, 0, "segment.waited", "placed", NULL, err));
+	OK(store_event_append(s, 1108, a, a0, 0, "segment.lost", "not a wait state", NULL, err));
+	OK(store_event_append(s, 1109, e, e0, 0, "segment.waiting", "e is done", NULL, err));
+	OK(store_event_append(s, 1110, a, 0, 0, "segment.waiting", "no trial", NULL, err));
+	store_event *w;
+	size_t nw;
+	for (int pass = 0; pass < 2; pass++) {
+		OK(store_event_waiting(s, pass ? a : 0, &w, &nw, err));
+		assert_int_equal(nw, 2);
+		assert_int_equal(w[0].trial_id, a1);
+		assert_string_equal(w[0].message, "a1 waits");
+		assert_float_equal(w[0].at, 1101, 0);
+		assert_int_equal(w[1].trial_id, a0);
+		assert_string_equal(w[1].message, "again");
+		assert_int_equal(w[1].experiment_id, a);
+		store_events_free(w, nw);
+	}
+	OK(store_event_waiting(s, e, &w, &nw, err));
+	assert_int_equal(nw, 0);
+	store_events_free(w, nw);
+	OK(store_event_waiting(s, b, &w, &nw, err));
+	assert_int_equal(nw, 0);
+	store_events_free(w, nw);
+	/* the brief list: the same rows without the spec and the submission */
+	store_experiment *x, *y;
+	size_t nx, ny;
+	OK(store_experiment_list(s, &x, &nx, err));
+	OK(store_experiment_list_brief(s, &y, &ny, err));
+	assert_int_equal(nx, ny);
+	for (size_t i = 0; i < nx; i++) {
+		assert_int_equal(x[i].id, y[i].id);
+		assert_string_equal(x[i].name, y[i].name);
+		assert_string_equal(x[i].spec_path, y[i].spec_path);
+		assert_int_equal(x[i].status, y[i].status);
+		assert_int_equal(x[i].changes, y[i].changes);
+		assert_non_null(x[i].spec_text);
+		assert_null(y[i].spec_text);
+		assert_null(y[i].submission);
+	}
+	store_experiments_free(x, nx);
+	store_experiments_free(y, ny);
+	store_close(s);
+}
+
 static void test_profiles_devices(void **state)
 {
 	struct fixture *f = *state;
@@ -778,6 +907,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_experiment_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_list_indexed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trial_stats_and_waiting, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,13 +41,21 @@ typedef struct api_exp_summary {
 	int count[TRIAL__COUNT];  /* trials by state */
 	int total;
 	int has_best;
-	store_trial best;         /* when has_best; freed by api_exp_summary_fini */
+	store_trial best;         /* when has_best: id, experiment_id, idx, status,
+				   * objective and objective_resource (what the
+				   * resource shows; no segment is read) */
 	api_exp_wait *wait;       /* the trials waiting for memory (running only) */
 	size_t n_wait;
 } api_exp_summary;
 
-/* Count e's trials and find its best (store_trial_best). */
+/* Count e's trials and find its best (store_trial_best's choice). */
 int api_exp_summarise(store *s, const store_experiment *e, api_exp_summary *out, rl_err *err);
+/* The same for v[0..n) into sums[0..n) (each freed with
+ * api_exp_summary_fini), reading every experiment's trials in a few
+ * statements (store_trial_stats, store_event_waiting), not a few per
+ * experiment: `relish status` and GET /api/v1/experiments. */
+int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp_summary *sums,
+			  rl_err *err);
 void api_exp_summary_fini(api_exp_summary *sum);
 
 /* The experiment resource: `relish status --json` rows and GET

@@ -23,21 +23,24 @@ static double api_now(void)
 }
 
 /*
- * The experiment resources a view made, by experiment id.  An entry holds
- * while the row says the same (created_at: not another experiment that
- * got the id; status) and its change count is the same (schema 5: the
- * store's triggers count every write of its trials and events, which is
- * all a summary reads).  A running experiment's entry only needs its
- * elapsed time set again.  Without change counts (an older database, read
- * only) only what can no longer change is kept: a finished experiment
- * none of whose trials still runs (a cancelled one's running segments end
- * after its row says cancelled).  So a status read while 50 experiments
- * run reads their rows and the few summaries that changed, not 50.
+ * The experiment resources a view made, as JSON text, by experiment id.
+ * An entry holds while the row says the same (created_at: not another
+ * experiment that got the id; status) and its change count is the same
+ * (schema 5: the store's triggers count every write of its trials and
+ * events, which is all a summary reads).  Without change counts (an older
+ * database, read only) only what can no longer change is kept: a finished
+ * experiment none of whose trials still runs (a cancelled one's running
+ * segments end after its row says cancelled).  The text of an experiment
+ * without a finish time lacks its elapsed_s value, written in at each
+ * answer.  So a status read while 50 experiments run reads their rows,
+ * summarises the few that changed (all of them in one go) and copies text.
  */
 #define EXP_CACHE_MAX_ID (1 << 20) /* ids beyond are not kept (rowids are dense) */
 
 typedef struct exp_cached {
-	json_t *res;          /* the resource as made; NULL: none */
+	char *text;           /* the resource as JSON text; NULL: none */
+	size_t len;
+	size_t at;            /* where the elapsed_s value goes; 0: it is in text */
 	double created_at;
 	exp_status status;
 	int64_t changes;      /* -1: unknown (kept only when final) */
@@ -53,7 +56,7 @@ void api_exp_cache_free(api_exp_cache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n; i++)
-		json_decref(c->v[i].res);
+		free(c->v[i].text);
 	free(c->v);
 	free(c);
 }
@@ -79,41 +82,173 @@ static exp_cached *cache_slot(api_view *v, int64_t id)
 	return &c->v[id];
 }
 
-/* The experiment resource of e, with its summary. */
-static int experiment_json(api_req *rq, const store_experiment *e, json_t **out, rl_err *err)
+static int cache_holds(const exp_cached *k, const store_experiment *e)
+{
+	return k && k->text && k->created_at == e->created_at && k->status == e->status &&
+	       k->changes == e->changes;
+}
+
+/* The text of the resource of e with summary sum into k (the elapsed_s
+ * value cut out unless it is final), or into *tmp when k is NULL or must
+ * not keep it (the caller frees *tmp). */
+static int cache_fill(exp_cached *k, exp_cached *tmp, const store_experiment *e,
+		      const api_exp_summary *sum, rl_err *err)
+{
+	static const char key[] = ",\"elapsed_s\":";
+	int open = isnan(e->finished_at);
+	json_t *j = api_json_experiment(e, sum, 0);
+	if (j && open)
+		json_object_set_new(j, "elapsed_s", json_null());
+	/* Every digit (17), as http.c writes a JSON answer. */
+	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+	json_decref(j);
+	if (!text)
+		return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
+	size_t len = strlen(text), at = 0;
+	if (open) {
+		/* `,"` cannot occur inside a JSON string (a quote there is
+		 * escaped), so this is the key. */
+		char *p = strstr(text, key);
+		if (!p || strncmp(p + sizeof key - 1, "null", 4) != 0) {
+			free(text);
+			return rl_err_set(err, RL_EINTERNAL, "experiment %lld: no elapsed_s",
+					  (long long)e->id);
+		}
+		at = (size_t)(p - text) + sizeof key - 1;
+		memmove(text + at, text + at + 4, len - at - 4 + 1);
+		len -= 4;
+	}
+	int running_trials = sum->count[TRIAL_RUNNING];
+	int keep = k && (e->changes >= 0 || (e->status != EXP_RUNNING && running_trials == 0));
+	exp_cached *dst = keep ? k : tmp;
+	free(dst->text);
+	*dst = (exp_cached){.text = text, .len = len, .at = at, .created_at = e->created_at,
+			    .status = e->status, .changes = e->changes};
+	return 0;
+}
+
+/* A growing answer. */
+typedef struct textbuf {
+	char *p;
+	size_t n, cap;
+	int oom;
+} textbuf;
+
+static void tb_add(textbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+/* The JSON of api_json_real(v), as http.c would write it. */
+static void tb_real(textbuf *b, double v)
+{
+	char num[40];
+	int n;
+	if (isnan(v) || isinf(v))
+		n = snprintf(num, sizeof num, "null");
+	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		n = snprintf(num, sizeof num, "%lld", (long long)v);
+	else
+		n = snprintf(num, sizeof num, "%.17g", v);
+	tb_add(b, num, (size_t)n);
+}
+
+static void tb_experiment(textbuf *b, const exp_cached *k, const store_experiment *e, double now)
+{
+	if (!k->at) {
+		tb_add(b, k->text, k->len);
+		return;
+	}
+	tb_add(b, k->text, k->at);
+	tb_real(b, now - e->created_at);
+	tb_add(b, k->text + k->at, k->len - k->at);
+}
+
+/* The answers of v[0..n) that want[] marks, into b: "[...]" (list) or
+ * the one object. */
+static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
+			    const unsigned char *want, int list, textbuf *b, rl_err *err)
 {
 	double now = api_now();
-	exp_cached *k = cache_slot(rq->view, e->id);
-	if (k && k->res && k->created_at == e->created_at && k->status == e->status &&
-	    k->changes == e->changes) {
-		if (e->status != EXP_RUNNING) {
-			*out = json_incref(k->res);
-			return 0;
+	/* The stale ones first, summarised together. */
+	store_experiment *stale = NULL;
+	size_t ns = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((!want || want[i]) && !cache_holds(cache_slot(rq->view, v[i].id), &v[i])) {
+			if (!stale && !(stale = malloc(n * sizeof *stale)))
+				return rl_err_set(err, RL_ENOMEM, "experiments");
+			stale[ns++] = v[i]; /* (a shallow copy: v owns the strings) */
 		}
-		/* (A copy: the cached object may be in an answer being sent.) */
-		json_t *j = json_copy(k->res);
-		if (!j || json_object_set_new(j, "elapsed_s", api_json_real(now - e->created_at)) < 0) {
-			json_decref(j);
-			return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
-		}
-		*out = j;
-		return 0;
+	exp_cached *tmp = ns ? calloc(ns, sizeof *tmp) : NULL;
+	int rc = ns && !tmp ? rl_err_set(err, RL_ENOMEM, "experiments") : 0;
+	if (rc == 0 && ns) {
+		api_exp_summary *sums = calloc(ns, sizeof *sums);
+		if (!sums)
+			rc = rl_err_set(err, RL_ENOMEM, "experiments");
+		else if ((rc = api_exp_summarise_all(rq->st, stale, ns, sums, err)) == 0)
+			for (size_t i = 0; i < ns; i++) {
+				if (rc == 0)
+					rc = cache_fill(cache_slot(rq->view, stale[i].id), &tmp[i],
+							&stale[i], &sums[i], err);
+				api_exp_summary_fini(&sums[i]);
+			}
+		free(sums);
 	}
-	api_exp_summary sum;
-	int rc = api_exp_summarise(rq->st, e, &sum, err);
-	if (rc < 0)
+	if (list)
+		tb_add(b, "[", 1);
+	size_t si = 0, k = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (want && !want[i])
+			continue;
+		const exp_cached *c = cache_slot(rq->view, v[i].id);
+		if (si < ns && stale[si].id == v[i].id) {
+			if (tmp[si].text)
+				c = &tmp[si];
+			si++;
+		}
+		if (k++ && list)
+			tb_add(b, ",", 1);
+		tb_experiment(b, c, &v[i], now);
+	}
+	if (list)
+		tb_add(b, "]", 1);
+	for (size_t i = 0; i < ns; i++)
+		free(tmp[i].text);
+	free(tmp);
+	free(stale);
+	if (rc == 0 && b->oom)
+		rc = rl_err_set(err, RL_ENOMEM, "experiments");
+	return rc;
+}
+
+/* The experiment resource of e, as the answer. */
+static int experiment_answer(api_req *rq, const store_experiment *e, api_resp *rs, rl_err *err)
+{
+	textbuf b = {0};
+	int rc = experiments_text(rq, e, 1, NULL, 0, &b, err);
+	if (rc < 0) {
+		free(b.p);
 		return rc;
-	json_t *j = api_json_experiment(e, &sum, now);
-	int running_trials = sum.count[TRIAL_RUNNING];
-	api_exp_summary_fini(&sum);
-	if (!j)
-		return rl_err_set(err, RL_ENOMEM, "experiment %lld", (long long)e->id);
-	if (k && (e->changes >= 0 || (e->status != EXP_RUNNING && running_trials == 0))) {
-		json_decref(k->res);
-		*k = (exp_cached){.res = json_incref(j), .created_at = e->created_at,
-				  .status = e->status, .changes = e->changes};
 	}
-	*out = j;
+	rs->text = b.p;
+	rs->text_len = b.n;
+	rs->content_type = "application/json";
 	return 0;
 }
 
@@ -121,35 +256,42 @@ int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
 {
 	const char *user = rq->query ? rq->query(rq->qctx, "user") : NULL;
 	const char *status = rq->query ? rq->query(rq->qctx, "status") : NULL;
-	exp_status want = EXP_RUNNING;
-	if (status && *status && exp_status_from_name(status, &want, err) < 0)
+	exp_status want_status = EXP_RUNNING;
+	if (status && *status && exp_status_from_name(status, &want_status, err) < 0)
 		return rl_err_set(err, RL_EINVAL, "?status=: expected running, done, cancelled or "
 				  "failed, got '%s'", status);
 	store_experiment *v;
 	size_t n;
-	int rc = store_experiment_list(rq->st, &v, &n, err);
+	int rc = store_experiment_list_brief(rq->st, &v, &n, err);
 	if (rc < 0)
 		return rc;
-	json_t *arr = json_array();
+	unsigned char *want = n ? malloc(n) : NULL;
+	if (n && !want)
+		rc = rl_err_set(err, RL_ENOMEM, "experiments");
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const store_experiment *e = &v[i];
-		if (user && *user && (!e->owner || strcmp(e->owner, user) != 0))
-			continue;
-		if (status && *status && e->status != want)
-			continue;
 		rl_err quiet;
-		if (api_may_read(rq, e, &quiet) < 0)
-			continue; /* read: own: others' experiments are not listed */
-		json_t *j = NULL;
-		if ((rc = experiment_json(rq, e, &j, err)) == 0)
-			json_array_append_new(arr, j);
+		want[i] = !(user && *user && (!e->owner || strcmp(e->owner, user) != 0)) &&
+			  !(status && *status && e->status != want_status) &&
+			  /* read: own: others' experiments are not listed */
+			  api_may_read(rq, e, &quiet) == 0;
 	}
+	textbuf b = {0};
+	tb_add(&b, "{\"experiments\":", 15);
+	if (rc == 0)
+		rc = experiments_text(rq, v, n, want, 1, &b, err);
+	tb_add(&b, "}", 1);
+	free(want);
 	store_experiments_free(v, n);
+	if (rc == 0 && b.oom)
+		rc = rl_err_set(err, RL_ENOMEM, "experiments");
 	if (rc < 0) {
-		json_decref(arr);
+		free(b.p);
 		return rc;
 	}
-	rs->json = json_pack("{s:o}", "experiments", arr);
+	rs->text = b.p;
+	rs->text_len = b.n;
+	rs->content_type = "application/json";
 	return 0;
 }
 
@@ -159,7 +301,7 @@ int api_h_experiment(api_req *rq, api_resp *rs, rl_err *err)
 	int rc = api_find_experiment(rq, rq->param[0], &e, err);
 	if (rc < 0)
 		return rc;
-	rc = experiment_json(rq, &e, &rs->json, err);
+	rc = experiment_answer(rq, &e, rs, err);
 	store_experiment_fini(&e);
 	return rc;
 }
@@ -263,7 +405,7 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 	store_experiment e;
 	if ((rc = store_experiment_get(rq->st, id, &e, err)) < 0)
 		return rc;
-	rc = experiment_json(rq, &e, &rs->json, err);
+	rc = experiment_answer(rq, &e, rs, err);
 	store_experiment_fini(&e);
 	rs->status = 201;
 	api_resp_header(rs, "Location", API_PREFIX "/experiments/%lld", (long long)id);
@@ -293,7 +435,7 @@ int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err)
 	/* The row as cancelled (committed by live_cancel). */
 	if ((rc = store_experiment_get(rq->st, id, &e, err)) < 0)
 		return rc;
-	rc = experiment_json(rq, &e, &rs->json, err);
+	rc = experiment_answer(rq, &e, rs, err);
 	store_experiment_fini(&e);
 	return rc;
 }

@@ -288,6 +288,8 @@ int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *er
 int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err);
 /* All experiments, oldest first.  Free with store_experiments_free. */
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err);
+/* The same without spec_text and submission (NULL): what a status shows. */
+int store_experiment_list_brief(store *s, store_experiment **out, size_t *n, rl_err *err);
 /* finished_at: NAN keeps it NULL (e.g. back to running on resume). */
 int store_experiment_set_status(store *s, int64_t id, exp_status st, double finished_at,
 				rl_err *err);
@@ -329,6 +331,24 @@ int store_trial_list_since(store *s, int64_t experiment_id, double since, store_
 int store_trial_best(store *s, int64_t experiment_id, store_trial *out, rl_err *err);
 void store_trial_fini(store_trial *t);
 void store_trials_free(store_trial *v, size_t n);
+/*
+ * What a status line shows of an experiment's trials: how many are in each
+ * state and its best trial (store_trial_best's choice) as id, idx, status,
+ * objective and objective_resource.  best_id 0: no trial has an objective.
+ */
+typedef struct store_exp_stats {
+	int64_t experiment_id;
+	int count[TRIAL__COUNT];
+	int64_t best_id;
+	int best_idx;
+	trial_status best_status;
+	double best_objective, best_resource;
+} store_exp_stats;
+/* The stats of one experiment (experiment_id > 0: *n is 0 or 1) or of every
+ * experiment (0), by experiment id, in two statements whatever their
+ * number (no segment is read).  Free with free(). */
+int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
+		      rl_err *err);
 
 /* ---- segments (store_segment.c) ---- */
 
@@ -399,6 +419,13 @@ int store_event_append(store *s, double at, int64_t experiment_id, int64_t trial
 int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t limit,
 		     store_event **out, size_t *n, rl_err *err);
 void store_events_free(store_event *v, size_t n);
+/* The trials waiting for memory that processes relish does not own hold:
+ * for each trial of a running experiment (experiment_id, or 0: of every
+ * running one), its latest event of kinds segment.waiting, segment.waited
+ * (placed) and trial.failed (given up), where that is segment.waiting; by
+ * experiment, then event id.  One statement. */
+int store_event_waiting(store *s, int64_t experiment_id, store_event **out, size_t *n,
+			rl_err *err);
 
 /* ---- profiles and devices (store_profile.c) ---- */
 

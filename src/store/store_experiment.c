@@ -30,6 +30,13 @@ static const char SQL_EXP_BY_NAME_V4[] =
 	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments WHERE name = ?1";
 static const char SQL_EXP_ALL_V4[] =
 	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments ORDER BY id";
+/* Without the spec and the submission (NULL in the rows): a status read. */
+#define EXP_COLS_BRIEF "id, name, NULL, spec_path, status, created_at, finished_at, " \
+		       "objective_metric, mode, owner_uid, owner, NULL, "
+static const char SQL_EXP_ALL_BRIEF[] =
+	"SELECT " EXP_COLS_BRIEF EXP_CHANGES " FROM experiments ORDER BY id";
+static const char SQL_EXP_ALL_BRIEF_V4[] =
+	"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES " FROM experiments ORDER BY id";
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
 /* Trials, segments, metrics and events go with it (ON DELETE CASCADE). */
@@ -154,10 +161,10 @@ int store_experiment_find(store *s, const char *name, store_experiment *out, rl_
 			   err);
 }
 
-int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err)
+static int exp_list(store *s, const char *sql, store_experiment **out, size_t *n, rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, s->version >= 5 ? SQL_EXP_ALL : SQL_EXP_ALL_V4, &st, err);
+	int rc = st_prepare(s, sql, &st, err);
 	if (rc < 0)
 		return rc;
 	store_experiment *v = NULL;
@@ -182,6 +189,17 @@ int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *e
 	*out = v;
 	*n = nv;
 	return 0;
+}
+
+int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err)
+{
+	return exp_list(s, s->version >= 5 ? SQL_EXP_ALL : SQL_EXP_ALL_V4, out, n, err);
+}
+
+int store_experiment_list_brief(store *s, store_experiment **out, size_t *n, rl_err *err)
+{
+	return exp_list(s, s->version >= 5 ? SQL_EXP_ALL_BRIEF : SQL_EXP_ALL_BRIEF_V4, out, n,
+			err);
 }
 
 int store_experiment_set_status(store *s, int64_t id, exp_status status, double finished_at,

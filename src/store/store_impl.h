@@ -10,7 +10,7 @@
 
 #include "store/store.h"
 
-#define STORE_STMT_CACHE 64
+#define STORE_STMT_CACHE 96
 
 struct store_stmt_slot {
 	const char *sql;        /* the literal it was prepared from (pointer key) */

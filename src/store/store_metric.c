@@ -170,17 +170,10 @@ void store_events_free(store_event *v, size_t n)
 	free(v);
 }
 
-int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t limit,
-		     store_event **out, size_t *n, rl_err *err)
+/* The rows of st (EVENT_COLS), bound and ready; st is reset. */
+static int event_rows(store *s, sqlite3_stmt *st, store_event **out, size_t *n, rl_err *err)
 {
-	sqlite3_stmt *st;
-	int rc = st_prepare(s, experiment_id ? SQL_EVENT_LIST : SQL_EVENT_LIST_ALL, &st, err);
-	if (rc < 0)
-		return rc;
-	if (experiment_id)
-		sqlite3_bind_int64(st, 1, experiment_id);
-	sqlite3_bind_int64(st, 2, after_id);
-	sqlite3_bind_int64(st, 3, limit ? (int64_t)limit : -1); /* LIMIT -1: no limit */
+	int rc = 0;
 	store_event *v = NULL;
 	size_t nv = 0, cap = 0;
 	int r = SQLITE_DONE;
@@ -211,4 +204,43 @@ int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t l
 	*out = v;
 	*n = nv;
 	return 0;
+}
+
+int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t limit,
+		     store_event **out, size_t *n, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, experiment_id ? SQL_EVENT_LIST : SQL_EVENT_LIST_ALL, &st, err);
+	if (rc < 0)
+		return rc;
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 2, after_id);
+	sqlite3_bind_int64(st, 3, limit ? (int64_t)limit : -1); /* LIMIT -1: no limit */
+	return event_rows(s, st, out, n, err);
+}
+
+/* A trial's latest wait-state event, where it says the trial waits.  The
+ * max(id) per trial reads the running experiments' events by the
+ * (experiment_id, id) index. */
+#define WAITING_LATEST(cond)                                                          \
+	EVENT_COLS " WHERE id IN (SELECT max(w.id) FROM events w"                         \
+	" WHERE " cond " AND w.trial_id IS NOT NULL"                                      \
+	" AND w.kind IN ('segment.waiting', 'segment.waited', 'trial.failed')"            \
+	" GROUP BY w.trial_id) AND kind = 'segment.waiting' ORDER BY experiment_id, id"
+static const char SQL_EVENT_WAITING[] = WAITING_LATEST(
+	"w.experiment_id = ?1 AND (SELECT status FROM experiments x WHERE x.id = ?1) = 'running'");
+static const char SQL_EVENT_WAITING_ALL[] = WAITING_LATEST(
+	"w.experiment_id IN (SELECT x.id FROM experiments x WHERE x.status = 'running')");
+
+int store_event_waiting(store *s, int64_t experiment_id, store_event **out, size_t *n,
+			rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, experiment_id ? SQL_EVENT_WAITING : SQL_EVENT_WAITING_ALL, &st, err);
+	if (rc < 0)
+		return rc;
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
+	return event_rows(s, st, out, n, err);
 }

@@ -320,3 +320,128 @@ int store_trial_counts(store *s, int64_t experiment_id, int counts[TRIAL__COUNT]
 		memcpy(counts, c, sizeof c);
 	return rc;
 }
+
+/* ---- stats of many experiments at once (status reads) ---- */
+
+/* The best trial of experiment e as store_trial_best chooses it, on the
+ * trials table alone.  (The mode is looked up again: SQLite does not let an
+ * ORDER BY term of a subquery name the outer e.) */
+#define BEST_OF_E                                                                     \
+	"(SELECT c.id FROM trials c WHERE c.experiment_id = e.id AND c.objective IS NOT NULL" \
+	" ORDER BY (c.status = 'completed') DESC,"                                         \
+	" CASE WHEN (SELECT x.mode FROM experiments x WHERE x.id = c.experiment_id) = 'min'" \
+	"  THEN c.objective ELSE -c.objective END ASC, c.idx ASC LIMIT 1)"
+#define STATS_BEST                                                                    \
+	"SELECT e.id, b.id, b.idx, b.status, b.objective, b.objective_resource"          \
+	" FROM experiments e LEFT JOIN trials b ON b.id = " BEST_OF_E
+/* Two statements each, not "(?1 = 0 OR ...)": that would keep one
+ * experiment's read off the (experiment_id, idx) index. */
+static const char SQL_STATS_BEST_ONE[] = STATS_BEST " WHERE e.id = ?1";
+static const char SQL_STATS_BEST_ALL[] = STATS_BEST " ORDER BY e.id";
+static const char SQL_STATS_COUNTS_ONE[] =
+	"SELECT experiment_id, status, count(*) FROM trials WHERE experiment_id = ?1"
+	" GROUP BY status";
+static const char SQL_STATS_COUNTS_ALL[] =
+	"SELECT experiment_id, status, count(*) FROM trials GROUP BY experiment_id, status"
+	" ORDER BY experiment_id";
+
+static int stats_best(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
+		      rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, experiment_id ? SQL_STATS_BEST_ONE : SQL_STATS_BEST_ALL, &st, err);
+	if (rc < 0)
+		return rc;
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
+	store_exp_stats *v = NULL;
+	size_t nv = 0, cap = 0;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_exp_stats *x = st_grow((void **)&v, &nv, &cap, sizeof *v);
+		if (!x) {
+			rc = rl_err_set(err, RL_ENOMEM, "reading experiments' trials");
+			break;
+		}
+		memset(x, 0, sizeof *x);
+		x->experiment_id = sqlite3_column_int64(st, 0);
+		x->best_objective = x->best_resource = NAN;
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+			continue;
+		x->best_id = sqlite3_column_int64(st, 1);
+		x->best_idx = sqlite3_column_int(st, 2);
+		x->best_objective = st_col_real(st, 4);
+		x->best_resource = st_col_real(st, 5);
+		if (trial_status_from_name((const char *)sqlite3_column_text(st, 3), &x->best_status,
+					   err) < 0) {
+			rc = RL_ESTORE;
+			break;
+		}
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "reading experiments' trials");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+/* Add the trial counts to v (by experiment id, as the counts come). */
+static int stats_counts(store *s, int64_t experiment_id, store_exp_stats *v, size_t n,
+			rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, experiment_id ? SQL_STATS_COUNTS_ONE : SQL_STATS_COUNTS_ALL, &st,
+			    err);
+	if (rc < 0)
+		return rc;
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
+	size_t k = 0;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		while (k < n && v[k].experiment_id < id)
+			k++;
+		if (k == n)
+			break; /* (cannot happen in one snapshot) */
+		if (v[k].experiment_id != id)
+			continue;
+		trial_status ts;
+		if (trial_status_from_name((const char *)sqlite3_column_text(st, 1), &ts, err) < 0) {
+			rc = RL_ESTORE;
+			break;
+		}
+		v[k].count[ts] += sqlite3_column_int(st, 2);
+	}
+	if (rc == 0 && r != SQLITE_DONE && r != SQLITE_ROW)
+		rc = st_fail(s, err, "counting trials");
+	sqlite3_reset(st);
+	return rc;
+}
+
+int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
+		      rl_err *err)
+{
+	/* One snapshot for both statements. */
+	int rc = st_tx_read(s, err);
+	if (rc < 0)
+		return rc;
+	store_exp_stats *v = NULL;
+	size_t nv = 0;
+	rc = stats_best(s, experiment_id, &v, &nv, err);
+	if (rc == 0)
+		rc = stats_counts(s, experiment_id, v, nv, err);
+	rc = st_tx_end(s, rc, err);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
