@@ -119,6 +119,44 @@ static const sched_pair *pair_find(const sched *s, uint64_t a, uint64_t b)
 	return i == SCHED_NONE ? NULL : &s->pair[i];
 }
 
+/* ---- partner sets: which shapes a shape pairs with, as bits ---- */
+
+static void psig_add(sched_psig *g, uint64_t shape)
+{
+	/* the shape is a hash already; the multiply spreads its top bits */
+	unsigned bit = (unsigned)((shape * 0x9e3779b97f4a7c15ULL) >> 56);
+	g->w[bit / 64] |= 1ULL << (bit % 64);
+}
+
+static int psig_meet(const sched_psig *a, const sched_psig *b)
+{
+	uint64_t m = 0;
+	for (int i = 0; i < SCHED_PSIG_WORDS; i++)
+		m |= a->w[i] & b->w[i];
+	return m != 0;
+}
+
+/* The partner set of shape (created empty): its index, or SCHED_NONE
+ * without memory. */
+static size_t psig_ensure(sched *s, uint64_t shape)
+{
+	size_t i = sched_map_get(&s->paired_map, shape, 0);
+	if (i != SCHED_NONE)
+		return i;
+	if (sched_grow((void **)&s->psig, &s->cap_psig, s->n_psig + 1, sizeof *s->psig))
+		return SCHED_NONE;
+	if (sched_map_put(&s->paired_map, shape, 0, s->n_psig))
+		return SCHED_NONE;
+	memset(&s->psig[s->n_psig], 0, sizeof s->psig[0]);
+	/* the profile's copy (colo_eval reads that) */
+	size_t pi = est_profile_find(s, shape);
+	if (pi != SCHED_NONE) {
+		s->prof[pi].paired = 1;
+		s->prof[pi].psig = s->n_psig;
+	}
+	return s->n_psig++;
+}
+
 static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
 {
 	size_t i = sched_map_get(&s->pair_map, a, b);
@@ -128,14 +166,11 @@ static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
 		return NULL;
 	if (sched_map_put(&s->pair_map, a, b, s->n_pair))
 		return NULL;
-	if (sched_map_put(&s->paired_map, a, 0, 1) || sched_map_put(&s->paired_map, b, 0, 1))
+	size_t ia = psig_ensure(s, a), ib = psig_ensure(s, b);
+	if (ia == SCHED_NONE || ib == SCHED_NONE)
 		return NULL;
-	/* the profiles' copies of the flag (colo_throughput reads those) */
-	size_t pa = est_profile_find(s, a), pb = est_profile_find(s, b);
-	if (pa != SCHED_NONE)
-		s->prof[pa].paired = 1;
-	if (pb != SCHED_NONE)
-		s->prof[pb].paired = 1;
+	psig_add(&s->psig[ia], b);
+	psig_add(&s->psig[ib], a);
 	sched_pair *p = &s->pair[s->n_pair++];
 	memset(p, 0, sizeof *p);
 	p->a = a;
@@ -239,12 +274,16 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		 * the prior alone, the sum in set_speeds_ex's order. */
 		double U = 0, W = 0;
 		size_t np = 0;
+		memset(&md->t0_sig, 0, sizeof md->t0_sig);
 		for (size_t i = 0; i < d->n_run; i++) {
 			const sched_seg *g = &s->seg[d->run[i]];
 			U += colo_util(est_util(s, &g->req, g->prof, d));
 			W += (double)g->pl.n_dev;
-			if (s->prof[g->prof].paired && np++ < SCHED_PSHAPES)
-				md->t0_pshape[np - 1] = g->req.shape;
+			if (s->prof[g->prof].paired) {
+				psig_add(&md->t0_sig, g->req.shape);
+				if (np++ < SCHED_PSHAPES)
+					md->t0_pshape[np - 1] = g->req.shape;
+			}
 		}
 		md->t0_W = W;
 		md->t0_npaired = np;
@@ -259,12 +298,16 @@ double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 	unsigned char paired[COLO_MAX_SET];
 	double W = 0;
 	size_t np = 0;
+	if (!with_cand)
+		memset(&md->t0_sig, 0, sizeof md->t0_sig);
 	for (size_t i = 0; i < d->n_run; i++) {
 		const sched_seg *g = &s->seg[d->run[i]];
 		shape[n] = g->req.shape;
 		util[n] = colo_util(est_util(s, &g->req, g->prof, d));
 		paired[n] = (unsigned char)s->prof[g->prof].paired;
 		W += (double)g->pl.n_dev;
+		if (paired[n] && !with_cand)
+			psig_add(&md->t0_sig, g->req.shape);
 		if (paired[n] && np++ < SCHED_PSHAPES && !with_cand)
 			md->t0_pshape[np - 1] = g->req.shape;
 		n++;
@@ -333,9 +376,12 @@ double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_sh
  * weighted throughput before, and the weight.  Joining never speeds a
  * member up, so the loss is <= 0.
  */
-void colo_eval(const sched *s, const sched_dev *d, uint64_t cand_shape, double cand_util,
-	       int cand_paired, colo_cand *out)
+void colo_eval(const sched *s, const sched_dev *d, size_t cand_prof, double cand_util,
+	       colo_cand *out)
 {
+	const sched_profile *cp = &s->prof[cand_prof];
+	uint64_t cand_shape = cp->shape;
+	int cand_paired = cp->paired;
 	size_t n = d->n_run;
 	if (n + 1 > COLO_MAX_SET) {
 		out->weight = (double)n;
@@ -348,6 +394,10 @@ void colo_eval(const sched *s, const sched_dev *d, uint64_t cand_shape, double c
 	double W = d->t0_W;
 	out->weight = W;
 	int fast = !d->t0_any;
+	/* No member's shape among the candidate's partners: no pair joins
+	 * them, without looking the pairs up (the common case) */
+	if (fast && cand_paired && !psig_meet(&s->psig[cp->psig], &d->t0_sig))
+		cand_paired = 0;
 	if (fast && cand_paired && d->t0_npaired <= SCHED_PSHAPES) {
 		/* the members in some pair, kept with the cache */
 		for (size_t i = 0; fast && i < d->t0_npaired; i++) {
@@ -486,6 +536,7 @@ int sched_colocate_pair(const sched *s, uint64_t shape_a, uint64_t shape_b,
 void colo_fini(sched *s)
 {
 	free(s->pair_bloom);
+	free(s->psig);
 	free(s->pair);
 	sched_map_fini(&s->pair_map);
 	sched_map_fini(&s->paired_map);

@@ -90,7 +90,8 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->util = -1;
 	p->run_head = SCHED_NONE;
 	p->guess_prev = p->guess_next = SCHED_NONE;
-	p->paired = s->n_pair && sched_map_get(&s->paired_map, req->shape, 0) != SCHED_NONE;
+	p->psig = s->n_pair ? sched_map_get(&s->paired_map, req->shape, 0) : SCHED_NONE;
+	p->paired = p->psig != SCHED_NONE;
 	s->pstamp[pi] = (sched_est_stamp){ 0, fi };
 	s->n_prof++;
 	return pi;

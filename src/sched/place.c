@@ -342,7 +342,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			double util = est_util(s, &g->req, g->prof, d);
 			if (d->n_run) {
 				colo_cand cc;
-				colo_eval(s, d, g->req.shape, util, cand_paired, &cc);
+				colo_eval(s, d, g->prof, util, &cc);
 				gain = cc.speed + cc.loss;
 				if (!place_admits(s, gain, 1 + cc.weight, cc.t0))
 					continue;

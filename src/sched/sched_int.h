@@ -33,6 +33,14 @@ void sched_map_fini(sched_map *m);
 #define SCHED_NONE ((size_t)-1)
 #define SCHED_PSHAPES 4
 
+/* A set of shapes as bits (a shape sets one of 256, colocate.c): the
+ * shapes a shape was observed beside, and the paired members of a device.
+ * Two sets that share no bit share no shape, so no pair joins them. */
+#define SCHED_PSIG_WORDS 4
+typedef struct sched_psig {
+	uint64_t w[SCHED_PSIG_WORDS];
+} sched_psig;
+
 /* Device classes: a request goes to GPUs or to the host. */
 enum { CLS_GPU = 0, CLS_HOST = 1, CLS__COUNT };
 
@@ -61,6 +69,7 @@ typedef struct sched_dev {
 	size_t t0_npaired;  /* ... members in some observed pair, and the
 			       shapes of the first SCHED_PSHAPES of them */
 	uint64_t t0_pshape[SCHED_PSHAPES];
+	sched_psig t0_sig;  /* ... and all of their shapes as bits */
 	double g_U;         /* members' utilisation when each started (never
 			       measured: 100), summed, and how many were not
 			       measured (share.c, gandiva) */
@@ -241,6 +250,8 @@ typedef struct sched_profile {
 	double util_stamped;    /* utilisation at the last stamp change */
 	size_t run_head;        /* running segments of this shape, SCHED_NONE none */
 	int paired;             /* the shape is in some observed pair (paired_map) */
+	size_t psig;            /* then its partners' shapes (s->psig), else
+				   SCHED_NONE */
 	/* relish: on its family's list of running shapes whose utilisation
 	 * is the family's mean (util < 0), linked by profile index */
 	int on_guess;
@@ -364,7 +375,9 @@ struct sched {
 	sched_pair *pair;
 	size_t n_pair, cap_pair;
 	sched_map pair_map;     /* (a, b) -> index */
-	sched_map paired_map;   /* shape -> 1 when it is in some pair */
+	sched_map paired_map;   /* shape -> index into psig when it is in some pair */
+	sched_psig *psig;       /* per paired shape, the shapes it pairs with */
+	size_t n_psig, cap_psig;
 	/* A Bloom filter over the pairs (colocate.c): most lookups are of
 	 * pairs never observed, and the filter, a few bits per pair, answers
 	 * those without a probe into the much larger map. */
@@ -481,8 +494,8 @@ typedef struct colo_cand {
 	double t0;              /* members' speed x their devices, before */
 	double weight;          /* members' devices */
 } colo_cand;
-void colo_eval(const sched *s, const sched_dev *d, uint64_t cand_shape, double cand_util,
-	       int cand_paired, colo_cand *out);
+void colo_eval(const sched *s, const sched_dev *d, size_t cand_prof, double cand_util,
+	       colo_cand *out);
 /* Learn from a finished segment that shared its device. */
 void colo_observe(sched *s, const sched_seg *g, double now, double speed);
 void colo_fini(sched *s);

@@ -162,7 +162,7 @@ static int spread_eval(sched *s, const sched_seg *g, int cls, int di, uint64_t r
 	double util = gpu_util >= 0 ? gpu_util : est_util(s, &g->req, g->prof, d);
 	if (d->n_run) {
 		colo_cand cc;
-		colo_eval(s, d, g->req.shape, util, s->prof[g->prof].paired, &cc);
+		colo_eval(s, d, g->prof, util, &cc);
 		x->speed = (float)cc.speed;
 		x->loss = (float)cc.loss;
 		x->t0 = (float)cc.t0;
