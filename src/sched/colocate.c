@@ -258,8 +258,24 @@ static double set_speeds(const sched *s, const uint64_t *shape, const double *ut
 	return set_speeds_ex(s, shape, util, NULL, n, speed, NULL, NULL);
 }
 
+/* colo_throughput but for its cache (below): a function of its own, not
+ * inlined, so that the cached answer, the common case, costs a call
+ * without this one's frame. */
+static double __attribute__((noinline))
+colo_throughput_compute(const sched *s, const sched_dev *d, int with_cand,
+			uint64_t cand_shape, double cand_util);
+
 double colo_throughput(const sched *s, const sched_dev *d, int with_cand,
 		       uint64_t cand_shape, double cand_util)
+{
+	if (!with_cand && d->n_run + 1 <= COLO_MAX_SET && d->t0_call == s->call_id &&
+	    d->t0_nrun == d->n_run)
+		return d->t0; /* members and their profiles are fixed within a call */
+	return colo_throughput_compute(s, d, with_cand, cand_shape, cand_util);
+}
+
+static double colo_throughput_compute(const sched *s, const sched_dev *d, int with_cand,
+				      uint64_t cand_shape, double cand_util)
 {
 	uint64_t shape[COLO_MAX_SET];
 	double util[COLO_MAX_SET], speed[COLO_MAX_SET];
@@ -376,8 +392,34 @@ double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_sh
  * weighted throughput before, and the weight.  Joining never speeds a
  * member up, so the loss is <= 0.
  */
+static void __attribute__((noinline))
+colo_eval_general(const sched *s, const sched_dev *d, size_t cand_prof, double cand_util,
+		  colo_cand *out);
+
 void colo_eval(const sched *s, const sched_dev *d, size_t cand_prof, double cand_util,
 	       colo_cand *out)
+{
+	/* The common case: the set's figures cached in this call, no pair
+	 * among its members and none with the candidate, so the utilisation
+	 * prior alone decides (what the general path below computes then,
+	 * the same sums, without its frame) */
+	const sched_profile *cp = &s->prof[cand_prof];
+	if (d->n_run + 1 <= COLO_MAX_SET && d->t0_call == s->call_id && d->t0_nrun == d->n_run &&
+	    !d->t0_any && (!cp->paired || !psig_meet(&s->psig[cp->psig], &d->t0_sig))) {
+		double W = d->t0_W;
+		double U0 = d->t0_U, U1 = U0 + colo_util(cand_util);
+		double sp0 = U0 > 100 ? 100 / U0 : 1, sp1 = U1 > 100 ? 100 / U1 : 1;
+		out->weight = W;
+		out->speed = sp1;
+		out->loss = W * (sp1 - sp0);
+		out->t0 = W * sp0;
+		return;
+	}
+	colo_eval_general(s, d, cand_prof, cand_util, out);
+}
+
+static void colo_eval_general(const sched *s, const sched_dev *d, size_t cand_prof,
+			      double cand_util, colo_cand *out)
 {
 	const sched_profile *cp = &s->prof[cand_prof];
 	uint64_t cand_shape = cp->shape;
