@@ -530,10 +530,11 @@ static int user_mem_ok(const sched_user *u, const sched_placement *pl)
 enum { SCAN_KEEP, SCAN_KEEP_NEW, SCAN_PLACED };
 
 /*
- * One queued segment (its entry *qe, a copy): try to place it now.
- * SCAN_PLACED: committed, *out written.  SCAN_KEEP: it stays queued and
- * its entry is unchanged; SCAN_KEEP_NEW: it stays with *qe updated (a new
- * refusal memo).  The caller keeps the queue in order.
+ * One queued segment (its entry *qe, in the queue): try to place it now.
+ * SCAN_PLACED: committed, *out written (the caller drops the entry).
+ * SCAN_KEEP: it stays queued and its entry is unchanged; SCAN_KEEP_NEW: it
+ * stays with *qe updated (a new refusal memo).  The caller keeps the queue
+ * in order.
  */
 static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out)
 {
@@ -729,16 +730,17 @@ static size_t scan_queue(sched *s, pass *ps, sched_queue *q, double now,
 		if (placed >= max || pass_saturated(s, ps) ||
 		    (s->opt.scan_max && tried >= s->opt.scan_max))
 			break;
-		sched_qent qe = SCHED_Q(q, r);
+		/* in place: scan_one changes the entry only when it says so */
+		sched_qent *qe = &SCHED_Q(q, r);
 		tried++;
 		s->work.scanned++;
-		int act = scan_one(s, ps, &qe, now, &out[placed]);
+		int act = scan_one(s, ps, qe, now, &out[placed]);
 		if (act == SCAN_PLACED) {
 			placed++;
 			continue;
 		}
-		if (act == SCAN_KEEP_NEW || w != r)
-			SCHED_Q(q, w) = qe;
+		if (w != r)
+			SCHED_Q(q, w) = *qe;
 		w++;
 	}
 	queue_close(q, r, w);
@@ -815,17 +817,17 @@ static size_t scan_fair(sched *s, pass *ps, double now, sched_placement *out, si
 			continue;
 		}
 		size_t r = u->scan_r++;
-		sched_qent qe = SCHED_Q(q, r);
+		sched_qent *qe = &SCHED_Q(q, r);
 		u->scan_tried++;
 		s->work.scanned++;
-		int act = scan_one(s, ps, &qe, now, &out[placed]);
+		int act = scan_one(s, ps, qe, now, &out[placed]);
 		if (act == SCAN_PLACED) {
 			placed++;
 			uheap_down(s, n, 0); /* it runs one more: ranked again */
 			continue;
 		}
-		if (act == SCAN_KEEP_NEW || u->scan_w != r)
-			SCHED_Q(q, u->scan_w) = qe;
+		if (u->scan_w != r)
+			SCHED_Q(q, u->scan_w) = *qe;
 		u->scan_w++;
 	}
 	for (size_t k = 0; k < m; k++) {
