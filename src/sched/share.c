@@ -369,21 +369,9 @@ int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
 		    res >= m->refused_res && g->req.compute_hint >= m->comp)
 			return 0;
 		uint64_t fstamp = s->fstamp[p->fam];
-		int reuse = m && m->k == k && m->cls == cls && m->res == res &&
+		int reuse = m && m->k == k && m->cls == cls && m->res <= res &&
 			    m->comp == g->req.compute_hint && m->stamp >= p->stamp &&
 			    m->stamp >= fstamp && m->stamp >= s->all_stamp && m->stamp >= s->add_stamp;
-		if (reuse && !m->complete) {
-			/* kept ones that still score what they did, and may be
-			 * taken in this call */
-			size_t kept = 0;
-			for (size_t i = 0; i < m->n && kept < (size_t)k; i++) {
-				int di = m->c[i].di;
-				const sched_hot *h = &s->hot[di];
-				kept += h->stamp <= m->stamp && h->ver == m->c[i].ver &&
-					h->free_key >= res;
-			}
-			reuse = kept >= (size_t)k;
-		}
 		spread_memo tmp;
 		if (!m) { /* no memory for a memo: a walk over every device */
 			memset(&tmp, 0, sizeof tmp);
