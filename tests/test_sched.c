@@ -380,6 +380,67 @@ static void test_backfill_and_aging(void **state)
 	sched_free(s);
 }
 
+/* A claim that ends without being made again frees its device for what it
+ * held back, although nothing changed on the device.  GPU 0 runs X, GPU 1
+ * runs Y with 500 MiB left; the starving B claims GPU 0 at t = 2000, and S,
+ * which would fit there but not on GPU 1, is refused; B is then withdrawn,
+ * and the next call must place S on GPU 0.  (A claim that ends leaves its
+ * device pending, not touched, place.c; without the pending devices
+ * counted as changed, S's refusal would stand until something changed on
+ * GPU 0.)  For pack (the device index answers) and relish (a walk over
+ * the devices changed since the refusal). */
+static void claim_withdrawn(sharing_policy pol)
+{
+	sched *s = mk(pol);
+	add_gpu(s, 10000);
+	add_gpu(s, 10000);
+	sched_placement pl[4];
+	int relish = pol == SHARE_RELISH;
+	if (relish) {
+		/* measured shapes: reservations (peak x 1.2 + 256) of 3856,
+		 * 9496, 9856 and 1456 MiB */
+		const uint64_t peak[4] = { 3000, 7700, 8000, 1000 };
+		for (int k = 0; k < 4; k++) {
+			sched_request r = rq(101 + (uint64_t)k, 0, 1 + (uint64_t)k, 0);
+			sched_observation o = ob(SCHED_OUT_COMPLETED, peak[k], 30, 1, 10);
+			sched_learn(s, &r, &o);
+		}
+	}
+	submit(s, rq(1, 0, 1, relish ? 0 : 6000)); /* X */
+	submit(s, rq(2, 0, 2, relish ? 0 : 9500)); /* Y */
+	size_t n = sched_place(s, 0, pl, 4);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_pl(pl, n, 1)->dev[0], 0);
+	assert_int_equal(find_pl(pl, n, 2)->dev[0], 1);
+	submit(s, rq(3, 1, 3, relish ? 0 : 8000)); /* B: fits nowhere */
+	assert_int_equal(sched_place(s, 1, pl, 4), 0);
+	submit(s, rq(4, 1990, 4, relish ? 0 : 1000)); /* S: fits on GPU 0 only */
+	/* B has waited 1999 s: it claims GPU 0 (the least reserved), S is
+	 * held back, in this call and the next (claimed again) */
+	assert_int_equal(sched_place(s, 2000, pl, 4), 0);
+	assert_int_equal(sched_place(s, 2001, pl, 4), 0);
+	assert_int_equal(sched_remove(s, 3), 1);
+	n = sched_place(s, 2002, pl, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(pl[0].seg_id, 4);
+	assert_int_equal(pl[0].dev[0], 0);
+	assert_int_equal(sched_queue_length(s), 0);
+	check_capacity(s);
+	sched_free(s);
+}
+
+static void test_claim_withdrawn_pack(void **state)
+{
+	(void)state;
+	claim_withdrawn(SHARE_PACK);
+}
+
+static void test_claim_withdrawn_relish(void **state)
+{
+	(void)state;
+	claim_withdrawn(SHARE_RELISH);
+}
+
 /* Gangs take whole empty GPUs and hold them; singles pack elsewhere. */
 static void test_gang(void **state)
 {
@@ -827,6 +888,8 @@ int main(void)
 		cmocka_unit_test(test_pack_best_fit_backfill),
 		cmocka_unit_test(test_pack_profile_fallback),
 		cmocka_unit_test(test_backfill_and_aging),
+		cmocka_unit_test(test_claim_withdrawn_pack),
+		cmocka_unit_test(test_claim_withdrawn_relish),
 		cmocka_unit_test(test_gang),
 		cmocka_unit_test(test_oom_raise),
 		cmocka_unit_test(test_relish_policy),

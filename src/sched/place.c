@@ -55,6 +55,44 @@ static void pass_refresh(const sched *s, pass *ps, int cls)
 			ps->saturated = 0;
 }
 
+/*
+ * Pending claims.  A claim lasts one call; a device whose claim may have
+ * refused something must then count as changed, or what it refused is
+ * never looked at there again.  But a starving head claims the same
+ * devices call after call, and touching them at every end (a new stamp,
+ * the front of the most-recently-changed list) made every queued segment
+ * look at them again in every call, only to find them claimed once more:
+ * on the Philly trace at 64 GPUs, seven of every ten touches.  So a claim
+ * that ends with refusals behind it leaves its device pending, and the
+ * next call settles it: a segment looked at before the class's head (when
+ * nothing is claimed yet) counts the pending devices as changed since
+ * pend_stamp; once the head has claimed again, the pending devices it did
+ * not claim are touched, and those it did stay pending.  A class whose
+ * head is not seen in a call has its pending devices touched at the end.
+ */
+static int pend_open(const sched *s, const pass *ps, int cls, uint64_t m)
+{
+	return !ps->head_seen[cls] && s->n_pend[cls] && s->pend_stamp[cls] > m;
+}
+
+/* Touch class cls's pending devices that are not claimed now (all of
+ * them: all set); the list keeps the others. */
+static void pend_settle(sched *s, int cls, int all)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < s->n_pend[cls]; i++) {
+		int di = s->pend_list[cls][i];
+		sched_dev *d = &s->dev[di];
+		if (!d->pend)
+			continue; /* touched since (its entry goes now) */
+		if (!all && d->claimed)
+			s->pend_list[cls][w++] = di;
+		else
+			sched_touch_dev(s, d);
+	}
+	s->n_pend[cls] = w;
+}
+
 int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 {
 	sched_seg *g = &s->seg[gi];
@@ -326,10 +364,24 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		}
 	}
 	size_t n_admit = 0;
-	for (int di = answered ? -1 : s->idx[cls].mru_head; di >= 0; di = s->hot[di].next) {
+	/* The devices changed since the refusal: the pending claims first
+	 * (where their touch would have put them), then the
+	 * most-recently-changed list down to the refusal's stamp. */
+	size_t n_pend = !answered && pend_open(s, ps, cls, since) ? s->n_pend[cls] : 0, pi = 0;
+	int next = answered ? -1 : s->idx[cls].mru_head;
+	for (;;) {
+		int di;
+		if (pi < n_pend) {
+			di = s->pend_list[cls][pi++];
+			if (!s->dev[di].pend || s->hot[di].stamp > since)
+				continue; /* not pending now, or on the list below */
+		} else {
+			di = next;
+			if (di < 0 || s->hot[di].stamp <= since)
+				break; /* the rest has not changed since the refusal */
+			next = s->hot[di].next;
+		}
 		const sched_hot *h = &s->hot[di];
-		if (h->stamp <= since)
-			break; /* the rest has not changed since the refusal */
 		if (h->free_key < res)
 			continue; /* claimed, held, or too little memory */
 		const sched_dev *d = &s->dev[di];
@@ -640,7 +692,8 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 	 * rejected again without recomputing anything. */
 	if (own_same && qe->memo_res && qe->memo_res > ps->max_free[cls])
 		own_same = 2;
-	if (own_same != 2 && !(own_same && qe->memo >= s->cls_stamp[cls])) {
+	if (own_same != 2 &&
+	    !(own_same && qe->memo >= s->cls_stamp[cls] && !pend_open(s, ps, cls, qe->memo))) {
 		uint64_t since = own_same ? qe->memo : 0;
 		est_reserve(s, &g->req, g->prof, cls, &e);
 		have_e = 1;
@@ -666,7 +719,7 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 			    p->memo_at >= s->all_stamp && res >= p->memo_at_mem &&
 			    g->req.compute_hint >= p->memo_at_comp) {
 				since = p->memo_at;
-				memo = since >= s->cls_stamp[cls];
+				memo = since >= s->cls_stamp[cls] && !pend_open(s, ps, cls, since);
 			}
 			ok = !memo && place_shared(s, ps, g, cls, &e, since, &pl);
 		}
@@ -705,6 +758,9 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 		} else {
 			g->n_claim = 0;
 		}
+		/* the pending claims the head did not make again end now */
+		if (s->n_pend[cls])
+			pend_settle(s, cls, 0);
 	}
 	return SCAN_KEEP_NEW;
 }
@@ -862,15 +918,29 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 			     : scan_queue(s, &ps, &s->q, now, out, max);
 	/* Claims last one call: released devices where a refusal may have
 	 * been due to the claim count as changed, so what was refused there
-	 * is looked at again. */
+	 * is looked at again: pending, settled by the next call (above,
+	 * pend_open). */
+	for (int c = 0; c < CLS__COUNT; c++)
+		if (s->n_pend[c] && !ps.head_seen[c])
+			pend_settle(s, c, 1); /* no head claimed them again */
 	for (size_t i = 0; i < s->n_claimed; i++) {
 		sched_dev *d = &s->dev[s->claimed_list[i]];
 		d->claimed = 0;
 		devidx_update(s, d);
-		if (d->claim_blocked)
-			sched_touch_dev(s, d);
+		if (d->claim_blocked && !d->pend) {
+			size_t *n = &s->n_pend[d->cls];
+			if (*n < sizeof s->pend_list[0] / sizeof s->pend_list[0][0]) {
+				d->pend = 1;
+				s->pend_list[d->cls][(*n)++] = s->claimed_list[i];
+			} else {
+				sched_touch_dev(s, d); /* no room: changed for all now */
+			}
+		}
 		d->claim_blocked = 0;
 	}
+	for (int c = 0; c < CLS__COUNT; c++)
+		if (s->n_pend[c])
+			s->pend_stamp[c] = ++s->stamp;
 	s->n_claimed = 0;
 	s->n_claim_blocked = 0;
 	return placed;

@@ -111,6 +111,7 @@ int sched_foreign_policy_from_name(const char *str, sched_foreign_policy *out)
 
 void sched_touch_dev(sched *s, sched_dev *d)
 {
+	d->pend = 0; /* changed for everyone now (its list entry goes lazily) */
 	d->stamp = ++s->stamp;
 	s->hot[d - s->dev].stamp = d->stamp;
 	d->ver++;

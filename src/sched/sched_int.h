@@ -58,6 +58,9 @@ typedef struct sched_dev {
 	size_t n_run, cap_run;
 	int claimed;        /* set during sched_place: drained for a starving request */
 	int claim_blocked;  /* a refusal in this call may be due to the claim */
+	int pend;           /* its claim ended with refusals behind it, and it
+			       was not touched for that (place.c, pending
+			       claims): on the class's pending list */
 	int held;           /* an exclusive segment or a gang holds it whole */
 	uint64_t stamp;     /* last change that may let more fit (a release) */
 	uint64_t t0_call;   /* cached throughput of the running set ... */
@@ -333,6 +336,12 @@ struct sched {
 	sched_devidx idx[CLS__COUNT];
 	int claimed_list[CLS__COUNT * SCHED_MAX_GANG]; /* claimed in this call */
 	size_t n_claimed, n_claim_blocked;
+	/* Pending claims (place.c): devices whose claim ended with refusals
+	 * behind it, released at pend_stamp and not touched, since the same
+	 * starving head claims them again in the next call, as a rule. */
+	int pend_list[CLS__COUNT][CLS__COUNT * SCHED_MAX_GANG];
+	size_t n_pend[CLS__COUNT];
+	uint64_t pend_stamp[CLS__COUNT];
 	int noted_whole;        /* claim_note for a whole segment done since the
 				   claimed list last grew (place.c) */
 	uint64_t noted_res;     /* least shared reservation noted since then */
