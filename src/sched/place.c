@@ -588,7 +588,9 @@ enum { SCAN_KEEP, SCAN_KEEP_NEW, SCAN_PLACED };
  * stays with *qe updated (a new refusal memo).  The caller keeps the queue
  * in order.
  */
-static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out)
+static int scan_search(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out);
+
+static inline int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out)
 {
 	/* Over its user's limits: passed over, nothing learnt or claimed. */
 	if (s->any_limits &&
@@ -666,6 +668,15 @@ static int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched_placem
 			return SCAN_KEEP_NEW;
 		}
 	}
+	return scan_search(s, ps, qe, now, out);
+}
+
+/* scan_one past its shortcuts: the segment's record, its estimate and
+ * the devices are looked at (a function of its own, so that the
+ * shortcuts, which decide most entries, cost no more than they read). */
+static int __attribute__((noinline))
+scan_search(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out)
+{
 	size_t gi = qe->gi;
 	sched_seg *g = &s->seg[gi];
 	/* Gangs that share: after gang_scan_max refusals of gangs of one
