@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -755,6 +757,103 @@ static void test_descendants_default(void **state)
 }
 
 /*
+ * The trial joins its cgroup itself: relish's own /proc/self/cgroup never
+ * changes while trials are launched (a thread reads it all along; when
+ * relish moved itself into each trial's cgroup around a fork, it saw that),
+ * and the trial is in its unit's cgroup from its first instruction (cat
+ * reads its own /proc/self/cgroup at once).  It also starts as a fresh
+ * process: no signal blocked or ignored (relish ignores SIGPIPE, libuv
+ * and relish handle others).
+ */
+typedef struct watch {
+	volatile int stop;
+	char first[4096];
+	long reads, changes;
+	char changed[4096];
+} watch;
+
+static size_t read_all(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t got = 0;
+	ssize_t r;
+	while (got + 1 < n && (r = read(fd, buf + got, n - 1 - got)) > 0)
+		got += (size_t)r;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+static void *watch_main(void *arg)
+{
+	watch *w = arg;
+	char buf[4096];
+	while (!w->stop) {
+		read_all("/proc/self/cgroup", buf, sizeof buf);
+		w->reads++;
+		if (strcmp(buf, w->first) != 0) {
+			if (!w->changes++)
+				snprintf(w->changed, sizeof w->changed, "%s", buf);
+		}
+	}
+	return NULL;
+}
+
+static void check_cgroup_join(fixture *f, int v2)
+{
+	if (f->skip)
+		skip();
+	watch w = {0};
+	assert_true(read_all("/proc/self/cgroup", w.first, sizeof w.first) > 0);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, watch_main, &w), 0);
+	enum { N = 30 };
+	for (int i = 0; i < N; i++) {
+		char *argv[] = {"/bin/cat", "/proc/self/cgroup", "/proc/self/status", NULL};
+		char logname[32];
+		snprintf(logname, sizeof logname, "join%d.log", i);
+		launch_args a = {.trial_id = "t1", .from = 0, .to = 1, .log = logname};
+		run r;
+		assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
+		wait_end(f, &r, 20);
+		assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+		char path[256], buf[16384];
+		snprintf(path, sizeof path, "%s/%s", f->dir, logname);
+		assert_true(read_all(path, buf, sizeof buf) > 0);
+		/* Its line for the hierarchy ("0::..." or "N:freezer:...")
+		 * names a unit: .../relish.<pid>.<start>.<k>/p<N> */
+		char *line = NULL;
+		for (char *l = buf; l && !line; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (v2 ? strncmp(l, "0::", 3) == 0 : strncmp(strchr(l, ':') ? strchr(l, ':') : l,
+								     ":freezer:", 9) == 0)
+				line = l;
+		if (!line)
+			fail_msg("trial %d printed no %s line: %s", i, v2 ? "0::" : "freezer", buf);
+		char *eol = strchr(line, '\n');
+		assert_non_null(eol);
+		*eol = '\0';
+		char *unit = strstr(line, "/relish.");
+		if (!unit || !strstr(unit, "/p"))
+			fail_msg("trial %d not in a unit's cgroup: %s", i, line);
+		*eol = '\n';
+		assert_non_null(strstr(buf, "SigBlk:\t0000000000000000\n"));
+		assert_non_null(strstr(buf, "SigIgn:\t0000000000000000\n"));
+	}
+	w.stop = 1;
+	pthread_join(th, NULL);
+	fprintf(stderr, "relish's /proc/self/cgroup read %ld times during %d launches\n", w.reads, N);
+	if (w.changes)
+		fail_msg("relish's cgroup changed %ld times during launches, e.g. to:\n%s", w.changes,
+			 w.changed);
+	assert_true(w.reads > 0);
+}
+
+static void test_cgroup_join_cgroup2(void **state) { check_cgroup_join(*state, 1); }
+static void test_cgroup_join_cgroup1(void **state) { check_cgroup_join(*state, 0); }
+
+/*
  * A relish killed with SIGKILL leaves its trials' descendants behind; the
  * next process executor on the machine removes them (its cgroup names the
  * dead relish by pid and start time).  A forked child plays the relish.
@@ -821,6 +920,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_descendants_proc, setup_proc, teardown),
 		cmocka_unit_test_setup_teardown(test_descendants_group, setup_group, teardown),
 		cmocka_unit_test_setup_teardown(test_descendants_of_dead_relish, setup_cgroup2, teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_join_cgroup2, setup_cgroup2, teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_join_cgroup1, setup_cgroup1, teardown),
 		cmocka_unit_test_setup_teardown(test_completed_and_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_segv, setup, teardown),

@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/procid.h"
+#include "exec/spawn.h"
 #include "telemetry/procmem.h"
 
 #define FREEZE_WAIT_MS 100  /* cgroup v1: wait for FROZEN at most */
@@ -43,7 +43,7 @@ struct confine_unit {
 	pid_t leader;
 	uint64_t leader_start;
 	char dir[PATH_MAX];         /* cgroup directory; "" without one */
-	int self_stuck;             /* relish could not leave dir: never kill it */
+	int join_fd;                /* dir's join file until the spawn; -1 */
 	int tracked;                /* proc tracking (no cgroup for this unit) */
 	member *known;              /* proc: every member seen */
 	size_t n_known, cap_known;
@@ -101,13 +101,6 @@ static int write_str(const char *dir, const char *file, const char *text)
 	return w == (ssize_t)n ? 0 : -1;
 }
 
-static int write_num(const char *dir, const char *file, long v)
-{
-	char buf[32];
-	snprintf(buf, sizeof buf, "%ld", v);
-	return write_str(dir, file, buf);
-}
-
 /* The pids listed in dir/cgroup.procs (at most max); -1 when unreadable. */
 static int read_procs(const char *dir, pid_t *out, size_t max)
 {
@@ -129,11 +122,6 @@ static void sleep_ms(long ms)
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-static pid_t my_tid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
 }
 
 /* ---- finding relish's own cgroup ------------------------------------------ */
@@ -208,15 +196,18 @@ static int own_path(int v2, const char *controller, char *out, size_t n)
 	return found;
 }
 
-/* Where the thread or process joins (v1: the thread alone). */
+/* Where a process joins by writing "0" (v1: the writing thread; the
+ * trial's child is a single thread then). */
 static const char *join_file(const confine *c)
 {
 	return c->kind == EXEC_CONFINE_CGROUP1 ? "tasks" : "cgroup.procs";
 }
 
-static long self_id(const confine *c)
+static int open_join(const confine *c, const char *dir)
 {
-	return c->kind == EXEC_CONFINE_CGROUP1 ? (long)my_tid() : (long)getpid();
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/%s", dir, join_file(c));
+	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
 /* ---- killing a cgroup ------------------------------------------------------- */
@@ -329,7 +320,8 @@ static void sweep_stale(confine *c)
 }
 
 /* Set c up for the hierarchy (kind v2 or v1 freezer) and prove that relish
- * can create a cgroup there, enter it and leave it.  0, or -1 with why. */
+ * can create a cgroup there and that a child can join it (relish itself
+ * never enters one).  0, or -1 with why. */
 static int cgroup_setup(confine *c, exec_confine kind, char *why, size_t wn)
 {
 	int v2 = kind == EXEC_CONFINE_CGROUP2;
@@ -368,7 +360,7 @@ static int cgroup_setup(confine *c, exec_confine kind, char *why, size_t wn)
 		snprintf(why, wn, "cannot create %s: %s", c->parent, strerror(errno));
 		return -1;
 	}
-	/* Enter a probe cgroup and leave it, as every launch will. */
+	/* A throwaway child joins a probe cgroup, as every trial will. */
 	char probe[PATH_MAX + 16];
 	snprintf(probe, sizeof probe, "%s/probe", c->parent);
 	if (mkdir(probe, 0755) < 0 && errno != EEXIST) {
@@ -376,18 +368,20 @@ static int cgroup_setup(confine *c, exec_confine kind, char *why, size_t wn)
 		rmdir(c->parent);
 		return -1;
 	}
-	if (write_num(probe, join_file(c), self_id(c)) < 0) {
-		snprintf(why, wn, "cannot move relish into %s: %s", probe, strerror(errno));
+	int fd = open_join(c, probe);
+	int rc = fd < 0 ? -errno : spawn_probe_join(fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		snprintf(why, wn, "a child cannot join %s: %s", probe, strerror(-rc));
 		rmdir(probe);
 		rmdir(c->parent);
 		return -1;
 	}
-	if (write_num(c->own, join_file(c), self_id(c)) < 0) {
-		/* Stuck inside: leave everything as it is, kill nothing. */
-		snprintf(why, wn, "cannot move relish back to %s: %s", c->own, strerror(errno));
-		return -1;
-	}
-	rmdir(probe);
+	/* The probe child is reaped: the cgroup is empty (a v1 exit may take
+	 * a moment to leave it). */
+	for (int i = 0; i < 100 && rmdir(probe) < 0 && errno == EBUSY; i++)
+		sleep_ms(1);
 	sweep_stale(c);
 	snprintf(c->desc, sizeof c->desc, "%s (%s)", v2 ? "cgroup v2" : "cgroup v1 freezer", c->parent);
 	return 0;
@@ -499,15 +493,16 @@ int confine_unit_begin(confine *c, confine_unit **out, rl_err *err)
 	if (!u)
 		return rl_err_set(err, RL_ENOMEM, "confining a trial");
 	u->tracked = c->kind == EXEC_CONFINE_PROC;
+	u->join_fd = -1;
 	if (is_cgroup(c)) {
-		/* A cgroup that cannot be made or entered (too many, a
+		/* A cgroup that cannot be made or joined (too many, a
 		 * hierarchy gone read-only) leaves this one process tracked
 		 * through /proc rather than not confined at all. */
 		snprintf(u->dir, sizeof u->dir, "%s/p%u", c->parent, ++c->seq);
 		if (mkdir(u->dir, 0755) < 0) {
 			u->dir[0] = '\0';
 			u->tracked = 1;
-		} else if (write_num(u->dir, join_file(c), self_id(c)) < 0) {
+		} else if ((u->join_fd = open_join(c, u->dir)) < 0) {
 			rmdir(u->dir);
 			u->dir[0] = '\0';
 			u->tracked = 1;
@@ -544,19 +539,25 @@ static void known_add(confine_unit *u, pid_t pid, uint64_t start)
 	u->known[u->n_known++] = (member){pid, start};
 }
 
-void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time)
+int confine_unit_join_fd(const confine_unit *u)
+{
+	return u ? u->join_fd : -1;
+}
+
+void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time,
+			  int join_errno)
 {
 	if (!u)
 		return;
-	if (u->dir[0] && write_num(c->own, join_file(c), self_id(c)) < 0) {
-		/* relish is still inside: its unit must never be killed, and
-		 * later launches must not risk the same. */
-		u->self_stuck = 1;
+	if (u->join_fd >= 0) {
+		close(u->join_fd);
+		u->join_fd = -1;
+	}
+	if (u->dir[0] && leader > 0 && join_errno) {
+		/* The child runs outside its cgroup: track it through /proc. */
+		rmdir(u->dir);
+		u->dir[0] = '\0';
 		u->tracked = 1;
-		c->kind = EXEC_CONFINE_PROC;
-		snprintf(c->desc, sizeof c->desc, "/proc tracking (could not leave cgroup %s: %s)",
-			 u->dir, strerror(errno));
-		u->dir[0] = '\0'; /* never killed, never removed, never read */
 	}
 	if (leader <= 0) {
 		confine_unit_free(c, u);
@@ -752,8 +753,7 @@ void confine_unit_kill(confine *c, confine_unit *u)
 		return;
 	kill(-u->leader, SIGKILL);
 	if (u->dir[0]) {
-		if (!u->self_stuck)
-			cgroup_kill(c->kind, u->dir);
+		cgroup_kill(c->kind, u->dir);
 		return;
 	}
 	if (!u->tracked)
@@ -782,7 +782,9 @@ void confine_unit_free(confine *c, confine_unit *u)
 		return;
 	unit_unlink(c, u);
 	confine_unit_kill(c, u);
-	if (u->dir[0] && !u->self_stuck)
+	if (u->join_fd >= 0)
+		close(u->join_fd);
+	if (u->dir[0])
 		cgroup_remove(c, u->dir); /* still busy: retried at the next scan */
 	free(u->known);
 	free(u->pids);

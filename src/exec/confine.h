@@ -27,12 +27,12 @@
  *             attach processes get: their containers are confined by the
  *             engine, and conmon must outlive `podman run`).
  *
- * The cgroup is joined before exec with no helper process: the loop thread
- * moves relish into the new cgroup, forks the trial (which inherits it) and
- * moves relish back at once (cgroup v1 moves the thread alone, v2 the
- * process; no controller is enabled, so nothing is charged to it).  A unit
- * relish could not leave again is never killed (relish would kill itself):
- * confinement of later launches falls back to proc.
+ * The trial joins its cgroup itself, before exec (spawn.h: its child writes
+ * "0" to the join file that confine_unit_begin opened), so it is in it from
+ * its program's first instruction and relish never enters a trial's cgroup:
+ * no limit or accounting of a unit ever applies to relish's own threads.
+ * A child that cannot join (the hierarchy changed since confine_new) runs
+ * tracked through /proc instead.
  *
  * Memory: a unit's memory is the summed RSS of its live members (zombies
  * hold none), read from /proc: the same measure as before confinement,
@@ -78,14 +78,18 @@ size_t confine_swept(const confine *c);
 
 /*
  * Around the spawn of one trial process: confine_unit_begin creates its
- * unit and puts the calling thread in it (the child forked next inherits
- * it); confine_unit_spawned puts the thread back and records the leader
- * (pid 0: the spawn failed; the unit is then freed).  Between the two,
- * nothing but the fork may run.  begin returns 0 or an error (the caller
- * may spawn without a unit: *out is NULL then).
+ * unit (and cgroup); the child joins it by writing "0" to
+ * confine_unit_join_fd (close-on-exec; -1 when the unit has no cgroup);
+ * confine_unit_spawned records the leader (pid 0: the spawn failed; the
+ * unit is then freed) and closes the join fd; join_errno, the child's
+ * failure to join (0: joined), makes the unit fall back to /proc tracking.
+ * begin returns 0 or an error (the caller may spawn without a unit: *out
+ * is NULL then).
  */
 int confine_unit_begin(confine *c, confine_unit **out, rl_err *err);
-void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time);
+int confine_unit_join_fd(const confine_unit *u);
+void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time,
+			  int join_errno);
 
 /* proc and group: one /proc scan that updates every unit's members and
  * memory; cgroups read theirs on demand.  Call before confine_unit_usage. */

@@ -2,15 +2,20 @@
  * process.c - the process executor: trials as child processes of relish, on
  * the driver's libuv loop (see exec.h for the contract with the driver).
  *
- * Each trial process is spawned with UV_PROCESS_DETACHED, so it leads its own
- * session and process group: SIGTERM goes to the whole group (a DataLoader's
- * workers hear it with their trial) and a terminal's Ctrl-C does not reach
- * it.  Each also gets a confinement unit (confine.h: a cgroup, or /proc
- * tracking), which holds every process it starts however it detaches:
- * SIGKILL goes to the whole unit, and when the leader exits the rest of the
- * unit is killed.  libuv reports an exec failure (missing binary, no
- * permission) through its close-on-exec pipe, so launch returns RL_EEXEC
- * synchronously and no process is left.  stdout and stderr are pipes read
+ * Each trial process is started without copying relish (spawn.h: clone
+ * with CLONE_VM | CLONE_VFORK, no fork) and leads its own session and
+ * process group: SIGTERM goes to the whole group (a DataLoader's workers
+ * hear it with their trial) and a terminal's Ctrl-C does not reach it.
+ * Each also gets a confinement unit (confine.h: a cgroup, or /proc
+ * tracking), which holds every process it starts however it detaches: the
+ * child joins its cgroup itself before exec, SIGKILL goes to the whole
+ * unit, and when the leader exits the rest of the unit is killed.  An exec
+ * failure (missing binary, no permission) is reported by the child before
+ * the spawn returns, so launch returns RL_EEXEC synchronously and no
+ * process is left.  Its exit is seen on a pidfd (uv_poll: readable when it
+ * has exited), then it is reaped by pid; libuv's own children (the
+ * container and Slurm executors' tools) are untouched, libuv reaps only
+ * those.  stdout and stderr are pipes read
  * here: both go, interleaved in arrival order, to the segment's log file
  * (bounded by log_max_bytes), the last TAIL_MAX bytes are kept for
  * out-of-memory messages, and stdout is split into lines (at most
@@ -52,9 +57,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/procid.h"
+#include "exec/spawn.h"
 #include "telemetry/procmem.h"
 
 #define TAIL_MAX 8192      /* output kept for out-of-memory messages */
@@ -83,7 +91,8 @@ struct exec_segment {
 struct proc {
 	pexec *ex;
 	proc *next;
-	uv_process_t h;
+	uv_poll_t h;               /* on pidfd: readable once the process has exited */
+	int pidfd;                 /* -1 until spawned */
 	uv_pipe_t in, out, err;
 	uv_timer_t t_timeout, t_kill, t_drain;
 	int open_handles;          /* freed when it drops to 0 */
@@ -162,6 +171,8 @@ static void on_handle_closed(uv_handle_t *h)
 		pexec *ex = p->ex;
 		proc_unlink(p);
 		confine_unit_free(ex->cf, p->cu);
+		if (p->pidfd >= 0)
+			close(p->pidfd);
 		if (p->log_fd >= 0)
 			close(p->log_fd);
 		free(p->line);
@@ -512,12 +523,31 @@ static void drain_timer_cb(uv_timer_t *t)
 	maybe_finish(p);
 }
 
-static void exit_cb(uv_process_t *h, int64_t status, int term_signal)
+/* The pidfd is readable: the process has exited.  Reap it (the zombie held
+ * its pid until now, so the pid is still ours) and classify. */
+static void exit_poll_cb(uv_poll_t *h, int status, int events)
 {
 	proc *p = h->data;
+	(void)status;
+	(void)events;
+	if (p->exited)
+		return;
+	int st = 0;
+	pid_t r;
+	while ((r = waitpid(p->pid, &st, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r == 0)
+		return; /* not yet (a spurious wake-up) */
+	uv_poll_stop(h);
 	p->exited = 1;
-	p->exit_code = (int)status;
-	p->term_signal = term_signal;
+	if (r < 0) {
+		/* Reaped elsewhere (SIGCHLD ignored): the status is lost. */
+		p->exit_code = -1;
+		p->term_signal = 0;
+	} else {
+		p->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+		p->term_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	}
 	uv_timer_stop(&p->t_kill);
 	/* Everything it started dies with it: stray descendants would hold
 	 * the pipes open and the memory reservation. */
@@ -765,12 +795,11 @@ static int launch_reuse(proc *p, const exec_spec *es, const exec_callbacks *cb, 
 
 /*
  * Run the trial as es->run_as (relish serve: its owner) through the
- * relish-runas helper (runas.h): o runs the helper instead, which changes
+ * relish-runas helper (runas.h): r runs the helper instead, which changes
  * to the trial's folder itself once it is that user, and inherits the
- * error pipe as a fourth stream (io4 replaces io).
+ * error pipe as a fourth stream.
  */
-static int runas_wrap(const exec_spec *es, uv_process_options_t *o, const uv_stdio_container_t *io,
-		      uv_stdio_container_t *io4, runas_spawn *ras, rl_err *err)
+static int runas_wrap(const exec_spec *es, spawn_req *r, runas_spawn *ras, rl_err *err)
 {
 	const char *file;
 	char **args;
@@ -778,14 +807,118 @@ static int runas_wrap(const exec_spec *es, uv_process_options_t *o, const uv_std
 	int rc = runas_spawn_prepare(ras, es->run_as, es->argv, es->cwd, &file, &args, &fd, err);
 	if (rc < 0)
 		return rc;
-	memcpy(io4, io, 3 * sizeof *io);
-	io4[RUNAS_FD].flags = UV_INHERIT_FD;
-	io4[RUNAS_FD].data.fd = fd;
-	o->file = file;
-	o->args = args;
-	o->cwd = NULL;
-	o->stdio = io4;
-	o->stdio_count = 4;
+	r->fds[RUNAS_FD] = fd;
+	r->n_fds = RUNAS_FD + 1;
+	r->file = file;
+	r->argv = args;
+	r->cwd = NULL;
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The child's standard streams: stdin a pipe (warm, worker) or /dev/null,
+ * stdout and stderr pipes; every end close-on-exec (the child's ends lose it
+ * as they become 0, 1, 2).  ours[i] is relish's end (-1 for /dev/null).
+ * 0 or a negative errno; on failure nothing stays open. */
+static int stdio_open(int has_in, int child[3], int ours[3])
+{
+	int fds[2];
+	for (int i = 0; i < 3; i++)
+		child[i] = ours[i] = -1;
+	if (has_in) {
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			goto fail;
+		child[0] = fds[0];
+		ours[0] = fds[1];
+	} else if ((child[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		goto fail;
+	}
+	for (int i = 1; i < 3; i++) {
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			goto fail;
+		ours[i] = fds[0];
+		child[i] = fds[1];
+	}
+	return 0;
+fail:;
+	int e = errno;
+	for (int i = 0; i < 3; i++) {
+		close_fd(&child[i]);
+		close_fd(&ours[i]);
+	}
+	return -e;
+}
+
+/* Start the process of p: streams, unit, spawn, pidfd.  0, or a negative
+ * errno with nothing running (the unit freed); *wrap_rc < 0 when
+ * relish-runas could not even be prepared (err says why). */
+static int proc_start(pexec *ex, proc *p, const exec_spec *es, int *wrap_rc, rl_err *err)
+{
+	int child[3], ours[3];
+	int rc = stdio_open(p->has_in, child, ours);
+	if (rc < 0)
+		return rc;
+	spawn_req r = {
+		.file = es->argv[0], .argv = es->argv, .envp = es->envp, .cwd = es->cwd,
+		.fds = {child[0], child[1], child[2], -1}, .n_fds = 3,
+		.new_session = 1, /* own session and process group */
+		.join_fd = -1,
+	};
+	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1};
+	*wrap_rc = es->run_as ? runas_wrap(es, &r, &ras, err) : 0;
+	rl_err cerr;
+	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)
+		p->cu = NULL; /* out of memory: its process group still holds it */
+	r.join_fd = confine_unit_join_fd(p->cu);
+	p->t_spawn = uv_hrtime();
+	rc = *wrap_rc == 0 ? spawn_process(&r) : -EINVAL; /* err says why */
+	for (int i = 0; i < 3; i++)
+		close_fd(&child[i]);
+	if (rc == 0) {
+		p->pid = r.pid;
+		procid_start_time(p->pid, &p->start_time, NULL); /* 0 if unread: never "ours" */
+		int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+		rc = fd < 0 ? -errno : uv_poll_init(ex->loop, &p->h, fd);
+		if (rc == 0) {
+			/* The handle watches the pidfd from here (closed with p). */
+			p->pidfd = fd;
+			p->h.data = p;
+		} else {
+			/* Its exit could not be seen: do not let it run. */
+			if (fd >= 0)
+				close(fd);
+			kill(-p->pid, SIGKILL);
+			kill(p->pid, SIGKILL);
+			while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
+	confine_unit_spawned(ex->cf, p->cu, rc == 0 ? p->pid : 0, p->start_time, r.join_errno);
+	if (rc < 0)
+		p->cu = NULL; /* freed by confine_unit_spawned */
+	/* relish-runas says here whether the trial itself could be executed
+	 * (a failed one is reaped; its unit goes with the handles). */
+	if (rc == 0 && es->run_as)
+		rc = runas_spawn_wait(&ras, p->pid);
+	runas_spawn_done(&ras);
+	if (rc < 0) {
+		for (int i = 0; i < 3; i++)
+			close_fd(&ours[i]);
+		return rc;
+	}
+	uv_pipe_open(&p->out, ours[1]);
+	uv_pipe_open(&p->err, ours[2]);
+	if (p->has_in)
+		uv_pipe_open(&p->in, ours[0]);
+	else
+		close_fd(&ours[0]);
+	uv_poll_start(&p->h, UV_READABLE, exit_poll_cb);
 	return 0;
 }
 
@@ -799,6 +932,7 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 		return rl_err_set(err, RL_ENOMEM, "starting a trial");
 	p->ex = ex;
 	p->log_fd = -1;
+	p->pidfd = -1;
 	p->ready_s = -1;
 	p->mode = es->mode;
 	p->line = malloc(CONTRACT_LINE_MAX);
@@ -833,62 +967,24 @@ static int launch_spawn(pexec *ex, const exec_spec *es, const exec_callbacks *cb
 	uv_timer_init(ex->loop, &p->t_timeout);
 	uv_timer_init(ex->loop, &p->t_kill);
 	uv_timer_init(ex->loop, &p->t_drain);
-	p->h.data = p->out.data = p->err.data = p->in.data = p;
+	p->out.data = p->err.data = p->in.data = p;
 	p->t_timeout.data = p->t_kill.data = p->t_drain.data = p;
 	p->open_handles = 6 + p->has_in;
 
-	uv_stdio_container_t io[3];
-	if (p->has_in) {
-		io[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-		io[0].data.stream = (uv_stream_t *)&p->in;
-	} else {
-		io[0].flags = UV_IGNORE; /* /dev/null */
-	}
-	io[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	io[1].data.stream = (uv_stream_t *)&p->out;
-	io[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	io[2].data.stream = (uv_stream_t *)&p->err;
-	uv_process_options_t o;
-	memset(&o, 0, sizeof o);
-	o.exit_cb = exit_cb;
-	o.file = es->argv[0];
-	o.args = (char **)es->argv;
-	o.env = (char **)es->envp;
-	o.cwd = es->cwd;
-	o.flags = UV_PROCESS_DETACHED; /* own session and process group */
-	o.stdio_count = 3;
-	o.stdio = io;
-	uv_stdio_container_t io4[4];
-	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1};
-	int wrap_rc = es->run_as ? runas_wrap(es, &o, io, io4, &ras, err) : 0;
-	/* The child joins the unit before it execs (confine.h): between
-	 * begin and spawned nothing but the fork runs. */
-	rl_err cerr;
-	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)
-		p->cu = NULL; /* out of memory: its process group still holds it */
-	p->t_spawn = uv_hrtime();
-	rc = wrap_rc == 0 ? uv_spawn(ex->loop, &p->h, &o) : UV_EINVAL; /* err says why */
-	if (rc == 0) {
-		p->pid = p->h.pid;
-		procid_start_time(p->pid, &p->start_time, NULL); /* 0 if unread: never "ours" */
-	}
-	confine_unit_spawned(ex->cf, p->cu, rc == 0 ? p->pid : 0, p->start_time);
-	if (rc < 0)
-		p->cu = NULL; /* freed by confine_unit_spawned */
-	/* relish-runas says here whether the trial itself could be executed
-	 * (a failed one is reaped; its unit goes with the handles below). */
-	if (rc == 0 && es->run_as)
-		rc = runas_spawn_wait(&ras, p->h.pid);
-	runas_spawn_done(&ras);
+	int wrap_rc = 0;
+	rc = proc_start(ex, p, es, &wrap_rc, err);
 	p->next = ex->procs;
 	ex->procs = p;
 	if (rc < 0) {
-		/* Nothing runs; close the handles (the process handle too, as
-		 * libuv asks) and report the exec error to the caller. */
+		/* Nothing runs; close the handles and report the exec error to
+		 * the caller. */
 		free(seg);
 		p->finished = 1;
 		p->exited = 1;
-		uv_close((uv_handle_t *)&p->h, on_handle_closed);
+		if (p->pidfd >= 0)
+			uv_close((uv_handle_t *)&p->h, on_handle_closed);
+		else
+			p->open_handles--; /* no process handle was made */
 		uv_close((uv_handle_t *)&p->out, on_handle_closed);
 		uv_close((uv_handle_t *)&p->err, on_handle_closed);
 		if (p->has_in)
