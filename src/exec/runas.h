@@ -2,9 +2,12 @@
  * runas.h - running a trial as another user (relish serve runs every trial
  * as its submitter, never as the service's own user).
  *
- * The process executor spawns through libuv, whose child setup has no hook
+ * The Slurm executor spawns through libuv, whose child setup has no hook
  * between fork and exec, and whose own uid/gid options clear the
- * supplementary groups instead of setting the user's.  So a root relish
+ * supplementary groups instead of setting the user's; the process
+ * executor's child (spawn.h) shares relish's memory and may use raw system
+ * calls only, where glibc's setuid and setgroups would signal relish's
+ * other threads to change their credentials too.  So a root relish
  * starts a small helper, relish-runas (src/exec/runas_main.c, nothing but
  * libc), that sets the groups, the gid and the uid, checks that root cannot
  * be regained, changes to the trial's folder as that user and executes the
