@@ -44,6 +44,7 @@ struct confine_unit {
 	uint64_t leader_start;
 	char dir[PATH_MAX];         /* cgroup directory; "" without one */
 	int join_fd;                /* dir's join file until the spawn; -1 */
+	int dir_fd;                 /* v2: dir itself until the spawn; -1 */
 	int tracked;                /* proc tracking (no cgroup for this unit) */
 	member *known;              /* proc: every member seen */
 	size_t n_known, cap_known;
@@ -493,7 +494,7 @@ int confine_unit_begin(confine *c, confine_unit **out, rl_err *err)
 	if (!u)
 		return rl_err_set(err, RL_ENOMEM, "confining a trial");
 	u->tracked = c->kind == EXEC_CONFINE_PROC;
-	u->join_fd = -1;
+	u->join_fd = u->dir_fd = -1;
 	if (is_cgroup(c)) {
 		/* A cgroup that cannot be made or joined (too many, a
 		 * hierarchy gone read-only) leaves this one process tracked
@@ -506,6 +507,9 @@ int confine_unit_begin(confine *c, confine_unit **out, rl_err *err)
 			rmdir(u->dir);
 			u->dir[0] = '\0';
 			u->tracked = 1;
+		} else if (c->kind == EXEC_CONFINE_CGROUP2) {
+			/* to start the child in it (spawn.h); -1 is fine */
+			u->dir_fd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 	}
 	u->next = c->units;
@@ -544,6 +548,11 @@ int confine_unit_join_fd(const confine_unit *u)
 	return u ? u->join_fd : -1;
 }
 
+int confine_unit_dir_fd(const confine_unit *u)
+{
+	return u ? u->dir_fd : -1;
+}
+
 void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time,
 			  int join_errno)
 {
@@ -552,6 +561,10 @@ void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t st
 	if (u->join_fd >= 0) {
 		close(u->join_fd);
 		u->join_fd = -1;
+	}
+	if (u->dir_fd >= 0) {
+		close(u->dir_fd);
+		u->dir_fd = -1;
 	}
 	if (u->dir[0] && leader > 0 && join_errno) {
 		/* The child runs outside its cgroup: track it through /proc. */
@@ -784,6 +797,8 @@ void confine_unit_free(confine *c, confine_unit *u)
 	confine_unit_kill(c, u);
 	if (u->join_fd >= 0)
 		close(u->join_fd);
+	if (u->dir_fd >= 0)
+		close(u->dir_fd);
 	if (u->dir[0])
 		cgroup_remove(c, u->dir); /* still busy: retried at the next scan */
 	free(u->known);

@@ -27,9 +27,11 @@
  *             attach processes get: their containers are confined by the
  *             engine, and conmon must outlive `podman run`).
  *
- * The trial joins its cgroup itself, before exec (spawn.h: its child writes
- * "0" to the join file that confine_unit_begin opened), so it is in it from
- * its program's first instruction and relish never enters a trial's cgroup:
+ * The trial is started in its cgroup (v2: clone3's CLONE_INTO_CGROUP on
+ * the folder confine_unit_begin opened) or joins it itself before exec
+ * (its child writes "0" to the join file opened there; spawn.h), so it is
+ * in it from its program's first instruction and relish never enters a
+ * trial's cgroup:
  * no limit or accounting of a unit ever applies to relish's own threads.
  * A child that cannot join (the hierarchy changed since confine_new) runs
  * tracked through /proc instead.
@@ -88,6 +90,9 @@ size_t confine_swept(const confine *c);
  */
 int confine_unit_begin(confine *c, confine_unit **out, rl_err *err);
 int confine_unit_join_fd(const confine_unit *u);
+/* cgroup v2: the unit's cgroup folder (close-on-exec), for a child started
+ * in it (clone3's CLONE_INTO_CGROUP); -1 otherwise.  Closed by spawned. */
+int confine_unit_dir_fd(const confine_unit *u);
 void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t start_time,
 			  int join_errno);
 

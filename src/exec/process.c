@@ -868,13 +868,14 @@ static int proc_start(pexec *ex, proc *p, const exec_spec *es, int *wrap_rc, rl_
 		.file = es->argv[0], .argv = es->argv, .envp = es->envp, .cwd = es->cwd,
 		.fds = {child[0], child[1], child[2], -1}, .n_fds = 3,
 		.new_session = 1, /* own session and process group */
-		.join_fd = -1,
+		.cgroup_fd = -1, .join_fd = -1,
 	};
 	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1};
 	*wrap_rc = es->run_as ? runas_wrap(es, &r, &ras, err) : 0;
 	rl_err cerr;
 	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)
 		p->cu = NULL; /* out of memory: its process group still holds it */
+	r.cgroup_fd = confine_unit_dir_fd(p->cu);
 	r.join_fd = confine_unit_join_fd(p->cu);
 	p->t_spawn = uv_hrtime();
 	rc = *wrap_rc == 0 ? spawn_process(&r) : -EINVAL; /* err says why */

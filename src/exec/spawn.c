@@ -40,6 +40,7 @@ typedef struct child_ctx {
 	const spawn_req *r;
 	char **sh_argv;            /* "/bin/sh", the script, argv[1..], NULL */
 	volatile int err;          /* errno of the failed step; 0: executed */
+	int in_cgroup;             /* started in its cgroup (clone3): no join */
 	volatile int join_err;
 } child_ctx;
 
@@ -89,7 +90,7 @@ CHILD_FN static int child_main(void *arg)
 	for (int s = 1; s < 65; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			syscall(SYS_rt_sigaction, s, &dfl, NULL, (size_t)8);
-	if (r->join_fd >= 0 && syscall(SYS_write, r->join_fd, "0", (size_t)1) != 1)
+	if (!c->in_cgroup && r->join_fd >= 0 && syscall(SYS_write, r->join_fd, "0", (size_t)1) != 1)
 		c->join_err = errno ? errno : EIO;
 	if (r->new_session && syscall(SYS_setsid) < 0)
 		c_fail(c, errno);
@@ -187,9 +188,53 @@ static void reap(pid_t pid)
 		;
 }
 
+#if defined(__x86_64__)
+/* clone3's arguments (linux/sched.h, version 2: with cgroup). */
+typedef struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+} clone3_args;
+
+#define SPAWN_CLONE_INTO_CGROUP 0x200000000ULL
+
+/*
+ * clone3 with the child started on its own stack in fn(arg), exiting with
+ * its return value: what glibc's clone does for clone, which glibc does
+ * not offer for clone3.  The kernel sets the child's stack pointer to
+ * stack + stack_size (16-byte aligned here, so fn is entered as the ABI
+ * expects); the child has every register of the parent but rax (0), rcx
+ * and r11, so fn and arg reach it in registers the compiler chose among
+ * the rest.  Returns the child's pid or a negative errno.
+ */
+static long clone3_call(clone3_args *a, int (*fn)(void *), void *arg)
+{
+	long ret;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "mov %[arg], %%rdi\n\t"
+			 "call *%[fn]\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "mov $60, %%eax\n\t" /* SYS_exit */
+			 "syscall\n\t"
+			 "hlt\n\t"
+			 "1:\n\t"
+			 : "=a"(ret)
+			 : "0"((long)SYS_clone3), "D"(a), "S"(sizeof *a), [fn] "r"(fn), [arg] "r"(arg)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#define SPAWN_HAVE_CLONE3 1
+#endif
+
 /* clone with every signal blocked in this thread: until the child has reset
- * the dispositions, a handler of relish's would run in the child. */
-static pid_t clone_vfork(int (*fn)(void *), child_ctx *c, int *err)
+ * the dispositions, a handler of relish's would run in the child.  With
+ * cgroup_fd >= 0 the kernel starts the child in that cgroup (clone3's
+ * CLONE_INTO_CGROUP, Linux 5.7+): no migration, which takes a lock that
+ * waits for an RCU grace period (several milliseconds, with the launching
+ * thread suspended); *into says whether it did. */
+static pid_t clone_vfork(int (*fn)(void *), child_ctx *c, int cgroup_fd, int *into, int *err)
 {
 	char *stack = malloc(CHILD_STACK);
 	if (!stack) {
@@ -201,7 +246,33 @@ static pid_t clone_vfork(int (*fn)(void *), child_ctx *c, int *err)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(fn, top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	pid_t pid = -1;
+	*into = 0;
+#ifdef SPAWN_HAVE_CLONE3
+	if (cgroup_fd >= 0) {
+		uintptr_t base = (uintptr_t)stack;
+		clone3_args a = {
+			.flags = CLONE_VM | CLONE_VFORK | SPAWN_CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.stack = base,
+			.stack_size = ((base + CHILD_STACK) & ~(uintptr_t)63) - base,
+			.cgroup = (uint64_t)cgroup_fd,
+		};
+		c->in_cgroup = 1;
+		long r = clone3_call(&a, fn, c);
+		c->in_cgroup = r > 0;
+		if (r > 0) {
+			pid = (pid_t)r;
+			*into = 1;
+		}
+		/* else (no clone3, a cgroup it refuses): the plain clone below,
+		 * and the child joins by itself */
+	}
+#else
+	(void)cgroup_fd;
+#endif
+	if (pid < 0)
+		pid = clone(fn, top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	*err = pid < 0 ? errno : 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* The child has executed (its own memory now) or exited: its stack
@@ -224,8 +295,8 @@ int spawn_process(spawn_req *r)
 	c.sh_argv[0] = "/bin/sh";
 	for (size_t i = 1; i < argc; i++)
 		c.sh_argv[i + 1] = r->argv[i];
-	int err;
-	pid_t pid = clone_vfork(child_main, &c, &err);
+	int err, into;
+	pid_t pid = clone_vfork(child_main, &c, r->cgroup_fd, &into, &err);
 	free(c.sh_argv);
 	if (pid < 0)
 		return -err;
@@ -240,10 +311,10 @@ int spawn_process(spawn_req *r)
 
 int spawn_probe_join(int join_fd)
 {
-	spawn_req r = {.join_fd = join_fd};
+	spawn_req r = {.join_fd = join_fd, .cgroup_fd = -1};
 	child_ctx c = {.r = &r};
-	int err;
-	pid_t pid = clone_vfork(probe_main, &c, &err);
+	int err, into;
+	pid_t pid = clone_vfork(probe_main, &c, -1, &into, &err);
 	if (pid < 0)
 		return -err;
 	reap(pid);

@@ -12,18 +12,23 @@
  *
  * The child, on its own small stack, uses nothing but raw system calls (no
  * allocation, no stdio, no locks, no libuv: it shares the parent's heap and
- * the other threads keep using it).  In order it: resets every signal
- * disposition to the default, joins its cgroup (writes "0" to join_fd:
- * itself, so relish never enters a trial's cgroup), starts a new session
+ * the other threads keep using it).  With cgroup_fd (a v2 unit's folder)
+ * the kernel starts it in that cgroup (clone3 with CLONE_INTO_CGROUP, Linux
+ * 5.7+, x86-64 here): a migration afterwards takes a global lock that
+ * waits for an RCU grace period, 10-20 ms measured on a 2-core machine,
+ * with the launching thread suspended.  Otherwise (v1, an older kernel, a
+ * cgroup clone3 refuses) the child joins by itself, writing "0" (itself) to
+ * join_fd; either way relish never enters a trial's cgroup.  In order the
+ * child: resets every signal disposition to the default, joins its cgroup
+ * where it was not started in it, starts a new session
  * (its own process group), puts fds[] at 0..n_fds-1, changes to cwd, sets
  * an empty signal mask and executes file, searched in envp's PATH as
  * execvp does (a file that is not a binary runs with /bin/sh).  A failure
  * before or at exec is reported through memory shared with the parent; the
  * child is reaped before spawn_process returns.
  *
- * Why not posix_spawn: it cannot join a cgroup; clone3 with
- * CLONE_INTO_CGROUP could, but needs an fd of the cgroup directory and a
- * v2 hierarchy, and the v1 freezer layout is supported too.
+ * Why not posix_spawn: it cannot start a process in a cgroup, nor let it
+ * join one before exec.
  */
 #ifndef RELISH_EXEC_SPAWN_H
 #define RELISH_EXEC_SPAWN_H
@@ -40,6 +45,7 @@ typedef struct spawn_req {
 	int fds[SPAWN_MAX_FDS];    /* become the child's 0..n_fds-1 */
 	int n_fds;
 	int new_session;           /* setsid(): own session and process group */
+	int cgroup_fd;             /* the cgroup v2 directory to start in; -1 none */
 	int join_fd;               /* cgroup.procs or tasks, opened for writing; -1 none */
 	/* set on success */
 	pid_t pid;
