@@ -8,7 +8,7 @@
  * hear it with their trial) and a terminal's Ctrl-C does not reach it.
  * Each also gets a confinement unit (confine.h: a cgroup, or /proc
  * tracking), which holds every process it starts however it detaches: the
- * child joins its cgroup itself before exec, SIGKILL goes to the whole
+ * child starts in its cgroup or joins it before exec, SIGKILL goes to the whole
  * unit, and when the leader exits the rest of the unit is killed.  An exec
  * failure (missing binary, no permission) is reported by the child before
  * the spawn returns, so launch returns RL_EEXEC synchronously and no
