@@ -204,7 +204,8 @@ typedef struct clone3_args {
  * stack + stack_size (16-byte aligned here, so fn is entered as the ABI
  * expects); the child has every register of the parent but rax (0), rcx
  * and r11, so fn and arg reach it in registers the compiler chose among
- * the rest.  Returns the child's pid or a negative errno.
+ * the rest (none is touched before the call: rbp may be one of them).
+ * Returns the child's pid or a negative errno.
  */
 static long clone3_call(clone3_args *a, int (*fn)(void *), void *arg)
 {
@@ -212,7 +213,6 @@ static long clone3_call(clone3_args *a, int (*fn)(void *), void *arg)
 	__asm__ volatile("syscall\n\t"
 			 "test %%rax, %%rax\n\t"
 			 "jnz 1f\n\t"
-			 "xor %%ebp, %%ebp\n\t"
 			 "mov %[arg], %%rdi\n\t"
 			 "call *%[fn]\n\t"
 			 "mov %%eax, %%edi\n\t"
