@@ -45,7 +45,9 @@ export function mount(el) {
           h('i', { class: 'used', style: { width: Math.min(100, 100 * (d.mem_used_mib || 0) / tot) + '%' } })),
         document.body.dataset.readOnly ? h('p', { class: 'muted' }, `${fmtMiB(d.mem_total_mib)} · read-only view: nothing runs here now`) :
         h('p', { class: 'muted' }, `memory: ${fmtMiB(d.mem_reserved_mib)} reserved, ${fmtMiB(d.mem_used_mib)} measured, ` +
-          `of ${fmtMiB(d.mem_total_mib)} · compute reserved ${fmtNum(d.compute_reserved, 3)}${d.is_gpu ? ' %' : ' CPUs'} of ${fmtNum(d.compute_total, 3)}${d.is_gpu ? ' %' : ''} · ` +
+          `of ${fmtMiB(d.mem_total_mib)} · compute reserved ${fmtNum(d.compute_reserved, 3)}${d.is_gpu ? ' %' : ' CPUs'} of ${fmtNum(d.compute_total, 3)}${d.is_gpu ? ' %' : ''}` +
+          // a GPU's compute may be reserved past 100 %: its segments take turns
+          `${d.is_gpu && d.compute_reserved > d.compute_total ? ' (time-sliced)' : ''} · ` +
           `${d.running} running`),
         d.segments.length ? h('table', {}, h('tbody', {}, d.segments.map((s) => h('tr', {},
           h('td', {}, h('i', { class: 'legend-dot', style: { background: colourOf(s.experiment ?? '?') } }),
