@@ -41,6 +41,16 @@ foreach(script ${RELISH_TEST_SCRIPTS})
     ENVIRONMENT "RELISH_SRC=${CMAKE_SOURCE_DIR};RELISH_BUILD=${CMAKE_BINARY_DIR};RELISH=${CMAKE_BINARY_DIR}/relish")
 endforeach()
 
+# The tests that bring up a private Slurm (tests/support/slurm_env.sh) run
+# one at a time: two clusters, their daemons and their jobs at once on a
+# 2-core machine made a timing-bound check flaky (test_serve_slurm's
+# adoption after kill -9 failed once beside test_run_slurm).
+foreach(name test_run_slurm test_serve_slurm)
+  if(TEST ${name})
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK slurm)
+  endif()
+endforeach()
+
 # Fuzz targets (tests/fuzz/fuzz_T.c) replayed without libFuzzer: each is
 # linked with tests/fuzz/replay_main.c into replay_T, and the test
 # fuzz_replay_T gives it every seed (tests/fuzz/seeds/T/; for the spec, the
