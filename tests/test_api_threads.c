@@ -114,6 +114,21 @@ static int call_done(void *arg)
 
 static api_server *srv;
 
+/* The server of ctx on the test's unix socket, run by *loop. */
+static void serve_on_sock(uv_loop_t *loop, api_ctx *ctx)
+{
+	assert_int_equal(uv_loop_init(loop), 0);
+	api_options o;
+	api_options_default(&o);
+	char where[160];
+	snprintf(where, sizeof where, "unix:%s", sock);
+	o.listen[0] = where;
+	o.n_listen = 1;
+	rl_err err;
+	if (api_server_start(loop, ctx, &o, &srv, &err) < 0)
+		fail_msg("api_server_start: %s", err.msg);
+}
+
 static int one_waiting(void *arg)
 {
 	(void)arg;
@@ -188,15 +203,7 @@ static void test_threading_rule(void **state)
 	api_policy pol = {0};
 	api_ctx ctx = {.d = NULL, .st = loop_st, .db_path = db, .pol = &pol, .state_dir = dir};
 	uv_loop_t loop;
-	assert_int_equal(uv_loop_init(&loop), 0);
-	api_options o;
-	api_options_default(&o);
-	char where[160];
-	snprintf(where, sizeof where, "unix:%s", sock);
-	o.listen[0] = where;
-	o.n_listen = 1;
-	if (api_server_start(&loop, &ctx, &o, &srv, &err) < 0)
-		fail_msg("api_server_start: %s", err.msg);
+	serve_on_sock(&loop, &ctx);
 	uv_timer_init(&loop, &timer);
 	uv_timer_start(&timer, on_timer, 0, 0);
 	uv_run(&loop, UV_RUN_DEFAULT);
@@ -281,15 +288,7 @@ static void test_status_answers_kept(void **state)
 	assert_int_equal(store_open(db, STORE_READONLY, &rs, &err), 0);
 	api_ctx ctx = {.d = NULL, .st = rs, .db_path = db, .pol = &pol, .state_dir = dir};
 	uv_loop_t loop;
-	assert_int_equal(uv_loop_init(&loop), 0);
-	api_options o;
-	api_options_default(&o);
-	char where[160];
-	snprintf(where, sizeof where, "unix:%s", sock);
-	o.listen[0] = where;
-	o.n_listen = 1;
-	if (api_server_start(&loop, &ctx, &o, &srv, &err) < 0)
-		fail_msg("api_server_start: %s", err.msg);
+	serve_on_sock(&loop, &ctx);
 	double last = 0;
 	for (int i = 0; i < 6; i++) {
 		json_t *doc = get_json("/api/v1/experiments");
