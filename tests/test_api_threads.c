@@ -114,6 +114,20 @@ static int call_done(void *arg)
 
 static api_server *srv;
 
+/* A new state folder (dir, db, sock) for one test; its store open for
+ * writing. */
+static store *fresh_state(const char *name)
+{
+	snprintf(dir, sizeof dir, "/tmp/relish-api-%s-XXXXXX", name);
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof db, "%s/state.db", dir);
+	snprintf(sock, sizeof sock, "%s/api.sock", dir);
+	store *w;
+	rl_err err;
+	assert_int_equal(store_open(db, 0, &w, &err), 0);
+	return w;
+}
+
 /* The server of ctx on the test's unix socket, run by *loop. */
 static void serve_on_sock(uv_loop_t *loop, api_ctx *ctx)
 {
@@ -187,13 +201,8 @@ static void on_timer(uv_timer_t *t)
 static void test_threading_rule(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/relish-api-threads-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(db, sizeof db, "%s/state.db", dir);
-	snprintf(sock, sizeof sock, "%s/api.sock", dir);
 	rl_err err;
-	store *w;
-	assert_int_equal(store_open(db, 0, &w, &err), 0);
+	store *w = fresh_state("threads");
 	store_device dev = {.name = (char *)"host", .uuid = (char *)"host", .is_gpu = 0,
 			    .mem_total_mib = 1024, .compute_total = 2};
 	assert_int_equal(store_device_put(w, &dev, NULL, &err), 0);
@@ -263,13 +272,8 @@ static json_t *exp_named(json_t *doc, const char *name)
 static void test_status_answers_kept(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/relish-api-status-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(db, sizeof db, "%s/state.db", dir);
-	snprintf(sock, sizeof sock, "%s/api.sock", dir);
 	rl_err err;
-	store *w;
-	assert_int_equal(store_open(db, 0, &w, &err), 0);
+	store *w = fresh_state("status");
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	double t0 = (double)now.tv_sec - 100;

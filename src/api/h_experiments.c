@@ -237,19 +237,24 @@ static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
 	return rc;
 }
 
+/* The JSON text in b as the answer (rc 0), or b freed and rc passed on. */
+static int text_answer(textbuf *b, int rc, api_resp *rs)
+{
+	if (rc < 0) {
+		free(b->p);
+		return rc;
+	}
+	rs->text = b->p;
+	rs->text_len = b->n;
+	rs->content_type = "application/json";
+	return 0;
+}
+
 /* The experiment resource of e, as the answer. */
 static int experiment_answer(api_req *rq, const store_experiment *e, api_resp *rs, rl_err *err)
 {
 	textbuf b = {0};
-	int rc = experiments_text(rq, e, 1, NULL, 0, &b, err);
-	if (rc < 0) {
-		free(b.p);
-		return rc;
-	}
-	rs->text = b.p;
-	rs->text_len = b.n;
-	rs->content_type = "application/json";
-	return 0;
+	return text_answer(&b, experiments_text(rq, e, 1, NULL, 0, &b, err), rs);
 }
 
 int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
@@ -285,14 +290,7 @@ int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
 	store_experiments_free(v, n);
 	if (rc == 0 && b.oom)
 		rc = rl_err_set(err, RL_ENOMEM, "experiments");
-	if (rc < 0) {
-		free(b.p);
-		return rc;
-	}
-	rs->text = b.p;
-	rs->text_len = b.n;
-	rs->content_type = "application/json";
-	return 0;
+	return text_answer(&b, rc, rs);
 }
 
 int api_h_experiment(api_req *rq, api_resp *rs, rl_err *err)
