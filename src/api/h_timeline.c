@@ -211,6 +211,7 @@ typedef struct curve {
 	double *r, *v;       /* points in report order */
 	double last_at;      /* newest point's time */
 	int selected;
+	int maximise;        /* the experiment's direction, for cmp_objective */
 } curve;
 
 static int cmp_trial_id(const void *a, const void *b)
@@ -219,10 +220,13 @@ static int cmp_trial_id(const void *a, const void *b)
 	return x->t->id < y->t->id ? -1 : x->t->id > y->t->id;
 }
 
-static int maximise;
+/* qsort gives its comparator no context, and this handler runs on several
+ * HTTP threads at once: the direction travels in every curve rather than
+ * in a static that two requests would overwrite for each other. */
 static int cmp_objective(const void *a, const void *b)
 {
 	const curve *x = *(const curve *const *)a, *y = *(const curve *const *)b;
+	int maximise = x->maximise;
 	double p = x->t->objective, q = y->t->objective;
 	if (isnan(p) || isnan(q))
 		return isnan(p) - isnan(q);
@@ -285,9 +289,11 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 		rc = rl_err_set(err, RL_ENOMEM, "curves");
 		goto out;
 	}
+	int maximise = !e.mode || strcmp(e.mode, "min") != 0;
 	for (size_t i = 0; i < nt; i++) {
 		cv[i].t = &tv[i];
 		cv[i].last_at = -INFINITY;
+		cv[i].maximise = maximise;
 	}
 	qsort(cv, nt, sizeof *cv, cmp_trial_id);
 	double cursor = NAN;
@@ -312,7 +318,6 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 	for (size_t i = 0; i < nt; i++)
 		if (cv[i].n)
 			order[with++] = &cv[i];
-	maximise = !e.mode || strcmp(e.mode, "min") != 0;
 	qsort(order, with, sizeof *order, cmp_objective);
 	/* With a limit K: the best half of K, the other half spread evenly
 	 * over the remaining ranks (so early-stopped curves stay in view),
