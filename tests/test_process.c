@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/procid.h"
+#include "exec/confine.h"
 #include "exec/exec.h"
 #include "telemetry/procmem.h"
 
@@ -744,6 +745,45 @@ static void test_descendants_cgroup1(void **state) { check_descendant(*state, 1)
 static void test_descendants_proc(void **state) { check_descendant(*state, 1); }
 static void test_descendants_group(void **state) { check_descendant(*state, 0); }
 
+/*
+ * /proc tracking, a unit whose leader is gone before the first scan (a
+ * trial that exits at once, or a slow machine's first sample): the scan
+ * finds no member, so the unit has no pid list at all, and asking for its
+ * members must answer 0, not copy from the missing list (UBSan's "null
+ * pointer passed as argument 2" of memcpy in confine_unit_members, which
+ * ended test_run_gpu in a bare Debian container: issue 30 item 13).
+ */
+static void test_members_none_proc(void **state)
+{
+	(void)state;
+	confine *c = NULL;
+	rl_err e;
+	rl_err_clear(&e);
+	assert_int_equal(confine_new(EXEC_CONFINE_PROC, &c, &e), 0);
+	confine_unit *u = NULL;
+	assert_int_equal(confine_unit_begin(c, &u, &e), 0);
+	assert_non_null(u);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	uint64_t start = 0;
+	procid_start_time(pid, &start, NULL);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid); /* gone before any scan */
+	confine_unit_spawned(c, u, pid, start, 0);
+	confine_scan(c);
+	pid_t out[8];
+	assert_int_equal(confine_unit_members(c, u, out, 8), 0);
+	uint64_t rss = 1;
+	int members = -1;
+	assert_int_equal(confine_unit_usage(c, u, &rss, &members), 0);
+	assert_int_equal(members, 0);
+	assert_int_equal(rss, 0);
+	confine_unit_free(c, u);
+	confine_free(c);
+}
+
 /* The default (AUTO) confines too: whatever this machine allows. */
 static void test_descendants_default(void **state)
 {
@@ -919,6 +959,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_descendants_cgroup1, setup_cgroup1, teardown),
 		cmocka_unit_test_setup_teardown(test_descendants_proc, setup_proc, teardown),
 		cmocka_unit_test_setup_teardown(test_descendants_group, setup_group, teardown),
+		cmocka_unit_test(test_members_none_proc),
 		cmocka_unit_test_setup_teardown(test_descendants_of_dead_relish, setup_cgroup2, teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup_join_cgroup2, setup_cgroup2, teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup_join_cgroup1, setup_cgroup1, teardown),

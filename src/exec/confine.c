@@ -749,7 +749,8 @@ int confine_unit_members(confine *c, confine_unit *u, pid_t *out, size_t max)
 	size_t n = (size_t)u->n_members < u->cap_pids ? (size_t)u->n_members : u->cap_pids;
 	if (n > max)
 		n = max;
-	memcpy(out, u->pids, n * sizeof *out);
+	if (n) /* a unit whose scans found no member has no list at all */
+		memcpy(out, u->pids, n * sizeof *out);
 	return (int)n;
 }
 
