@@ -400,7 +400,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 	g->est_mem = -1;
 	live_request_build(x, w->cfg, &g->req);
 	g->req.seg_id = g->sched_id = ++d->next_sched_id;
-	sched_mem_apply(&t->mem, &g->req);
+	sched_mem_apply(&t->hist.mem, &g->req);
 	g->req.job_id = t->store_id; /* the core adds up each trial's service */
 	g->req.attained_s = t->attained_before;
 	g->req.submit_time = t->arrival;

@@ -31,7 +31,6 @@
 #define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */
 #define LIVE_SERVICE_BURST 4 /* service: launches per loop turn (place) */
 #define LIVE_MAX_DEVICES 64  /* devices whose foreign use is measured */
-#define LIVE_MAX_LOST 5      /* segments of one trial lost to its node (Slurm) re-run */
 
 typedef struct live_exp live_exp;
 
@@ -39,18 +38,18 @@ typedef struct live_exp live_exp;
 typedef struct live_trial {
 	int64_t store_id;     /* 0 until the trial row exists */
 	int next_seq;         /* seq of its next segment */
-	int retries;          /* failed segments re-run so far */
 	int warned_line;      /* said once that a line missed the metric format */
-	sched_mem_history mem; /* out-of-memory history: the core's memory
-				  policy updates it (sched_mem_decide) and the
-				  trial's requests carry it (sched_mem_apply) */
+	sched_trial_history hist; /* retries, losses and out-of-memory history:
+				  the core's decision at each segment end
+				  updates it (sched_end_decide) and the
+				  trial's requests carry its memory part
+				  (sched_mem_apply) */
 	double arrival;       /* when its first segment was submitted (live_mono): its
 				 segments keep that turn (submit_time), as a
 				 simulated job keeps its arrival */
 	double attained_before; /* device-seconds of segments that ended
 				   before this process started (the core
 				   counts the rest itself) */
-	int losses;           /* segments lost through no fault of theirs (a node failed) */
 } live_trial;
 
 /* A segment queued in the core or running. */

@@ -210,7 +210,7 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	s->replay_upto = replay_upto;
 	live_request_build(x, w.cfg, &s->req);
 	s->req.seg_id = s->sched_id = ++d->next_sched_id;
-	sched_mem_apply(&t->mem, &s->req);
+	sched_mem_apply(&t->hist.mem, &s->req);
 	s->req.job_id = t->store_id;
 	s->req.attained_s = t->attained_before;
 	/* The stored start is wall time; the core counts on the loop's clock. */
@@ -326,7 +326,7 @@ static void replay_memory(live *d, live_trial *lt, const store_segment *g)
 			 (dev_mib && res >= dev_mib),
 	};
 	sched_mem_decision md;
-	sched_mem_rule(d->core, &e, &lt->mem, &md);
+	sched_mem_rule(d->core, &e, &lt->hist.mem, &md);
 }
 
 /* Steps 2 and 3 for one trial; segs/n_segs are its segments by seq. */
@@ -360,7 +360,7 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 		if (g->seq + 1 > lt->next_seq)
 			lt->next_seq = g->seq + 1;
 		if (g->status == SEG_FAILED || g->status == SEG_SIGNALED || g->status == SEG_TIMEOUT)
-			lt->retries++;
+			lt->hist.retries++;
 		if (g->status == SEG_OOM || g->status == SEG_COMPLETED)
 			replay_memory(d, lt, g);
 		if (g->status != SEG_COMPLETED)

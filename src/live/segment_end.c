@@ -271,6 +271,8 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		return;
 	}
 
+	/* Decide: the engine's view of the segment, then the core's record
+	 * of what its end means (retries, losses, the memory policy). */
 	int ok = r->outcome == SCHED_OUT_COMPLETED;
 	engine_decision dec;
 	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0)
@@ -280,92 +282,47 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	int ended_short = ok && dec.outcome == ENG_FAILED;
 	if (ended_short)
 		live_explain_missing(g, dec.reason, sizeof dec.reason);
-	sched_observation obs = {
-		.outcome = r->outcome, .peak_mem_mib = peak, .mean_util = live_seg_mean_util(g),
-		.work = g->to - g->from, .duration_s = r->duration_s,
-	};
-	/* What the end means for memory is the core's decision (mem.c): the
-	 * simulator asks the same function.  Out of memory on a GPU: sample
-	 * once more first, so that memory others hold right now is known to
-	 * the core (an out-of-memory beside it is no proof of anything). */
+	/* Out of memory on a GPU: sample once more first, so that memory
+	 * others hold right now is known to the core (an out-of-memory
+	 * beside it is no proof of anything). */
 	if (r->outcome == SCHED_OUT_OOM && de->info.is_gpu)
 		live_gpu_sample(d);
-	sched_mem_decision md;
-	if (sched_mem_decide(d->core, g->sched_id, &obs, &t->mem, &md, &err) < 0)
+	sched_end_facts facts = {
+		.obs = {.outcome = r->outcome, .peak_mem_mib = peak,
+			.mean_util = live_seg_mean_util(g), .work = g->to - g->from,
+			.duration_s = r->duration_s},
+		.engine_failed = dec.outcome == ENG_FAILED, .ended_short = ended_short,
+		.engine_reason = dec.reason, .reason = r->reason, .oom_marker = r->oom_marker,
+		.reason_names_limit = x->ex != NULL, /* a container's words name its limit */
+		.retries = sp->trial.retries,
+	};
+	sched_end_record rec;
+	if (sched_end_decide(d->core, g->sched_id, &facts, &t->hist, &rec, &err) < 0)
 		goto fatal;
-	const char *fail_reason = NULL;
-	char why[320] = "";
-	int requeue = 0;
-	if (dec.outcome == ENG_FAILED) {
-		if (r->outcome == SCHED_OUT_OOM) {
-			if (md.verdict == SCHED_MEM_FAIL) {
-				snprintf(why, sizeof why, "%s", md.reason);
-				fail_reason = why;
-			} else {
-				requeue = 1;
-			}
-		} else if (r->outcome == SCHED_OUT_LOST && t->losses < LIVE_MAX_LOST) {
-			/* Its node failed or it was preempted (Slurm): not the
-			 * trial's fault, so no retry is used; re-run from the
-			 * checkpoint. */
-			t->losses++;
-			requeue = 1;
-			if (sp->trial.executor == EXEC_SLURM)
-				live_slurm_lost(d, g);
-		} else if (t->retries < sp->trial.retries) {
-			t->retries++;
-			requeue = 1;
-		} else {
-			snprintf(why, sizeof why, "%s", ok ? dec.reason : r->reason);
-			fail_reason = why;
-		}
-		int rc = requeue ? engine_requeue(x->eng, g->trial, dec.resource, g->to, &err)
-				 : engine_trial_failed(x->eng, g->trial, fail_reason, &err);
-		if (rc < 0)
-			goto fatal;
-	}
+	const char *fail_reason = rec.action == SCHED_END_FAIL ? rec.fail_reason : NULL;
+	if (rec.action == SCHED_END_REQUEUE &&
+	    engine_requeue(x->eng, g->trial, dec.resource, g->to, &err) < 0)
+		goto fatal;
+	if (fail_reason && engine_trial_failed(x->eng, g->trial, fail_reason, &err) < 0)
+		goto fatal;
 
+	/* Record: the segment, the trial and the profile in one transaction. */
 	engine_trial_view tv;
 	if (engine_trial(x->eng, g->trial, &tv, &err) < 0)
 		goto fatal;
-	const char *oname = sched_outcome_name(r->outcome);
-	/* msg is stored (the segment's message, the event); the progress
-	 * line shows the reservation and peak itself, so it gets shown,
-	 * which leaves them out. */
-	char msg[400], shown[400];
-	if (r->outcome == SCHED_OUT_OOM) {
-		const char *what = x->ex && r->reason[0] ? r->reason /* the container's words name its limit */
-				   : r->oom_marker ? r->oom_marker : r->reason[0] ? r->reason
-				   : "out of memory";
-		char then[200] = "";
-		if (requeue)
-			snprintf(then, sizeof then, "; %s", md.reason);
-		snprintf(msg, sizeof msg, "%s (reserved %llu MiB, peak %llu MiB)%s", what,
-			 (unsigned long long)g->mem_mib, (unsigned long long)peak, then);
-		snprintf(shown, sizeof shown, "%s%s", what, then);
-	} else {
-		if (ended_short)
-			snprintf(msg, sizeof msg, "%s", dec.reason);
-		else
-			snprintf(msg, sizeof msg, "%s", r->reason[0] ? r->reason : oname);
-		snprintf(shown, sizeof shown, "%s", msg);
-	}
 	store_segment_end se = {
 		.status = seg_status_of(r->outcome), .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
-		.ended_at = now,
-		.message = r->outcome == SCHED_OUT_COMPLETED && !ended_short ? NULL : msg,
+		.ended_at = now, .message = rec.message[0] ? rec.message : NULL,
 	};
-	char kind[48];
-	snprintf(kind, sizeof kind, "segment.%s", oname);
 	int rc = store_begin(d->st, &err);
 	if (rc == 0 && (rc = store_segment_finish(d->st, g->store_id, &se, &err)) == 0 &&
 	    (rc = store_trial_set_progress(d->st, t->store_id, tv.resource, tv.value,
 					   isnan(tv.value) ? NAN : tv.resource, now, &err)) == 0 &&
 	    (rc = store_trial_set_status(d->st, t->store_id, tv.state, fail_reason, now, &err)) == 0 &&
-	    (r->outcome == SCHED_OUT_COMPLETED ||
-	     (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id, kind, msg, NULL,
-				      &err)) == 0) &&
+	    (!rec.event[0] ||
+	     (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id, rec.event,
+				      rec.message, NULL, &err)) == 0) &&
 	    (!fail_reason || (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
 						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
 	    (rc = live_gpu_record(d, g, &err)) == 0 &&
@@ -377,13 +334,15 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		goto fatal;
 	}
 
-	if (sched_finished(d->core, g->sched_id, live_mono(d), &obs, &err) < 0)
+	/* Notify: the core, the executor, the display, the experiment. */
+	if (rec.cause == SCHED_CAUSE_LOST && sp->trial.executor == EXEC_SLURM)
+		live_slurm_lost(d, g);
+	if (sched_finished(d->core, g->sched_id, live_mono(d), &facts.obs, &err) < 0)
 		goto fatal;
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
 		exec_release(live_exec(x), g->reuse_key);
-	live_progress_segment(d, g, ended_short ? "ended" : oname, peak,
-			      r->outcome == SCHED_OUT_COMPLETED && !ended_short ? NULL : shown);
+	live_progress_segment(d, g, rec.word, peak, rec.shown[0] ? rec.shown : NULL);
 	x->n_seg_done++;
 	live_seg_unlink_free(d, g);
 	if (fail_reason)

@@ -76,6 +76,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->foreign_margin = 0.1;
 	o->foreign_margin_mib = 64;
 	o->oom_foreign_max = 5;
+	o->lost_max = 5;
 }
 
 const char *sched_order_name(queue_order o)
@@ -260,12 +261,13 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 	if (!(opt->memory_margin >= 0) || !(opt->min_speedup > 0) ||
 	    !(opt->oom_factor >= 1) || opt->oom_alone_after < 0 || !(opt->default_compute > 0) ||
 	    !(opt->default_gpu_compute > 0) || !(opt->foreign_margin >= 0) ||
-	    opt->oom_foreign_max < 0 ||
+	    opt->oom_foreign_max < 0 || opt->lost_max < 0 ||
 	    (opt->foreign != SCHED_FOREIGN_SHARE && opt->foreign != SCHED_FOREIGN_AVOID))
 		return rl_err_set(err, RL_EINVAL,
 				  "sched_new: expected memory_margin >= 0, min_speedup > 0, "
 				  "oom_factor >= 1, oom_alone_after >= 0, default compute > 0, "
-				  "foreign_margin >= 0, oom_foreign_max >= 0 and foreign share|avoid");
+				  "foreign_margin >= 0, oom_foreign_max >= 0, lost_max >= 0 and "
+				  "foreign share|avoid");
 	if (!(opt->colocate_margin >= 0) || opt->timeslice_max < 0)
 		return rl_err_set(err, RL_EINVAL,
 				  "sched_new: expected colocate_margin >= 0 and timeslice_max >= 0");

@@ -189,6 +189,10 @@ typedef struct sched_options {
 	int oom_foreign_max;     /* out-of-memory ends in a row beside foreign
 				    memory before the trial fails anyway (5;
 				    0 = no limit) */
+	int lost_max;            /* segments of one trial lost through no fault
+				    of its own (its node failed, it was
+				    preempted) that are run again before the
+				    trial fails (5; sched_end_decide) */
 	int self_check;          /* tests: every shortcut the core takes is
 				    checked against the long way, and
 				    disagreements counted in
@@ -522,6 +526,84 @@ int sched_mem_decide(const sched *s, uint64_t seg_id, const sched_observation *o
 
 /* Copy the history's floor and run-alone flag into a trial's request. */
 void sched_mem_apply(const sched_mem_history *h, sched_request *req);
+
+/* ---- After a segment (verdict.c): what its end means for its trial ---- */
+
+/* What a driver keeps per trial for the core's decisions (zeroed at
+ * first): sched_end_decide updates it, sched_mem_apply copies its memory
+ * part into the trial's next request. */
+typedef struct sched_trial_history {
+	int retries;             /* failed segments run again so far */
+	int losses;              /* segments lost through no fault of their
+				    own (a node failed) run again so far */
+	sched_mem_history mem;   /* out-of-memory history */
+} sched_trial_history;
+
+/* The facts of a segment's end that the driver saw. */
+typedef struct sched_end_facts {
+	sched_observation obs;   /* outcome, peak, utilisation, work, time */
+	int engine_failed;       /* the engine counts the segment as failed
+				    (its ENG_FAILED): a re-run or a failure
+				    of the trial follows */
+	int ended_short;         /* it exited cleanly without reporting the
+				    objective (engine_failed is set too) */
+	const char *engine_reason; /* the engine's words for that */
+	const char *reason;      /* the executor's words ("exit code 1: ...") */
+	const char *oom_marker;  /* out of memory: the output that showed it,
+				    or NULL */
+	int reason_names_limit;  /* out of memory: reason names the limit it
+				    hit (containers): say it first */
+	int retries;             /* the spec's trial.retries */
+} sched_end_facts;
+
+typedef enum sched_end_action {
+	SCHED_END_DONE,          /* the engine's decision stands (the segment
+				    completed, or the trial stopped) */
+	SCHED_END_REQUEUE,       /* run the segment again from the trial's
+				    checkpoint (engine_requeue) */
+	SCHED_END_FAIL,          /* the trial fails with fail_reason */
+} sched_end_action;
+
+typedef enum sched_end_cause {
+	SCHED_CAUSE_NONE,
+	SCHED_CAUSE_OOM,         /* out of memory: mem says what follows */
+	SCHED_CAUSE_LOST,        /* lost, re-run without using a retry */
+	SCHED_CAUSE_RETRY,       /* failed, one of trial.retries used */
+	SCHED_CAUSE_EXHAUSTED,   /* failed with no retry left */
+} sched_end_cause;
+
+const char *sched_end_action_name(sched_end_action a);
+const char *sched_end_cause_name(sched_end_cause c);
+
+/* One record: the decision and what to keep and show of it. */
+typedef struct sched_end_record {
+	sched_end_action action;
+	sched_end_cause cause;
+	sched_mem_decision mem;  /* the memory policy's verdict (every end) */
+	const char *word;        /* how the progress line names the end:
+				    "ended" (no objective) or the outcome */
+	char event[32];          /* "segment.oom": the event to append with
+				    message; "" for a completed segment */
+	char message[400];       /* the segment's stored message and its
+				    event's text; "" for a clean completion */
+	char shown[400];         /* the same as the progress line shows it
+				    (it prints reservation and peak itself);
+				    "" none */
+	char fail_reason[320];   /* FAIL: the trial's failure reason */
+} sched_end_record;
+
+/*
+ * What running segment seg_id's end means (call it before sched_finished,
+ * as sched_mem_decide, which it calls for every end).  When the engine
+ * counts the segment as failed: an out-of-memory follows the memory
+ * policy (re-queue, or FAIL with its reason); a LOST segment runs again
+ * while h->losses < lost_max; any other failure while h->retries <
+ * f->retries; else the trial FAILs with the executor's words (the
+ * engine's, when it ended without its objective).  Pure: only h is
+ * updated.  Returns 0, or RL_ENOTFOUND when seg_id is not running.
+ */
+int sched_end_decide(const sched *s, uint64_t seg_id, const sched_end_facts *f,
+		     sched_trial_history *h, sched_end_record *out, rl_err *err);
 
 /* Co-location model.  Seed (or overwrite) the pair (a, b): speed_a is a's
  * throughput beside b relative to a alone (0 < speed <= ~1), speed_b the
