@@ -525,6 +525,51 @@ static void test_adopt(void **state)
 	engine_free(e);
 }
 
+/*
+ * A segment whose end the trial's curve already holds is complete without
+ * printing it again: relish stored the value at 3 (read live, or taken
+ * back from the log of a segment a killed relish left), the trial had
+ * saved its checkpoint at 3, and the re-run of 1-3 trains and prints
+ * nothing (issue 30 item 1: such a re-run failed "ended without reporting
+ * the objective").  A value short of the end does not count.
+ */
+static void test_end_already_reported(void **state)
+{
+	(void)state;
+	spec sp = make_spec(MODE_MIN, SCHED_ASHA, 2, 2);
+	engine *e;
+	rl_err err;
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	config c;
+	assert_int_equal(config_init(&c, 2, &err), 0);
+	c.v[0] = (rl_value){.type = VAL_FLOAT, .f = 0.3};
+	c.v[1] = (rl_value){.type = VAL_FLOAT, .f = 0.6};
+	engine_point rep[3] = {{1, 0.5}, {2, 0.45}, {3, 0.25}}, bnd[1] = {{1, 0.5}};
+	engine_trial_record rec = {.index = 0, .cfg = &c, .state = TRIAL_RUNNING,
+				   .n_reports = 3, .reports = rep, .n_boundaries = 1, .boundaries = bnd};
+	assert_int_equal(engine_restore_trial(e, &rec, &err), 0);
+	rec.index = 1;
+	rec.n_reports = 2; /* this one got to 2 only */
+	assert_int_equal(engine_restore_trial(e, &rec, &err), 0);
+	engine_work w;
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	assert_true(w.trial == 0 && w.from == 1 && w.to == 3);
+	engine_decision d;
+	assert_int_equal(engine_segment_done(e, 0, 1, -1, &d, &err), 0);
+	assert_int_not_equal(d.outcome, ENG_FAILED);
+	assert_true(d.resource == 3 && d.value == 0.25);
+	engine_trial_view v;
+	assert_int_equal(engine_trial(e, 0, &v, &err), 0);
+	assert_true(v.resource == 3 && v.value == 0.25);
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	assert_true(w.trial == 1 && w.from == 1 && w.to == 3);
+	assert_int_equal(engine_segment_done(e, 1, 1, -1, &d, &err), 0);
+	assert_int_equal(d.outcome, ENG_FAILED);
+	assert_non_null(strstr(d.reason, "without reporting the objective"));
+	config_fini(&c);
+	engine_free(e);
+}
+
 static void test_restore_errors(void **state)
 {
 	(void)state;
@@ -831,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_restore_equivalence_tpe),
 		cmocka_unit_test(test_pending_reaches_tpe),
 		cmocka_unit_test(test_restore_errors),
+		cmocka_unit_test(test_end_already_reported),
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_failures_and_retries),
 		cmocka_unit_test(test_fail_fast),

@@ -76,9 +76,11 @@ foreach(src ${RELISH_FUZZ_TARGETS})
   set_tests_properties(fuzz_replay_${target} PROPERTIES TIMEOUT 120)
 endforeach()
 
-# test_examples runs every example's PyTorch and scikit-learn trials: it
-# runs alone (RUN_SERIAL), so the timing-sensitive tests are not squeezed
-# beside it on a small machine.
-if(TEST test_examples)
-  set_tests_properties(test_examples PROPERTIES RUN_SERIAL TRUE)
-endif()
+# test_examples and test_resume_examples run every example's PyTorch and
+# scikit-learn trials: they run alone (RUN_SERIAL), so the timing-sensitive
+# tests are not squeezed beside them on a small machine.
+foreach(name test_examples test_resume_examples)
+  if(TEST ${name})
+    set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  endif()
+endforeach()

@@ -10,8 +10,12 @@ relish reads (docs/trials.md):
 
 The model is pickled into --checkpoint after every epoch, so the next
 segment (relish runs a trial in segments: 0-1, 1-3, 3-9) goes on where this
-one stopped.  Plain argparse and no relish code: any program that prints
-those lines and resumes from its checkpoint folder is a trial.
+one stopped.  The lines printed so far are kept in the checkpoint too: a
+checkpoint past --from (relish was killed after this trial saved epochs it
+may not have read) means those epochs are not trained again, but their
+lines are printed again, as docs/trials.md ("Checkpoints") asks.  Plain
+argparse and no relish code: any program that prints those lines and
+resumes from its checkpoint folder is a trial.
 
 Run by hand:  /usr/bin/python3 train.py --to 3 --checkpoint /tmp/ckpt
 """
@@ -41,23 +45,31 @@ x_train, x_val, y_train, y_val = train_test_split(x / 16.0, y, test_size=0.2, ra
 classes = sorted(set(y))
 
 path = os.path.join(a.checkpoint, "model.pkl") if a.checkpoint else ""
+if path:
+    os.makedirs(a.checkpoint, exist_ok=True)  # relish makes it; by hand, maybe not
 if path and os.path.exists(path):
     with open(path, "rb") as f:
         state = pickle.load(f)
-    model, done = state["model"], state["epoch"]
+    model, done, lines = state["model"], state["epoch"], state.get("lines", {})
 else:
     model = MLPClassifier(hidden_layer_sizes=(a.hidden,), solver=a.optimizer,
                           learning_rate_init=a.lr, momentum=a.momentum,
                           batch_size=a.batch_size, random_state=0)
-    done = 0
+    done, lines = 0, {}
+
+# Epochs the checkpoint has past --from: printed again, not trained again.
+for epoch in range(int(a.start) + 1, min(int(done), int(a.to)) + 1):
+    if epoch in lines:
+        print(lines[epoch], flush=True)
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 for epoch in range(int(done) + 1, int(a.to) + 1):
     model.partial_fit(x_train, y_train, classes=classes)
     acc = model.score(x_val, y_val)
-    print(f"RELISH epoch={epoch} val_acc={acc:.6f}", flush=True)
+    lines[epoch] = f"RELISH epoch={epoch} val_acc={acc:.6f}"
+    print(lines[epoch], flush=True)
     if path:
         tmp = path + ".tmp"
         with open(tmp, "wb") as f:
-            pickle.dump({"model": model, "epoch": epoch}, f)
+            pickle.dump({"model": model, "epoch": epoch, "lines": lines}, f)
         os.replace(tmp, path)  # a segment killed mid-write keeps the last good one

@@ -392,6 +392,19 @@ int engine_segment_done(engine *e, uint64_t trial, int segment_ok, double reache
 		return 0;
 	}
 	if (!t->seg_reported) {
+		/* A value at the segment's end reported before (the store's,
+		 * restored after a restart, or an earlier attempt's): the
+		 * trial's checkpoint covers the segment, so it trained nothing
+		 * and printed nothing, and the segment is complete (a trial
+		 * need not print again what relish already has). */
+		for (size_t i = t->n_reports; i-- > 0;)
+			if (stopper_same_resource(t->reports[i].resource, t->to)) {
+				t->seg_reported = 1;
+				t->seg_value = t->reports[i].value;
+				break;
+			}
+	}
+	if (!t->seg_reported) {
 		segment_failed(t, out,
 			       "segment %g-%g ended without reporting the objective \"%s\"",
 			       t->from, t->to,

@@ -113,7 +113,10 @@ int engine_report(engine *e, uint64_t trial, double resource, double value, rl_e
  * number when unknown (taken as the segment's end).  On success the
  * stopper decides at the boundary with the segment's last reported value,
  * the sampler is told, and the next segment (if any) is queued.  A segment
- * that failed, ended early, or reported no objective value yields
+ * that reported no value but whose end the trial's curve already holds (a
+ * value at resource `to`, restored from the store or reported by an
+ * earlier attempt) is complete with that value: its checkpoint covered it.
+ * A segment that failed, ended early, or reported no objective value yields
  * ENG_FAILED with a reason; the trial then waits (TRIAL_PENDING) until the
  * driver calls engine_requeue (retry) or engine_trial_failed (give up).
  * Returns 0 with *out filled, or RL_ENOTFOUND / RL_EINVAL (not running).
