@@ -73,7 +73,7 @@ static double run_all(const char *label, const sim_trace *t, const sim_model *m,
 {
 	sim_task tasks[3];
 	for (int p = 0; p < 3; p++)
-		tasks[p] = (sim_task){.policy = (sim_policy)p, .cfg = c};
+		tasks[p] = (sim_task){.policy = (sched_policy)p, .cfg = c};
 	double t0 = now_s();
 	sim_run_tasks(t, m, tasks, 3);
 	double total = now_s() - t0;
@@ -88,7 +88,7 @@ static double run_all(const char *label, const sim_trace *t, const sim_model *m,
 		}
 		events += k->result->n_events;
 		printf("  %-8s %-9s %8.3f s  %9zu events  %10.0f events/s  makespan %.0f h\n", label,
-		       sim_policy_name(k->policy), k->wall_s, k->result->n_events,
+		       sched_policy_name(k->policy), k->wall_s, k->result->n_events,
 		       (double)k->result->n_events / k->wall_s, k->result->makespan_s / 3600);
 		sim_result_free(k->result);
 	}
@@ -132,7 +132,7 @@ static void print_scaling(const char *name, const int *factors, double secs[][3]
 	printf("scaling, %s: x%d against x%d took", name, factors[b], factors[a]);
 	double ta = 0, tb = 0;
 	for (int p = 0; p < 3; p++) {
-		printf(" %s %.2fx%s", sim_policy_name((sim_policy)p), secs[b][p] / secs[a][p],
+		printf(" %s %.2fx%s", sched_policy_name((sched_policy)p), secs[b][p] / secs[a][p],
 		       p < 2 ? "," : "");
 		ta += secs[a][p];
 		tb += secs[b][p];
@@ -153,7 +153,7 @@ static void print_scaling(const char *name, const int *factors, double secs[][3]
 			sxx += x * x;
 			sxy += x * y;
 		}
-		printf(" %s %.3f%s", sim_policy_name((sim_policy)p),
+		printf(" %s %.3f%s", sched_policy_name((sched_policy)p),
 		       (n * sxy - sx * sy) / (n * sxx - sx * sx), p < 2 ? "," : "\n");
 	}
 }
@@ -210,7 +210,7 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 				continue;
 			for (int p = 0; p < 3; p++) {
 				cell *c = &cells[k][p];
-				sim_task task = {.policy = (sim_policy)p, .cfg = &ck[k]};
+				sim_task task = {.policy = (sched_policy)p, .cfg = &ck[k]};
 				sim_run_tasks(big[k], mbig[k], &task, 1);
 				if (task.rc < 0) {
 					fprintf(stderr, "bench_sim: %s\n", task.err.msg);
@@ -228,7 +228,7 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 				sim_result_free(task.result);
 				if (!same) {
 					fprintf(stderr, "bench_sim: x%d %s: repeated runs differ\n", fk,
-						sim_policy_name(task.policy));
+						sched_policy_name(task.policy));
 					goto out;
 				}
 			}
@@ -247,7 +247,7 @@ static int run_series(const series *ser, const sim_trace *t, const sim_config *b
 			running[k][p] = w->calls ? (double)w->running / (double)w->calls : 0;
 			printf("  x%-5d %8zu %6d  %-9s %9zu %9.3f %9.2f  %8.2f %8.2f %8.2f %8.3f %8.0f\n",
 			       ser->factors[k], big[k]->n_jobs, ck[k].n_gpus,
-			       sim_policy_name((sim_policy)p), c->first->n_events, med,
+			       sched_policy_name((sched_policy)p), c->first->n_events, med,
 			       1e6 * med / ev, (double)w->scanned / ev, (double)w->searched / ev,
 			       (double)w->dev_evals / ev, share[k][p], running[k][p]);
 		}
@@ -280,7 +280,7 @@ out:
 	printf("work per event, %s, x%d against x%d (constant = 1):", name, ser->factors[b],
 	       ser->factors[a]);
 	for (int p = 0; p < 3; p++) {
-		printf(" %s scan %.2fx", sim_policy_name((sim_policy)p), scan[b][p] / scan[a][p]);
+		printf(" %s scan %.2fx", sched_policy_name((sched_policy)p), scan[b][p] / scan[a][p]);
 		if (evals[a][p] > 0)
 			printf(" evals %.2fx", evals[b][p] / evals[a][p]);
 		if (share[a][p] > 0)
@@ -290,7 +290,7 @@ out:
 	printf("segments running per placement call, %s, x%d against x%d:", name,
 	       ser->factors[b], ser->factors[a]);
 	for (int p = 0; p < 3; p++)
-		printf(" %s %.2fx%s", sim_policy_name((sim_policy)p),
+		printf(" %s %.2fx%s", sched_policy_name((sched_policy)p),
 		       running[a][p] > 0 ? running[b][p] / running[a][p] : 0, p < 2 ? "," : "\n");
 	return 0;
 }

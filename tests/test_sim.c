@@ -31,7 +31,7 @@ static sim_trace *parse(const char *csv)
 }
 
 static sim_result *run(const sim_trace *t, const sim_model *m, const sim_config *c,
-		       sim_policy p)
+		       sched_policy p)
 {
 	sim_result *r = NULL;
 	rl_err err;
@@ -243,7 +243,7 @@ static void test_exclusive_schedule(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
-	sim_result *r = run(t, m, &c, SIM_EXCLUSIVE);
+	sim_result *r = run(t, m, &c, SCHED_POLICY_EXCLUSIVE);
 	assert_near(r->jct_s[0], 100);
 	assert_near(r->jct_s[1], 200);
 	assert_near(r->jct_s[2], 400);
@@ -296,7 +296,7 @@ static void test_pack_schedule(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
-	sim_result *r = run(t, m, &c, SIM_PACK);
+	sim_result *r = run(t, m, &c, SCHED_POLICY_PACK);
 	assert_near(r->jct_s[0], 120);
 	assert_near(r->jct_s[1], 220);
 	assert_near(r->jct_s[2], 320);
@@ -312,7 +312,7 @@ static void test_pack_schedule(void **state)
 	snprintf(lg.text, sizeof lg.text, "%s", SIM_PLACEMENTS_CSV_HEADER);
 	c.on_place = log_row;
 	c.ctx = &lg;
-	r = run(t, m, &c, SIM_PACK);
+	r = run(t, m, &c, SCHED_POLICY_PACK);
 	assert_string_equal(lg.text, "time_s,job_id,segment,devices,mem_mib,compute,basis\n"
 				     "0.000,j1,1,0,4000,100.0,hint\n"
 				     "0.000,j2,1,0,4000,100.0,hint\n"
@@ -336,7 +336,7 @@ static void test_segments_and_restart(void **state)
 	c.segment_s = 100;
 	c.restart_cost_s = 10;
 	for (int p = 0; p < 3; p++) {
-		sim_result *r = run(t, m, &c, (sim_policy)p);
+		sim_result *r = run(t, m, &c, (sched_policy)p);
 		assert_near(r->jct_s[0], 260);
 		assert_int_equal(r->n_segments, 3);
 		assert_near(r->lower_bound_makespan_s, 260);
@@ -357,16 +357,16 @@ static void test_oom_then_recovers(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(1, 16384);
-	sim_result *r = run(t, m, &c, SIM_PACK);
+	sim_result *r = run(t, m, &c, SCHED_POLICY_PACK);
 	assert_int_equal(r->oom_count, 1);
 	assert_near(r->jct_s[0], 200);
 	assert_int_equal(r->n_segments, 2);
 	sim_result_free(r);
-	r = run(t, m, &c, SIM_RELISH);
+	r = run(t, m, &c, SCHED_POLICY_RELISH);
 	assert_int_equal(r->oom_count, 1);
 	assert_near(r->jct_s[0], 200);
 	sim_result_free(r);
-	r = run(t, m, &c, SIM_EXCLUSIVE);
+	r = run(t, m, &c, SCHED_POLICY_EXCLUSIVE);
 	assert_int_equal(r->oom_count, 0);
 	assert_near(r->jct_s[0], 100);
 	sim_result_free(r);
@@ -390,23 +390,23 @@ static void test_las_order(void **state)
 	sim_config c = small_config(1, 10000);
 	c.segment_s = 100;
 	c.order = ORDER_FIFO;
-	sim_result *r = run(t, m, &c, SIM_EXCLUSIVE);
+	sim_result *r = run(t, m, &c, SCHED_POLICY_EXCLUSIVE);
 	assert_int_equal(r->order, ORDER_FIFO);
 	assert_near(r->jct_s[0], 300);
 	assert_near(r->jct_s[1], 350);
 	sim_result_free(r);
 	c.order = ORDER_LAS;
-	r = run(t, m, &c, SIM_EXCLUSIVE);
+	r = run(t, m, &c, SCHED_POLICY_EXCLUSIVE);
 	assert_int_equal(r->order, ORDER_LAS);
 	assert_near(r->jct_s[0], 400);
 	assert_near(r->jct_s[1], 150);
 	assert_near(r->mean_jct_s, 275);
 	sim_result_free(r);
 	/* The default order: fifo for the baselines, las for relish. */
-	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_EXCLUSIVE), ORDER_FIFO);
-	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_PACK), ORDER_FIFO);
-	assert_int_equal(sched_order_for(ORDER_DEFAULT, SHARE_RELISH), ORDER_LAS);
-	assert_int_equal(sched_order_for(ORDER_FIFO, SHARE_RELISH), ORDER_FIFO);
+	assert_int_equal(sched_policy_order(SCHED_POLICY_EXCLUSIVE, ORDER_DEFAULT), ORDER_FIFO);
+	assert_int_equal(sched_policy_order(SCHED_POLICY_PACK, ORDER_DEFAULT), ORDER_FIFO);
+	assert_int_equal(sched_policy_order(SCHED_POLICY_RELISH, ORDER_DEFAULT), ORDER_LAS);
+	assert_int_equal(sched_policy_order(SCHED_POLICY_RELISH, ORDER_FIFO), ORDER_FIFO);
 	sim_model_free(m);
 	sim_trace_free(t);
 }
@@ -433,13 +433,13 @@ static void test_tiresias_schedule(void **state)
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
 	static const struct {
-		sim_policy p;
+		sched_policy p;
 		queue_order order;
 		double a, b, cc;
 	} want[] = {
-		{SIM_TIRESIAS, ORDER_DEFAULT, 5000, 3500, 2400},
-		{SIM_EXCLUSIVE, ORDER_DEFAULT, 3000, 4500, 3400},
-		{SIM_EXCLUSIVE, ORDER_LAS, 5000, 2500, 1400},
+		{SCHED_POLICY_TIRESIAS, ORDER_DEFAULT, 5000, 3500, 2400},
+		{SCHED_POLICY_EXCLUSIVE, ORDER_DEFAULT, 3000, 4500, 3400},
+		{SCHED_POLICY_EXCLUSIVE, ORDER_LAS, 5000, 2500, 1400},
 	};
 	c.tune.tiresias_limit_s[0] = 3600;
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -470,13 +470,13 @@ static void test_gandiva_schedule(void **state)
 	sim_model *m = NULL;
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(1, 10000);
-	sim_result *r = run(t, m, &c, SIM_GANDIVA);
+	sim_result *r = run(t, m, &c, SCHED_POLICY_GANDIVA);
 	assert_near(r->jct_s[0], 2000);
 	assert_near(r->jct_s[1], 2000);
 	assert_int_equal(r->order, ORDER_FIFO);
 	sim_result_free(r);
-	for (int p = SIM_EXCLUSIVE; p <= SIM_RELISH; p += SIM_RELISH - SIM_EXCLUSIVE) {
-		r = run(t, m, &c, (sim_policy)p);
+	for (int p = SCHED_POLICY_EXCLUSIVE; p <= SCHED_POLICY_RELISH; p += SCHED_POLICY_RELISH - SCHED_POLICY_EXCLUSIVE) {
+		r = run(t, m, &c, (sched_policy)p);
 		assert_near(r->jct_s[0], 1000);
 		assert_near(r->jct_s[1], 2000);
 		sim_result_free(r);
@@ -496,11 +496,11 @@ static void test_gandiva_schedule(void **state)
 		  "G,0,2000,2,2000,50\nS,100,1000,1,2000,50\n");
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	c = small_config(2, 10000);
-	r = run(t, m, &c, SIM_GANDIVA);
+	r = run(t, m, &c, SCHED_POLICY_GANDIVA);
 	assert_near(r->jct_s[0], 2000);
 	assert_near(r->jct_s[1], 1000);
 	sim_result_free(r);
-	r = run(t, m, &c, SIM_EXCLUSIVE);
+	r = run(t, m, &c, SCHED_POLICY_EXCLUSIVE);
 	assert_near(r->jct_s[0], 2000);
 	assert_near(r->jct_s[1], 2900);
 	sim_result_free(r);
@@ -521,7 +521,7 @@ static void test_gangs(void **state)
 	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
 	sim_config c = small_config(2, 10000);
 	for (int p = 0; p < 3; p++) {
-		sim_result *r = run(t, m, &c, (sim_policy)p);
+		sim_result *r = run(t, m, &c, (sched_policy)p);
 		assert_near(r->jct_s[0], 100);
 		assert_near(r->jct_s[1], 150);
 		assert_near(r->jct_s[2], 349);
@@ -541,7 +541,7 @@ static void test_unplaceable_job(void **state)
 	sim_config c = small_config(1, 16384);
 	sim_result *r = NULL;
 	rl_err err;
-	assert_int_equal(sim_run(t, m, &c, SIM_PACK, &r, &err), RL_EINVAL);
+	assert_int_equal(sim_run(t, m, &c, SCHED_POLICY_PACK, &r, &err), RL_EINVAL);
 	assert_null(r);
 	assert_non_null(strstr(err.msg, "job big needs 20000 MiB per GPU"));
 	sim_model_free(m);
@@ -580,8 +580,8 @@ static void test_deterministic(void **state)
 	c.hints = SIM_HINTS_NOISY;
 	c.series_step_s = 300;
 	for (int p = 0; p < 3; p++) {
-		sim_result *a = run(t, m, &c, (sim_policy)p);
-		sim_result *b = run(t, m, &c, (sim_policy)p);
+		sim_result *a = run(t, m, &c, (sched_policy)p);
+		sim_result *b = run(t, m, &c, (sched_policy)p);
 		assert_memory_equal(a->jct_s, b->jct_s, t->n_jobs * sizeof *a->jct_s);
 		assert_int_equal(a->n_series, b->n_series);
 		assert_memory_equal(a->series, b->series, a->n_series * sizeof *a->series);
@@ -614,9 +614,9 @@ static void test_run_tasks(void **state)
 	sim_config c = small_config(4, 16384);
 	c.segment_s = 600;
 	c.hints = SIM_HINTS_NOISY;
-	const sim_policy order[] = {SIM_TIRESIAS, SIM_EXCLUSIVE, SIM_RELISH, SIM_PACK,
-				    SIM_GANDIVA, SIM_RELISH, SIM_EXCLUSIVE, SIM_TIRESIAS,
-				    SIM_PACK, SIM_GANDIVA, SIM_TIRESIAS};
+	const sched_policy order[] = {SCHED_POLICY_TIRESIAS, SCHED_POLICY_EXCLUSIVE, SCHED_POLICY_RELISH, SCHED_POLICY_PACK,
+				    SCHED_POLICY_GANDIVA, SCHED_POLICY_RELISH, SCHED_POLICY_EXCLUSIVE, SCHED_POLICY_TIRESIAS,
+				    SCHED_POLICY_PACK, SCHED_POLICY_GANDIVA, SCHED_POLICY_TIRESIAS};
 	enum { N = sizeof order / sizeof order[0] };
 	sim_task tasks[N];
 	for (size_t i = 0; i < N; i++)

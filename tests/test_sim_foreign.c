@@ -64,7 +64,7 @@ static void on_place(void *ctx, double now, const sched_request *req, const sche
 			 (unsigned long long)pl->mem_mib, sched_basis_name(pl->basis));
 }
 
-static sim_result *run(const sim_trace *t, const sim_background *b, sim_policy p, plog *l)
+static sim_result *run(const sim_trace *t, const sim_background *b, sched_policy p, plog *l)
 {
 	sim_model *m = NULL;
 	rl_err err;
@@ -114,7 +114,7 @@ static void test_reader(void **state)
 	c.n_gpus = 2;
 	c.background = b;
 	sim_result *r = NULL;
-	assert_int_equal(sim_run(t, m, &c, SIM_RELISH, &r, &err), RL_EINVAL);
+	assert_int_equal(sim_run(t, m, &c, SCHED_POLICY_RELISH, &r, &err), RL_EINVAL);
 	assert_string_equal(err.msg, "background series, line 2: gpu: expected 0 to 1 (--gpus 2), got 5");
 	sim_model_free(m);
 	sim_background_free(b);
@@ -142,7 +142,7 @@ static void test_relish_around_foreign_load(void **state)
 			     "a,0,100,1,3000,50,ea\nb,0,100,1,3000,50,eb\n");
 	sim_background *b = bg("time_s,gpu,mib\n0,0,6000\n50,0,0\n60,1,7000\n");
 	plog l = {0};
-	sim_result *r = run(t, b, SIM_RELISH, &l);
+	sim_result *r = run(t, b, SCHED_POLICY_RELISH, &l);
 	assert_int_equal(l.n, 3);
 	assert_string_equal(l.rows[0], "0 0/1 gpu1 3600 hint");
 	assert_string_equal(l.rows[1], "50 1/1 gpu0 3600 hint");
@@ -155,7 +155,7 @@ static void test_relish_around_foreign_load(void **state)
 
 	/* Without the series: both at once, nothing lost. */
 	plog l2 = {0};
-	r = run(t, NULL, SIM_RELISH, &l2);
+	r = run(t, NULL, SCHED_POLICY_RELISH, &l2);
 	assert_int_equal(r->oom_count, 0);
 	assert_true(fabs(r->makespan_s - 100) < 1e-9);
 	sim_result_free(r);
@@ -175,7 +175,7 @@ static void test_exclusive_takes_what_others_leave(void **state)
 	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib\nj,0,100,3000\n");
 	sim_background *b = bg("time_s,gpu,mib\n0,0,500\n");
 	plog l = {0};
-	sim_result *r = run(t, b, SIM_EXCLUSIVE, &l);
+	sim_result *r = run(t, b, SCHED_POLICY_EXCLUSIVE, &l);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.rows[0], "0 0/1 gpu1 8192 exclusive");
 	assert_int_equal(r->oom_count, 0);
@@ -183,7 +183,7 @@ static void test_exclusive_takes_what_others_leave(void **state)
 	sim_background_free(b);
 	b = bg("time_s,gpu,mib\n0,0,500\n0,1,500\n");
 	plog l2 = {0};
-	r = run(t, b, SIM_EXCLUSIVE, &l2);
+	r = run(t, b, SCHED_POLICY_EXCLUSIVE, &l2);
 	assert_string_equal(l2.rows[0], "0 0/1 gpu0 7628 exclusive");
 	assert_int_equal(r->oom_count, 0);
 	sim_result_free(r);

@@ -487,14 +487,14 @@ static void test_conditional(void **state)
 static void test_names(void **state)
 {
 	(void)state;
-	sharing_policy p = SHARE_RELISH;
-	assert_int_equal(spec_policy_from_name("exclusive", &p), 0);
-	assert_int_equal(p, SHARE_EXCLUSIVE);
-	assert_int_equal(spec_policy_from_name("pack", &p), 0);
-	assert_int_equal(p, SHARE_PACK);
-	assert_true(spec_policy_from_name("packed", &p) < 0);
-	assert_int_equal(p, SHARE_PACK); /* untouched on failure */
-	assert_string_equal(spec_policy_name(SHARE_RELISH), "relish");
+	sched_policy p = SCHED_POLICY_RELISH;
+	assert_int_equal(sched_policy_from_name("exclusive", &p), 0);
+	assert_int_equal(p, SCHED_POLICY_EXCLUSIVE);
+	assert_int_equal(sched_policy_from_name("pack", &p), 0);
+	assert_int_equal(p, SCHED_POLICY_PACK);
+	assert_true(sched_policy_from_name("packed", &p) < 0);
+	assert_int_equal(p, SCHED_POLICY_PACK); /* untouched on failure */
+	assert_string_equal(sched_policy_name(SCHED_POLICY_RELISH), "relish");
 	assert_string_equal(spec_mode_name(MODE_MIN), "min");
 	assert_string_equal(spec_search_name(SEARCH_SOBOL), "sobol");
 	assert_string_equal(spec_schedule_name(SCHED_HYPERBAND), "hyperband");

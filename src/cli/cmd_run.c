@@ -24,7 +24,7 @@
 #include "spec/spec.h"
 
 static const char usage[] =
-	"relish run SPEC [SPEC...] [--db FILE] [--policy exclusive|pack|relish] "
+	"relish run SPEC [SPEC...] [--db FILE] [--policy exclusive|pack|relish|tiresias|gandiva] "
 	"[--order fifo|las|tiresias|fair] "
 	"[--max-concurrent N] [--runs-dir DIR] [--devices FILE] [--restart] [--quiet] [--json] "
 	"[--stats]";
@@ -34,7 +34,9 @@ static int run_help(void)
 	printf("usage: %s\n\n"
 	       "Runs experiments to completion, resuming any the database already holds.\n"
 	       "  --db FILE            state database (default ./%s)\n"
-	       "  --policy P           sharing policy for every experiment (default: the spec's)\n"
+	       "  --policy P           sharing policy for every experiment: exclusive, pack,\n"
+	       "                       relish, tiresias or gandiva (default: the spec's;\n"
+	       "                       docs/scheduling.md)\n"
 	       "  --order O            queue order: fifo, las, tiresias or fair (default: the\n"
 	       "                       spec's sharing.order; docs/scheduling.md)\n"
 	       "  --max-concurrent N   segments running at once per experiment (default: the spec's)\n"
@@ -101,13 +103,13 @@ int cmd_run(int argc, char **argv, rl_err *err)
 		case 'j': json = 1; break;
 		case 'h': return run_help();
 		case OPT_POLICY:
-			if (spec_policy_from_name(optarg, &lo.policy) < 0)
-				return cli_usage_error(err, usage, "--policy: expected exclusive, pack "
-						       "or relish, got '%s'", optarg);
+			if (sched_policy_from_name(optarg, &lo.policy) < 0)
+				return cli_usage_error(err, usage, "--policy: expected %s, got '%s'",
+						       sched_policy_list(), optarg);
 			lo.policy_set = 1;
 			break;
 		case OPT_ORDER:
-			if (spec_order_from_name(optarg, &lo.order) < 0)
+			if (sched_order_from_name(optarg, &lo.order) < 0)
 				return cli_usage_error(err, usage, "--order: expected default, fifo, "
 						       "las, tiresias or fair, got '%s'", optarg);
 			lo.order_set = 1;

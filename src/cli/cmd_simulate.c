@@ -80,7 +80,7 @@ static const char usage_text[] =
 
 typedef struct sim_opts {
 	const char *trace, *colocate, *out, *background, *check;
-	int gpus, json, placements, policies[SIM_POLICY__COUNT];
+	int gpus, json, placements, policies[SCHED_POLICY__COUNT];
 	long long mem;
 	int scale, scale_span, seed_set;
 	uint64_t scale_seed;
@@ -137,7 +137,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	memset(o, 0, sizeof *o);
 	sim_config_default(&o->cfg);
 	o->cfg.series_step_s = 3600;
-	for (int i = 0; i < SIM_POLICY__COUNT; i++)
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
 		o->policies[i] = 1;
 	o->scale = 1;
 	o->scale_seed = 1;
@@ -168,13 +168,13 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		case O_POLICY: {
 			/* one name, a comma-separated list, or all */
 			int all = !strcmp(optarg, "all");
-			for (int i = 0; i < SIM_POLICY__COUNT; i++)
+			for (int i = 0; i < SCHED_POLICY__COUNT; i++)
 				o->policies[i] = all;
 			char buf[128];
 			snprintf(buf, sizeof buf, "%s", optarg);
 			for (char *tok = all ? NULL : strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-				sim_policy pol;
-				if (sim_policy_from_name(tok, &pol) < 0)
+				sched_policy pol;
+				if (sched_policy_from_name(tok, &pol) < 0)
 					return rl_err_set(err, RL_EUSAGE,
 							  "--policy: expected exclusive, pack, relish, tiresias, "
 							  "gandiva, a comma-separated list of them or all, got \"%s\"",
@@ -192,7 +192,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rc;
 			break;
 		case O_ORDER:
-			if (spec_order_from_name(optarg, &o->cfg.order) < 0)
+			if (sched_order_from_name(optarg, &o->cfg.order) < 0)
 				return rl_err_set(err, RL_EUSAGE,
 						  "--order: expected default, fifo, las, tiresias or fair, got \"%s\"",
 						  optarg);
@@ -357,47 +357,47 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	printf("%-9s %8s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
 	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "burst_jct",
 	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
-	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		const sim_result *r = res[i];
 		if (!r)
 			continue;
 		printf("%-9s %8s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
-		       sim_policy_name(r->policy), sched_order_name(r->order), H(r->makespan_s), H(r->lower_bound_makespan_s),
+		       sched_policy_name(r->policy), sched_order_name(r->order), H(r->makespan_s), H(r->lower_bound_makespan_s),
 		       H(r->mean_jct_s), H(r->median_jct_s), H(r->p95_jct_s), H(r->mean_burst_jct_s),
 		       H(r->mean_queue_s), 100 * r->gpu_mem_util, 100 * r->gpu_mem_reserved,
 		       100 * r->gpu_compute_util, 100 * r->gpu_busy, r->oom_count);
 	}
 	printf("(times in hours; mem%%/res%%/comp%%/busy%%: time-averaged GPU memory used / "
 	       "reserved, compute, GPUs busy)\n");
-	for (int i = 0; i < SIM_POLICY__COUNT; i++)
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
 		if (res[i])
 			printf("%s: finish-time fairness rho (experiment time over its time on a private "
 			       "1/N of the cluster): mean %.2f, median %.2f, p95 %.2f, max %.2f; "
 			       "worst user %s, mean %.2f (%zu users)\n",
-			       sim_policy_name(res[i]->policy), res[i]->rho_mean, res[i]->rho_median,
+			       sched_policy_name(res[i]->policy), res[i]->rho_mean, res[i]->rho_median,
 			       res[i]->rho_p95, res[i]->rho_max,
 			       res[i]->n_users && t->users[res[i]->rho_worst_user].name[0]
 				       ? t->users[res[i]->rho_worst_user].name : "-",
 			       res[i]->rho_user_max, res[i]->n_users);
 	if (res[0])
-		for (int i = 1; i < SIM_POLICY__COUNT; i++)
+		for (int i = 1; i < SCHED_POLICY__COUNT; i++)
 			if (res[i]) {
 				char a[48], b[48];
 				ratio_words(res[i]->makespan_s, res[0]->makespan_s, a, sizeof a);
 				ratio_words(res[i]->mean_jct_s, res[0]->mean_jct_s, b, sizeof b);
 				printf("%s vs exclusive: %s makespan %.2fx exclusive's (%s), mean JCT "
 				       "%.2fx exclusive's (%s); makespan / bound %.2f\n",
-				       sim_policy_name(res[i]->policy), sim_policy_name(res[i]->policy),
+				       sched_policy_name(res[i]->policy), sched_policy_name(res[i]->policy),
 				       res[i]->makespan_s / res[0]->makespan_s, a,
 				       res[i]->mean_jct_s / res[0]->mean_jct_s, b,
 				       res[i]->makespan_s / res[i]->lower_bound_makespan_s);
 			}
 	/* relish against the best of the others, by each figure */
-	const sim_result *rr = res[SIM_RELISH];
+	const sim_result *rr = res[SCHED_POLICY_RELISH];
 	const sim_result *bj = NULL, *bb = NULL, *bm = NULL;
-	for (int i = 0; rr && i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; rr && i < SCHED_POLICY__COUNT; i++) {
 		const sim_result *r = res[i];
-		if (!r || i == SIM_RELISH)
+		if (!r || i == SCHED_POLICY_RELISH)
 			continue;
 		if (!bj || r->mean_jct_s < bj->mean_jct_s)
 			bj = r;
@@ -409,9 +409,9 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	if (rr && bj)
 		printf("relish vs the best peer: mean JCT %.2fx (%s), HPO experiment %.2fx (%s), "
 		       "makespan %.2fx (%s)\n",
-		       bj->mean_jct_s / rr->mean_jct_s, sim_policy_name(bj->policy),
-		       bb->mean_burst_jct_s / rr->mean_burst_jct_s, sim_policy_name(bb->policy),
-		       bm->makespan_s / rr->makespan_s, sim_policy_name(bm->policy));
+		       bj->mean_jct_s / rr->mean_jct_s, sched_policy_name(bj->policy),
+		       bb->mean_burst_jct_s / rr->mean_burst_jct_s, sched_policy_name(bb->policy),
+		       bm->makespan_s / rr->makespan_s, sched_policy_name(bm->policy));
 }
 
 /* Finish-time fairness: the summary and one row per user. */
@@ -458,9 +458,9 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 			   sim_result **res, const char *coloc)
 {
 	json_t *pol = json_object();
-	for (int i = 0; i < SIM_POLICY__COUNT; i++)
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
 		if (res[i])
-			json_object_set_new(pol, sim_policy_name(res[i]->policy), result_json(t, res[i]));
+			json_object_set_new(pol, sched_policy_name(res[i]->policy), result_json(t, res[i]));
 	json_t *cfg = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:s, s:s?, s:I, s:I}",
 				"trace", o->trace, "jobs", (json_int_t)t->n_jobs,
 				"gpus", (json_int_t)o->gpus, "gpu_memory_mib", (json_int_t)o->mem,
@@ -504,7 +504,7 @@ static int cmp_dbl(const void *a, const void *b)
 static int write_smoothed(const char *dir, const sim_result *r, double step, rl_err *err)
 {
 	char name[80];
-	snprintf(name, sizeof name, "series_%s_smooth.csv", sim_policy_name(r->policy));
+	snprintf(name, sizeof name, "series_%s_smooth.csv", sched_policy_name(r->policy));
 	FILE *f;
 	int rc = write_file(dir, name, &f, err);
 	if (rc < 0)
@@ -544,7 +544,7 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 		return rc;
 	int n = 0;
 	double span = 0; /* one x range for every panel, so they compare */
-	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		n += res[i] != NULL;
 		if (res[i] && res[i]->n_series) {
 			double end = res[i]->series[res[i]->n_series - 1].t_s + o->cfg.series_step_s;
@@ -565,10 +565,10 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 		   "set ylabel 'fraction of cluster'\n",
 		n > 1 ? 260 * n + 60 : 500, n, o->gpus, o->mem, bin, span > 0 ? span / 86400 : 1);
 	int k = 0;
-	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		if (!res[i])
 			continue;
-		const char *nm = sim_policy_name(res[i]->policy);
+		const char *nm = sched_policy_name(res[i]->policy);
 		k++;
 		fprintf(f, "set title '%s'\nset xlabel '%s'\n"
 			   "plot 'series_%s_smooth.csv' using 1:5 skip 1 with lines lw 2 lc %d "
@@ -583,10 +583,10 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 		   "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
 		   "set yrange [0:1]\nplot ", o->gpus, o->mem);
 	int first = 1;
-	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		if (!res[i])
 			continue;
-		const char *nm = sim_policy_name(res[i]->policy);
+		const char *nm = sched_policy_name(res[i]->policy);
 		fprintf(f, "%s'jct_cdf_%s.csv' using 1:2 skip 1 with lines lw 2 lc %d title '%s'",
 			first ? "" : ", ", nm, i + 1, nm);
 		first = 0;
@@ -641,21 +641,21 @@ static void log_placement(void *ctx, double now, const sched_request *req,
 static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *m,
 			sim_result **res, rl_err *err)
 {
-	sim_task tasks[SIM_POLICY__COUNT];
-	sim_config cfg[SIM_POLICY__COUNT];
-	place_log lg[SIM_POLICY__COUNT];
-	char name[SIM_POLICY__COUNT][64];
+	sim_task tasks[SCHED_POLICY__COUNT];
+	sim_config cfg[SCHED_POLICY__COUNT];
+	place_log lg[SCHED_POLICY__COUNT];
+	char name[SCHED_POLICY__COUNT][64];
 	size_t n = 0;
 	int rc = 0;
 	if (o->placements && mkdir(o->out, 0777) != 0 && errno != EEXIST)
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
-	for (int i = 0; i < SIM_POLICY__COUNT && rc == 0; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT && rc == 0; i++) {
 		if (!o->policies[i])
 			continue;
 		cfg[n] = o->cfg;
 		if (o->placements) {
 			snprintf(name[n], sizeof name[n], "placements_%s.csv",
-				 sim_policy_name((sim_policy)i));
+				 sched_policy_name((sched_policy)i));
 			lg[n] = (place_log){.t = t};
 			if ((rc = write_file(o->out, name[n], &lg[n].f, err)) < 0)
 				break;
@@ -663,7 +663,7 @@ static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *
 			cfg[n].on_place = log_placement;
 			cfg[n].ctx = &lg[n];
 		}
-		tasks[n] = (sim_task){.policy = (sim_policy)i, .cfg = &cfg[n]};
+		tasks[n] = (sim_task){.policy = (sched_policy)i, .cfg = &cfg[n]};
 		n++;
 	}
 	if (rc == 0)
@@ -672,7 +672,7 @@ static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *
 		if (rc == 0 && tasks[k].rc < 0) {
 			rc = tasks[k].rc;
 			*err = tasks[k].err;
-			rl_err_prefix(err, "policy %s", sim_policy_name(tasks[k].policy));
+			rl_err_prefix(err, "policy %s", sched_policy_name(tasks[k].policy));
 		}
 		if (o->placements && fclose(lg[k].f) != 0 && rc == 0)
 			rc = rl_err_sys(err, RL_EIO, errno, "writing %s/%s", o->out, name[k]);
@@ -688,11 +688,11 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
 	FILE *f;
 	int rc;
-	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		const sim_result *r = res[i];
 		if (!r)
 			continue;
-		const char *n = sim_policy_name(r->policy);
+		const char *n = sched_policy_name(r->policy);
 		char name[64];
 		snprintf(name, sizeof name, "series_%s.csv", n);
 		if ((rc = write_file(o->out, name, &f, err)) < 0)
@@ -745,7 +745,7 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 	if (json_dump_file(report, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
 		return rl_err_set(err, RL_EIO, "writing %s", path);
 	double bin_days = 0;
-	for (int i = 0; i < SIM_POLICY__COUNT; i++) {
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		if (!res[i])
 			continue;
 		if ((rc = write_smoothed(o->out, res[i], o->cfg.series_step_s, err)) < 0)
@@ -830,7 +830,7 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 		return rc > 0 ? 0 : rc;
 	sim_trace *t = NULL;
 	sim_model *m = NULL;
-	sim_result *res[SIM_POLICY__COUNT] = {NULL};
+	sim_result *res[SCHED_POLICY__COUNT] = {NULL};
 	json_t *report = NULL;
 	char *coloc = NULL;
 	sim_background *bg = NULL;
@@ -878,7 +878,7 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 	rc = 0;
 done:
 	json_decref(report);
-	for (int i = 0; i < SIM_POLICY__COUNT; i++)
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
 		sim_result_free(res[i]);
 	sim_model_free(m);
 	sim_trace_free(t);

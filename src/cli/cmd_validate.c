@@ -65,7 +65,7 @@ int cmd_validate(int argc, char **argv, rl_err *err)
 		printf("%s: ok (%zu parameter%s, search %s%s, schedule %s, policy %s)\n", path,
 		       s->search.space.n, s->search.space.n == 1 ? "" : "s",
 		       spec_search_name(s->search.algorithm), grid,
-		       spec_schedule_name(s->schedule.algorithm), spec_policy_name(s->sharing.policy));
+		       spec_schedule_name(s->schedule.algorithm), sched_policy_name(s->sharing.policy));
 		/* What its containers get beyond least privilege (docs/containers.md). */
 		spec_grant g[64];
 		size_t n = spec_grants(s, g, 64);

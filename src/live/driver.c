@@ -782,16 +782,16 @@ static int runs_dir_default(const char *db, char **out, rl_err *err)
 static int core_create(live *d, const spec *sp, rl_err *err)
 {
 	sched_options so;
-	sched_options_default(&so, d->opt.policy_set || !sp ? d->opt.policy : sp->sharing.policy);
+	sched_policy pol = d->opt.policy_set || !sp ? d->opt.policy : sp->sharing.policy;
+	sched_policy_options(pol, &so);
 	if (d->opt.memory_margin > 0 || !sp)
 		so.memory_margin = d->opt.memory_margin;
 	else
 		so.memory_margin = sp->sharing.memory_margin;
-	so.order = d->opt.order_set || !sp ? d->opt.order : sp->sharing.order;
+	so.order = sched_policy_order(pol, d->opt.order_set || !sp ? d->opt.order : sp->sharing.order);
 	/* Devices others use are the machine's, not an experiment's: one
 	 * setting for the core (the service's, else the first spec's). */
-	foreign_use fu = d->opt.foreign_set || !sp ? d->opt.foreign : sp->sharing.foreign;
-	so.foreign = fu == FOREIGN_AVOID ? SCHED_FOREIGN_AVOID : SCHED_FOREIGN_SHARE;
+	so.foreign = d->opt.foreign_set || !sp ? d->opt.foreign : sp->sharing.foreign;
 	int rc = sched_new(&so, &d->core, err);
 	if (rc < 0)
 		return rc;

@@ -70,11 +70,11 @@ typedef struct live_options {
 	const char *runs_dir;     /* logs and checkpoints; NULL: relish-runs/ next to the db */
 	const char *devices_path; /* devices file (devices.h); NULL: discover */
 	int policy_set;           /* 1: policy overrides every spec's sharing.policy */
-	sharing_policy policy;
+	sched_policy policy;
 	int order_set;            /* 1: order overrides every spec's sharing.order */
 	queue_order order;
 	int foreign_set;          /* 1: foreign overrides every spec's sharing.foreign */
-	foreign_use foreign;
+	sched_foreign_policy foreign;
 	int max_concurrent;       /* > 0: overrides search.max_concurrent */
 	int quiet;                /* no progress output at all */
 	int restart;              /* forget what the store holds of these experiments */

@@ -329,8 +329,9 @@ void live_slurm_request(live *d, const live_seg *g, const sched_placement *pl,
 	int n_dev = pl->n_dev > 0 ? pl->n_dev : 1;
 	unsigned per_gpu = nd ? slurm_node_shards_per_gpu(nd) : 0;
 	int alone = n_dev > 1 || pl->basis == SCHED_BASIS_EXCLUSIVE ||
-		    sp->sharing.policy == SHARE_EXCLUSIVE || g->req.exclusive ||
-		    (d->opt.policy_set && d->opt.policy == SHARE_EXCLUSIVE) ||
+		    sched_policy_placement(d->opt.policy_set ? d->opt.policy : sp->sharing.policy) ==
+			    SHARE_EXCLUSIVE ||
+		    g->req.exclusive ||
 		    pl->mem_mib >= de->info.mem_total_mib;
 	unsigned shards = alone ? 0 : slurm_shards_for(pl->mem_mib, de->info.mem_total_mib, per_gpu);
 	double share = 1;

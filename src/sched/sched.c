@@ -79,35 +79,6 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->lost_max = 5;
 }
 
-const char *sched_order_name(queue_order o)
-{
-	static const char *const names[] = {"default", "fifo", "las", "tiresias", "fair"};
-	return (unsigned)o < sizeof names / sizeof names[0] ? names[o] : "?";
-}
-
-queue_order sched_order_for(queue_order o, sharing_policy p)
-{
-	if (o != ORDER_DEFAULT)
-		return o;
-	return p == SHARE_RELISH ? ORDER_LAS : ORDER_FIFO;
-}
-
-const char *sched_foreign_policy_name(sched_foreign_policy p)
-{
-	return p == SCHED_FOREIGN_AVOID ? "avoid" : p == SCHED_FOREIGN_SHARE ? "share" : "unknown";
-}
-
-int sched_foreign_policy_from_name(const char *str, sched_foreign_policy *out)
-{
-	if (str && !strcmp(str, "share"))
-		*out = SCHED_FOREIGN_SHARE;
-	else if (str && !strcmp(str, "avoid"))
-		*out = SCHED_FOREIGN_AVOID;
-	else
-		return RL_EINVAL;
-	return 0;
-}
-
 /* ---- change stamps ---------------------------------------------------- */
 
 void sched_touch_dev(sched *s, sched_dev *d)
@@ -282,7 +253,14 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 	if (!s)
 		return rl_err_set(err, RL_ENOMEM, "sched_new");
 	s->opt = *opt;
-	s->opt.order = sched_order_for(opt->order, opt->policy);
+	if (s->opt.order == ORDER_DEFAULT) {
+		/* the named policy whose placement this is (policy.h) */
+		for (int p = 0; p < SCHED_POLICY__COUNT; p++)
+			if (sched_policy_placement((sched_policy)p) == opt->policy) {
+				s->opt.order = sched_policy_order((sched_policy)p, ORDER_DEFAULT);
+				break;
+			}
+	}
 	s->free_head = SCHED_NONE;
 	s->job_free = SCHED_NONE;
 	s->stamp = 1;

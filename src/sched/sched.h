@@ -29,7 +29,7 @@
 
 #include "common/err.h"
 #include "common/outcome.h"
-#include "spec/spec.h"
+#include "sched/policy.h"
 
 #define SCHED_MAX_FEAT 8
 #define SCHED_MAX_GANG 16
@@ -112,16 +112,8 @@ typedef struct sched_observation {
 	double duration_s;       /* wall time of the segment */
 } sched_observation;
 
-/* What the core does with devices that processes relish does not own use
- * (other users' notebooks, another tool, another relish on another
- * database): share the memory they leave free, or keep off them. */
-typedef enum sched_foreign_policy {
-	SCHED_FOREIGN_SHARE,
-	SCHED_FOREIGN_AVOID,
-} sched_foreign_policy;
-
-const char *sched_foreign_policy_name(sched_foreign_policy p);
-int sched_foreign_policy_from_name(const char *s, sched_foreign_policy *out);
+/* sched_foreign_policy (share or avoid devices others use), the named
+ * policies and the queue orders: sched/policy.h. */
 
 typedef struct sched_options {
 	sharing_policy policy;
@@ -205,7 +197,11 @@ typedef struct sched_options {
 				    than packing gains); <= 0 off */
 } sched_options;
 
+/* The core's defaults for a placement rule (the order ORDER_DEFAULT). */
 void sched_options_default(sched_options *o, sharing_policy policy);
+/* The options of a named policy (policy.h): its placement's defaults and
+ * its queue order. */
+void sched_policy_options(sched_policy p, sched_options *o);
 
 int sched_new(const sched_options *opt, sched **out, rl_err *err);
 void sched_free(sched *s);
@@ -359,11 +355,6 @@ size_t sched_user_list(const sched *s, uint32_t *ids, size_t max);
  * way to forget a job that will send no more segments. */
 double sched_job_attained(const sched *s, uint64_t job_id, double now);
 void sched_job_forget(sched *s, uint64_t job_id);
-
-/* The order's name ("fifo", "las", "tiresias", "fair") and the order a
- * policy uses when told ORDER_DEFAULT. */
-const char *sched_order_name(queue_order o);
-queue_order sched_order_for(queue_order o, sharing_policy p);
 
 /* The memory the core would reserve for req right now, and on what basis. */
 uint64_t sched_estimate_mem(const sched *s, const sched_request *req,

@@ -46,10 +46,10 @@
 void serve_config_default(serve_config *c)
 {
 	memset(c, 0, sizeof *c);
-	c->policy = SHARE_RELISH;
+	c->policy = SCHED_POLICY_RELISH;
 	c->order = ORDER_FAIR;
 	c->memory_margin = 0.2;
-	c->foreign = FOREIGN_SHARE;
+	c->foreign = SCHED_FOREIGN_SHARE;
 	c->grace_s = 60;
 	c->api.submit_max = 1u << 20;
 	c->dflt.share = 1;
@@ -97,11 +97,10 @@ typedef int (*key_fn)(sx *x, const node *v, serve_config *c);
 
 static int k_policy(sx *x, const node *v, serve_config *c)
 {
-	static const char *const names[] = {"exclusive", "pack", "relish"};
 	int i;
-	int rc = sx_enum(x, v, names, 3, &i);
+	int rc = sx_enum(x, v, sched_policy_names, SCHED_POLICY__COUNT, &i);
 	if (rc == 0) {
-		c->policy = (sharing_policy)i;
+		c->policy = (sched_policy)i;
 		c->policy_set = 1;
 	}
 	return rc;
@@ -109,23 +108,20 @@ static int k_policy(sx *x, const node *v, serve_config *c)
 
 static int k_order(sx *x, const node *v, serve_config *c)
 {
-	static const char *const names[] = {"fifo", "las", "tiresias", "fair"};
-	static const queue_order orders[] = {ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR};
+	/* every order but "default": the service's default is fair */
 	int i;
-	int rc = sx_enum(x, v, names, 4, &i);
+	int rc = sx_enum(x, v, sched_order_names + 1, ORDER__COUNT - 1, &i);
 	if (rc == 0)
-		c->order = orders[i];
+		c->order = (queue_order)(i + 1);
 	return rc;
 }
 
 static int k_foreign(sx *x, const node *v, serve_config *c)
 {
-	static const char *const names[] = {"share", "avoid"};
-	static const foreign_use uses[] = {FOREIGN_SHARE, FOREIGN_AVOID};
 	int i;
-	int rc = sx_enum(x, v, names, 2, &i);
+	int rc = sx_enum(x, v, sched_foreign_names, SCHED_FOREIGN__COUNT, &i);
 	if (rc == 0)
-		c->foreign = uses[i];
+		c->foreign = (sched_foreign_policy)i;
 	return rc;
 }
 

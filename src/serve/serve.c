@@ -435,8 +435,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
 	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s order=%s "
 		  "foreign=%s read=%s tokens=%s grace_s=%g executor=%s slurm=%s", (int)getpid(), s->state,
-		  live_device_count(s->d), spec_policy_name(s->cfg.policy),
-		  spec_order_name(s->cfg.order), spec_foreign_name(s->cfg.foreign), s->pol.read_own ? "own" : "all",
+		  live_device_count(s->d), sched_policy_name(s->cfg.policy),
+		  sched_order_name(s->cfg.order), sched_foreign_policy_name(s->cfg.foreign), s->pol.read_own ? "own" : "all",
 		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s,
 		  !s->cfg.slurm.enabled ? "process"
 		  : s->cfg.slurm.is_default ? "slurm" : "slurm-when-named",

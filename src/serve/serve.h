@@ -63,11 +63,11 @@ typedef struct serve_slurm {
 
 typedef struct serve_config {
 	char *path;              /* NULL: no file, defaults */
-	sharing_policy policy;   /* default relish */
+	sched_policy policy;     /* default relish */
 	int policy_set;
 	queue_order order;       /* default fair: users by attained service over share */
 	double memory_margin;    /* default 0.2 */
-	foreign_use foreign;     /* devices others use: share (default) or avoid */
+	sched_foreign_policy foreign; /* devices others use: share (default) or avoid */
 	double grace_s;          /* SIGTERM grace, default 60 */
 	api_policy api;          /* read, admin group, submit limit */
 	char *tokens;            /* token file, NULL none */

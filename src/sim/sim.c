@@ -47,46 +47,9 @@ int sim_hints_from_name(const char *s, sim_hints *out)
 	return RL_EINVAL;
 }
 
-static const char *const policy_names[SIM_POLICY__COUNT] = {
-	[SIM_EXCLUSIVE] = "exclusive", [SIM_PACK] = "pack", [SIM_RELISH] = "relish",
-	[SIM_TIRESIAS] = "tiresias", [SIM_GANDIVA] = "gandiva",
-};
-
-const char *sim_policy_name(sim_policy p)
+void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 {
-	return (unsigned)p < SIM_POLICY__COUNT ? policy_names[p] : "?";
-}
-
-int sim_policy_from_name(const char *s, sim_policy *out)
-{
-	for (int i = 0; i < SIM_POLICY__COUNT; i++)
-		if (!strcmp(s, policy_names[i])) {
-			*out = (sim_policy)i;
-			return 0;
-		}
-	return RL_EINVAL;
-}
-
-void sim_policy_options(sim_policy p, sched_options *o)
-{
-	switch (p) {
-	case SIM_TIRESIAS:
-		/* whole GPUs; the order is the difference */
-		sched_options_default(o, SHARE_EXCLUSIVE);
-		break;
-	case SIM_GANDIVA:
-		sched_options_default(o, SHARE_GANDIVA);
-		break;
-	default:
-		sched_options_default(o, (sharing_policy)p);
-		break;
-	}
-	o->order = sim_policy_order(p, ORDER_DEFAULT);
-}
-
-void sim_tune_apply(const sim_tune *t, sim_policy p, sched_options *o)
-{
-	if (p == SIM_RELISH) {
+	if (p == SCHED_POLICY_RELISH) {
 		if (t->relish_share_gangs >= 0)
 			o->share_gangs = t->relish_share_gangs;
 		if (t->relish_min_speedup > 0)
@@ -98,24 +61,10 @@ void sim_tune_apply(const sim_tune *t, sim_policy p, sched_options *o)
 		if (t->relish_family_probe >= 0)
 			o->family_probe = t->relish_family_probe;
 	}
-	if (p == SIM_TIRESIAS && t->tiresias_limit_s[0] > 0)
+	if (p == SCHED_POLICY_TIRESIAS && t->tiresias_limit_s[0] > 0)
 		memcpy(o->tiresias_limit_s, t->tiresias_limit_s, sizeof o->tiresias_limit_s);
-	if (p == SIM_GANDIVA && t->gandiva_timeslice_max >= 0)
+	if (p == SCHED_POLICY_GANDIVA && t->gandiva_timeslice_max >= 0)
 		o->timeslice_max = t->gandiva_timeslice_max;
-}
-
-queue_order sim_policy_order(sim_policy p, queue_order forced)
-{
-	if (forced != ORDER_DEFAULT)
-		return forced;
-	switch (p) {
-	case SIM_RELISH:
-		return ORDER_LAS;
-	case SIM_TIRESIAS:
-		return ORDER_TIRESIAS;
-	default:
-		return ORDER_FIFO;
-	}
 }
 
 void sim_config_default(sim_config *c)
@@ -849,7 +798,7 @@ static int check_inputs(const sim_trace *t, const sim_config *c, rl_err *err)
 	return 0;
 }
 
-static int setup(simctx *x, sim_policy policy, rl_err *err)
+static int setup(simctx *x, sched_policy policy, rl_err *err)
 {
 	const sim_trace *t = x->t;
 	const sim_config *c = x->c;
@@ -865,7 +814,7 @@ static int setup(simctx *x, sim_policy policy, rl_err *err)
 	if (!x->r->jct_s || !x->r->queue_s)
 		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
 	x->r->policy = policy;
-	x->order = sim_policy_order(policy, x->c->order);
+	x->order = sched_policy_order(policy, x->c->order);
 	x->r->order = x->order;
 	x->r->n_jobs = n;
 	x->t0 = INFINITY;
@@ -881,7 +830,7 @@ static int setup(simctx *x, sim_policy policy, rl_err *err)
 	}
 	x->last_int = x->t0;
 	sched_options o;
-	sim_policy_options(policy, &o);
+	sched_policy_options(policy, &o);
 	o.order = x->order;
 	sim_tune_apply(&c->tune, policy, &o);
 
@@ -940,7 +889,7 @@ static void teardown(simctx *x)
 }
 
 int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
-	    sim_policy policy, sim_result **out, rl_err *err)
+	    sched_policy policy, sim_result **out, rl_err *err)
 {
 	int rc = check_inputs(t, c, err);
 	if (rc < 0)
@@ -1020,7 +969,7 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 			rc = rl_err_set(err, RL_ENOSPACE,
 					"simulator: %zu segments can never be placed on %d GPUs of "
 					"%llu MiB (policy %s)", sched_queue_length(x.s), c->n_gpus,
-					(unsigned long long)c->gpu_mem_mib, sim_policy_name(policy));
+					(unsigned long long)c->gpu_mem_mib, sched_policy_name(policy));
 			goto done;
 		}
 	}
@@ -1077,14 +1026,14 @@ done:
  * Philly trace, docs/evaluation.md "Speed and memory": relish and gandiva
  * evaluate devices for every gang they try to place, the others read the
  * device index).  Only the order of these matters. */
-static int policy_cost(sim_policy p)
+static int policy_cost(sched_policy p)
 {
 	switch (p) {
-	case SIM_RELISH: return 5;
-	case SIM_GANDIVA: return 4;
-	case SIM_PACK: return 3;
-	case SIM_EXCLUSIVE: return 2;
-	case SIM_TIRESIAS: return 1;
+	case SCHED_POLICY_RELISH: return 5;
+	case SCHED_POLICY_GANDIVA: return 4;
+	case SCHED_POLICY_PACK: return 3;
+	case SCHED_POLICY_EXCLUSIVE: return 2;
+	case SCHED_POLICY_TIRESIAS: return 1;
 	default: return 0;
 	}
 }

@@ -35,10 +35,11 @@ typedef enum sim_hints {
 } sim_hints;
 
 const char *sim_hints_name(sim_hints h);
-/* "exclusive", "pack", "relish" (the spec's names, without its parser). */
+int sim_hints_from_name(const char *s, sim_hints *out);
 /*
- * The simulated policies, each a configuration of the same core
- * (sim_policy_options; docs/simulator.md):
+ * The simulated policies are the core's named policies (sched/policy.h:
+ * sched_policy, sched_policy_options), each a configuration of the same
+ * core (docs/simulator.md, "Policies"):
  *   exclusive  a whole GPU per segment, FIFO: today's practice;
  *   pack       by declared memory, best fit, FIFO;
  *   relish     relish's own policy (measured memory, the co-location
@@ -48,24 +49,7 @@ const char *sim_hints_name(sim_hints h);
  *   gandiva    Gandiva (Xiao et al., OSDI'18): packing by measured
  *              utilisation, time-slicing of over-subscribed GPUs, gangs
  *              included, FIFO.
- * The first three have the values of sharing_policy.
  */
-typedef enum sim_policy {
-	SIM_EXCLUSIVE = SHARE_EXCLUSIVE,
-	SIM_PACK = SHARE_PACK,
-	SIM_RELISH = SHARE_RELISH,
-	SIM_TIRESIAS,
-	SIM_GANDIVA,
-	SIM_POLICY__COUNT
-} sim_policy;
-
-const char *sim_policy_name(sim_policy p);
-int sim_policy_from_name(const char *s, sim_policy *out);
-/* The core's options for policy p, and the queue order it uses when
- * the configuration says ORDER_DEFAULT. */
-void sim_policy_options(sim_policy p, sched_options *o);
-queue_order sim_policy_order(sim_policy p, queue_order forced);
-int sim_hints_from_name(const char *s, sim_hints *out);
 
 /* In which order queued segments are offered to the devices: the core's
  * order policy (sched_options.order; ORDER_DEFAULT = fifo for exclusive
@@ -113,7 +97,7 @@ typedef struct sim_tune {
 } sim_tune;
 
 /* Apply t to policy p's options o. */
-void sim_tune_apply(const sim_tune *t, sim_policy p, sched_options *o);
+void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o);
 
 typedef struct sim_config {
 	int n_gpus;               /* >= 1 */
@@ -185,7 +169,7 @@ typedef struct sim_user_result {
 } sim_user_result;
 
 typedef struct sim_result {
-	sim_policy policy;
+	sched_policy policy;
 	sim_order order;          /* the queue order used */
 	size_t n_jobs, n_segments, n_events, oom_count, n_gang_capped;
 	size_t oom_foreign_count; /* ... of oom_count: others' memory grew
@@ -225,12 +209,12 @@ typedef struct sim_result {
  * larger than a GPU), with the core's error when it rejects a request.
  */
 int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
-	    sim_policy policy, sim_result **out, rl_err *err);
+	    sched_policy policy, sim_result **out, rl_err *err);
 
 /* One simulation of a batch: fill policy and cfg; sim_run_tasks fills the
  * rest (result owned by the caller: sim_result_free). */
 typedef struct sim_task {
-	sim_policy policy;
+	sched_policy policy;
 	const sim_config *cfg;
 	sim_result *result;
 	double wall_s;            /* this simulation's own wall time */

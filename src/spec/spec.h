@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "sched/policy.h"
 #include "search/space.h"
 
 /* search.pending (the sampler reads it through sampler_options). */
@@ -31,15 +32,6 @@ typedef enum pending_rule {
 typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
 typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
-/* SHARE_GANDIVA is the simulator's Gandiva peer (docs/simulator.md), a core
- * policy but not a spec value: specs name the first three. */
-typedef enum sharing_policy { SHARE_EXCLUSIVE, SHARE_PACK, SHARE_RELISH, SHARE_GANDIVA } sharing_policy;
-/* The order in which the core offers queued segments to the devices
- * (docs/scheduling.md): default = las under relish, fifo otherwise. */
-typedef enum queue_order { ORDER_DEFAULT, ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS, ORDER_FAIR } queue_order;
-/* Devices that processes relish does not own use: share what they leave
- * free, or avoid them (docs/gpu.md, "Other users of a GPU"). */
-typedef enum foreign_use { FOREIGN_SHARE, FOREIGN_AVOID } foreign_use;
 typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER, EXEC_SLURM } executor_kind;
 typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
 
@@ -134,10 +126,10 @@ typedef struct spec {
 	} trial;
 
 	struct {
-		sharing_policy policy;  /* default relish */
+		sched_policy policy;    /* named policy (sched/policy.h), default relish */
 		double memory_margin;   /* relative headroom on measured peaks, default 0.2 */
 		queue_order order;      /* default: las under relish, fifo otherwise */
-		foreign_use foreign;    /* default share */
+		sched_foreign_policy foreign; /* default share */
 		double foreign_wait_s;  /* most a segment waits for others' memory, 0 = no limit */
 	} sharing;
 } spec;
@@ -158,18 +150,14 @@ int spec_parse_text_in(const char *text, size_t len, const char *name, const cha
 		       int json, spec **out, rl_err *err);
 void spec_free(spec *s);
 
-/* Names for enums (for messages, the store and --json output). */
+/* Names for enums (for messages, the store and --json output); the
+ * sharing section's are the core's (sched/policy.h). */
 const char *spec_mode_name(objective_mode m);
 const char *spec_search_name(search_algo a);
 const char *spec_schedule_name(schedule_algo a);
-const char *spec_policy_name(sharing_policy p);
 const char *spec_executor_name(executor_kind k);
-const char *spec_foreign_name(foreign_use f);
 const char *spec_trial_mode_name(trial_mode m);
 const char *spec_pending_name(pending_rule p);
-int spec_policy_from_name(const char *s, sharing_policy *out);
-const char *spec_order_name(queue_order o);
-int spec_order_from_name(const char *s, queue_order *out);
 
 /*
  * Command templates.  Arguments of trial.command (and values of trial.env)

@@ -105,7 +105,7 @@ char *spec_to_json(const spec *s)
 		"gpu_memory_mib", (json_int_t)s->trial.resources.gpu_memory_mib,
 		"cpus", s->trial.resources.cpus, "gpus", s->trial.resources.gpus,
 		"timeout_s", s->trial.timeout_s, "retries", s->trial.retries, "shape_params", shape,
-		"sharing", "policy", spec_policy_name(s->sharing.policy), "memory_margin", s->sharing.memory_margin);
+		"sharing", "policy", sched_policy_name(s->sharing.policy), "memory_margin", s->sharing.memory_margin);
 	if (!root)
 		return NULL;
 	/* Only when given: specs without mounts keep the JSON (and with it the
@@ -132,11 +132,11 @@ char *spec_to_json(const spec *s)
 	}
 	if (s->sharing.order != ORDER_DEFAULT)
 		json_object_set_new(json_object_get(root, "sharing"), "order",
-				    json_string(spec_order_name(s->sharing.order)));
+				    json_string(sched_order_name(s->sharing.order)));
 	/* The same for the foreign-use keys: only when not the default. */
 	json_t *sh = json_object_get(root, "sharing");
-	if (s->sharing.foreign != FOREIGN_SHARE)
-		json_object_set_new(sh, "foreign", json_string(spec_foreign_name(s->sharing.foreign)));
+	if (s->sharing.foreign != SCHED_FOREIGN_SHARE)
+		json_object_set_new(sh, "foreign", json_string(sched_foreign_policy_name(s->sharing.foreign)));
 	if (s->sharing.foreign_wait_s > 0)
 		json_object_set_new(sh, "foreign_wait_s", json_real(s->sharing.foreign_wait_s));
 	/* The same for executor slurm's settings. */

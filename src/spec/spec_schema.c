@@ -51,18 +51,15 @@ struct section {
 #define SECTION(rows) {rows, sizeof rows / sizeof rows[0]}
 
 _Static_assert(sizeof(objective_mode) == sizeof(int) && sizeof(search_algo) == sizeof(int) &&
-		       sizeof(schedule_algo) == sizeof(int) && sizeof(sharing_policy) == sizeof(int) &&
+		       sizeof(schedule_algo) == sizeof(int) && sizeof(sched_policy) == sizeof(int) &&
 		       sizeof(queue_order) == sizeof(int) &&
 		       sizeof(executor_kind) == sizeof(int) && sizeof(trial_mode) == sizeof(int) &&
-		       sizeof(foreign_use) == sizeof(int) && sizeof(pending_rule) == sizeof(int),
+		       sizeof(sched_foreign_policy) == sizeof(int) && sizeof(pending_rule) == sizeof(int),
 	       "enums are stored through int pointers");
 
 static const char *const mode_names[] = {"max", "min"};
 static const char *const search_names[] = {"random", "grid", "tpe", "sobol"};
 static const char *const schedule_names[] = {"none", "asha", "hyperband", "median"};
-static const char *const policy_names[] = {"exclusive", "pack", "relish"};
-static const char *const order_names[] = {"default", "fifo", "las", "tiresias", "fair"};
-static const char *const foreign_names[] = {"share", "avoid"};
 static const char *const executor_names[] = {"process", "podman", "docker", "slurm"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
 static const char *const pending_names[] = {"worst", "ignore"};
@@ -191,13 +188,13 @@ static const field trial_rows[] = {
 };
 
 static const field sharing_rows[] = {
-	{.key = "policy", .type = F_ENUM, .off = OFF(sharing.policy), NAMES(policy_names),
-	 .help = "exclusive | pack | relish (default relish)"},
+	{.key = "policy", .type = F_ENUM, .off = OFF(sharing.policy), NAMES(sched_policy_names),
+	 .help = "exclusive | pack | relish | tiresias | gandiva (default relish)"},
 	{.key = "memory_margin", .type = F_NUM, .off = OFF(sharing.memory_margin), .lo = 0, .hi = 10,
 	 .help = "headroom over measured memory peaks, 0-10 (default 0.2 = 20 %)"},
-	{.key = "order", .type = F_ENUM, .off = OFF(sharing.order), NAMES(order_names),
+	{.key = "order", .type = F_ENUM, .off = OFF(sharing.order), NAMES(sched_order_names),
 	 .help = "queue order: default | fifo | las | tiresias | fair (default: las under relish, fifo otherwise)"},
-	{.key = "foreign", .type = F_ENUM, .off = OFF(sharing.foreign), NAMES(foreign_names),
+	{.key = "foreign", .type = F_ENUM, .off = OFF(sharing.foreign), NAMES(sched_foreign_names),
 	 .help = "GPUs that other processes use: share their free memory, or avoid them (default share)"},
 	{.key = "foreign_wait", .type = F_DUR, .off = OFF(sharing.foreign_wait_s),
 	 .help = "most a segment waits for memory other processes hold, then its trial fails; 0 = no limit (default 0)"},
@@ -901,7 +898,7 @@ static int spec_defaults(spec *s)
 	s->trial.mode = TRIAL_MODE_ONESHOT;
 	s->trial.resources.cpus = 1;
 	s->trial.fail_fast = SPEC_FAIL_FAST_DEFAULT;
-	s->sharing.policy = SHARE_RELISH;
+	s->sharing.policy = SCHED_POLICY_RELISH;
 	s->sharing.memory_margin = 0.2;
 	s->schedule.resource = strdup("epoch");
 	s->trial.network = strdup("none");
@@ -979,19 +976,9 @@ const char *spec_schedule_name(schedule_algo a)
 	return NAME_OF(schedule_names, a);
 }
 
-const char *spec_policy_name(sharing_policy p)
-{
-	return NAME_OF(policy_names, p);
-}
-
 const char *spec_executor_name(executor_kind k)
 {
 	return NAME_OF(executor_names, k);
-}
-
-const char *spec_foreign_name(foreign_use f)
-{
-	return NAME_OF(foreign_names, f);
 }
 
 const char *spec_pending_name(pending_rule p)
@@ -1002,31 +989,4 @@ const char *spec_pending_name(pending_rule p)
 const char *spec_trial_mode_name(trial_mode m)
 {
 	return NAME_OF(trial_mode_names, m);
-}
-
-const char *spec_order_name(queue_order o)
-{
-	return NAME_OF(order_names, o);
-}
-
-int spec_order_from_name(const char *str, queue_order *out)
-{
-	for (size_t i = 0; i < sizeof order_names / sizeof order_names[0]; i++) {
-		if (!strcmp(str, order_names[i])) {
-			*out = (queue_order)i;
-			return 0;
-		}
-	}
-	return RL_EINVAL;
-}
-
-int spec_policy_from_name(const char *str, sharing_policy *out)
-{
-	for (size_t i = 0; i < sizeof policy_names / sizeof policy_names[0]; i++) {
-		if (!strcmp(str, policy_names[i])) {
-			*out = (sharing_policy)i;
-			return 0;
-		}
-	}
-	return RL_EINVAL;
 }
