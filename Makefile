@@ -6,7 +6,7 @@
 # only sequences steps.
 #   make build            build/release: relish, example programs, benchmarks (no tests)
 #   make test-build       build/asan without running the tests
-#   make install          relish, docs, examples, the Python helper under PREFIX
+#   make install          relish, relish-runas, docs, examples, the Python helper under PREFIX
 #                         (default /usr/local; DESTDIR for staging)
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -34,16 +34,17 @@ test:
 demo:
 	scripts/demo.sh
 
-# GNU layout under PREFIX: bin/relish, share/doc/relish (README, docs),
+# GNU layout under PREFIX: bin/relish and relish-runas (relish serve runs
+# trials as their submitters through it), share/doc/relish (README, docs),
 # share/relish/examples, the Python helper (relish_trial.py) where that
 # PREFIX's python3 imports from (docs/cli.md "Installing").
 install:
 	RELISH_BENCH=OFF RELISH_CMAKE_ARGS="-DCMAKE_INSTALL_PREFIX=$(PREFIX)" \
-	  scripts/build.sh release relish
+	  scripts/build.sh release relish relish-runas
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) >$(BUILD)/install.log || \
 	  { cat $(BUILD)/install.log; exit 1; }
 	@echo "install: $$(wc -l <$(BUILD)/install_manifest.txt) files under $(DESTDIR)$(PREFIX)" \
-	  "(bin/relish, share/doc/relish, share/relish/examples, relish_trial.py; list:" \
+	  "(bin/relish, bin/relish-runas, share/doc/relish, share/relish/examples, relish_trial.py; list:" \
 	  "$(BUILD)/install_manifest.txt)"
 
 # The digits demo with every trial in a podman container (docs/containers.md);

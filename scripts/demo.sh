@@ -2,7 +2,8 @@
 # demo.sh - the README's first command, on a bare Debian 12 as on a
 # developer's machine: install what is missing (scripts/deps.sh demo:
 # compiler, make, cmake, the C libraries, PyTorch, scikit-learn), build the
-# relish binary alone (build/release/relish; no tests, no benchmarks), run
+# relish binary and its relish-runas helper (build/release/; no tests, no
+# benchmarks), run
 # the digits experiment (examples/digits/digits.yaml: TPE + ASHA over small
 # PyTorch models on sklearn's digits, CPU) and print its best trial.
 # State goes to ./relish-demo.db (logs and checkpoints to ./relish-runs/
@@ -14,7 +15,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 start=$(date +%s)
 "$here/scripts/deps.sh" demo
-RELISH_BENCH=OFF "$here/scripts/build.sh" release relish
+# relish-runas too: `relish serve` (README, "Using it") runs each trial as
+# its submitter through it, and finds it beside relish.
+RELISH_BENCH=OFF "$here/scripts/build.sh" release relish relish-runas
 build=${BUILD:-build/release}
 case "$build" in /*) ;; *) build=$here/$build ;; esac
 relish=$build/relish

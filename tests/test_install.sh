@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_install.sh - make install's layout (CMakeLists.txt, GNU conventions),
 # staged with DESTDIR into a temporary folder from this build: bin/relish
-# runs, the docs are in share/doc/relish, the examples in
-# share/relish/examples (an installed spec validates, the trial program
+# runs, bin/relish-runas beside it (a service started from the installed
+# tree starts; a relish without the helper says how to get it), the docs
+# are in share/doc/relish, the examples in share/relish/examples (an installed spec validates, the trial program
 # keeps its execute bit), and relish_trial.py sits where the prefix's
 # python3 imports it from (importable with that folder on the path).
 set -euo pipefail
@@ -33,4 +34,35 @@ PYTHONPATH=$(dirname "$py") python3 -c 'import relish_trial; relish_trial.mode()
 [ -f "$(dirname "$py")/relish/client.py" ] || fail "the Python package relish is not installed beside it"
 (cd / && PYTHONPATH=$(dirname "$py") /usr/bin/python3 -c 'import relish, relish_trial; assert relish_trial is relish.trial; relish.Client("unix:/nonexistent")') ||
   fail "the installed package relish does not import"
+# relish serve runs trials as their submitters through relish-runas, which
+# it finds beside relish: installed there, a service started from the
+# installed tree starts (as root, where it needs the helper); a relish
+# without it says how to get it (issue 30 item 2).
+[ -x "$root/bin/relish-runas" ] || fail "bin/relish-runas missing: relish serve cannot run trials as their submitters"
+if [ "$(id -u)" = 0 ]; then
+  st=$stage/state
+  printf 'host:\n  memory: 1GiB\n  cpus: 1\n' >"$stage/devices.yaml"
+  "$root/bin/relish" serve --state "$st" --devices "$stage/devices.yaml" >"$stage/serve.log" 2>&1 &
+  spid=$!
+  up=0
+  for _ in $(seq 200); do
+    if curl -sf --max-time 5 --unix-socket "$st/relish.sock" http://relish/api/v1/server >/dev/null 2>&1; then
+      up=1; break
+    fi
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ "$up" = 1 ] || { kill -9 "$spid" 2>/dev/null; fail "the installed relish serve did not start: $(cat "$stage/serve.log")"; }
+  kill -TERM "$spid"
+  rc=0; wait "$spid" || rc=$?
+  [ "$rc" = 0 ] || fail "the installed relish serve exited $rc after SIGTERM: $(tail -3 "$stage/serve.log")"
+  mkdir "$stage/alone"
+  cp "$root/bin/relish" "$stage/alone/"
+  rc=0
+  "$stage/alone/relish" serve --state "$stage/state2" >"$stage/alone.log" 2>&1 || rc=$?
+  [ "$rc" = 3 ] || fail "relish serve without relish-runas: exit $rc, want 3: $(cat "$stage/alone.log")"
+  grep -q 'make install' "$stage/alone.log" && grep -q 'scripts/build.sh release relish-runas' "$stage/alone.log" ||
+    fail "relish serve without relish-runas does not say how to get it: $(cat "$stage/alone.log")"
+  echo "ok: the installed relish serve starts; without relish-runas: $(cat "$stage/alone.log")"
+fi
 echo "ok: installed under $prefix (staged): $(cd "$root" && find . -type f | wc -l) files"

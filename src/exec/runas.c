@@ -146,6 +146,9 @@ int runas_helper_find(char *buf, size_t len, rl_err *err)
 		return 0;
 	}
 	return rl_err_set(err, RL_ENOTFOUND,
-			  "%s not found (looked at %s and %s; RELISH_RUNAS names it)",
-			  RUNAS_HELPER_NAME, a, b);
+			  "%s not found (looked at %s and %s): it is built beside relish "
+			  "(scripts/demo.sh and `make build` build it; alone: scripts/build.sh "
+			  "release %s) and `make install` installs it beside relish; "
+			  "RELISH_RUNAS=PATH names another",
+			  RUNAS_HELPER_NAME, a, b, RUNAS_HELPER_NAME);
 }
