@@ -45,7 +45,7 @@ endforeach()
 # one at a time: two clusters, their daemons and their jobs at once on a
 # 2-core machine made a timing-bound check flaky (test_serve_slurm's
 # adoption after kill -9 failed once beside test_run_slurm).
-foreach(name test_run_slurm test_serve_slurm)
+foreach(name test_run_slurm test_serve_slurm test_serve_attacks_slurm)
   if(TEST ${name})
     set_tests_properties(${name} PROPERTIES RESOURCE_LOCK slurm)
   endif()

@@ -795,22 +795,26 @@ static int launch_reuse(proc *p, const exec_spec *es, const exec_callbacks *cb, 
 
 /*
  * Run the trial as es->run_as (relish serve: its owner) through the
- * relish-runas helper (runas.h): r runs the helper instead, which changes
- * to the trial's folder itself once it is that user, and inherits the
- * error pipe as a fourth stream.
+ * relish-runas helper (runas.h): r runs the helper instead, with an empty
+ * environment of its own (root executes it), the trial's environment as
+ * data on a fifth descriptor and the error pipe on a fourth; the helper
+ * changes to the trial's folder itself once it is that user.
  */
 static int runas_wrap(const exec_spec *es, spawn_req *r, runas_spawn *ras, rl_err *err)
 {
 	const char *file;
 	char **args;
-	int fd;
-	int rc = runas_spawn_prepare(ras, es->run_as, es->argv, es->cwd, &file, &args, &fd, err);
+	int fds[2];
+	int rc = runas_spawn_prepare(ras, es->run_as, es->argv, es->envp, es->cwd, &file, &args,
+				     fds, err);
 	if (rc < 0)
 		return rc;
-	r->fds[RUNAS_FD] = fd;
-	r->n_fds = RUNAS_FD + 1;
+	r->fds[RUNAS_FD] = fds[0];
+	r->fds[RUNAS_ENV_FD] = fds[1];
+	r->n_fds = RUNAS_ENV_FD + 1;
 	r->file = file;
 	r->argv = args;
+	r->envp = runas_helper_env;
 	r->cwd = NULL;
 	return 0;
 }
@@ -866,11 +870,11 @@ static int proc_start(pexec *ex, proc *p, const exec_spec *es, int *wrap_rc, rl_
 		return rc;
 	spawn_req r = {
 		.file = es->argv[0], .argv = es->argv, .envp = es->envp, .cwd = es->cwd,
-		.fds = {child[0], child[1], child[2], -1}, .n_fds = 3,
+		.fds = {child[0], child[1], child[2], -1, -1}, .n_fds = 3,
 		.new_session = 1, /* own session and process group */
 		.cgroup_fd = -1, .join_fd = -1,
 	};
-	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1};
+	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1, .env_fd = -1};
 	*wrap_rc = es->run_as ? runas_wrap(es, &r, &ras, err) : 0;
 	rl_err cerr;
 	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)

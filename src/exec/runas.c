@@ -1,7 +1,7 @@
 /*
  * runas.c - the parent's side of running a trial as another user (see
- * runas.h): the helper's command line, the error pipe, and finding the
- * helper program.
+ * runas.h): the helper's command line, the error pipe, the trial's
+ * environment as data, and finding the helper program.
  */
 #include "exec/runas.h"
 
@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+char *const runas_helper_env[] = {NULL};
 
 void runas_spawn_done(runas_spawn *rs)
 {
@@ -29,16 +33,56 @@ void runas_spawn_done(runas_spawn *rs)
 		close(rs->pipe_rd);
 	if (rs->pipe_wr >= 0)
 		close(rs->pipe_wr);
+	if (rs->env_fd >= 0)
+		close(rs->env_fd);
 	rs->argv = NULL;
-	rs->pipe_rd = rs->pipe_wr = -1;
+	rs->pipe_rd = rs->pipe_wr = rs->env_fd = -1;
+}
+
+/* envp as NUL-separated strings in a memfd (close-on-exec here; the spawn
+ * hands it to the helper as RUNAS_ENV_FD), positioned at its start.  The
+ * fd, or a negative RL_E* with err set. */
+static int env_blob(char *const *envp, rl_err *err)
+{
+	size_t total = 0;
+	for (char *const *e = envp; e && *e; e++) {
+		total += strlen(*e) + 1;
+		if (total > RUNAS_ENV_MAX)
+			return rl_err_set(err, RL_EINVAL,
+					  "the trial's environment is over %u bytes (%s...)",
+					  RUNAS_ENV_MAX, *e);
+	}
+	int fd = memfd_create("relish-trial-env", MFD_CLOEXEC);
+	if (fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "run-as environment");
+	for (char *const *e = envp; e && *e; e++) {
+		size_t len = strlen(*e) + 1, off = 0;
+		while (off < len) {
+			ssize_t w = write(fd, *e + off, len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				int er = w < 0 ? errno : EIO;
+				close(fd);
+				return rl_err_sys(err, RL_EIO, er, "run-as environment");
+			}
+			off += (size_t)w;
+		}
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		int er = errno;
+		close(fd);
+		return rl_err_sys(err, RL_EIO, er, "run-as environment");
+	}
+	return fd;
 }
 
 int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
-			const char *cwd, const char **file, char ***args, int *extra_fd,
-			rl_err *err)
+			char *const *envp, const char *cwd, const char **file, char ***args,
+			int fds[2], rl_err *err)
 {
 	memset(rs, 0, sizeof *rs);
-	rs->pipe_rd = rs->pipe_wr = -1;
+	rs->pipe_rd = rs->pipe_wr = rs->env_fd = -1;
 	if (!u->helper || !*u->helper)
 		return rl_err_set(err, RL_EINTERNAL, "no %s program to run trials as uid %u",
 				  RUNAS_HELPER_NAME, (unsigned)u->uid);
@@ -48,8 +92,8 @@ int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	/* helper UID GID GROUPS CWD FD -- argv... NULL */
-	rs->argv = calloc(n + 8, sizeof *rs->argv);
+	/* helper UID GID GROUPS CWD FD ENVFD -- argv... NULL */
+	rs->argv = calloc(n + 9, sizeof *rs->argv);
 	if (!rs->argv)
 		return rl_err_set(err, RL_ENOMEM, "run-as command");
 	char groups[RUNAS_MAX_GROUPS * 12 + 2] = "-";
@@ -57,12 +101,13 @@ int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
 	for (size_t i = 0; i < u->n_groups; i++)
 		off += (size_t)snprintf(groups + off, sizeof groups - off, "%s%u", i ? "," : "",
 					(unsigned)u->groups[i]);
-	char num[3][24];
+	char num[4][24];
 	snprintf(num[0], sizeof num[0], "%u", (unsigned)u->uid);
 	snprintf(num[1], sizeof num[1], "%u", (unsigned)u->gid);
 	snprintf(num[2], sizeof num[2], "%d", RUNAS_FD);
+	snprintf(num[3], sizeof num[3], "%d", RUNAS_ENV_FD);
 	const char *head[] = {u->helper, num[0], num[1], groups, cwd && *cwd ? cwd : "-",
-			      num[2], "--"};
+			      num[2], num[3], "--"};
 	size_t k = 0;
 	for (; k < sizeof head / sizeof head[0]; k++)
 		if (!(rs->argv[k] = strdup(head[k])))
@@ -70,6 +115,12 @@ int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
 	for (size_t i = 0; i < n; i++, k++)
 		if (!(rs->argv[k] = strdup(argv[i])))
 			goto oom;
+	int fd = env_blob(envp, err);
+	if (fd < 0) {
+		runas_spawn_done(rs);
+		return fd;
+	}
+	rs->env_fd = fd;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		int e = errno;
@@ -80,7 +131,8 @@ int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
 	rs->pipe_wr = p[1];
 	*file = rs->argv[0];
 	*args = rs->argv;
-	*extra_fd = rs->pipe_wr;
+	fds[0] = rs->pipe_wr;
+	fds[1] = rs->env_fd;
 	return 0;
 oom:
 	runas_spawn_done(rs);
@@ -89,9 +141,13 @@ oom:
 
 int runas_spawn_wait(runas_spawn *rs, pid_t pid)
 {
-	/* Our write end must go, or EOF never comes. */
+	/* Our write end must go, or EOF never comes; the environment is the
+	 * helper's now. */
 	close(rs->pipe_wr);
 	rs->pipe_wr = -1;
+	if (rs->env_fd >= 0)
+		close(rs->env_fd);
+	rs->env_fd = -1;
 	int code = 0;
 	size_t got = 0;
 	for (;;) {
@@ -118,6 +174,31 @@ static int executable(const char *p)
 	return access(p, X_OK) == 0;
 }
 
+/* Root executes the helper before it drops to the user: a helper, or a
+ * folder holding it, that someone else could write would be root code
+ * execution for them.  0, or RL_EPERM naming what is wrong. */
+static int helper_safe(const char *path, rl_err *err)
+{
+	if (geteuid() != 0)
+		return 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	const char *what[2] = {path, dirname(dir)};
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		if (stat(what[i], &st) != 0)
+			return rl_err_sys(err, RL_ENOTFOUND, errno, "%s", what[i]);
+		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+			return rl_err_set(err, RL_EPERM,
+					  "%s is owned by uid %u, mode %03o: root runs %s before it "
+					  "becomes the trial's user, so it and its folder must be "
+					  "root's and writable by no one else",
+					  what[i], (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777),
+					  RUNAS_HELPER_NAME);
+	}
+	return 0;
+}
+
 int runas_helper_find(char *buf, size_t len, rl_err *err)
 {
 	const char *env = getenv("RELISH_RUNAS");
@@ -125,7 +206,7 @@ int runas_helper_find(char *buf, size_t len, rl_err *err)
 		if (!executable(env))
 			return rl_err_sys(err, RL_ENOTFOUND, errno, "RELISH_RUNAS=%s", env);
 		snprintf(buf, len, "%s", env);
-		return 0;
+		return helper_safe(buf, err);
 	}
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -139,11 +220,11 @@ int runas_helper_find(char *buf, size_t len, rl_err *err)
 	snprintf(b, sizeof b, "%s/../libexec/relish/%s", dir, RUNAS_HELPER_NAME);
 	if (executable(a)) {
 		snprintf(buf, len, "%s", a);
-		return 0;
+		return helper_safe(buf, err);
 	}
 	if (executable(b)) {
 		snprintf(buf, len, "%s", b);
-		return 0;
+		return helper_safe(buf, err);
 	}
 	return rl_err_set(err, RL_ENOTFOUND,
 			  "%s not found (looked at %s and %s): it is built beside relish "

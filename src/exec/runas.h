@@ -17,9 +17,21 @@
  * relish reads right after the spawn: launch still fails synchronously
  * with RL_EEXEC, as it does without the helper.
  *
- *   relish-runas UID GID GROUPS CWD FD -- PROGRAM [ARG...]
+ * The helper runs as root until it has dropped to the user, and root
+ * executes it: a dynamically linked program honours LD_PRELOAD,
+ * LD_LIBRARY_PATH, LD_AUDIT, GCONV_PATH... from its environment, and the
+ * trial's environment is the submitter's to choose (trial.env).  So the
+ * helper is always executed with runas_helper_env (empty), and the
+ * trial's environment travels as data: NUL-separated "NAME=VALUE" strings
+ * in a memfd the helper inherits as RUNAS_ENV_FD and reads only
+ * after setuid, when nothing it reads can act with root's rights.  The
+ * helper also marks every descriptor above 2 close-on-exec before it
+ * executes the trial (whatever the service inherited stays out of it).
+ *
+ *   relish-runas UID GID GROUPS CWD FD ENVFD -- PROGRAM [ARG...]
  * GROUPS is a comma-separated list of gids or "-" for none; CWD a folder
- * or "-" to stay; FD the pipe's number.
+ * or "-" to stay; FD the pipe's number; ENVFD the environment's, or "-"
+ * for an empty environment.
  */
 #ifndef RELISH_EXEC_RUNAS_H
 #define RELISH_EXEC_RUNAS_H
@@ -33,6 +45,12 @@
 #define RUNAS_HELPER_NAME "relish-runas"
 #define RUNAS_MAX_GROUPS 64
 #define RUNAS_FD 3 /* the helper's error pipe, after stdin, stdout, stderr */
+#define RUNAS_ENV_FD 4 /* the trial's environment (a memfd) */
+#define RUNAS_ENV_MAX (2u << 20) /* bytes of environment; execve's own limit is near */
+
+/* The environment relish-runas is executed with (NULL-terminated, empty):
+ * nothing of the submitter's may reach a program root executes. */
+extern char *const runas_helper_env[];
 
 /* Whom to run as; borrowed for the duration of a launch. */
 typedef struct exec_user {
@@ -47,16 +65,20 @@ typedef struct exec_user {
 typedef struct runas_spawn {
 	char **argv;                 /* helper argv, owned */
 	int pipe_rd, pipe_wr;        /* error pipe, -1 when closed */
+	int env_fd;                  /* the environment's memfd, -1 when closed */
 } runas_spawn;
 
 /*
- * Prepare a spawn of argv in cwd (NULL: stay) as u: *file and *args are
- * what uv_spawn gets instead (they point into rs), *extra_fd the pipe end
- * the child must inherit as RUNAS_FD.  runas_spawn_done frees rs.
+ * Prepare a spawn of argv with environment envp (NULL: an empty one) in
+ * cwd (NULL: stay) as u: *file and *args are what the spawn gets instead
+ * (they point into rs); the spawn's environment must be runas_helper_env;
+ * fds[0] is the pipe end the child must inherit as RUNAS_FD, fds[1] the
+ * environment it must inherit as RUNAS_ENV_FD.  An environment over
+ * RUNAS_ENV_MAX bytes is RL_EINVAL.  runas_spawn_done frees rs.
  */
 int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
-			const char *cwd, const char **file, char ***args, int *extra_fd,
-			rl_err *err);
+			char *const *envp, const char *cwd, const char **file, char ***args,
+			int fds[2], rl_err *err);
 
 /*
  * After uv_spawn succeeded with pid: wait for the helper to execute the

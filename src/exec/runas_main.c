@@ -1,10 +1,14 @@
 /*
  * runas_main.c - relish-runas, the helper that runs a trial as its owner
- * (protocol in runas.h).  It is started by a root relish with the trial's
- * environment and standard streams already in place, and does, in order:
- * setgroups, setgid, setuid (all or nothing), a check that the uid and gid
- * stuck and that root cannot be regained, chdir to the trial's folder (as
- * the user, so folder permissions apply), then exec of the trial.  Any
+ * (protocol in runas.h).  It is started by a root relish with an empty
+ * environment (nothing of the submitter's reaches a program root runs:
+ * LD_PRELOAD and its kin would be obeyed by the loader) and the trial's
+ * standard streams already in place, and does, in order: setgroups,
+ * setgid, setuid (all or nothing), a check that the uid and gid stuck and
+ * that root cannot be regained, reading the trial's environment from its
+ * descriptor (as the user), chdir to the trial's folder (as the user, so
+ * folder permissions apply), marking every descriptor above 2
+ * close-on-exec, then exec of the trial with that environment.  Any
  * failure is reported as an errno on the inherited pipe and exit 127;
  * nothing runs with mixed credentials.  libc only, so the extra exec costs
  * well under a millisecond.
@@ -12,12 +16,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_GROUPS 64
+#define ENV_MAX (2u << 20) /* RUNAS_ENV_MAX */
+#define ARG_FIRST 8        /* argv[8] is the program */
+
+extern char **environ;
 
 static int report_fd = -1;
 
@@ -41,16 +52,83 @@ static unsigned long number(const char *s, const char *what)
 	return v;
 }
 
+/* The environment from fd: NUL-separated NAME=VALUE strings (anything
+ * else is dropped), at most ENV_MAX bytes.  Never returns NULL. */
+static char **read_env(int fd)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf)
+		fail(ENOMEM, "environment");
+	for (;;) {
+		if (len == cap) {
+			if (cap >= ENV_MAX)
+				fail(E2BIG, "environment");
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb)
+				fail(ENOMEM, "environment");
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			fail(errno, "reading the environment");
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\0';
+	char **env = calloc(n + 2, sizeof *env);
+	if (!env)
+		fail(ENOMEM, "environment");
+	size_t k = 0;
+	for (size_t i = 0; i < len;) {
+		char *s = buf + i;
+		size_t sl = strlen(s);
+		char *eq = strchr(s, '=');
+		if (eq && eq != s)
+			env[k++] = s;
+		i += sl + 1;
+	}
+	env[k] = NULL;
+	return env;
+}
+
+/* Every descriptor above 2 close-on-exec: what relish (or whoever started
+ * it) left open without the flag must not reach the trial. */
+static void cloexec_rest(void)
+{
+#if defined(SYS_close_range)
+	if (syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) == 0)
+		return;
+#endif
+	struct rlimit rl;
+	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			   ? (long)rl.rlim_cur
+			   : 65536;
+	if (max > 1 << 20)
+		max = 1 << 20;
+	for (int fd = 3; fd < max; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 8 || strcmp(argv[6], "--") != 0) {
-		fprintf(stderr, "usage: relish-runas UID GID GROUPS CWD FD -- PROGRAM [ARG...]\n"
+	if (argc <= ARG_FIRST || strcmp(argv[ARG_FIRST - 1], "--") != 0) {
+		fprintf(stderr, "usage: relish-runas UID GID GROUPS CWD FD ENVFD -- PROGRAM [ARG...]\n"
 				"(started by relish serve to run a trial as its owner)\n");
 		return 2;
 	}
 	report_fd = (int)number(argv[5], "FD");
 	if (fcntl(report_fd, F_SETFD, FD_CLOEXEC) != 0)
 		report_fd = -1;
+	int env_fd = strcmp(argv[6], "-") != 0 ? (int)number(argv[6], "ENVFD") : -1;
 	uid_t uid = (uid_t)number(argv[1], "UID");
 	gid_t gid = (gid_t)number(argv[2], "GID");
 	gid_t groups[MAX_GROUPS];
@@ -75,9 +153,13 @@ int main(int argc, char **argv)
 		fail(EPERM, "credentials did not change");
 	if (setuid(0) == 0)
 		fail(EPERM, "root could be regained");
+	/* Only now, as the user: the trial's environment. */
+	static char *empty[] = {NULL};
+	environ = env_fd >= 0 ? read_env(env_fd) : empty;
 	if (strcmp(argv[4], "-") != 0 && chdir(argv[4]) != 0)
 		fail(errno, argv[4]);
-	execvp(argv[7], argv + 7);
-	fail(errno, argv[7]);
+	cloexec_rest();
+	execvp(argv[ARG_FIRST], argv + ARG_FIRST);
+	fail(errno, argv[ARG_FIRST]);
 	return 127;
 }

@@ -144,6 +144,7 @@ struct sexec {
 	char **sbatch_args;
 	char script[PATH_MAX];
 	char **tool_env;            /* relish's environment without SLURM_* */
+	char **user_env;            /* a user's scancel: tool_env's PATH and SLURM_CONF only */
 	uid_t self_uid;
 	uv_timer_t timer;
 	int timer_open, timer_on;
@@ -286,17 +287,18 @@ static int tool_run_as(sexec *ex, char *const *argv, char **env, const exec_user
 	t->done = done;
 	t->ud = ud;
 	t->job = job;
-	t->ras.pipe_rd = t->ras.pipe_wr = -1;
+	t->ras.pipe_rd = t->ras.pipe_wr = t->ras.env_fd = -1;
 	t->next = ex->tools;
 	ex->tools = t;
 	ex->n_tools++;
 	uv_pipe_init(ex->loop, &t->out, 0);
 	uv_pipe_init(ex->loop, &t->err, 0);
 	t->out.data = t->err.data = t->proc.data = t;
-	uv_stdio_container_t stdio[4] = {
+	uv_stdio_container_t stdio[5] = {
 		{.flags = UV_IGNORE},
 		{.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&t->out},
 		{.flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE, .data.stream = (uv_stream_t *)&t->err},
+		{.flags = UV_IGNORE},
 		{.flags = UV_IGNORE},
 	};
 	uv_process_options_t po = {
@@ -307,27 +309,35 @@ static int tool_run_as(sexec *ex, char *const *argv, char **env, const exec_user
 	rl_err e;
 	rl_err_clear(&e);
 	if (user) {
+		/* Root executes the helper: with an empty environment, the
+		 * tool's travelling as data (runas.h). */
 		const char *file;
 		char **args;
-		int fd;
-		if (runas_spawn_prepare(&t->ras, user, argv, cwd, &file, &args, &fd, &e) < 0) {
+		int fds[2];
+		if (runas_spawn_prepare(&t->ras, user, argv, po.env, cwd, &file, &args, fds, &e) < 0) {
 			rc = UV_EINVAL;
 		} else {
 			stdio[RUNAS_FD].flags = UV_INHERIT_FD;
-			stdio[RUNAS_FD].data.fd = fd;
+			stdio[RUNAS_FD].data.fd = fds[0];
+			stdio[RUNAS_ENV_FD].flags = UV_INHERIT_FD;
+			stdio[RUNAS_ENV_FD].data.fd = fds[1];
 			po.file = file;
 			po.args = args;
-			po.stdio_count = 4;
+			po.env = (char **)runas_helper_env;
+			po.stdio_count = RUNAS_ENV_FD + 1;
 		}
 	}
 	if (rc == 0)
 		rc = uv_spawn(ex->loop, &t->proc, &po);
-	if (user && t->ras.pipe_wr >= 0) {
+	if (user) {
 		/* The helper's complaint, if any, stays readable in the pipe
 		 * (it also says it on stderr, which done reads); our end for
-		 * writing must go. */
-		close(t->ras.pipe_wr);
-		t->ras.pipe_wr = -1;
+		 * writing and the environment must go. */
+		if (t->ras.pipe_wr >= 0)
+			close(t->ras.pipe_wr);
+		if (t->ras.env_fd >= 0)
+			close(t->ras.env_fd);
+		t->ras.pipe_wr = t->ras.env_fd = -1;
 	}
 	if (rc < 0) {
 		t->status = -1;
@@ -359,6 +369,26 @@ static int tool_run(sexec *ex, char *const *argv, char **env, void (*done)(tool 
 		    sjob *job)
 {
 	return tool_run_as(ex, argv, env, NULL, NULL, done, ud, job);
+}
+
+/* Copies of env's entries that start with a or b (a NULL-terminated
+ * list, owned by the caller; NULL when out of memory). */
+static char **env_only(char *const *env, const char *a, const char *b)
+{
+	size_t n = 0;
+	for (char *const *e = env; *e; e++)
+		n++;
+	char **v = calloc(n + 1, sizeof *v);
+	size_t k = 0;
+	for (char *const *e = env; v && *e; e++) {
+		if (strncmp(*e, a, strlen(a)) != 0 && strncmp(*e, b, strlen(b)) != 0)
+			continue;
+		if (!(v[k++] = strdup(*e))) {
+			contract_strv_free(v);
+			return NULL;
+		}
+	}
+	return v;
 }
 
 /* Whom job j runs as: NULL for relish's own user, else u filled in. */
@@ -1089,8 +1119,11 @@ static void cancel_start(sexec *ex)
 			}
 		exec_user u;
 		ex->cancelling++;
-		/* scancel as the user, from the root folder (it needs none) */
-		if (tool_run_as(ex, argv, NULL, job_user(first, &u), "/", cancel_done, NULL, NULL) < 0)
+		/* scancel as the user, from the root folder (it needs none),
+		 * with nothing of relish's environment but where Slurm is */
+		const exec_user *who = job_user(first, &u);
+		if (tool_run_as(ex, argv, who ? ex->user_env : NULL, who, "/", cancel_done, NULL,
+				NULL) < 0)
 			ex->cancelling--;
 		free(argv);
 	}
@@ -1266,6 +1299,7 @@ static void maybe_free(sexec *ex)
 	free(ex->sacct);
 	contract_strv_free(ex->sbatch_args);
 	contract_strv_free(ex->tool_env);
+	contract_strv_free(ex->user_env);
 	free(ex);
 }
 
@@ -1367,10 +1401,11 @@ int exec_slurm_new(uv_loop_t *loop, const slurm_options *o, executor **out, rl_e
 	ex->jobcomp = dup_or_null(o->jobcomp_path && *o->jobcomp_path ? o->jobcomp_path : NULL);
 	ex->sbatch_args = calloc(o->n_sbatch_args + 1, sizeof *ex->sbatch_args);
 	ex->tool_env = slurm_submit_env(NULL);
+	ex->user_env = ex->tool_env ? env_only(ex->tool_env, "PATH=", "SLURM_CONF=") : NULL;
 	int oom = !ex->sbatch || !ex->squeue || !ex->scancel || !ex->scontrol || !ex->sacct ||
 		  !ex->experiment ||
 		  !ex->owner || !ex->state_dir || !ex->step_program || !ex->sbatch_args ||
-		  !ex->tool_env || (o->partition && !ex->partition) ||
+		  !ex->tool_env || !ex->user_env || (o->partition && !ex->partition) ||
 		  (o->account && !ex->account) || (o->qos && !ex->qos);
 	for (size_t i = 0; !oom && i < o->n_sbatch_args; i++)
 		oom = !(ex->sbatch_args[i] = strdup(o->sbatch_args[i]));

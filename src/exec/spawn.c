@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +67,23 @@ CHILD_FN static void c_fail(child_ctx *c, int e)
 		;
 }
 
+/* Close every descriptor from first up (the child's table is its own: no
+ * CLONE_FILES).  close_range (Linux 5.9); before it, one close per
+ * descriptor below the soft RLIMIT_NOFILE. */
+CHILD_FN static void c_close_from(int first)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)first, ~0u, 0u) == 0)
+		return;
+#endif
+	struct rlimit rl;
+	long max = 65536;
+	if (syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)max)
+		max = (long)rl.rlim_cur;
+	for (long fd = first; fd < max; fd++)
+		syscall(SYS_close, fd);
+}
+
 /* execve, and /bin/sh for a file the kernel does not know how to run. */
 CHILD_FN static int c_exec(child_ctx *c, const char *path, char *const *envp)
 {
@@ -106,6 +124,7 @@ CHILD_FN static int child_main(void *arg)
 	for (int i = 0; i < r->n_fds; i++)
 		if (syscall(SYS_dup3, tmp[i], i, 0) < 0)
 			c_fail(c, errno);
+	c_close_from(r->n_fds);
 	if (r->cwd && syscall(SYS_chdir, r->cwd) < 0)
 		c_fail(c, errno);
 	uint64_t none = 0;

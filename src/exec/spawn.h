@@ -21,8 +21,10 @@
  * join_fd; either way relish never enters a trial's cgroup.  In order the
  * child: resets every signal disposition to the default, joins its cgroup
  * where it was not started in it, starts a new session
- * (its own process group), puts fds[] at 0..n_fds-1, changes to cwd, sets
- * an empty signal mask and executes file, searched in envp's PATH as
+ * (its own process group), puts fds[] at 0..n_fds-1, closes every other
+ * descriptor (what relish inherited or opened without close-on-exec never
+ * reaches a trial), changes to cwd, sets an empty signal mask and executes
+ * file, searched in envp's PATH as
  * execvp does (a file that is not a binary runs with /bin/sh).  A failure
  * before or at exec is reported through memory shared with the parent; the
  * child is reaped before spawn_process returns.
@@ -35,7 +37,7 @@
 
 #include <sys/types.h>
 
-#define SPAWN_MAX_FDS 4
+#define SPAWN_MAX_FDS 5
 
 typedef struct spawn_req {
 	const char *file;          /* program; searched in PATH when it has no '/' */

@@ -3,7 +3,9 @@
 # executor's unit tests (tests/test_slurm_exec.c) on machines without Slurm.
 # Never shipped.  Called through symlinks named sbatch, squeue, scancel,
 # sacct; the
-# role is the name it was called by.  State lives in $STANDIN_SLURM_DIR:
+# role is the name it was called by.  State lives in $STANDIN_SLURM_DIR, else
+# in the folder of the link it was called by (a user's scancel gets only
+# PATH and SLURM_CONF of relish's environment):
 #   sbatch.N.args   every argument of the N-th sbatch call, one a line
 #   id.N            made by the N-th call (how calls at once get their N)
 #   calls.squeue    one line per squeue call (the test counts them)
@@ -19,7 +21,7 @@
 # own; it ends COMPLETED, FAILED (exit status << 8 as EXIT_RAW) or, through
 # scancel, CANCELLED.  squeue prints SLURM_SQUEUE_FORMAT's columns.
 set -uo pipefail
-D=${STANDIN_SLURM_DIR:?}
+D=${STANDIN_SLURM_DIR:-$(dirname "$0")}
 role=$(basename "$0")
 
 job_write() { # ID STATE REASON RAW NODE NAME COMMENT

@@ -1,0 +1,83 @@
+# attack-lib.sh - what the attack tests (test_serve_attacks*.sh) share,
+# sourced after serve-lib.sh: specs with extra trial lines, the victim's
+# experiment submitted before an attack and checked after it, cases run
+# one by one in subshells (one failed case still lets the others run), the
+# attack library that records who loaded it.
+#   aspec FILE NAME TRIALS EPOCHS SLEEP-MS [LINES]  serve_spec plus LINES under trial:
+#   victim_start / victim_ok [SECONDS]  $U2's experiment $victim: done, 3 trials completed
+#                                       (VICTIM_EXTRA: its extra trial lines)
+#   run_case NAME                       attack_NAME in a subshell; tallies
+#   attack_summary                      one line; fails when a case failed
+#   evil_so                             $work/evil.so: a process that loads it with
+#                                       EVIL_DIR set leaves EVIL_DIR/euid-EUID.PID
+PY=/usr/bin/python3
+# A spec FILE NAME TRIALS EPOCHS SLEEP-MS [TRIAL-YAML-LINES]: the C trial
+# through whoami.sh (serve-lib.sh), extra lines added under trial:.
+aspec() {
+  serve_spec "$1" "$2" "$3" "$4" "$5"
+  if [ -n "${6:-}" ]; then
+    $PY - "$1" "$6" <<'P'
+import sys
+path, extra = sys.argv[1], sys.argv[2]
+text = open(path).read().replace("trial:\n", "trial:\n" + extra.rstrip("\n") + "\n", 1)
+open(path, "w").write(text)
+P
+  fi
+}
+
+# The victim: $U2's small experiment, submitted before an attack and
+# checked after it (victim_ok): done, every trial completed, none failed.
+victim_n=0
+victim_start() {
+  victim_n=$((victim_n + 1))
+  victim="victim-$victim_n"
+  aspec "$work/$victim.yaml" "$victim" 3 2 50 "${VICTIM_EXTRA:-}"
+  as "$U2" "$R" submit "$victim.yaml" >/dev/null || fail "the victim could not submit $victim"
+}
+victim_ok() {
+  local t=${1:-120} i s
+  for i in $(seq $((t * 10))); do
+    s=$(api "/api/v1/experiments/$victim")
+    case $s in *'"status":"done"'*) break ;; *'"status":"running"'*) ;; *) fail "victim $victim: $s" ;; esac
+    sleep 0.1
+  done
+  case $s in *'"status":"done"'*) ;; *) fail "victim $victim not done after ${t}s: $s" ;; esac
+  printf '%s' "$s" | grep -q '"completed":3,' && printf '%s' "$s" | grep -q '"failed":0' ||
+    fail "victim $victim was harmed: $s"
+}
+
+passed=() failed=()
+run_case() {
+  echo "---- attack: $1"
+  if ( "attack_$1" ); then passed+=("$1"); else failed+=("$1"); fi
+}
+
+attack_summary() {
+  echo "attacks tried: $((${#passed[@]} + ${#failed[@]})); defended: ${passed[*]:-none}; NOT defended: ${failed[*]:-none}"
+  [ "${#failed[@]}" = 0 ]
+}
+
+evil_so() {
+  mkdir -p "$work/pwn"
+  chmod 1777 "$work/pwn"
+  cat >"$work/evil.c" <<'C'
+/* records the effective uid of every process that loads it */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void evil(void)
+{
+	const char *d = getenv("EVIL_DIR");
+	char p[512];
+	if (!d)
+		return;
+	snprintf(p, sizeof p, "%s/euid-%u.%d", d, (unsigned)geteuid(), (int)getpid());
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+C
+  cc -shared -fPIC -o "$work/evil.so" "$work/evil.c" || fail "cannot build the attack library"
+  chmod 755 "$work/evil.so"
+}
