@@ -26,8 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec/container.h"
+#include "container/container.h"
 #include "median.h"
+#include "process/process.h"
 
 #define IMAGE "localhost/relish-host:latest"
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "process/process.h"
 #include "median.h"
 
 extern char **environ;

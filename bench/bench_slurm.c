@@ -28,9 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/container.h"
-#include "exec/slurm.h"
+#include "container/container.h"
+#include "slurm/slurm.h"
 #include "median.h"
+#include "process/process.h"
 
 #define IMAGE "localhost/relish-host:latest"
 

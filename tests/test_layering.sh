@@ -7,7 +7,9 @@
 # on the live driver; the service (serve/) runs the driver and the API; the
 # CLI is on top: its --json shares the API's encoders and it talks to a
 # server through the API's client.  The dashboard's embedded files (web/)
-# depend on nothing; the API serves them.  Executors (exec/) know
+# depend on nothing; the API serves them.  Executors (exec/: the
+# interface; process/, container/, slurm/: one folder per backend, the
+# container one running its engine through the process one) know
 # nothing of the scheduling core: what they share with it (how a segment
 # ended, common/outcome.h) lives in common/.  The core (sched/) knows no
 # spec: the policy vocabulary is its own (sched/policy.h), and the spec
@@ -20,15 +22,16 @@ declare -A layer=(
   [common]=0
   [spec]=1 [search]=1 [sched]=1 [web]=1
   [exec]=2 [telemetry]=2 [store]=2
-  [live]=3 [sim]=3
-  [api]=4
-  [serve]=5
-  [cli]=6
+  [process]=3 [container]=3 [slurm]=3
+  [live]=4 [sim]=4
+  [api]=5
+  [serve]=6
+  [cli]=7
 )
 # Same-layer includes that are allowed (from:to).
-sideways=" spec:search search:spec spec:sched exec:telemetry "
+sideways=" spec:search search:spec spec:sched container:process "
 # Lower-layer includes that are not (from:to).
-forbidden=" exec:sched sched:spec "
+forbidden=" exec:sched process:sched container:sched slurm:sched sched:spec "
 
 fail=0
 for dir in "$src"/*/; do

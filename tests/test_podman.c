@@ -32,7 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/container.h"
+#include "container/container.h"
+#include "process/process.h"
 
 static char g_owner[32];
 static char g_conf[1024];

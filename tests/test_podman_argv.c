@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec/container.h"
+#include "container/container.h"
 
 /* Compare a NULL-terminated argv with the expected list, printing both. */
 static void assert_argv(char **got, const char *const *want)

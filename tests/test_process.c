@@ -23,8 +23,9 @@
 #include <unistd.h>
 
 #include "common/procid.h"
-#include "exec/confine.h"
+#include "process/confine.h"
 #include "exec/exec.h"
+#include "process/process.h"
 #include "telemetry/procmem.h"
 
 extern char **environ;

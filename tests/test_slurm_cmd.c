@@ -1,5 +1,5 @@
 /*
- * test_slurm_cmd.c - the slurm executor's pure half (exec/slurm_cmd.c),
+ * test_slurm_cmd.c - the slurm executor's pure half (slurm/slurm_cmd.c),
  * without Slurm: the exact sbatch command line for GPU, shard and CPU
  * segments; the job's name and comment and their parser; squeue output,
  * the job-completion file and the step wrapper's lines, as Slurm 22.05 and
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/slurm.h"
+#include "slurm/slurm.h"
 
 static void assert_argv(char **got, const char *const *want)
 {

@@ -1,5 +1,5 @@
 /*
- * test_slurm_exec.c - the slurm executor (exec/slurm.c) on a real libuv
+ * test_slurm_exec.c - the slurm executor (slurm/slurm.c) on a real libuv
  * loop against stand-in sbatch, squeue and scancel (tests/support/
  * slurm_standin.sh: they record their arguments and run each "job" as a
  * local process), so the executor's side is tested where Slurm is absent;
@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/slurm.h"
+#include "slurm/slurm.h"
 
 typedef struct fixture {
 	uv_loop_t loop;

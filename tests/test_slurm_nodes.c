@@ -1,5 +1,5 @@
 /*
- * test_slurm_nodes.c - a Slurm cluster as devices (telemetry/slurm_nodes.c):
+ * test_slurm_nodes.c - a Slurm cluster as devices (slurm/slurm_nodes.c):
  * `scontrol show node -o` and `show partition -o` lines as Slurm 22.05
  * prints them (with typed GRES, socket bindings, features), which nodes
  * are usable, the device list the core places on (GPUs with their memory
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "telemetry/slurm_nodes.h"
+#include "slurm/slurm_nodes.h"
 
 static const char nodes_text[] =
 	"NodeName=n1 Arch=x86_64 CoresPerSocket=1  CPUAlloc=3 CPUEfctv=4 CPUTot=4 CPULoad=3.98 "

@@ -21,7 +21,7 @@
 #include "telemetry/devices.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/nvml.h"
-#include "telemetry/slurm_nodes.h"
+#include "slurm/slurm_nodes.h"
 #include "common/units.h"
 
 /* One running segment found in the store. */

@@ -24,7 +24,7 @@
  * word relish in another case or with a colon, leading blanks, then
  * name=value) is "near": still log, but the driver warns about it.
  *
- * Nothing here touches a process or a file; exec/process.c does that.
+ * Nothing here touches a process or a file; process/process.c does that.
  */
 #ifndef RELISH_CONTRACT_H
 #define RELISH_CONTRACT_H

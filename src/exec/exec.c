@@ -1,7 +1,7 @@
 /*
  * exec.c - the executor front end: defaults and the calls that dispatch
  * through an executor's ops (see exec.h).  Implementations live in their own
- * files (process.c).
+ * folders (src/process, src/container, src/slurm).
  */
 #include "exec/exec.h"
 

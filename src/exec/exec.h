@@ -1,9 +1,9 @@
 /*
  * exec.h - executors: what runs a segment somewhere and tells the live driver
- * how it went.  One ops struct, one implementation per file: process.c
- * (fork/exec on this machine, on libuv) today; podman, docker and slurm
- * executors are further files behind the same struct (slurm.c: one Slurm job
- * per segment, exec/slurm.h).
+ * how it went.  One ops struct, one implementation per folder:
+ * src/process (child processes on this machine, on libuv), src/container
+ * (podman and docker, through the process executor) and src/slurm (one
+ * Slurm job per segment).
  *
  * An executor lives on the driver's libuv loop and never blocks it.  The
  * driver launches a segment with an exec_spec (command, environment, log
@@ -147,7 +147,7 @@ typedef struct exec_callbacks {
 } exec_callbacks;
 
 /* How the process executor keeps every descendant of a trial process
- * with it (exec/confine.h says how each works). */
+ * with it (process/confine.h says how each works). */
 typedef enum exec_confine {
 	EXEC_CONFINE_AUTO = 0,       /* cgroup2, else cgroup1, else proc */
 	EXEC_CONFINE_CGROUP2,        /* a cgroup v2 per trial process */
@@ -209,17 +209,6 @@ struct executor {
 	const exec_ops *ops;
 	void *impl;
 };
-
-/* The process executor on loop.  opt may be NULL for the defaults.  Sets
- * SIGPIPE to ignored (a trial that closes its stdin must not kill relish). */
-int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, rl_err *err);
-
-/* How the process executor ex confines each trial process and its
- * descendants; *how (may be NULL) gets words for people, e.g. "cgroup v2
- * (/sys/fs/cgroup/unified/relish.12.345.1)" or "/proc tracking (no writable
- * cgroup: ...)", owned by ex.  EXEC_CONFINE_AUTO (and *how NULL) for an
- * executor that is not the process executor. */
-exec_confine exec_process_confinement(const executor *ex, const char **how);
 
 /* Front ends: ex->ops->x(ex, ...). */
 int exec_launch(executor *ex, const exec_spec *es, const exec_callbacks *cb, void *ud,

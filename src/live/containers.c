@@ -3,7 +3,7 @@
  * (docs/containers.md, "relish run with containers").
  *
  * An experiment whose trials run in containers gets its own container
- * executor (exec/container.h): the image, network, mounts, labels and GPU
+ * executor (container/container.h): the image, network, mounts, labels and GPU
  * hand-over are per experiment, while the memory limit, CPU share,
  * checkpoint mount and environment come with every launch from the
  * placement.  Before the first such executor starts, the driver removes
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/container.h"
+#include "container/container.h"
 #include "live/live_int.h"
 
 /* CDI or device nodes: RELISH_CONTAINER_GPUS=cdi|devices chooses; without

@@ -32,6 +32,7 @@
 #include "exec/contract.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/procmem.h"
+#include "process/process.h"
 
 extern char **environ;
 

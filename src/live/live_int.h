@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <uv.h>
 
-#include "exec/container.h"
+#include "container/container.h"
 #include "exec/exec.h"
-#include "exec/slurm.h"
+#include "slurm/slurm.h"
 #include "live/driver.h"
 #include "sched/sched.h"
 #include "search/engine.h"
@@ -25,7 +25,7 @@
 #include "store/store.h"
 #include "telemetry/devices.h"
 #include "telemetry/nvml.h"
-#include "telemetry/slurm_nodes.h"
+#include "slurm/slurm_nodes.h"
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
 #define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */

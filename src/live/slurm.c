@@ -3,8 +3,8 @@
  *
  * A driver started with live_options.slurm places on a Slurm cluster: its
  * devices are the GPUs and hosts of one partition's nodes, read with
- * scontrol at start (telemetry/slurm_nodes.h) and refreshed every
- * refresh_s on the loop.  One slurm executor (exec/slurm.h) runs every
+ * scontrol at start (slurm/slurm_nodes.h) and refreshed every
+ * refresh_s on the loop.  One slurm executor (slurm/slurm.h) runs every
  * slurm experiment's segments, so one squeue per poll covers them all.
  *
  * What a placement asks for (live_slurm_request) follows the core's
@@ -22,7 +22,7 @@
  *
  * Trials of another user (relish serve runs them as their submitter) are
  * that user's jobs: the executor submits and cancels them as the user
- * (exec/slurm.h, run_as), so a service lists every user's jobs and tells
+ * (slurm/slurm.h, run_as), so a service lists every user's jobs and tells
  * its own by the owner id in their comment.
  *
  * After a restart: this owner's jobs are listed once (squeue); a segment

@@ -31,8 +31,8 @@
  * scripts/docker-check.sh runs the same container tests against a real,
  * private docker daemon (docs/containers.md).
  */
-#ifndef RELISH_CONTAINER_H
-#define RELISH_CONTAINER_H
+#ifndef RELISH_CONTAINER_CONTAINER_H
+#define RELISH_CONTAINER_CONTAINER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,7 +10,7 @@
  * dead relish left behind.  The /proc tracking below is the fallback for
  * machines where no cgroup is writable.
  */
-#include "exec/confine.h"
+#include "process/confine.h"
 
 #include <ctype.h>
 #include <dirent.h>

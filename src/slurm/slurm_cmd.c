@@ -1,5 +1,5 @@
 /*
- * slurm_cmd.c - the pure half of the slurm executor (exec/slurm.h): the
+ * slurm_cmd.c - the pure half of the slurm executor (slurm/slurm.h): the
  * sbatch command line, the job's identity, parsers of what squeue, the
  * job-completion file and the step wrapper print, and Slurm's job states
  * as relish's outcomes.  No process, file or clock here; slurm.c runs the
@@ -7,7 +7,7 @@
  * tests (tests/test_slurm_cmd.c) hold them to the formats Slurm 22.05
  * prints.
  */
-#include "exec/slurm.h"
+#include "slurm/slurm.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -48,8 +48,8 @@
  * Everything here runs on the loop thread; nothing blocks for long (the
  * v1 freeze is waited for at most 100 ms).
  */
-#ifndef RELISH_EXEC_CONFINE_H
-#define RELISH_EXEC_CONFINE_H
+#ifndef RELISH_PROCESS_CONFINE_H
+#define RELISH_PROCESS_CONFINE_H
 
 #include <stddef.h>
 #include <stdint.h>

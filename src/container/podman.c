@@ -32,7 +32,7 @@
  * Engine calls made on the loop (rm) are uv_spawn'ed; the blocking ones
  * (image check, list, reconcile) are for start-up, before the loop runs.
  */
-#include "exec/container.h"
+#include "container/container.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +51,7 @@
 
 #include "common/procid.h"
 #include "telemetry/procmem.h"
+#include "process/process.h"
 
 extern char **environ;
 

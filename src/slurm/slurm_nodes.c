@@ -1,11 +1,11 @@
 /*
- * slurm_nodes.c - a Slurm cluster as devices (telemetry/slurm_nodes.h):
+ * slurm_nodes.c - a Slurm cluster as devices (slurm/slurm_nodes.h):
  * parsers of `scontrol show node -o` and `scontrol show partition -o`, the
  * device list built from them, and the blocking start-up read.  The live
  * driver refreshes the same text on its loop (exec_slurm_show_nodes) and
  * parses it here.
  */
-#include "telemetry/slurm_nodes.h"
+#include "slurm/slurm_nodes.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * slurm.c - the slurm executor: one Slurm job per segment (exec/slurm.h,
+ * slurm.c - the slurm executor: one Slurm job per segment (slurm/slurm.h,
  * docs/slurm.md).
  *
  * Everything runs on the driver's libuv loop, and nothing on it waits for
@@ -33,7 +33,7 @@
  * wrapper, its trial, its output file) runs as them on the node.  squeue
  * lists the jobs of every user the executor has jobs of (-u UID,UID...).
  */
-#include "exec/slurm.h"
+#include "slurm/slurm.h"
 
 #include <errno.h>
 #include <fcntl.h>

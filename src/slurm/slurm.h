@@ -31,8 +31,8 @@
  * is the store's owner id (container_owner_id), so a restarted relish
  * finds its jobs with one squeue and tells them from everyone else's.
  */
-#ifndef RELISH_EXEC_SLURM_H
-#define RELISH_EXEC_SLURM_H
+#ifndef RELISH_SLURM_SLURM_H
+#define RELISH_SLURM_SLURM_H
 
 #include <stddef.h>
 #include <stdint.h>

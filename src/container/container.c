@@ -5,7 +5,7 @@
  * between relish and the trial.  Nothing here starts a process; podman.c
  * does, so everything here is tested without an engine.
  */
-#include "exec/container.h"
+#include "container/container.h"
 
 #include <ctype.h>
 #include <stdarg.h>

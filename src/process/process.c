@@ -47,8 +47,9 @@
  * files, where a write does not block for long.
  */
 #include "exec/exec.h"
+#include "process/process.h"
 
-#include "exec/confine.h"
+#include "process/confine.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * slurm_step.c - `relish slurm-step -- PROGRAM ARGS...`: what a relish job
- * runs on the compute node (exec/slurm.h; the job script execs it).
+ * runs on the compute node (slurm/slurm.h; the job script execs it).
  *
  * It is the part of the executor that must sit beside the trial: memory is
  * measured where it is used.  It prints
@@ -16,7 +16,7 @@
  * the job's output file that relish reads; they are log lines to the
  * trial contract.
  */
-#include "exec/slurm.h"
+#include "slurm/slurm.h"
 
 #include <errno.h>
 #include <signal.h>

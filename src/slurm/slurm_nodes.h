@@ -13,8 +13,8 @@
  * Nodes that are down, drained, failing, powered down or not responding
  * are left out (refreshes say when they come back).
  */
-#ifndef RELISH_TELEMETRY_SLURM_NODES_H
-#define RELISH_TELEMETRY_SLURM_NODES_H
+#ifndef RELISH_SLURM_NODES_H
+#define RELISH_SLURM_NODES_H
 
 #include <stddef.h>
 #include <stdint.h>
