@@ -323,6 +323,41 @@ static void test_pack_schedule(void **state)
 	sim_trace_free(t);
 }
 
+/* The admission window (sched/policy.h, SCHED_ADMIT_WINDOW = 2, the live
+ * driver's): one GPU of 8000 MiB, pack, exact hints; one experiment of
+ * four one-segment jobs of 100 s at t = 0 needing 6000, 6000, 6000 and
+ * 1000 MiB.  Unlimited: A placed, B and C fit nowhere, D (1000) fits
+ * beside A: D backfills at 0.  Window 2: only A and B are in the core
+ * (A's start admits C); D is not handed over until a place is free in
+ * the window, at 100 when A ends and B starts: D starts at 100, as live,
+ * where the driver would not have taken D from the search engine yet.
+ * (Until issue 28 the simulator's default was unlimited.) */
+static void test_admission_window(void **state)
+{
+	(void)state;
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib,gpu_util_pct,experiment\n"
+			     "A,0,100,6000,30,e\nB,0,100,6000,30,e\nC,0,100,6000,30,e\n"
+			     "D,0,100,1000,30,e\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(1, 8000);
+	assert_int_equal(c.window, SCHED_ADMIT_WINDOW);
+	c.order = ORDER_FIFO;
+	sim_result *r = run(t, m, &c, SCHED_POLICY_PACK);
+	assert_near(r->jct_s[3], 200); /* D beside B from 100 */
+	assert_near(r->queue_s[3], 100);
+	assert_near(r->jct_s[2], 300);
+	sim_result_free(r);
+	c.window = 0;
+	r = run(t, m, &c, SCHED_POLICY_PACK);
+	assert_near(r->jct_s[3], 100); /* backfilled at 0 */
+	assert_near(r->queue_s[3], 0);
+	assert_near(r->jct_s[2], 300);
+	sim_result_free(r);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
 static void test_segments_and_restart(void **state)
 {
 	(void)state;
@@ -727,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_run_tasks),
 		cmocka_unit_test(test_synthetic),
 		cmocka_unit_test(test_las_order),
+		cmocka_unit_test(test_admission_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,9 +52,9 @@ static const char usage_text[] =
 	"  --scale-span         with --scale: draw over N times the span instead (the\n"
 	"                       same load, N times as long)\n"
 	"  --scale-seed S       with --scale: seed of the draw (default 1)\n"
-	"  --window N           segments waiting in the core's queue at most; later\n"
-	"                       arrivals wait in arrival order (limits backfilling;\n"
-	"                       default 0 = unlimited)\n"
+	"  --window N           segments of one experiment waiting in the core's queue\n"
+	"                       at most; its others wait in the driver, started jobs\n"
+	"                       first (default 2, the live driver's; 0 = unlimited)\n"
 	"  --background FILE    memory others use on the GPUs over time: CSV time_s,gpu,mib\n"
 	"                       (from time_s on, GPU gpu has mib MiB of others; the core\n"
 	"                       places around it as live, docs/simulator.md)\n"
@@ -468,6 +468,8 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 				"hints", sim_hints_name(o->cfg.hints), "colocate", coloc,
 				"measured_pairs", (json_int_t)sim_model_pair_count(m),
 				"scale", (json_int_t)o->scale);
+	if (cfg)
+		json_object_set_new(cfg, "window", json_integer(o->cfg.window > 0 ? o->cfg.window : 0));
 	if (cfg && o->background) {
 		json_object_set_new(cfg, "background", json_string(o->background));
 		json_object_set_new(cfg, "background_steps",

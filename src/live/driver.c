@@ -429,7 +429,7 @@ static void fill(live *d)
 		return;
 	for (size_t k = 0; k < d->n_exps; k++) {
 		live_exp *x = d->exps[(d->rr + k) % d->n_exps];
-		while (!x->done && !x->stalled && x->n_queued < LIVE_QUEUE_AHEAD) {
+		while (!x->done && !x->stalled && x->n_queued < SCHED_ADMIT_WINDOW) {
 			engine_work w;
 			rl_err err = {0};
 			int rc = engine_next(x->eng, &w, &err);

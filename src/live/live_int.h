@@ -28,7 +28,6 @@
 #include "slurm/slurm_nodes.h"
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
-#define LIVE_QUEUE_AHEAD 2   /* segments per experiment queued in the core but not placed */
 #define LIVE_SERVICE_BURST 4 /* service: launches per loop turn (place) */
 #define LIVE_MAX_DEVICES 64  /* devices whose foreign use is measured */
 

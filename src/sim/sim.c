@@ -75,7 +75,7 @@ void sim_config_default(sim_config *c)
 	c->segment_s = 3600;
 	c->restart_cost_s = 30;
 	c->hints = SIM_HINTS_NOISY;
-	c->window = 0;
+	c->window = SCHED_ADMIT_WINDOW;
 	c->tune.relish_share_gangs = -1;
 	c->tune.relish_min_speedup = -1;
 	c->tune.relish_margin = -1;
@@ -92,7 +92,10 @@ typedef struct jstate {
 	double seg_work;        /* job work the running segment completes */
 	double rate;            /* current speed, work per second */
 	double last_t;          /* when seg_left was last brought up to date */
-	double queued_at;       /* when the current segment was submitted */
+	double queued_at;       /* when the current segment became ready (its
+				   job's arrival, or its predecessor's end) */
+	size_t wait_next;       /* held by the driver: the next job of its
+				   experiment's list (SIZE_MAX: last) */
 	double queue_total;
 	double prev_end;        /* end of the previous segment, -1 none */
 	double finish;
@@ -120,6 +123,17 @@ typedef struct dstate {
 	uint64_t bg;            /* memory others use (the background series) */
 } dstate;
 
+/* Per experiment: the admission window (sched/policy.h,
+ * SCHED_ADMIT_WINDOW): at most `window` of its segments wait in the core's
+ * queue; the rest wait here, as the live driver leaves them in the search
+ * engine: segments of started trials first (the engine hands those out
+ * before it creates a trial), then new trials in arrival order. */
+typedef struct xstate {
+	size_t n_queued;        /* its segments in the core's queue */
+	size_t cont_head, cont_tail; /* started jobs waiting (SIZE_MAX: none) */
+	size_t new_head, new_tail;   /* arrived jobs never submitted */
+} xstate;
+
 typedef struct ev {
 	double t;
 	uint64_t seq;
@@ -134,6 +148,10 @@ typedef struct simctx {
 	sched *s;
 	jstate *js;
 	dstate *ds;
+	xstate *xs;             /* per experiment (windowed runs only) */
+	size_t window;          /* SIZE_MAX: unlimited */
+	size_t admitted;        /* submissions from the driver's lists (to
+				   know that placing again may place more) */
 	ev *heap;
 	size_t n_heap, cap_heap;
 	uint64_t seq;
@@ -463,7 +481,9 @@ int sim_placement_csv_row(const sim_trace *t, double now, const sched_placement 
 			(unsigned long long)pl->mem_mib, pl->compute, sched_basis_name(pl->basis));
 }
 
-static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
+/* Hand job j's next segment to the core; it has been ready since
+ * ready_at. */
+static int submit_segment(simctx *x, size_t j, double now, double ready_at, rl_err *err)
 {
 	const sim_job *job = &x->t->jobs[j];
 	jstate *s = &x->js[j];
@@ -498,11 +518,65 @@ static int submit_segment(simctx *x, size_t j, double now, rl_err *err)
 	 * each user) attains from its placements and ends. */
 	q.job_id = (uint64_t)j + 1;
 	q.user = job->user + 1;
-	s->queued_at = now;
+	s->queued_at = ready_at;
 	int rc = sched_submit(x->s, &q, err);
+	if (rc == 0 && x->xs)
+		x->xs[job->exp].n_queued++;
 	if (rc < 0)
 		return rl_err_prefix(err, "simulating job %s", job->id);
 	return 0;
+}
+
+static void list_push(simctx *x, size_t *head, size_t *tail, size_t j)
+{
+	x->js[j].wait_next = SIZE_MAX;
+	if (*tail == SIZE_MAX)
+		*head = j;
+	else
+		x->js[*tail].wait_next = j;
+	*tail = j;
+}
+
+static size_t list_pop(simctx *x, size_t *head, size_t *tail)
+{
+	size_t j = *head;
+	*head = x->js[j].wait_next;
+	if (*head == SIZE_MAX)
+		*tail = SIZE_MAX;
+	return j;
+}
+
+/* Fill experiment e's share of the core's queue up to the window. */
+static int admit(simctx *x, size_t e, double now, rl_err *err)
+{
+	xstate *xe = &x->xs[e];
+	while (xe->n_queued < x->window && (xe->cont_head != SIZE_MAX || xe->new_head != SIZE_MAX)) {
+		int cont = xe->cont_head != SIZE_MAX;
+		size_t j = cont ? list_pop(x, &xe->cont_head, &xe->cont_tail)
+				: list_pop(x, &xe->new_head, &xe->new_tail);
+		int rc = submit_segment(x, j, now, x->js[j].queued_at, err);
+		if (rc < 0)
+			return rc;
+		x->admitted++;
+	}
+	return 0;
+}
+
+/* Job j's next segment is ready at now (it arrived: is_new, or its
+ * previous segment ended): into the core, or, with a window, onto its
+ * experiment's list and in as the window allows. */
+static int job_ready(simctx *x, size_t j, int is_new, double now, rl_err *err)
+{
+	if (!x->xs)
+		return submit_segment(x, j, now, now, err);
+	size_t e = x->t->jobs[j].exp;
+	xstate *xe = &x->xs[e];
+	x->js[j].queued_at = now;
+	if (is_new)
+		list_push(x, &xe->new_head, &xe->new_tail, j);
+	else
+		list_push(x, &xe->cont_head, &xe->cont_tail, j);
+	return admit(x, e, now, err);
 }
 
 static int apply_placement(simctx *x, const sched_placement *pl, double now,
@@ -648,7 +722,7 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 		sched_job_forget(x->s, (uint64_t)j + 1);
 		return 0;
 	}
-	return submit_segment(x, j, now, err);
+	return job_ready(x, j, 0, now, err);
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -809,6 +883,14 @@ static int setup(simctx *x, sched_policy policy, rl_err *err)
 	x->r = calloc(1, sizeof *x->r);
 	if (!x->js || !x->ds || !x->others || !x->r)
 		return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+	x->window = c->window > 0 ? (size_t)c->window : SIZE_MAX;
+	if (c->window > 0) {
+		x->xs = malloc((t->n_exps ? t->n_exps : 1) * sizeof *x->xs);
+		if (!x->xs)
+			return rl_err_set(err, RL_ENOMEM, "simulator: out of memory");
+		for (size_t e = 0; e < t->n_exps; e++)
+			x->xs[e] = (xstate){0, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+	}
 	x->r->jct_s = calloc(n, sizeof *x->r->jct_s);
 	x->r->queue_s = calloc(n, sizeof *x->r->queue_s);
 	if (!x->r->jct_s || !x->r->queue_s)
@@ -856,6 +938,7 @@ static int setup(simctx *x, sched_policy policy, rl_err *err)
 static int place_all(simctx *x, sched_placement *buf, size_t cap, rl_err *err)
 {
 	for (;;) {
+		size_t admitted = x->admitted;
 		size_t n = sched_place(x->s, x->now, buf, cap);
 		for (size_t i = 0; i < n; i++) {
 			if (x->c->on_place) {
@@ -870,8 +953,15 @@ static int place_all(simctx *x, sched_placement *buf, size_t cap, rl_err *err)
 			int rc = apply_placement(x, &buf[i], x->now, err);
 			if (rc < 0)
 				return rc;
+			if (x->xs) {
+				/* its place in the window is free for the next */
+				size_t e = x->t->jobs[sim_seg_job(buf[i].seg_id)].exp;
+				x->xs[e].n_queued--;
+				if ((rc = admit(x, e, x->now, err)) < 0)
+					return rc;
+			}
 		}
-		if (n < cap)
+		if (n < cap && x->admitted == admitted)
 			return 0;
 	}
 }
@@ -884,6 +974,7 @@ static void teardown(simctx *x)
 			free(x->ds[g].run);
 	free(x->ds);
 	free(x->js);
+	free(x->xs);
 	free(x->heap);
 	free(x->others);
 }
@@ -913,8 +1004,7 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 		order[j] = j;
 	qsort_r(order, t->n_jobs, sizeof *order, cmp_arrival, (void *)t);
 
-	size_t next = 0, admitted = 0;
-	size_t window = c->window > 0 ? (size_t)c->window : SIZE_MAX;
+	size_t next = 0;
 	/* The background series: steps up to the first arrival hold from the
 	 * start; later ones are events of their own, after the ends and
 	 * before the arrivals of their time. */
@@ -943,29 +1033,18 @@ int sim_run(const sim_trace *t, const sim_model *m, const sim_config *c,
 		for (; nb < n_bg && bg->step[nb].t_s == x.now; nb++)
 			if ((rc = background_step(&x, &bg->step[nb], x.now, err)) < 0)
 				goto done;
+		/* Arrivals, in arrival order, after the ends of their time;
+		 * then one placement pass (placing frees room in the window,
+		 * and place_all places again what that admits). */
 		while (next < t->n_jobs && t->jobs[order[next]].submit_s == x.now) {
 			x.r->n_events++;
+			if ((rc = job_ready(&x, order[next], 1, x.now, err)) < 0)
+				goto done;
 			next++;
 		}
-		/* Admission window: new jobs enter the core's queue in arrival
-		 * order while it holds fewer than `window` segments; placing
-		 * frees room, so admit and place until neither moves. */
-		for (;;) {
-			size_t before = admitted;
-			while (admitted < next && sched_queue_length(x.s) < window) {
-				size_t j = order[admitted++];
-				if ((rc = submit_segment(&x, j, x.now, err)) < 0)
-					goto done;
-				x.js[j].queued_at = t->jobs[j].submit_s;
-			}
-			size_t placed = x.r->n_segments;
-			if ((rc = place_all(&x, pbuf, pcap, err)) < 0)
-				goto done;
-			if (admitted == before || admitted == next || x.r->n_segments == placed)
-				break;
-		}
-		if (!x.n_heap && next == t->n_jobs && admitted == next && sched_queue_length(x.s) &&
-		    nb == n_bg) {
+		if ((rc = place_all(&x, pbuf, pcap, err)) < 0)
+			goto done;
+		if (!x.n_heap && next == t->n_jobs && sched_queue_length(x.s) && nb == n_bg) {
 			rc = rl_err_set(err, RL_ENOSPACE,
 					"simulator: %zu segments can never be placed on %d GPUs of "
 					"%llu MiB (policy %s)", sched_queue_length(x.s), c->n_gpus,

@@ -107,10 +107,12 @@ typedef struct sim_config {
 				     seamlessly on the devices of its predecessor */
 	sim_hints hints;
 	sim_order order;
-	/* Admission window: at most this many segments wait in the core's
-	 * queue; later arrivals wait in the driver, in arrival order (segments
-	 * of started jobs always go straight in).  It limits backfilling and
-	 * so changes results; <= 0 = unlimited (the default). */
+	/* Admission window: at most this many segments of one experiment
+	 * wait in the core's queue; the experiment's others wait in the
+	 * driver, segments of started jobs first, then new jobs in arrival
+	 * order, as the live driver keeps them in the search engine.
+	 * Default SCHED_ADMIT_WINDOW, the live driver's (sched/policy.h);
+	 * <= 0 = unlimited (every ready segment goes straight in). */
 	int window;
 	double series_step_s;     /* > 0: record utilisation per step (for --out) */
 	/* Memory that others use on the GPUs over time (may be NULL: none).
