@@ -49,7 +49,7 @@ contains 'digits: trial 3 (index 0, completed): accuracy = 0.9 (max) at resource
 # ---- status ----
 expect_rc 0 "$RELISH" status --db "$DB" --json
 pycheck 'assert [e["experiment"] for e in j]==["older","digits"], j'
-pycheck 'd=j[1]; assert d["trials"]=={"total":4,"pending":1,"running":1,"paused":0,"completed":1,"stopped":1,"failed":0}, d["trials"]'
+pycheck 'd=j[1]; assert d["trials"]=={"total":4,"pending":1,"running":1,"paused":0,"completed":1,"stopped":1,"failed":0,"cancelled":0}, d["trials"]'
 pycheck 'd=j[1]; assert d["best"]=={"trial_id":3,"value":0.9,"resource":9} and d["status"]=="running", d'
 pycheck 'o=j[0]; assert o["status"]=="done" and o["elapsed_s"]==3600 and o["best"]["trial_id"]==1, o'
 expect_rc 0 "$RELISH" status --db "$DB" older --json

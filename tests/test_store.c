@@ -381,6 +381,118 @@ static void test_all_statuses_round_trip(void **state)
 	store_close(s);
 }
 
+/* The status of trial t, by the raw file. */
+static trial_status status_of(store *s, int64_t t)
+{
+	store_trial tr;
+	OK(store_trial_get(s, t, &tr, err));
+	trial_status st = tr.status;
+	store_trial_fini(&tr);
+	return st;
+}
+
+/*
+ * An experiment that ends unfinished ends its unfinished trials with it
+ * (issue 30 item 4: after a cancel, `relish status` still counted them
+ * running); final ones keep their state; resumed, it takes the cancelled
+ * ones back as pending.  Other experiments are not touched.
+ */
+static void test_trials_end_with_experiment(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t a = new_experiment(s, "a", "max"), b = new_experiment(s, "b", "max");
+	trial_status was[] = {TRIAL_PENDING, TRIAL_RUNNING, TRIAL_PAUSED, TRIAL_COMPLETED,
+			      TRIAL_STOPPED, TRIAL_FAILED};
+	int64_t t[6], other;
+	for (int i = 0; i < 6; i++) {
+		OK(store_trial_insert(s, a, i, NULL, 1, &t[i], err));
+		OK(store_trial_set_status(s, t[i], was[i], NULL, 2, err));
+	}
+	OK(store_trial_insert(s, b, 0, NULL, 1, &other, err));
+	OK(store_trial_set_status(s, other, TRIAL_RUNNING, NULL, 2, err));
+	for (int end = 0; end < 2; end++) {
+		OK(store_experiment_set_status(s, a, end ? EXP_FAILED : EXP_CANCELLED, 10, err));
+		int c[TRIAL__COUNT];
+		OK(store_trial_counts(s, a, c, err));
+		assert_int_equal(c[TRIAL_RUNNING] + c[TRIAL_PENDING] + c[TRIAL_PAUSED], 0);
+		assert_int_equal(c[TRIAL_CANCELLED], 3);
+		for (int i = 3; i < 6; i++)
+			assert_int_equal(status_of(s, t[i]), was[i]);
+		store_trial tr;
+		OK(store_trial_get(s, t[1], &tr, err));
+		assert_float_equal(tr.updated_at, 10, 0);
+		store_trial_fini(&tr);
+		assert_int_equal(status_of(s, other), TRIAL_RUNNING);
+		OK(store_experiment_set_status(s, a, EXP_RUNNING, NAN, err));
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(status_of(s, t[i]), TRIAL_PENDING);
+	}
+	store_close(s);
+}
+
+/*
+ * Migration 6 makes the trials table anew (its status takes 'cancelled'):
+ * every trial keeps its id and row, and what references them (segments,
+ * metrics, events) is all still there (with foreign keys on, dropping the
+ * old table would have deleted it); trials of experiments that had ended
+ * before are ended; the change counts keep counting (their triggers are
+ * made again).
+ */
+static void test_migrate_trials_v6(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t a = new_experiment(s, "a", "max"), b = new_experiment(s, "b", "max");
+	int64_t ta, tb, g;
+	OK(store_trial_insert(s, a, 0, "{\"x\":1}", 1, &ta, err));
+	OK(store_trial_insert(s, b, 0, NULL, 1, &tb, err));
+	OK(store_trial_set_status(s, ta, TRIAL_RUNNING, NULL, 2, err));
+	OK(store_trial_set_status(s, tb, TRIAL_RUNNING, NULL, 2, err));
+	OK(store_segment_insert(s, ta, 0, 0, 3, 512, &g, err));
+	store_metric m = {.trial_id = ta, .segment_id = g, .resource = 1, .name = "accuracy",
+			  .value = 0.5, .at = 3};
+	OK(store_metrics_insert(s, &m, 1, err));
+	OK(store_event_append(s, 3, a, ta, g, "segment.started", "x", NULL, err));
+	store_close(s);
+	/* Back to version 5: the old CHECK, experiment a cancelled with its
+	 * trial still running (what version 5 left). */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	char sql[400];
+	snprintf(sql, sizeof sql,
+		 "PRAGMA writable_schema = ON;"
+		 "UPDATE sqlite_schema SET sql = replace(sql, ',''cancelled'')', ')')"
+		 " WHERE name = 'trials';"
+		 "PRAGMA writable_schema = OFF;"
+		 "UPDATE experiments SET status = 'cancelled' WHERE id = %lld;"
+		 "PRAGMA user_version = 5;", (long long)a);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_schema WHERE name = 'trials'"
+				 " AND sql LIKE '%cancelled%'"), 0);
+	snprintf(sql, sizeof sql, "SELECT n FROM experiment_changes WHERE experiment_id = %lld",
+		 (long long)a);
+	long long before = raw_int(f->path, sql);
+	s = open_ok(f->path, 0);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+	assert_int_equal(status_of(s, ta), TRIAL_CANCELLED);
+	assert_int_equal(status_of(s, tb), TRIAL_RUNNING);
+	store_trial tr;
+	OK(store_trial_get(s, ta, &tr, err));
+	assert_string_equal(tr.params_json, "{\"x\":1}");
+	store_trial_fini(&tr);
+	long long migrated = raw_int(f->path, sql);
+	assert_true(migrated > before); /* the migration's own update counted */
+	OK(store_trial_set_status(s, ta, TRIAL_FAILED, NULL, 4, err));
+	assert_int_equal(raw_int(f->path, sql), migrated + 1);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM events WHERE trial_id IS NOT NULL"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+}
+
 static void test_groups_are_atomic(void **state)
 {
 	struct fixture *f = *state;
@@ -901,6 +1013,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuse_newer_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_statuses_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trials_end_with_experiment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_trials_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),

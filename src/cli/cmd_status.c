@@ -43,13 +43,14 @@ static json_t *status_json(const store_experiment *e, const struct exp_summary *
 	return api_json_experiment(e, sum, now);
 }
 
-enum { S_NAME, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_OBJ, S_BEST, S_STARTED,
-       S_ELAPSED, S__N };
+enum { S_NAME, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_CANCEL, S_OBJ, S_BEST,
+       S_STARTED, S_ELAPSED, S__N };
 static const cli_col cols[S__N] = {
 	[S_NAME] = {"EXPERIMENT", 0, 0, 1, 12}, [S_STATUS] = {"STATUS", 0, 0, 0, 0},
 	[S_TRIALS] = {"TRIALS", 1, 0, 0, 0},    [S_DONE] = {"DONE", 1, 1, 0, 0},
 	[S_RUN] = {"RUN", 1, 1, 0, 0},          [S_STOP] = {"STOP", 1, 2, 0, 0},
-	[S_FAIL] = {"FAIL", 1, 1, 0, 0},        [S_BEST] = {"BEST", 0, 0, 1, 16},
+	[S_FAIL] = {"FAIL", 1, 1, 0, 0},        [S_CANCEL] = {"CANCEL", 1, 2, 0, 0},
+	[S_BEST] = {"BEST", 0, 0, 1, 16},
 	[S_OBJ] = {"OBJECTIVE", 0, 5, 0, 0},
 	[S_STARTED] = {"STARTED", 0, 4, 0, 0},  [S_ELAPSED] = {"ELAPSED", 1, 3, 0, 0},
 };
@@ -96,10 +97,12 @@ static int status_row(cli_table *tb, const store_experiment *e, const struct exp
 	snprintf(n[S_RUN], 16, "%d", sum->count[TRIAL_RUNNING] + sum->count[TRIAL_PAUSED]);
 	snprintf(n[S_STOP], 16, "%d", sum->count[TRIAL_STOPPED]);
 	snprintf(n[S_FAIL], 16, "%d", sum->count[TRIAL_FAILED]);
+	snprintf(n[S_CANCEL], 16, "%d", sum->count[TRIAL_CANCELLED]);
 	const char *cells[S__N] = {
 		[S_NAME] = e->name, [S_STATUS] = exp_status_name(e->status),
 		[S_TRIALS] = n[S_TRIALS], [S_DONE] = n[S_DONE], [S_RUN] = n[S_RUN],
-		[S_STOP] = n[S_STOP], [S_FAIL] = n[S_FAIL], [S_OBJ] = obj, [S_BEST] = best,
+		[S_STOP] = n[S_STOP], [S_FAIL] = n[S_FAIL], [S_CANCEL] = n[S_CANCEL],
+		[S_OBJ] = obj, [S_BEST] = best,
 		[S_STARTED] = started, [S_ELAPSED] = el,
 	};
 	return cli_table_add(tb, cells);

@@ -17,6 +17,11 @@ typedef enum trial_state {
 	TRIAL_COMPLETED, /* trained to schedule.max */
 	TRIAL_STOPPED,   /* stopped early by the schedule (ASHA, median, ...) */
 	TRIAL_FAILED,    /* given up after errors */
+	TRIAL_CANCELLED, /* its experiment ended before it did (cancelled, stopped
+			  * failing fast, relish run interrupted): set by the
+			  * driver in the store only, never by the engine, which
+			  * restores it as pending, so a resumed experiment
+			  * re-runs it from its last boundary */
 	TRIAL_N_STATES
 } trial_state;
 

@@ -445,7 +445,8 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 				skip = run[r].id;
 		rc = restore_trial(d, x, &tv[i], sv + j, k - j, skip, &rep, &rep_cap, &bnd, &bnd_cap,
 				   err);
-		if (tv[i].status == TRIAL_RUNNING || tv[i].status == TRIAL_PENDING)
+		if (tv[i].status == TRIAL_RUNNING || tv[i].status == TRIAL_PENDING ||
+		    tv[i].status == TRIAL_CANCELLED)
 			n_rerun++;
 		j = k;
 	}

@@ -67,6 +67,7 @@ static const char *const state_names[TRIAL_N_STATES] = {
 	[TRIAL_PENDING] = "pending",     [TRIAL_RUNNING] = "running",
 	[TRIAL_PAUSED] = "paused",       [TRIAL_COMPLETED] = "completed",
 	[TRIAL_STOPPED] = "stopped",     [TRIAL_FAILED] = "failed",
+	[TRIAL_CANCELLED] = "cancelled",
 };
 
 const char *engine_state_name(trial_state s)
@@ -84,7 +85,7 @@ int engine_state_from_name(const char *name, trial_state *out, rl_err *err)
 	}
 	return rl_err_set(err, RL_EINVAL,
 			  "unknown trial state \"%s\" (expected pending, running, paused, "
-			  "completed, stopped or failed)", name);
+			  "completed, stopped, failed or cancelled)", name);
 }
 
 static int is_final(trial_state s)

@@ -170,6 +170,39 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER IF NOT EXISTS experiment_changes_event AFTER INSERT ON events"
 	" WHEN NEW.experiment_id IS NOT NULL BEGIN"
 	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;",
+	/* 6: a trial whose experiment ended before it did (cancelled, stopped
+	 * failing fast, relish run interrupted) is 'cancelled', not left
+	 * 'running' or 'pending' in an experiment that runs no more.  The
+	 * status's CHECK changes, which SQLite does by making the table anew
+	 * (with foreign keys off: migrate()), copying it, dropping the old
+	 * one and renaming; its triggers go with the old table and are made
+	 * again.  Trials of experiments that ended before are ended now. */
+	"CREATE TABLE trials_v6("
+	" id INTEGER PRIMARY KEY,"
+	" experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,"
+	" idx INTEGER NOT NULL CHECK(idx >= 0),"
+	" params_json TEXT NOT NULL,"
+	" status TEXT NOT NULL CHECK(status IN"
+	"  ('pending','running','paused','completed','stopped','failed','cancelled')),"
+	" resource_done REAL NOT NULL DEFAULT 0,"
+	" objective REAL,"
+	" objective_resource REAL,"
+	" error TEXT,"
+	" created_at REAL NOT NULL,"
+	" updated_at REAL NOT NULL,"
+	" UNIQUE(experiment_id, idx));"
+	"INSERT INTO trials_v6(id, experiment_id, idx, params_json, status, resource_done,"
+	" objective, objective_resource, error, created_at, updated_at)"
+	" SELECT id, experiment_id, idx, params_json, status, resource_done, objective,"
+	" objective_resource, error, created_at, updated_at FROM trials;"
+	"DROP TABLE trials;"
+	"ALTER TABLE trials_v6 RENAME TO trials;"
+	"CREATE TRIGGER experiment_changes_trial_new AFTER INSERT ON trials BEGIN"
+	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;"
+	"CREATE TRIGGER experiment_changes_trial AFTER UPDATE ON trials BEGIN"
+	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;"
+	"UPDATE trials SET status = 'cancelled' WHERE status IN ('pending','running','paused')"
+	" AND experiment_id IN (SELECT id FROM experiments WHERE status IN ('cancelled','failed'));",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
@@ -179,7 +212,7 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
 
 static const char *const exp_names[EXP__COUNT] = {"running", "done", "cancelled", "failed"};
 static const char *const trial_names[TRIAL__COUNT] = {
-	"pending", "running", "paused", "completed", "stopped", "failed"};
+	"pending", "running", "paused", "completed", "stopped", "failed", "cancelled"};
 static const char *const seg_names[SEG__COUNT] = {
 	"planned", "running", "completed", "failed", "signaled",
 	"oom", "timeout", "cancelled", "lost"};
@@ -449,9 +482,32 @@ static int too_new(store *s, int v, rl_err *err)
 			  s->path, v, STORE_SCHEMA_VERSION);
 }
 
+/* After a migration, inside its transaction: no row may reference a row
+ * that is not there (foreign keys are off while migrations run). */
+static int foreign_keys_hold(store *s, rl_err *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK)
+		return st_fail(s, err, "checking references");
+	int r = sqlite3_step(st);
+	int rc = 0;
+	if (r == SQLITE_ROW)
+		rc = rl_err_set(err, RL_ESTORE, "%s: a row of %s references a missing row of %s",
+				s->path, (const char *)sqlite3_column_text(st, 0),
+				(const char *)sqlite3_column_text(st, 2));
+	else if (r != SQLITE_DONE)
+		rc = st_fail(s, err, "checking references");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* Apply each pending migration in its own transaction; the version is
  * re-read under the write lock so two processes opening a fresh file at
- * once do not both apply it. */
+ * once do not both apply it.  Foreign keys are off meanwhile (SQLite's
+ * own procedure for changing a table: a migration that makes a table
+ * anew drops the old one, which would otherwise delete every row that
+ * references it, ON DELETE CASCADE) and checked before each commit; the
+ * pragma is a no-op inside a transaction, so it is set around them. */
 static int migrate(store *s, rl_err *err)
 {
 	int v;
@@ -460,6 +516,8 @@ static int migrate(store *s, rl_err *err)
 		return rc;
 	if (v > STORE_SCHEMA_VERSION)
 		return too_new(s, v, err);
+	if (v < STORE_SCHEMA_VERSION && (rc = st_exec(s, "PRAGMA foreign_keys=OFF", err)) < 0)
+		return rc;
 	while (v < STORE_SCHEMA_VERSION) {
 		if ((rc = st_exec(s, "BEGIN IMMEDIATE", err)) < 0)
 			return rc;
@@ -468,6 +526,8 @@ static int migrate(store *s, rl_err *err)
 			rc = too_new(s, v, err);
 		if (rc == 0 && v < STORE_SCHEMA_VERSION) {
 			rc = st_exec(s, migrations[v], err);
+			if (rc == 0)
+				rc = foreign_keys_hold(s, err);
 			if (rc == 0) {
 				char sql[64];
 				snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
@@ -480,11 +540,14 @@ static int migrate(store *s, rl_err *err)
 			rc = st_exec(s, "COMMIT", err);
 		if (rc < 0) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_exec(s->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
 			return rc;
 		}
 		if ((rc = read_user_version(s, &v, err)) < 0)
 			return rc;
 	}
+	if ((rc = st_exec(s, "PRAGMA foreign_keys=ON", err)) < 0)
+		return rc;
 	s->version = v;
 	return 0;
 }

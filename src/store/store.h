@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -290,7 +290,12 @@ int store_experiment_find(store *s, const char *name, store_experiment *out, rl_
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err);
 /* The same without spec_text and submission (NULL): what a status shows. */
 int store_experiment_list_brief(store *s, store_experiment **out, size_t *n, rl_err *err);
-/* finished_at: NAN keeps it NULL (e.g. back to running on resume). */
+/* finished_at: NAN keeps it NULL (e.g. back to running on resume).  An
+ * experiment that ends unfinished (cancelled, failed) ends its unfinished
+ * trials (pending, running, paused) as cancelled in the same transaction,
+ * so no trial of an ended experiment reads as running; one that runs
+ * again (resumed) takes its cancelled trials back as pending, to be re-run
+ * from their last boundary. */
 int store_experiment_set_status(store *s, int64_t id, exp_status st, double finished_at,
 				rl_err *err);
 /* Delete an experiment with its trials, segments, metrics and events (one

@@ -39,6 +39,15 @@ static const char SQL_EXP_ALL_BRIEF_V4[] =
 	"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES " FROM experiments ORDER BY id";
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
+/* Its trials with it (store_experiment_set_status); ?2: when, the
+ * experiment's end, or (NULL, resumed) the database's clock now. */
+#define EXP_TRIALS_AT "coalesce(?2, (julianday('now') - 2440587.5) * 86400.0)"
+static const char SQL_EXP_END_TRIALS[] =
+	"UPDATE trials SET status = 'cancelled', updated_at = " EXP_TRIALS_AT
+	" WHERE experiment_id = ?1 AND status IN ('pending','running','paused')";
+static const char SQL_EXP_RESUME_TRIALS[] =
+	"UPDATE trials SET status = 'pending', updated_at = " EXP_TRIALS_AT
+	" WHERE experiment_id = ?1 AND status = 'cancelled'";
 /* Trials, segments, metrics and events go with it (ON DELETE CASCADE). */
 static const char SQL_EXP_DELETE[] = "DELETE FROM experiments WHERE id = ?1";
 
@@ -217,6 +226,16 @@ int store_experiment_set_status(store *s, int64_t id, exp_status status, double 
 		if (rc == 0 && sqlite3_changes(s->db) == 0)
 			rc = rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld",
 					(long long)id);
+	}
+	/* Its unfinished trials end with it, or come back with it (a
+	 * database older than schema 6 has no 'cancelled' trial state). */
+	const char *trials = s->version < 6 ? NULL
+			     : status == EXP_CANCELLED || status == EXP_FAILED ? SQL_EXP_END_TRIALS
+			     : status == EXP_RUNNING ? SQL_EXP_RESUME_TRIALS : NULL;
+	if (rc == 0 && trials && (rc = st_prepare(s, trials, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		st_bind_real(st, 2, finished_at);
+		rc = st_exec_stmt(s, st, err, "ending an experiment's trials");
 	}
 	return st_tx_end(s, rc, err);
 }
