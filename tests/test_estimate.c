@@ -170,6 +170,57 @@ static void test_bases_by_policy(void **state)
 	sched_free(s);
 }
 
+/* The profile the core exports is what a driver stores and imports in a
+ * later run (issue 28: the live driver recomputed it beside the core):
+ * throughput alone from a segment that ran alone, beside others from one
+ * that shared for more than a twentieth of its life, the stored count and
+ * figures given back as they were. */
+static void test_profile_export_import(void **state)
+{
+	(void)state;
+	sched *s = mk(SHARE_RELISH);
+	rl_err e;
+	sched_request a = shape_req(1, 16, 128), b = shape_req(2, 16, 128);
+	a.mem_hint_mib = b.mem_hint_mib = 1000;
+	b.seg_id = 2;
+	sched_learn(s, &a, &(sched_observation){SCHED_OUT_COMPLETED, 900, 30, 1, 1});
+	sched_learn(s, &b, &(sched_observation){SCHED_OUT_COMPLETED, 900, 30, 1, 1});
+	a.seg_id = 11;
+	b.seg_id = 12;
+	assert_int_equal(sched_submit(s, &a, &e), 0);
+	assert_int_equal(sched_submit(s, &b, &e), 0);
+	sched_placement pl[2];
+	assert_int_equal(sched_place(s, 0, pl, 2), 2);
+	assert_int_equal(pl[0].dev[0], pl[1].dev[0]); /* one device: they share */
+	/* 10 units in 20 s beside the other */
+	assert_int_equal(sched_finished(s, 11, 20, &(sched_observation){SCHED_OUT_COMPLETED, 950, 30, 10, 20}, &e), 0);
+	sched_shape_info si;
+	assert_int_equal(sched_shape_get(s, 1, &si), 0);
+	assert_int_equal(si.n_measured, 2);
+	assert_int_equal(si.peak_mib, 950);
+	assert_true(fabs(si.thr_alone - 1) < 1e-12);  /* the learnt one */
+	assert_true(fabs(si.thr_shared - 0.5) < 1e-12);
+	assert_int_equal(si.n_shared, 1);
+
+	/* a new core, as a later run: import, read back the same */
+	sched *t = mk(SHARE_RELISH);
+	sched_shape_info in = {.n_measured = 7, .peak_mib = 950, .util = 30, .thr_alone = 1,
+			       .thr_shared = 0.5};
+	sched_shape_import(t, &a, &in);
+	sched_shape_info out;
+	assert_int_equal(sched_shape_get(t, 1, &out), 0);
+	assert_int_equal(out.n_measured, 7);
+	assert_int_equal(out.peak_mib, 950);
+	assert_true(fabs(out.util - 30) < 1e-12);
+	assert_true(fabs(out.thr_alone - 1) < 1e-12);
+	assert_true(fabs(out.thr_shared - 0.5) < 1e-12);
+	sched_mem_estimate est;
+	sched_estimate(t, &a, &est);
+	assert_int_equal(est.basis, SCHED_BASIS_PROFILE); /* measured: no probe */
+	sched_free(t);
+	sched_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_family_two_points),
 		cmocka_unit_test(test_family_power_law),
 		cmocka_unit_test(test_bases_by_policy),
+		cmocka_unit_test(test_profile_export_import),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

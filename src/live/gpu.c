@@ -8,8 +8,8 @@
  * the shape's profile; the mean utilisation (the average of the samples
  * that saw the group busy or idle on the device) goes to the core's
  * co-location model (sched_observation.mean_util), the segment row and the
- * profile.  It also notes which segments shared a device, so profiles keep
- * throughput alone apart from throughput beside others.  And it measures
+ * profile.  (Whether a segment ran alone or beside others is the core's
+ * to know: it placed them.)  And it measures
  * each GPU's foreign use, the memory of processes relish does not own, for
  * the core to place against (foreign_update).
  *
@@ -22,19 +22,6 @@
 #include <unistd.h>
 
 #include "live/live_int.h"
-
-static void mark_shared(live *d)
-{
-	for (live_seg *g = d->segs; g; g = g->next) {
-		if (!g->es || g->shared)
-			continue;
-		for (live_seg *h = d->segs; h; h = h->next)
-			if (h != g && h->es && h->dev == g->dev) {
-				g->shared = 1;
-				break;
-			}
-	}
-}
 
 /* Whether pid belongs to one of relish's running segments (its process
  * group is the segment's, or it is a member of the segment's confinement
@@ -104,7 +91,6 @@ static void foreign_update(live *d, const telemetry_snapshot *snap, double now)
 
 void live_gpu_sample(live *d)
 {
-	mark_shared(d);
 	if (!d->tel || !d->n_gpus)
 		return;
 	telemetry_snapshot snap;

@@ -73,7 +73,6 @@ typedef struct live_seg {
 	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
 	double util_sum;       /* SM utilisation samples of its group (gpu.c) */
 	int util_n;
-	int shared;            /* another segment ran on its device meanwhile */
 	uint64_t rss_now;      /* bytes, last display sample */
 	double last_obj;       /* last objective value, NAN none */
 	char reported[96];     /* metric names it printed, ", "-separated (explain.c) */
@@ -247,9 +246,11 @@ void live_request_build(const live_exp *x, const config *cfg, sched_request *out
  * without features when a request of their shape appears, once each. */
 void live_profile_seed(live *d, const sched_request *req);
 int live_profiles_load(live *d, rl_err *err);
-/* Record a finished segment's measurement in the profiles table. */
-int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
-			rl_err *err);
+/* Keep in the profiles table what the core knows of g's shape now (after
+ * sched_finished: its peak, utilisation, throughputs alone and shared),
+ * with the estimate made before the shape was measured; nothing without
+ * a measured peak. */
+int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err);
 
 /* The executor that runs experiment x's segments. */
 static inline executor *live_exec(const live_exp *x)

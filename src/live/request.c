@@ -104,18 +104,18 @@ int live_profiles_load(live *d, rl_err *err)
 	return 0;
 }
 
-/* Hand a stored profile to the core as one completed observation of req's
- * shape: its peak, utilisation and throughput (work per second). */
+/* Give a stored profile back to the core (sched_shape_import): the row is
+ * what the core exported when it was written (live_profile_update). */
 static void learn_profile(live *d, const sched_request *req, const store_profile *p)
 {
-	sched_observation o = {
-		.outcome = SCHED_OUT_COMPLETED,
-		.peak_mem_mib = (uint64_t)p->peak_mem_mib,
-		.mean_util = isnan(p->mean_util) ? -1 : p->mean_util,
-		.work = isnan(p->throughput) ? 0 : p->throughput,
-		.duration_s = isnan(p->throughput) ? 0 : 1.0,
+	sched_shape_info in = {
+		.n_measured = p->n > 0 ? (size_t)p->n : 1,
+		.peak_mib = p->peak_mem_mib > 0 ? (uint64_t)p->peak_mem_mib : 0,
+		.util = isnan(p->mean_util) ? -1 : p->mean_util,
+		.thr_alone = isnan(p->throughput) ? 0 : p->throughput,
+		.thr_shared = isnan(p->thr_shared) ? 0 : p->thr_shared,
 	};
-	sched_learn(d->core, req, &o);
+	sched_shape_import(d->core, req, &in);
 }
 
 /* A profile written since schema 2 carries its family and numeric features:
@@ -216,29 +216,28 @@ static char *features_json(const sched_request *r)
 	return txt;
 }
 
-int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double duration_s,
-			rl_err *err)
+int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err)
 {
-	if (!peak_mib)
+	/* What the core learnt of the shape, after sched_finished: the
+	 * driver keeps it and computes none of it. */
+	sched_shape_info core;
+	if (!peak_mib || sched_shape_get(d->core, g->req.shape, &core) < 0 || !core.peak_mib)
 		return 0;
 	char key[24], fam[24];
 	snprintf(key, sizeof key, "%016llx", (unsigned long long)g->req.shape);
 	snprintf(fam, sizeof fam, "%016llx", (unsigned long long)g->req.family);
 	store_profile old = {0};
 	int have = store_profile_get(d->st, key, &old, NULL) == 0;
-	double util = live_seg_mean_util(g);
 	store_profile p = {
-		.shape = key, .family = fam, .n = have ? old.n + 1 : 1,
-		.peak_mem_mib = (int64_t)peak_mib, .mean_util = util >= 0 ? util : NAN,
-		.est_mem_mib = g->est_mem, .est_error = NAN, .throughput = NAN,
-		.updated_at = live_now(d), .thr_shared = NAN,
+		.shape = key, .family = fam, .n = (int64_t)core.n_measured,
+		.peak_mem_mib = (int64_t)core.peak_mib, .mean_util = core.util >= 0 ? core.util : NAN,
+		.est_mem_mib = g->est_mem, .est_error = NAN,
+		.throughput = core.thr_alone > 0 ? core.thr_alone : NAN,
+		.thr_shared = core.thr_shared > 0 ? core.thr_shared : NAN,
+		.updated_at = live_now(d),
 		.params = shape_params_json(g), .features = features_json(&g->req),
 		.est_basis = (char *)sched_basis_name(g->basis),
 	};
-	if (have && old.peak_mem_mib > p.peak_mem_mib)
-		p.peak_mem_mib = old.peak_mem_mib;
-	if (have)
-		p.mean_util = sched_ewma(old.mean_util, p.mean_util);
 	/* The estimator's error, once the real peak is known: what was
 	 * predicted before this segment ran against what it used.  A later
 	 * segment of a measured shape keeps the first estimate's figures (the
@@ -250,17 +249,6 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, double du
 		p.est_error = old.est_error;
 		p.est_basis = old.est_basis;
 	}
-	/* Throughput alone and beside others are kept apart: their ratio is
-	 * what co-location costs this shape. */
-	double work = g->to - g->from, thr = NAN;
-	if (duration_s > 0 && work > 0)
-		thr = work / duration_s;
-	p.throughput = have ? old.throughput : NAN;
-	p.thr_shared = have ? old.thr_shared : NAN;
-	if (g->shared)
-		p.thr_shared = sched_ewma(p.thr_shared, thr);
-	else
-		p.throughput = sched_ewma(p.throughput, thr);
 	int rc = store_profile_put(d->st, &p, err);
 	free(p.params);
 	free(p.features);

@@ -306,7 +306,15 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	if (fail_reason && engine_trial_failed(x->eng, g->trial, fail_reason, &err) < 0)
 		goto fatal;
 
-	/* Record: the segment, the trial and the profile in one transaction. */
+	/* The core learns (the shape's profile, the co-location it saw) and
+	 * releases the reservation: nothing is placed before the record is
+	 * committed (placement waits for the next kick), and a failed commit
+	 * stops the driver. */
+	if (sched_finished(d->core, g->sched_id, live_mono(d), &facts.obs, &err) < 0)
+		goto fatal;
+
+	/* Record: the segment, the trial and the profile the core now holds,
+	 * in one transaction. */
 	engine_trial_view tv;
 	if (engine_trial(x->eng, g->trial, &tv, &err) < 0)
 		goto fatal;
@@ -327,18 +335,16 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
 	    (rc = live_gpu_record(d, g, &err)) == 0 &&
 	    (r->outcome != SCHED_OUT_COMPLETED ||
-	     (rc = live_profile_update(d, g, peak, r->duration_s, &err)) == 0))
+	     (rc = live_profile_update(d, g, peak, &err)) == 0))
 		rc = store_commit(d->st, &err);
 	if (rc < 0) {
 		store_rollback(d->st);
 		goto fatal;
 	}
 
-	/* Notify: the core, the executor, the display, the experiment. */
+	/* Notify: the executor, the display, the experiment. */
 	if (rec.cause == SCHED_CAUSE_LOST && sp->trial.executor == EXEC_SLURM)
 		live_slurm_lost(d, g);
-	if (sched_finished(d->core, g->sched_id, live_mono(d), &facts.obs, &err) < 0)
-		goto fatal;
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
 		exec_release(live_exec(x), g->reuse_key);

@@ -552,7 +552,7 @@ void est_running_changed(sched *s, size_t pi)
 	guess_set(s, pi);
 }
 
-void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
+void est_observe(sched *s, size_t pi, const sched_observation *obs, int company,
 		 uint64_t reserved_mib)
 {
 	sched_profile *p = &s->prof[pi];
@@ -600,10 +600,15 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int alone,
 		f->util_n++;
 		family_util_moved(s, p->fam);
 	}
-	if (alone && obs->work > 0 && obs->duration_s > 0) {
+	if (company != EST_UNTIMED && obs->work > 0 && obs->duration_s > 0) {
 		double thr = obs->work / obs->duration_s;
-		p->thr_alone = p->n_alone ? sched_ewma(p->thr_alone, thr) : thr;
-		p->n_alone++;
+		if (company == EST_ALONE) {
+			p->thr_alone = p->n_alone ? sched_ewma(p->thr_alone, thr) : thr;
+			p->n_alone++;
+		} else {
+			p->thr_shared = p->n_shared ? sched_ewma(p->thr_shared, thr) : thr;
+			p->n_shared++;
+		}
 	}
 }
 
@@ -612,7 +617,30 @@ void sched_learn(sched *s, const sched_request *req, const sched_observation *ob
 	size_t pi = est_profile_ensure(s, req);
 	if (pi == SCHED_NONE || !obs)
 		return;
-	est_observe(s, pi, obs, 1, 0);
+	est_observe(s, pi, obs, EST_ALONE, 0);
+	sched_touch_all(s); /* what was rejected may fit now */
+}
+
+void sched_shape_import(sched *s, const sched_request *req, const sched_shape_info *in)
+{
+	size_t pi = est_profile_ensure(s, req);
+	if (pi == SCHED_NONE || !in || !in->peak_mib)
+		return;
+	/* One observation teaches the estimator (the peak, the family's
+	 * point, the utilisation), then the counts are the stored ones. */
+	sched_observation o = {
+		.outcome = SCHED_OUT_COMPLETED, .peak_mem_mib = in->peak_mib,
+		.mean_util = in->util, .work = in->thr_alone > 0 ? in->thr_alone : 0,
+		.duration_s = in->thr_alone > 0 ? 1 : 0,
+	};
+	est_observe(s, pi, &o, EST_ALONE, 0);
+	sched_profile *p = &s->prof[pi];
+	if (in->n_measured > p->n_measured)
+		p->n_measured = in->n_measured;
+	if (in->thr_shared > 0) {
+		p->thr_shared = in->thr_shared;
+		p->n_shared = in->n_shared ? in->n_shared : 1;
+	}
 	sched_touch_all(s); /* what was rejected may fit now */
 }
 
@@ -643,6 +671,8 @@ int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out)
 	out->util = p->util;
 	out->thr_alone = p->thr_alone;
 	out->n_alone = p->n_alone;
+	out->thr_shared = p->thr_shared;
+	out->n_shared = p->n_shared;
 	return 0;
 }
 

@@ -941,7 +941,8 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 		/* An out-of-memory beside others' memory says nothing about the
 		 * shape (mem.c): the trial's own floor handles it. */
 		if (obs->outcome != SCHED_OUT_OOM || !g->foreign_seen)
-			est_observe(s, g->prof, obs, alone, g->pl.mem_mib);
+			est_observe(s, g->prof, obs, !timed ? EST_UNTIMED : alone ? EST_ALONE : EST_SHARED,
+				    g->pl.mem_mib);
 		if (s->prof[g->prof].stamp != before)
 			sched_touch_shape(s, g->req.shape); /* its utilisation moved */
 		if (timed && !alone && obs->outcome == SCHED_OUT_COMPLETED &&

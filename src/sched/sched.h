@@ -407,9 +407,19 @@ typedef struct sched_shape_info {
 	double util;             /* EWMA of mean utilisation, <0 unknown */
 	double thr_alone;        /* EWMA of work/s measured alone, 0 unknown */
 	size_t n_alone;
+	double thr_shared;       /* EWMA of work/s measured beside others
+				    (another segment on its device for more
+				    than a twentieth of its life), 0 unknown */
+	size_t n_shared;
 } sched_shape_info;
 
+/* The core's profile of a shape is what a driver keeps (the store's
+ * profiles table): read with sched_shape_get after sched_finished, given
+ * back with sched_shape_import when the shape is seen again (a later run;
+ * its peak, utilisation, throughputs and count, taken as measured; a
+ * shape without a peak teaches nothing).  The driver computes none of it. */
 int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out);
+void sched_shape_import(sched *s, const sched_request *req, const sched_shape_info *in);
 
 /* 1 when some set of empty devices of the request's class could ever hold
  * it, else 0: the request declares more memory (mem_hint_mib) than any

@@ -234,6 +234,8 @@ typedef struct sched_profile {
 	double util;            /* EWMA, <0 unknown */
 	double thr_alone;       /* EWMA work/s alone, 0 unknown */
 	size_t n_alone;
+	double thr_shared;      /* EWMA work/s beside others, 0 unknown */
+	size_t n_shared;
 	/* within one sched_place call: the shape was rejected everywhere
 	 * with reservation >= memo_mem and compute hint >= memo_comp */
 	uint64_t stamp;         /* last change of its reservation or utilisation */
@@ -465,9 +467,11 @@ double est_compute(const sched *s, const sched_request *req, size_t prof,
 /* Utilisation (percent of a device) used by the co-location model. */
 double est_util(const sched *s, const sched_request *req, size_t prof,
 		const sched_dev *d);
-/* Learn from an observation: peak, utilisation, throughput alone (when
- * alone != 0), OOM raise with the reservation the segment had. */
-void est_observe(sched *s, size_t prof, const sched_observation *obs, int alone,
+/* Learn from an observation: peak, utilisation, throughput alone
+ * (company EST_ALONE) or beside others (EST_SHARED; EST_UNTIMED: neither,
+ * its start is unknown), OOM raise with the reservation the segment had. */
+enum { EST_UNTIMED = -1, EST_ALONE = 0, EST_SHARED = 1 };
+void est_observe(sched *s, size_t prof, const sched_observation *obs, int company,
 		 uint64_t reserved_mib);
 /* The shape's first segment started running, or its last stopped: under
  * relish an unmeasured shape reserves by whether its probe runs, so its

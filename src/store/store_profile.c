@@ -2,7 +2,7 @@
  * store_profile.c - the profiles and devices tables.  A profile is what was
  * measured about one trial shape (peak memory, utilisation, throughput) and
  * how far the reservation made before measuring was off; the scheduler seeds
- * its estimator from these rows when relish starts (sched_learn), so what was
+ * its estimator from these rows when relish starts (sched_shape_import), so what was
  * learnt in one experiment serves the next.  Devices record what relish saw
  * of the machine, so placements in segments.device can be read against
  * capacities.
