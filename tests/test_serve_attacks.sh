@@ -11,6 +11,10 @@
 #            by the trial, as the attacker, never by anything running as
 #            root (relish-runas starts with an empty environment and
 #            applies the trial's after setuid)
+#   grants   allow: lists one grant; 64 copies of it (or 64 allowed mounts)
+#            before SYS_ADMIN, user root, new privileges and / mounted
+#            read-write: refused (a capability named twice at parse time,
+#            400; every grant checked, 403 naming what is not allowed)
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -19,6 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/attack-lib.sh"
 serve_lib_init serve-attacks
 serve_users 2
+export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
 : >"$work/config.yaml"
 serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"
@@ -37,7 +42,44 @@ attack_env() {
   victim_ok
 }
 
-all="env"
+# ---- grants: what hides beyond the 64th grant -----------------------------
+# GRANTS_SPEC NAME ALLOWED-LINES: a container spec asking for LINES, then for
+# SYS_ADMIN, root, new privileges and / read-write
+# (an image that exists where podman runs: what is admitted would run)
+grants_spec() {
+  aspec "$work/$1.yaml" "$1" 1 1 10 "  executor: podman
+  image: $grants_image
+$2"
+}
+attack_grants() {
+  victim_start
+  grants_image=localhost/relish-none
+  if command -v podman >/dev/null && "$RELISH_SRC/tests/support/nested-skip.sh" podman >/dev/null &&
+     "$RELISH_SRC/scripts/podman-image.sh" >/dev/null 2>&1; then
+    grants_image=localhost/relish-host
+  fi
+  local caps mounts i out rc
+  caps=$(for i in $(seq 64); do printf 'NET_RAW, '; done)
+  grants_spec attack-grants-caps "  privileges: {capabilities: [${caps}SYS_ADMIN], user: root, new_privileges: true}
+  mounts: [\"/:/host:rw\"]"
+  mounts=$(for i in $(seq 64); do printf '"/tmp/rl-grant-%d:/m%d:ro", ' "$i" "$i"; done)
+  grants_spec attack-grants-mounts "  privileges: {capabilities: [SYS_ADMIN], user: root, new_privileges: true}
+  mounts: [${mounts}\"/:/host:rw\"]"
+  for c in "trial.privileges.capabilities=NET_RAW" "trial.mounts"; do
+    reload_config "allow: [$c]"
+    case $c in *NET_RAW) s=attack-grants-caps want="each capability once" ;; *) s=attack-grants-mounts want="trial.privileges.capabilities: SYS_ADMIN" ;; esac
+    set +e
+    out=$(as "$U1" "$R" submit "$s.yaml" 2>&1); rc=$?
+    set -e
+    [ "$rc" != 0 ] || fail "$s was admitted with allow: [$c]: $out"
+    printf '%s' "$out" | grep -q "$want" || fail "$s: the refusal does not say '$want': $out"
+    api "/api/v1/experiments/$s" | grep -q RL_ENOTFOUND || fail "$s exists: $(api "/api/v1/experiments/$s")"
+  done
+  reload_config ""
+  victim_ok
+}
+
+all="env grants"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

@@ -495,22 +495,29 @@ static int allowed(const serve_config *c, const spec_grant *g)
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err)
 {
 	(void)u; /* Slurm jobs too are submitted as their submitter (docs/slurm.md) */
-	spec_grant g[64];
-	size_t n = spec_grants(sp, g, 64);
+	/* Every grant is checked, however many there are: a list cut at
+	 * some length would let what lies beyond it through. */
+	size_t n = spec_grants(sp, NULL, 0);
+	spec_grant *g = n ? malloc(n * sizeof *g) : NULL;
+	if (n && !g)
+		return rl_err_set(err, RL_ENOMEM, "checking what %s asks for", sp->name);
+	spec_grants(sp, g, n);
 	char what[900] = "";
-	size_t off = 0;
-	for (size_t i = 0; i < n && i < 64; i++) {
+	size_t off = 0, refused = 0;
+	for (size_t i = 0; i < n; i++) {
 		if (allowed(c, &g[i]))
+			continue;
+		if (refused++ && off >= sizeof what)
 			continue;
 		off += (size_t)snprintf(what + off, off < sizeof what ? sizeof what - off : 0,
 					"%s%s: %s", off ? "; " : "", g[i].key, g[i].value);
-		if (off >= sizeof what)
-			break;
 	}
-	if (what[0])
+	free(g);
+	if (refused)
 		return rl_err_set(err, RL_EPERM,
-				  "%s: asks for more than this service allows (%s); the service's "
+				  "%s: asks for more than this service allows (%s%s); the service's "
 				  "config permits it with allow: [KEY or KEY=VALUE]",
-				  sp->source ? sp->source : sp->name, what);
+				  sp->source ? sp->source : sp->name, what,
+				  off >= sizeof what ? "..." : "");
 	return 0;
 }

@@ -204,9 +204,12 @@ uint64_t spec_grid_size(const space *sp);
  * a writable root file system, new privileges, and each bind mount (host
  * paths the trial sees).  For a service that must refuse what its
  * configuration does not allow (relish serve), and for people
- * (`relish validate` prints them).  Writes at most max entries to out and
- * returns how many there are (0 for the process executor, whose trials
- * run as relish's own processes).
+ * (`relish validate` prints them).  Writes at most max entries to out (may
+ * be NULL with max 0) and returns how many there are, so a caller sizes
+ * its array from a first call: a check that read only the first entries
+ * would let what lies beyond them through (0 for the process executor,
+ * whose trials run as relish's own processes).  A capability or a mount
+ * target comes at most once (the parser refuses a second).
  */
 typedef struct spec_grant {
 	const char *key;         /* static: the field path, e.g. "trial.privileges.capabilities" */

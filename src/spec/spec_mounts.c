@@ -148,6 +148,12 @@ int spec_parse_mounts(sx *x, const node *v, const char *dir, spec_mount **out, s
 	for (i = 0; i < v->n && rc == 0; i++) {
 		size_t saved = sx_push_index(x, i);
 		rc = parse_one(x, v->items[i], dir, &m[i]);
+		/* One target once: the engine refuses a second mount there
+		 * anyway, and admission reads each mount as one grant. */
+		for (size_t j = 0; j < i && rc == 0; j++)
+			if (!strcmp(m[j].target, m[i].target))
+				rc = sx_fail(x, v->items[i], "expected each mount target once, got %s "
+					     "again (item %zu mounts there)", m[i].target, j);
 		sx_pop(x, saved);
 	}
 	if (rc < 0) {

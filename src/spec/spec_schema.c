@@ -390,10 +390,16 @@ static int read_capabilities(sx *x, const node *v, spec *s)
 				rc = sx_fail(x, v->items[i], "expected a Linux capability name such as NET_RAW "
 					     "or SYS_PTRACE (capabilities(7)), got \"%s\"", list[i]);
 		} else {
-			char *dup = strdup(found);
-			if (!dup) {
+			/* A capability named twice is refused, not merged: the
+			 * list is what the service's admission reads. */
+			for (size_t j = 0; j < i && rc == 0; j++)
+				if (!strcmp(list[j], found))
+					rc = sx_fail(x, v->items[i], "expected each capability once, got %s "
+						     "again (item %zu names it)", found, j);
+			char *dup = rc == 0 ? strdup(found) : NULL;
+			if (rc == 0 && !dup) {
 				rc = nomem(x);
-			} else {
+			} else if (rc == 0) {
 				free(list[i]);
 				list[i] = dup;
 			}

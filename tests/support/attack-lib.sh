@@ -6,6 +6,7 @@
 #   aspec FILE NAME TRIALS EPOCHS SLEEP-MS [LINES]  serve_spec plus LINES under trial:
 #   victim_start / victim_ok [SECONDS]  $U2's experiment $victim: done, 3 trials completed
 #                                       (VICTIM_EXTRA: its extra trial lines)
+#   reload_config TEXT                  $work/config.yaml := TEXT, SIGHUP, wait for the reload
 #   run_case NAME                       attack_NAME in a subshell; tallies
 #   attack_summary                      one line; fails when a case failed
 #   evil_so                             $work/evil.so: a process that loads it with
@@ -27,10 +28,8 @@ P
 
 # The victim: $U2's small experiment, submitted before an attack and
 # checked after it (victim_ok): done, every trial completed, none failed.
-victim_n=0
 victim_start() {
-  victim_n=$((victim_n + 1))
-  victim="victim-$victim_n"
+  victim="victim-${attack_case:-0}"
   aspec "$work/$victim.yaml" "$victim" 3 2 50 "${VICTIM_EXTRA:-}"
   as "$U2" "$R" submit "$victim.yaml" >/dev/null || fail "the victim could not submit $victim"
 }
@@ -46,9 +45,21 @@ victim_ok() {
     fail "victim $victim was harmed: $s"
 }
 
+reload_config() {
+  local n
+  n=$(grep -c 'event=serve.reload' "$work/serve.log" || true)
+  printf '%s\n' "$1" >"$work/config.yaml"
+  kill -HUP "$spid"
+  wait_for 10 sh -c "[ \$(grep -c 'event=serve.reload' '$work/serve.log') -gt $n ]"
+  tail -3 "$work/serve.log" | grep -q 'event=serve.reload .*level=error\|level=error.*event=serve.reload' &&
+    fail "the config was refused: $(grep 'event=serve.reload' "$work/serve.log" | tail -1)"
+  return 0
+}
+
 passed=() failed=()
 run_case() {
   echo "---- attack: $1"
+  attack_case=$1
   if ( "attack_$1" ); then passed+=("$1"); else failed+=("$1"); fi
 }
 
