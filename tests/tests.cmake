@@ -1,6 +1,8 @@
 # Test discovery: every tests/test_*.c is one cmocka executable and one ctest
 # test (each in its own process, with a timeout); every tests/*.sh is a shell
-# integration test run against the real binary.  Exit status 77 is
+# integration test run against the real binary; each test gets its own
+# RELISH_MACHINE, so a relish serve one test starts does not refuse the
+# relish run of a test beside it (src/serve/presence.c).  Exit status 77 is
 # "skipped" (ctest lists those at the end): a test that cannot run on this
 # machine prints one line saying why and exits 77
 # (tests/support/nested-skip.sh for the container tests).  Helper programs that tests
@@ -13,7 +15,7 @@ foreach(src ${RELISH_TEST_SOURCES})
   target_link_libraries(${name} PRIVATE relishcore PkgConfig::CMOCKA)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
-    ENVIRONMENT "RELISH_SRC=${CMAKE_SOURCE_DIR};RELISH_BUILD=${CMAKE_BINARY_DIR}")
+    ENVIRONMENT "RELISH_SRC=${CMAKE_SOURCE_DIR};RELISH_BUILD=${CMAKE_BINARY_DIR};RELISH_MACHINE=${name}")
 endforeach()
 
 file(GLOB RELISH_TEST_SUPPORT CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/support/*.c)
@@ -38,7 +40,7 @@ foreach(script ${RELISH_TEST_SCRIPTS})
   get_filename_component(name ${script} NAME_WE)
   add_test(NAME ${name} COMMAND bash ${script})
   set_tests_properties(${name} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
-    ENVIRONMENT "RELISH_SRC=${CMAKE_SOURCE_DIR};RELISH_BUILD=${CMAKE_BINARY_DIR};RELISH=${CMAKE_BINARY_DIR}/relish")
+    ENVIRONMENT "RELISH_SRC=${CMAKE_SOURCE_DIR};RELISH_BUILD=${CMAKE_BINARY_DIR};RELISH=${CMAKE_BINARY_DIR}/relish;RELISH_MACHINE=${name}")
 endforeach()
 
 # The tests that bring up a private Slurm (tests/support/slurm_env.sh) run

@@ -21,6 +21,7 @@
 #include "cli/cli_common.h"
 #include "api/client.h"
 #include "live/driver.h"
+#include "serve/serve.h"
 #include "spec/spec.h"
 
 static const char usage[] =
@@ -137,7 +138,15 @@ int cmd_run(int argc, char **argv, rl_err *err)
 	double t0 = wall();
 
 	/* A service that owns this machine's devices would not know of our
-	 * segments, nor we of its: both would use every device. */
+	 * segments, nor we of its: both would use every device.  Found
+	 * wherever its state folder is (serve/presence.c), or named. */
+	pid_t spid;
+	char saddr[200];
+	if (serve_presence_find(&spid, saddr, sizeof saddr))
+		return rl_err_set(err, RL_EBUSY,
+				  "a relish service owns this machine's devices (pid %d, listening "
+				  "on %s); submit to it with `relish submit --server %s %s`, or stop "
+				  "it first", (int)spid, saddr, saddr, argv[first]);
 	const char *srv, *from;
 	if (api_client_pick(NULL, &srv, &from) &&
 	    (strncmp(srv, "unix:", 5) != 0 || api_client_socket_answers(srv + 5)))

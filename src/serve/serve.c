@@ -47,6 +47,7 @@ typedef struct service {
 	char listen_buf[API_MAX_LISTEN][PATH_MAX + 40];
 	char runas[PATH_MAX];
 	int lock_fd;
+	int presence_fd;         /* serve_presence_announce's, -1 before */
 	serve_config cfg;
 	api_policy pol;          /* what the API reads; replaced on reload */
 	live *d;
@@ -340,6 +341,7 @@ int serve_run(const serve_options *o, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "relish serve");
 	s->opt = *o;
 	s->lock_fd = -1;
+	s->presence_fd = -1;
 	int rc = 0;
 	serve_config_default(&s->cfg);
 	if (o->config_path && (rc = serve_config_load(o->config_path, &s->cfg, err)) < 0)
@@ -412,17 +414,35 @@ int serve_run(const serve_options *o, rl_err *err)
 			    .state_dir = s->state, .devices = s->devices, .n_devices = ndev};
 	api_options ao;
 	api_options_default(&ao);
-	if (o->n_listen == 0) {
+	/* The state folder's socket is kept whenever no --listen names a
+	 * unix socket: it is how the users of this machine are told apart
+	 * (SO_PEERCRED) and where every client looks by default, so adding a
+	 * TCP listener for the dashboard must not take it away (a
+	 * `--listen 127.0.0.1:8080` alone used to, and every submit failed). */
+	int have_unix = 0;
+	for (size_t i = 0; i < o->n_listen; i++)
+		have_unix |= !strncmp(o->listen[i], "unix:", 5) || o->listen[i][0] == '/' ||
+			     o->listen[i][0] == '.';
+	if (!have_unix && o->n_listen >= API_MAX_LISTEN) {
+		rc = rl_err_set(err, RL_EUSAGE, "--listen: %d TCP addresses leave no room for the "
+				"state folder's socket (%s), which the service always keeps: give "
+				"at most %d", API_MAX_LISTEN, s->sock, API_MAX_LISTEN - 1);
+		goto out;
+	}
+	if (!have_unix) {
 		snprintf(s->listen_buf[0], sizeof s->listen_buf[0], "unix:%s", s->sock);
 		ao.listen[0] = s->listen_buf[0];
 		ao.n_listen = 1;
 	}
-	for (size_t i = 0; i < o->n_listen && i < API_MAX_LISTEN; i++)
+	for (size_t i = 0; i < o->n_listen && ao.n_listen < API_MAX_LISTEN; i++)
 		ao.listen[ao.n_listen++] = o->listen[i];
 	ao.tokens_path = s->cfg.tokens;
 	ao.log = serve_log_cb;
 	ao.log_reads = o->log_reads;
 	if ((rc = api_server_start(live_loop(s->d), &s->actx, &ao, &s->api, err)) < 0)
+		goto out;
+	/* Found by `relish run` on this machine, whatever the state folder. */
+	if ((rc = serve_presence_announce(ao.listen[0], &s->presence_fd, err)) < 0)
 		goto out;
 	uv_loop_t *loop = live_loop(s->d);
 	uv_signal_init(loop, &s->sig_term);
@@ -458,6 +478,8 @@ out:
 	free(s->devices);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
+	if (s->presence_fd >= 0)
+		close(s->presence_fd);
 	serve_config_fini(&s->cfg);
 	free(s);
 	return rc;

@@ -9,7 +9,8 @@
  *             (SIGTERM/SIGINT graceful, SIGHUP reload), shutdown;
  *   config.c  the service's config file: access, tokens, shares and limits
  *             per user, what specs may ask for beyond the default;
- *   log.c     one greppable line per event on stderr.
+ *   log.c     one greppable line per event on stderr;
+ *   presence.c  a running service found by `relish run` on the machine.
  */
 #ifndef RELISH_SERVE_H
 #define RELISH_SERVE_H
@@ -21,6 +22,17 @@
 #include "api/api.h"
 #include "common/err.h"
 #include "spec/spec.h"
+
+/* ---- presence.c ---- */
+
+/* This service is running, for `relish run` on the same machine to find
+ * whatever the state folder: an abstract unix socket named by the pid and
+ * addr (where clients reach it); *fd_out (close-on-exec) keeps it while
+ * open. */
+int serve_presence_announce(const char *addr, int *fd_out, rl_err *err);
+/* A relish serve (not this process) announced on this machine: 1 with its
+ * pid and address (cut to addr_n), 0 when none. */
+int serve_presence_find(pid_t *pid, char *addr, size_t addr_n);
 
 /* ---- log.c ---- */
 
