@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# bench-regret.sh - search quality, relish beside Optuna 3.1, in one command
+# bench-regret.sh - search quality, relish beside Optuna 5, in one command
 # (docs/benchmarks.md, "Search quality"):
-#   1. bench/optuna_regret.py: Optuna's TPESampler (default, constant_liar,
-#      multivariate) on Branin and Hartmann6, OPTUNA_SEEDS seeds, 100 trials,
-#      sequential and 4 at a time (a few minutes: Optuna takes 0.3-3 s a run);
+#   1. bench/optuna_regret.py: Optuna 5's TPESampler (its defaults:
+#      multivariate, constant liar) and GPSampler on Branin and Hartmann6,
+#      100 trials, sequential and 4 at a time, OPTUNA_SEEDS and
+#      OPTUNA_GP_SEEDS seeds; only when OPTUNA5 names a folder holding
+#      Optuna 5's source (docs/benchmarks.md says how to get it: it is not
+#      in Debian, and nothing is fetched here);
 #   2. build/.../bench_regret: relish's samplers the same way through the
-#      engine, SEEDS seeds, with Optuna's runs in the table and the goals;
+#      engine, SEEDS seeds (GP_SEEDS for gp), with Optuna's runs in the
+#      table and the goals;
 #   3. end to end: `relish run` on a trial that prints Branin's value
 #      (bench/branin_trial.awk), TPE one at a time, E2E_SEEDS seeds; each
 #      run's best value must equal what bench_regret's engine-driven run of
 #      the same seed found (one trial at a time is deterministic).
-# Usage: scripts/bench-regret.sh [BUILD_DIR]   (default build/release)
-#   SEEDS=200 OPTUNA_SEEDS=100 E2E_SEEDS=3 JOBS=$(nproc)
+# Usage: [OPTUNA5=DIR] scripts/bench-regret.sh [BUILD_DIR]   (default build/release)
+#   SEEDS=200 GP_SEEDS=50 OPTUNA_SEEDS=100 OPTUNA_GP_SEEDS=30 E2E_SEEDS=3 JOBS=$(nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 seeds=${SEEDS:-200}
+gp_seeds=${GP_SEEDS:-50}
 optuna_seeds=${OPTUNA_SEEDS:-100}
+optuna_gp_seeds=${OPTUNA_GP_SEEDS:-30}
 e2e_seeds=${E2E_SEEDS:-3}
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -28,15 +34,20 @@ work=$(mktemp -d /tmp/relish-bench-regret-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 echo "bench-regret: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-if /usr/bin/python3 -c 'import optuna' 2>/dev/null; then
+if [ -n "${OPTUNA5:-}" ]; then
   t0=$(date +%s)
-  /usr/bin/python3 bench/optuna_regret.py --seeds "$optuna_seeds" --jobs "${JOBS:-$(nproc)}" \
-    >"$work/optuna.txt" 2>"$work/optuna.err" || { cat "$work/optuna.err" >&2; exit 1; }
-  echo "optuna: $(grep -c '^optuna ' "$work/optuna.txt") runs in $(( $(date +%s) - t0 )) s"
-  "$build/bench_regret" --seeds "$seeds" --optuna "$work/optuna.txt"
+  run_optuna() {  # VARIANT SEEDS
+    OMP_NUM_THREADS=1 PYTHONPATH="$OPTUNA5" /usr/bin/python3 bench/optuna_regret.py \
+      --variants "$1" --seeds "$2" --jobs "${JOBS:-$(nproc)}" \
+      >>"$work/optuna.txt" 2>"$work/optuna.err" || { cat "$work/optuna.err" >&2; exit 1; }
+  }
+  run_optuna tpe "$optuna_seeds"
+  run_optuna gp "$optuna_gp_seeds"
+  echo "optuna: $(grep -c '^optuna ' "$work/optuna.txt") runs in $(( $(date +%s) - t0 )) s ($(cat "$work/optuna.err"))"
+  "$build/bench_regret" --seeds "$seeds" --gp-seeds "$gp_seeds" --optuna "$work/optuna.txt"
 else
-  echo "optuna: python3-optuna not installed, relish only" >&2
-  "$build/bench_regret" --seeds "$seeds"
+  echo "optuna: OPTUNA5 not set (docs/benchmarks.md: Optuna 5 from its source), relish only" >&2
+  "$build/bench_regret" --seeds "$seeds" --gp-seeds "$gp_seeds"
 fi
 
 # End to end: the same setting through relish run, one trial at a time.

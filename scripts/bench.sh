@@ -2,7 +2,7 @@
 # bench.sh - every relish benchmark in one go (`make bench` calls it after
 # building BUILD_DIR); each prints its own figures, see docs/benchmarks.md.
 #   bench_tpe          the TPE sampler's cost per suggestion (when built)
-#   bench_regret       search quality: regret on Branin and Hartmann6 (seconds)
+#   bench_regret       search quality: regret on Branin and Hartmann6 (2 minutes)
 #   bench_exec         the process executor's cost per segment vs posix_spawn
 #   bench-digits.sh    relish vs Optuna 3.1 on digits, MLP variant only
 #                      (VARIANTS="mlp cnn" for both)
@@ -24,7 +24,7 @@ if [ -x "$BUILD/bench_tpe" ]; then
 	"$BUILD/bench_tpe"
 fi
 if [ -x "$BUILD/bench_regret" ]; then
-	section "bench_regret (relish only; scripts/bench-regret.sh adds Optuna 3.1)"
+	section "bench_regret (relish only; scripts/bench-regret.sh adds Optuna 5)"
 	"$BUILD/bench_regret" --seeds 200
 fi
 section bench_exec

@@ -18,7 +18,8 @@
 set -euo pipefail
 
 build_pkgs=(gcc libc6-dev make cmake pkg-config libsqlite3-dev libyaml-dev libjansson-dev
-            libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev)
+            libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev
+            libgsl-dev)   # the GP sampler's linear algebra (src/search/gp_model.c)
 test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time curl
            clang libclang-rt-14-dev   # clang: libFuzzer for tests/test_fuzz.sh
            chromium prometheus        # the dashboard's browser tests, /metrics scraped

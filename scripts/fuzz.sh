@@ -38,7 +38,7 @@ jobs=${FUZZ_JOBS:-2}
 CC=${CC:-clang}
 command -v "$CC" >/dev/null || { echo "fuzz.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
 out=${FUZZ_OUT:-build/fuzz}
-pkgs="sqlite3 yaml-0.1 jansson libuv libmicrohttpd libcurl"
+pkgs="sqlite3 yaml-0.1 jansson libuv libmicrohttpd libcurl gsl"
 # shellcheck disable=SC2086
 read -r -a cflags <<<"-g ${FUZZ_OPT:--O1} -std=c11 -D_GNU_SOURCE -Isrc $(pkg-config --cflags $pkgs)"
 # shellcheck disable=SC2086

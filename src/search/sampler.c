@@ -16,6 +16,7 @@ static const struct {
 	{SEARCH_GRID, sampler_grid_new},
 	{SEARCH_TPE, sampler_tpe_new},
 	{SEARCH_SOBOL, sampler_sobol_new},
+	{SEARCH_GP, sampler_gp_new},
 };
 
 int sampler_new(search_algo algo, const space *sp, uint64_t seed, const sampler_options *opt,

@@ -26,7 +26,7 @@ typedef enum obs_state {
 	OBS_RUNNING,   /* intermediate value of a trial still training */
 	OBS_COMPLETE,  /* trained to the maximum resource */
 	OBS_STOPPED,   /* stopped early by the scheduler (pruned) */
-	OBS_FAILED,    /* failed: no usable value */
+	OBS_FAILED,    /* failed for good: a bad outcome, no value */
 	OBS_PENDING,   /* proposed, no value yet: running or queued (loss and
 			* resource are ignored); a later report replaces it */
 } obs_state;
@@ -37,11 +37,13 @@ typedef struct sampler_ops {
 	 * Writes a new config into *out (owned by the caller).  Returns 0, or
 	 * RL_ENOTFOUND when the space is exhausted (grid), or another error. */
 	int (*ask)(sampler *s, uint64_t index, config *out, rl_err *err);
-	/* Record an observation; loss is minimised; ignored for OBS_FAILED
-	 * except that the trial counts as tried (an earlier observation of it
-	 * is forgotten).  OBS_PENDING marks a trial proposed and not yet
-	 * reported; it never replaces a value already told.  Samplers that
-	 * do not learn ignore every tell. */
+	/* Record an observation; loss is minimised.  OBS_FAILED (and a NaN
+	 * loss) is a bad outcome: loss and resource are ignored, it replaces
+	 * an earlier observation of the trial, and models that learn count
+	 * it worse than every reported value (docs/search.md, "Failed
+	 * trials").  OBS_PENDING marks a trial proposed and not yet reported;
+	 * it never replaces a value already told.  Samplers that do not learn
+	 * ignore every tell. */
 	int (*tell)(sampler *s, uint64_t index, const config *c, double loss,
 		    double resource, obs_state state, rl_err *err);
 	void (*destroy)(sampler *s);
@@ -55,7 +57,7 @@ struct sampler {
 };
 
 typedef struct sampler_options {
-	int n_startup;      /* TPE: random trials before modelling (default 10) */
+	int n_startup;      /* TPE, GP: random trials before modelling (default 10) */
 	int n_candidates;   /* TPE: candidates scored per ask (default 24) */
 	pending_rule pending; /* TPE: pending trials (default PENDING_WORST) */
 	int multivariate;   /* TPE: one joint estimator (default 0: per parameter) */
@@ -96,5 +98,7 @@ int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt,
 		    sampler **out, rl_err *err);
 int sampler_sobol_new(const space *sp, uint64_t seed, const sampler_options *opt,
 		      sampler **out, rl_err *err);
+int sampler_gp_new(const space *sp, uint64_t seed, const sampler_options *opt, sampler **out,
+		   rl_err *err);
 
 #endif

@@ -463,9 +463,9 @@ static void fit_choice(tpe_sampler *t, size_t p)
 static int tpe_fit(tpe_sampler *t)
 {
 	size_t n = t->n;
-	/* gamma counts reported trials only: pending ones rank last and
-	 * always fall in the above set. */
-	size_t nb = (size_t)ceil(0.1 * (double)(n - t->n_pending));
+	/* gamma counts reported trials only: pending and failed ones rank
+	 * last and always fall in the above set. */
+	size_t nb = (size_t)ceil(0.1 * (double)(n - t->n_pending - t->n_failed));
 	if (nb > TPE_MAX_BELOW)
 		nb = TPE_MAX_BELOW;
 	size_t na = n - nb;
@@ -554,7 +554,7 @@ static int tpe_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 	if (config_init(&c, t->d, err) < 0)
 		return RL_ENOMEM;
 	int rc = 0;
-	if (t->n - t->n_pending < (size_t)t->n_startup) {
+	if (t->n - t->n_pending - t->n_failed < (size_t)t->n_startup) {
 		/* Start-up: exactly the random sampler's draws for this index. */
 		rc = sampler_random_config(s->space, &rng, &c, err);
 	} else {
@@ -617,6 +617,7 @@ static int tpe_reserve(tpe_sampler *t)
 	GROW(t->scratch_mu, cap);
 	GROW(t->scratch_sig, cap);
 	GROW(t->scratch_w, cap);
+	GROW(t->scratch_slot, cap);
 	for (size_t p = 0; p < t->d; p++)
 		if (t->by_u[p])
 			GROW(t->by_u[p], cap);
@@ -633,8 +634,9 @@ static void tpe_remove(tpe_sampler *t, uint32_t s)
 	order_remove(t, t->by_rank, t->n, 0, s, cmp_rank);
 	order_remove(t, t->by_time, t->n, 0, s, cmp_time);
 	t->n--;
-	t->n_pending -= t->pend[s];
-	t->pend[s] = 0;
+	t->n_pending -= t->pend[s] == OBS_MARK_PENDING;
+	t->n_failed -= t->pend[s] == OBS_MARK_FAILED;
+	t->pend[s] = OBS_MARK_NONE;
 	t->free_slots[t->n_free++] = s;
 	t->dirty = 1;
 }
@@ -685,16 +687,25 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 		loss = INFINITY;
 		resource = -INFINITY;
 	}
-	if (state == OBS_FAILED || isnan(loss)) {
-		/* No usable value: forget any earlier report of this trial. */
-		if (found >= 0)
-			tpe_remove(t, (uint32_t)found);
-		return 0;
+	int failed = !pending && (state == OBS_FAILED || isnan(loss));
+	if (failed) {
+		/* A bad outcome (issue 30): it ranks last, as a pending trial
+		 * does, and stays in the above set, so the region that failed
+		 * is not proposed again blindly.  It replaces any earlier
+		 * report of the trial.  Without its configuration it can only
+		 * be forgotten. */
+		if (!c) {
+			if (found >= 0)
+				tpe_remove(t, (uint32_t)found);
+			return 0;
+		}
+		loss = INFINITY;
+		resource = -INFINITY;
 	}
 	if (!c || c->n != t->d)
 		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: configuration has %zu values, the space %zu",
 				  (unsigned long long)index, c ? c->n : 0, t->d);
-	if (isnan(resource) || (!pending && resource == -INFINITY))
+	if (isnan(resource) || (!pending && !failed && resource == -INFINITY))
 		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: resource is not a number",
 				  (unsigned long long)index);
 	double ustack[32], *u = t->d <= 32 ? ustack : malloc(t->d * sizeof *u);
@@ -714,8 +725,10 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 		/* Replace: re-key the slot in every order whose key changed. */
 		uint32_t sl = (uint32_t)found;
 		order_remove(t, t->by_rank, t->n, 0, sl, cmp_rank);
-		t->n_pending -= t->pend[sl];
-		t->pend[sl] = 0;
+		t->n_pending -= t->pend[sl] == OBS_MARK_PENDING;
+		t->n_failed -= t->pend[sl] == OBS_MARK_FAILED;
+		t->pend[sl] = failed ? OBS_MARK_FAILED : OBS_MARK_NONE;
+		t->n_failed += (size_t)failed;
 		t->loss[sl] = loss;
 		t->res[sl] = resource;
 		order_insert(t, t->by_rank, t->n - 1, 0, sl, cmp_rank);
@@ -731,8 +744,9 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 	} else {
 		uint32_t sl = t->n_free ? t->free_slots[--t->n_free] : (uint32_t)t->used++;
 		t->idx[sl] = index;
-		t->pend[sl] = (unsigned char)pending;
+		t->pend[sl] = pending ? OBS_MARK_PENDING : failed ? OBS_MARK_FAILED : OBS_MARK_NONE;
 		t->n_pending += (size_t)pending;
+		t->n_failed += (size_t)failed;
 		t->loss[sl] = loss;
 		t->res[sl] = resource;
 		memcpy(&t->u[sl * t->d], u, t->d * sizeof *u);
@@ -780,6 +794,7 @@ static void tpe_destroy(sampler *s)
 	free(t->scratch_mu);
 	free(t->scratch_sig);
 	free(t->scratch_w);
+	free(t->scratch_slot);
 	free(t);
 }
 

@@ -21,6 +21,9 @@
 
 typedef enum tpe_kind { TK_CONT, TK_BAND, TK_CAT, TK_FIXED } tpe_kind;
 
+/* What an observation slot holds besides a reported value. */
+enum { OBS_MARK_NONE, OBS_MARK_PENDING, OBS_MARK_FAILED };
+
 /* A fitted mixture over [0, 1] for one numeric parameter and one set. */
 typedef struct tpe_mixture {
 	size_t n, cap;          /* kernels, prior excluded */
@@ -54,12 +57,13 @@ typedef struct tpe_sampler {
 	double *loss, *res, *u;  /* u[slot * d + p]: unit value or choice index */
 	double *w;               /* weight in its set, set by fit */
 	unsigned char *below;
-	unsigned char *pend;     /* a pending trial: ranks last (loss +inf,
-				  * resource -inf), always in the above set */
+	unsigned char *pend;     /* OBS_MARK_*: a pending or failed trial
+				  * ranks last (loss +inf, resource -inf) and
+				  * is always in the above set */
 	uint32_t *free_slots;
 	size_t n_free;
 	/* Live observations in three orders (slot ids). */
-	size_t n, n_pending;
+	size_t n, n_pending, n_failed;
 	uint32_t *by_time, *by_rank;
 	uint32_t **by_u;         /* per numeric parameter, else NULL */
 	/* The fitted model, rebuilt lazily after a tell. */
@@ -68,6 +72,7 @@ typedef struct tpe_sampler {
 	int multivariate;        /* search.multivariate: joint over `joint` */
 	struct tpe_joint *joint; /* NULL unless multivariate */
 	double *scratch_mu, *scratch_sig, *scratch_w;
+	uint32_t *scratch_slot;  /* tpe_joint.c: slot of scratch_mu[i] */
 } tpe_sampler;
 
 /* Phi(b) - Phi(a) for a <= b, accurate in both tails. */

@@ -13,17 +13,24 @@
  * with x1 = 0.8.  Proposals draw one kernel of l (or the prior) and then
  * every coordinate from it.
  *
- * Bandwidths follow Optuna 3.1: one width per set and numeric parameter,
- * Scott's rule 0.2 m^(-1/(d+4)) in the unit cube for a set of m
- * observations over d joint parameters, clipped below as the univariate
- * widths are.  Tried and not kept (docs/search.md has the figures): the
- * univariate neighbour-gap rule per observation and parameter, and widths
- * from nearest neighbours in the joint space.  Both narrow where good
- * trials crowd and cut Branin's regret tenfold, but in four or more
- * dimensions kernels that narrow leave g(x) a scatter of spikes that
- * repels nothing, and regret grew 1.2-4.5x.  Kernels have equal heights and
- * the weights, the prior (N(0.5, 1) per numeric parameter, uniform per
- * choice, weight 1) and the categorical kernels are the univariate ones.
+ * Bandwidths: per observation and parameter, the neighbour-gap rule of the
+ * univariate estimator (tpe_bandwidths: the larger gap to the sorted
+ * neighbours within the set, clipped), applied to each joint dimension on
+ * its own; kernels are truncated-normal densities (1 / bandwidth
+ * included), so a crowd of good trials makes a tall narrow peak that
+ * proposals refine.  Optuna 5's multivariate TPE is built the same way.
+ * One difference: a pending trial (the constant liar, above set) gets a
+ * kernel of its own width but does not narrow its reported neighbours'
+ * kernels: their widths come from the gaps among reported observations
+ * alone.  A pending trial is no information about the stretch around its
+ * neighbours, and letting it narrow them (Optuna does) made 4 trials at a
+ * time 47 % worse than one at a time on Hartmann6 (docs/search.md has the
+ * figures).  Rejected before (docs/search.md): Scott's rule, one width
+ * per set and parameter 0.2 m^(-1/(d+4)), with equal-height kernels
+ * (Optuna 3.1's; Branin's three narrow basins stayed blurred, regret 3x
+ * this rule's); widths from nearest neighbours in the joint space.  The
+ * weights, the prior (N(0.5, 1) per numeric parameter, uniform per choice,
+ * weight 1) and the categorical kernels are the univariate ones.
  * Parameters with a condition (`when`) and fixed ones stay univariate: a
  * joint kernel needs every coordinate of every observation.
  *
@@ -33,21 +40,23 @@
  * contiguous per-dimension arrays and vectorise.
  */
 #include "search/tpe_internal.h"
+#include "search/tpe_math.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TPE_SCOTT 0.2 /* Optuna's factor for Scott's rule in the unit cube */
-
 /* One set's joint mixture: kernels 0..m-1 are observations, kernel m the
  * prior.  Numeric dimension q of kernel k is at [q * (m + 1) + k]. */
 typedef struct joint_set {
 	size_t m, cap;
-	double *logw;     /* log normalised weight, per kernel */
+	double *wfrac;    /* normalised weight, per kernel */
 	double *mu, *inv; /* centre, 1 / bandwidth */
 	double *sig;
-	double *lnorm;    /* TK_CONT: -log(sqrt(2 pi) Z); TK_BAND: log(sigma / Z) */
+	double *kconst;   /* per kernel: log weight plus the numeric factors'
+			   * normalisers (TK_CONT: -log(sqrt(2 pi) sigma Z);
+			   * TK_BAND: -log(Z)), so scoring adds only what
+			   * depends on the candidate */
 	uint32_t *cat;    /* choice of kernel k in categorical dimension q: [q * (m + 1) + k] */
 	double *cat_own, *cat_other; /* per categorical dimension: log probabilities */
 	double *acc;      /* scratch: per-kernel log density of one candidate */
@@ -65,11 +74,11 @@ struct tpe_joint {
 
 static void set_fini(joint_set *s)
 {
-	free(s->logw);
+	free(s->wfrac);
 	free(s->mu);
 	free(s->inv);
 	free(s->sig);
-	free(s->lnorm);
+	free(s->kconst);
 	free(s->cat);
 	free(s->cat_own);
 	free(s->cat_other);
@@ -144,12 +153,12 @@ static int set_reserve(joint_set *s, size_t m, size_t nn, size_t nc)
 			return RL_ENOMEM;                                      \
 		(ptr) = np_;                                                   \
 	} while (0)
-	JGROW(s->logw, cap);
+	JGROW(s->wfrac, cap);
 	JGROW(s->acc, cap);
 	JGROW(s->mu, cap * nn1);
 	JGROW(s->inv, cap * nn1);
 	JGROW(s->sig, cap * nn1);
-	JGROW(s->lnorm, cap * nn1);
+	JGROW(s->kconst, cap);
 	JGROW(s->cat, cap * nc1);
 	JGROW(s->cat_own, nc1);
 	JGROW(s->cat_other, nc1);
@@ -173,6 +182,36 @@ static int scratch_reserve(struct tpe_joint *j, size_t slots)
 	return 0;
 }
 
+/*
+ * Centres and neighbour-gap widths of joint dimension p (parameter p) for
+ * the set's kernels, walking the observations in unit-value order
+ * (t->by_u, kept sorted by tpe.c) so no sort is needed.  pass 0: every
+ * reported observation of the set, widths from the gaps among them alone;
+ * pass 1: every observation of the set, pending ones included, and only
+ * the pending ones' widths written (a pending trial gets the width its
+ * place among all gives it, but never narrows a reported one's).
+ */
+static void set_widths(tpe_sampler *t, const struct tpe_joint *j, size_t p, int below,
+		       int pass, double *mu, double *sig)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		uint32_t sl = t->by_u[p][i];
+		if (t->below[sl] != below || (pass == 0 && t->pend[sl] == OBS_MARK_PENDING))
+			continue;
+		t->scratch_mu[c] = t->u[sl * t->d + p];
+		t->scratch_slot[c++] = sl;
+	}
+	tpe_bandwidths(t->scratch_mu, c, t->scratch_sig);
+	for (size_t i = 0; i < c; i++) {
+		uint32_t sl = t->scratch_slot[i];
+		if (pass == 1 && t->pend[sl] != OBS_MARK_PENDING)
+			continue;
+		mu[j->kernel_of[sl]] = t->scratch_mu[i];
+		sig[j->kernel_of[sl]] = t->scratch_sig[i];
+	}
+}
+
 /* Fit the mixture of the observations whose below flag is `below`. */
 static int fit_set(tpe_sampler *t, struct tpe_joint *j, joint_set *s, int below)
 {
@@ -192,37 +231,33 @@ static int fit_set(tpe_sampler *t, struct tpe_joint *j, joint_set *s, int below)
 	for (size_t i = 0; i < t->n; i++) {
 		uint32_t sl = t->by_time[i];
 		if (t->below[sl] == below)
-			s->logw[j->kernel_of[sl]] = log(t->w[sl] / total);
+			s->wfrac[j->kernel_of[sl]] = t->w[sl] / total;
 	}
-	s->logw[m] = log(TPE_PRIOR_WEIGHT / total);
+	s->wfrac[m] = TPE_PRIOR_WEIGHT / total;
 
-	/* Scott's rule in the unit cube, one width for the whole set, clipped
-	 * as the univariate widths are. */
-	double sigma = TPE_SCOTT * pow((double)(m ? m : 1), -1.0 / (double)(j->nn + j->nc + 4));
-	double sigma_min = 1.0 / fmin(100.0, 1.0 + (double)(m + 1));
-	if (sigma < sigma_min)
-		sigma = sigma_min;
+	/* The normalisers and the weight multiply per kernel and are logged
+	 * once (a log per kernel and dimension was a sixth of an ask at 1,000
+	 * trials). */
+	double *norm = s->acc;
+	for (size_t k = 0; k < k1; k++)
+		norm[k] = 1.0;
 	for (size_t q = 0; q < j->nn; q++) {
 		size_t p = j->num_p[q];
 		const tpe_param *pm = &t->pm[p];
 		double *mu = s->mu + q * k1, *inv = s->inv + q * k1, *sig = s->sig + q * k1;
-		double *ln = s->lnorm + q * k1;
-		for (size_t i = 0; i < t->n; i++) {
-			uint32_t sl = t->by_time[i];
-			if (t->below[sl] == below) {
-				mu[j->kernel_of[sl]] = t->u[sl * t->d + p];
-				sig[j->kernel_of[sl]] = sigma;
-			}
-		}
+		set_widths(t, j, p, below, 0, mu, sig);
+		if (!below && t->n_pending)
+			set_widths(t, j, p, below, 1, mu, sig);
 		mu[m] = 0.5;
 		sig[m] = 1.0;
 		for (size_t k = 0; k < k1; k++) {
 			double z = tpe_unit_mass(mu[k], sig[k]);
 			inv[k] = 1.0 / sig[k];
-			/* Equal heights, as in tpe.c: no 1 / sigma. */
-			ln[k] = pm->kind == TK_BAND ? log(sig[k] / z) : -log(TPE_SQRT_2PI * z);
+			norm[k] *= pm->kind == TK_BAND ? z : TPE_SQRT_2PI * sig[k] * z;
 		}
 	}
+	for (size_t k = 0; k < k1; k++)
+		s->kconst[k] = -log(norm[k] / s->wfrac[k]);
 	for (size_t q = 0; q < j->nc; q++) {
 		size_t p = j->cat_p[q];
 		size_t nc = t->base.space->params[p].n_choices;
@@ -251,6 +286,29 @@ int tpe_joint_fit(tpe_sampler *t)
 	return 0;
 }
 
+/* sum of e^(acc[k] - top) over k < n, where top is the largest acc[k]:
+ * the log-sum-exp's inner sum, with tpe_math.h's vectorisable exp (libm's
+ * was a third of the multivariate sampler's time).  Terms below e^-700 are
+ * taken at e^-700 (tpe_exp_neg's domain): at most n e^-700 in a sum >= 1. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2,arch=haswell", "default")))
+#endif
+static double sum_exp(const double *restrict acc, size_t n, double top)
+{
+	double part[8] = {0};
+	size_t k = 0;
+	for (; k + 8 <= n; k += 8)
+		for (int i = 0; i < 8; i++) {
+			double a = acc[k + i] - top;
+			part[i] += tpe_exp_neg(a > -700.0 ? a : -700.0);
+		}
+	for (; k < n; k++) {
+		double a = acc[k] - top;
+		part[0] += tpe_exp_neg(a > -700.0 ? a : -700.0);
+	}
+	return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 /* log of the set's mixture at candidate x (numeric unit values xn, choice
  * indices xc). */
 static double set_logpdf(const tpe_sampler *t, const struct tpe_joint *j, joint_set *s,
@@ -258,21 +316,21 @@ static double set_logpdf(const tpe_sampler *t, const struct tpe_joint *j, joint_
 {
 	size_t k1 = s->m + 1;
 	double *acc = s->acc;
-	memcpy(acc, s->logw, k1 * sizeof *acc);
+	memcpy(acc, s->kconst, k1 * sizeof *acc);
 	for (size_t q = 0; q < j->nn; q++) {
-		const double *mu = s->mu + q * k1, *inv = s->inv + q * k1, *ln = s->lnorm + q * k1;
+		const double *mu = s->mu + q * k1, *inv = s->inv + q * k1;
 		double x = xn[q];
 		const tpe_param *pm = &t->pm[j->num_p[q]];
 		if (pm->kind == TK_BAND) {
 			double h = pm->half_band;
 			for (size_t k = 0; k < k1; k++) {
 				double pr = tpe_phi_diff((x - h - mu[k]) * inv[k], (x + h - mu[k]) * inv[k]);
-				acc[k] += ln[k] + log(pr > 1e-300 ? pr : 1e-300);
+				acc[k] += log(pr > 1e-300 ? pr : 1e-300);
 			}
 		} else {
 			for (size_t k = 0; k < k1; k++) {
 				double z = (x - mu[k]) * inv[k];
-				acc[k] += ln[k] - 0.5 * z * z;
+				acc[k] -= 0.5 * z * z;
 			}
 		}
 	}
@@ -288,10 +346,7 @@ static double set_logpdf(const tpe_sampler *t, const struct tpe_joint *j, joint_
 	for (size_t k = 0; k < k1; k++)
 		if (acc[k] > top)
 			top = acc[k];
-	double sum = 0;
-	for (size_t k = 0; k < k1; k++)
-		sum += exp(acc[k] - top);
-	return top + log(sum);
+	return top + log(sum_exp(acc, k1, top));
 }
 
 int tpe_joint_ask(tpe_sampler *t, rl_rng *rng, config *c, rl_err *err)

@@ -30,7 +30,7 @@ typedef enum pending_rule {
 } pending_rule;
 
 typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
-typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL } search_algo;
+typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL, SEARCH_GP } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
 typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER, EXEC_SLURM } executor_kind;
 typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
@@ -82,7 +82,7 @@ typedef struct spec {
 		int max_concurrent;     /* default 0 = as many as fit */
 		int n_startup;          /* tpe: random start-up trials, default 10 */
 		pending_rule pending;   /* tpe: how running trials count (default worst) */
-		int multivariate;       /* tpe: one joint estimator (default false) */
+		int multivariate;       /* tpe: one joint estimator (default true) */
 		space space;            /* required, at least one parameter */
 	} search;
 

@@ -152,8 +152,8 @@ char *spec_to_json(const spec *s)
 	}
 	/* Search keys added later, likewise only when they differ from their
 	 * defaults. */
-	if (s->search.multivariate)
-		json_object_set_new(json_object_get(root, "search"), "multivariate", json_true());
+	if (!s->search.multivariate)
+		json_object_set_new(json_object_get(root, "search"), "multivariate", json_false());
 	if (s->search.pending != PENDING_WORST)
 		json_object_set_new(json_object_get(root, "search"), "pending",
 				    json_string(spec_pending_name(s->search.pending)));

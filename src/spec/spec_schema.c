@@ -58,7 +58,7 @@ _Static_assert(sizeof(objective_mode) == sizeof(int) && sizeof(search_algo) == s
 	       "enums are stored through int pointers");
 
 static const char *const mode_names[] = {"max", "min"};
-static const char *const search_names[] = {"random", "grid", "tpe", "sobol"};
+static const char *const search_names[] = {"random", "grid", "tpe", "sobol", "gp"};
 static const char *const schedule_names[] = {"none", "asha", "hyperband", "median"};
 static const char *const executor_names[] = {"process", "podman", "docker", "slurm"};
 static const char *const trial_mode_names[] = {"oneshot", "warm", "worker"};
@@ -85,16 +85,16 @@ static const field objective_rows[] = {
 
 static const field search_rows[] = {
 	{.key = "algorithm", .type = F_ENUM, .off = OFF(search.algorithm), NAMES(search_names),
-	 .help = "random | grid | tpe | sobol (default tpe)"},
+	 .help = "random | grid | tpe | sobol | gp (default tpe)"},
 	{.key = "seed", .type = F_U64, .off = OFF(search.seed), .help = "sampler seed, integer >= 0 (default 0)"},
 	{.key = "max_trials", .type = F_INT, .off = OFF(search.max_trials), .lo = 1, .hi = INT_MAX,
 	 .help = "trials to run, >= 1 (default 20; grid: the grid size)"},
 	{.key = "max_concurrent", .type = F_INT, .off = OFF(search.max_concurrent), .lo = 0, .hi = INT_MAX,
 	 .help = "trials running at once, 0 = as many as fit (default 0)"},
 	{.key = "n_startup", .type = F_INT, .off = OFF(search.n_startup), .lo = 1, .hi = INT_MAX,
-	 .help = "tpe: random trials before the model is used (default 10)"},
+	 .help = "tpe, gp: random trials before the model is used (default 10)"},
 	{.key = "multivariate", .type = F_FN, .fn = read_multivariate,
-	 .help = "tpe: one joint estimator over the parameters instead of one each (default false)"},
+	 .help = "tpe: one joint estimator over the parameters instead of one each (default true)"},
 	{.key = "pending", .type = F_ENUM, .off = OFF(search.pending), NAMES(pending_names),
 	 .help = "tpe: trials still running when one is proposed count as worst results | ignore (default worst)"},
 	{.key = "space", .type = F_FN, .required = 1, .fn = read_space,
@@ -895,6 +895,7 @@ static int spec_defaults(spec *s)
 	s->search.algorithm = SEARCH_TPE;
 	s->search.max_trials = 20;
 	s->search.n_startup = 10;
+	s->search.multivariate = 1;
 	s->schedule.algorithm = SCHED_NONE;
 	s->schedule.min = 1;
 	s->schedule.max = 1;

@@ -502,7 +502,8 @@ int spec_check_inactive_placeholders(sx *x, const space *sp, const node *at, con
 
 int spec_check_conditions(sx *x, const spec *s, const node *algo_at)
 {
-	if (s->search.algorithm != SEARCH_GRID || !space_has_conditions(&s->search.space))
+	if ((s->search.algorithm != SEARCH_GRID && s->search.algorithm != SEARCH_GP) ||
+	    !space_has_conditions(&s->search.space))
 		return 0;
 	const char *name = "";
 	for (size_t i = 0; i < s->search.space.n; i++)
@@ -512,8 +513,8 @@ int spec_check_conditions(sx *x, const spec *s, const node *algo_at)
 		}
 	size_t saved = sx_push(x, "search.algorithm");
 	int rc = sx_fail(x, algo_at,
-			 "grid does not support conditional parameters (search.space.%s.when); use "
-			 "random, sobol or tpe", name);
+			 "%s does not support conditional parameters (search.space.%s.when); use "
+			 "random, sobol or tpe", spec_search_name(s->search.algorithm), name);
 	sx_pop(x, saved);
 	return rc;
 }
