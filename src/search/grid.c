@@ -249,6 +249,7 @@ static const sampler_ops grid_ops = {
 	.ask = grid_ask,
 	.tell = grid_tell,
 	.destroy = grid_destroy,
+	.tell_multi = sampler_tell_multi_ignore,
 };
 
 int sampler_grid_new(const space *sp, uint64_t seed, const sampler_options *opt, sampler **out,

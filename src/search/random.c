@@ -60,6 +60,7 @@ static const sampler_ops random_ops = {
 	.ask = random_ask,
 	.tell = random_tell,
 	.destroy = random_destroy,
+	.tell_multi = sampler_tell_multi_ignore,
 };
 
 int sampler_random_new(const space *sp, uint64_t seed, const sampler_options *opt,

@@ -31,6 +31,12 @@ int sampler_new(search_algo algo, const space *sp, uint64_t seed, const sampler_
 	return rl_err_set(err, RL_EUNSUPPORTED, "unknown search algorithm %d", (int)algo);
 }
 
+int sampler_tell_multi_ignore(sampler *s, uint64_t index, const config *c, const double *losses,
+			      size_t n, double resource, obs_state state, rl_err *err)
+{
+	return 0;
+}
+
 void sampler_free(sampler *s)
 {
 	if (s)

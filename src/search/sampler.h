@@ -47,6 +47,11 @@ typedef struct sampler_ops {
 	int (*tell)(sampler *s, uint64_t index, const config *c, double loss,
 		    double resource, obs_state state, rl_err *err);
 	void (*destroy)(sampler *s);
+	/* Several objectives (optional; NULL: the sampler takes one): as tell,
+	 * with n losses (n == the n_objectives it was made for); a NaN among
+	 * them makes the observation a failure. */
+	int (*tell_multi)(sampler *s, uint64_t index, const config *c, const double *losses,
+			  size_t n, double resource, obs_state state, rl_err *err);
 } sampler_ops;
 
 /* Base fields; implementations embed this first. */
@@ -61,6 +66,8 @@ typedef struct sampler_options {
 	int n_candidates;   /* TPE: candidates scored per ask (default 24) */
 	pending_rule pending; /* TPE: pending trials (default PENDING_WORST) */
 	int multivariate;   /* TPE: one joint estimator (default 0: per parameter) */
+	int n_objectives;   /* TPE: losses per observation (0 or 1: one); several are
+			     * told with sampler_tell_multi (docs/search.md) */
 } sampler_options;
 
 /* Create a sampler for algorithm.  *out owned by caller (sampler_free). */
@@ -77,6 +84,23 @@ static inline int sampler_tell(sampler *s, uint64_t index, const config *c, doub
 			       double resource, obs_state state, rl_err *err)
 {
 	return s->ops->tell(s, index, c, loss, resource, state, err);
+}
+
+/* tell_multi of the samplers that learn nothing (random, grid, sobol). */
+int sampler_tell_multi_ignore(sampler *s, uint64_t index, const config *c, const double *losses,
+			      size_t n, double resource, obs_state state, rl_err *err);
+
+/* Several losses (n >= 1): samplers without tell_multi take n == 1 only. */
+static inline int sampler_tell_multi(sampler *s, uint64_t index, const config *c,
+				     const double *losses, size_t n, double resource,
+				     obs_state state, rl_err *err)
+{
+	if (s->ops->tell_multi)
+		return s->ops->tell_multi(s, index, c, losses, n, resource, state, err);
+	if (n != 1)
+		return rl_err_set(err, RL_EUNSUPPORTED, "%s: takes one objective, not %zu",
+				  s->ops->name, n);
+	return s->ops->tell(s, index, c, losses[0], resource, state, err);
 }
 
 /* The random sampler's configuration from rng: one uniform draw per

@@ -151,6 +151,7 @@ static const sampler_ops sobol_ops = {
 	.ask = sobol_ask,
 	.tell = sobol_tell,
 	.destroy = sobol_destroy,
+	.tell_multi = sampler_tell_multi_ignore,
 };
 
 int sampler_sobol_new(const space *sp, uint64_t seed, const sampler_options *opt, sampler **out,

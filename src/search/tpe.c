@@ -47,6 +47,7 @@
  * model that depends only on the set of observations (ties broken by trial
  * index), not on the order of tells.
  */
+#include "search/pareto.h"
 #include "search/rng.h"
 #include "search/sampler.h"
 #include "search/tpe_internal.h"
@@ -460,6 +461,90 @@ static void fit_choice(tpe_sampler *t, size_t p)
 	}
 }
 
+/*
+ * The split with several objectives (as Optuna's multi-objective TPE):
+ * gamma = ceil(0.1 n) of the n reported observations, uncapped, go below,
+ * taken by resource (a trial that trained further first, as with one
+ * objective), then by Pareto rank among equal resources, whole fronts
+ * while they fit; the front that does not fit is thinned to the places
+ * left by pareto_select (hypervolume contribution for two objectives,
+ * crowding distance for more), against a reference point a tenth beyond
+ * that front's worst losses.  Returns how many went below.
+ */
+static long split_multi(tpe_sampler *t)
+{
+	size_t m = t->n_obj, reported = t->n - t->n_pending - t->n_failed;
+	size_t want = (size_t)ceil(0.1 * (double)reported), nb = 0;
+	for (size_t i = 0; i < t->n; i++)
+		t->below[t->by_rank[i]] = 0;
+	double *pts = malloc((reported ? reported : 1) * m * sizeof *pts);
+	int *rank = malloc((reported ? reported : 1) * sizeof *rank);
+	unsigned char *keep = malloc(reported ? reported : 1);
+	uint32_t *grp = malloc((reported ? reported : 1) * sizeof *grp);
+	long rc = pts && rank && keep && grp ? 0 : RL_ENOMEM;
+	/* by_rank holds the reported ones first, by resource descending. */
+	for (size_t i = 0; rc == 0 && i < reported && nb < want;) {
+		size_t g = 0;
+		double res = t->res[t->by_rank[i]];
+		while (i < reported && t->res[t->by_rank[i]] == res)
+			grp[g++] = t->by_rank[i++];
+		if (nb + g <= want) {
+			for (size_t k = 0; k < g; k++)
+				t->below[grp[k]] = 1;
+			nb += g;
+			continue;
+		}
+		for (size_t k = 0; k < g; k++)
+			memcpy(pts + k * m, t->lossv + (size_t)grp[k] * m, m * sizeof *pts);
+		if (pareto_ranks(pts, g, m, rank) < 0) {
+			rc = RL_ENOMEM;
+			break;
+		}
+		for (int r = 0; nb < want; r++) {
+			size_t nf = 0;
+			for (size_t k = 0; k < g; k++)
+				if (rank[k] == r)
+					nf++;
+			if (nb + nf <= want) {
+				for (size_t k = 0; k < g; k++)
+					if (rank[k] == r)
+						t->below[grp[k]] = 1;
+				nb += nf;
+				continue;
+			}
+			/* The front that does not fit, thinned. */
+			size_t f = 0;
+			double ref[64];
+			for (size_t q = 0; q < m; q++)
+				ref[q] = -INFINITY;
+			for (size_t k = 0; k < g; k++)
+				if (rank[k] == r) {
+					memcpy(pts + f * m, t->lossv + (size_t)grp[k] * m, m * sizeof *pts);
+					grp[f++] = grp[k];
+				}
+			for (size_t k = 0; k < f; k++)
+				for (size_t q = 0; q < m; q++)
+					ref[q] = fmax(ref[q], pts[k * m + q]);
+			for (size_t q = 0; q < m; q++)
+				ref[q] += 0.1 * fabs(ref[q]) + 1e-12;
+			if (pareto_select(pts, f, m, want - nb, ref, keep) < 0) {
+				rc = RL_ENOMEM;
+				break;
+			}
+			for (size_t k = 0; k < f; k++)
+				if (keep[k])
+					t->below[grp[k]] = 1;
+			nb = want;
+		}
+		break;
+	}
+	free(pts);
+	free(rank);
+	free(keep);
+	free(grp);
+	return rc < 0 ? rc : (long)nb;
+}
+
 static int tpe_fit(tpe_sampler *t)
 {
 	size_t n = t->n;
@@ -468,9 +553,16 @@ static int tpe_fit(tpe_sampler *t)
 	size_t nb = (size_t)ceil(0.1 * (double)(n - t->n_pending - t->n_failed));
 	if (nb > TPE_MAX_BELOW)
 		nb = TPE_MAX_BELOW;
+	if (t->n_obj > 1) {
+		long got = split_multi(t);
+		if (got < 0)
+			return RL_ENOMEM;
+		nb = (size_t)got;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			t->below[t->by_rank[i]] = i < nb;
+	}
 	size_t na = n - nb;
-	for (size_t i = 0; i < n; i++)
-		t->below[t->by_rank[i]] = i < nb;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t s = t->by_time[i];
@@ -618,6 +710,8 @@ static int tpe_reserve(tpe_sampler *t)
 	GROW(t->scratch_sig, cap);
 	GROW(t->scratch_w, cap);
 	GROW(t->scratch_slot, cap);
+	if (t->n_obj > 1)
+		GROW(t->lossv, cap * t->n_obj);
 	for (size_t p = 0; p < t->d; p++)
 		if (t->by_u[p])
 			GROW(t->by_u[p], cap);
@@ -763,6 +857,27 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 	return 0;
 }
 
+static int tpe_tell_multi(sampler *s, uint64_t index, const config *c, const double *losses,
+			  size_t n, double resource, obs_state state, rl_err *err)
+{
+	tpe_sampler *t = (tpe_sampler *)s;
+	if (n != (t->n_obj > 1 ? t->n_obj : 1))
+		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: %zu losses for %zu objectives",
+				  (unsigned long long)index, n, t->n_obj > 1 ? t->n_obj : 1);
+	int bad = state == OBS_FAILED;
+	for (size_t k = 0; k < n && state != OBS_PENDING; k++)
+		bad |= isnan(losses[k]);
+	/* One objective's path does the bookkeeping, keyed by the first loss
+	 * (which only single-objective ranking reads). */
+	int rc = tpe_tell(s, index, c, bad ? NAN : losses[0], resource, bad ? OBS_FAILED : state, err);
+	if (rc < 0 || n == 1 || bad || state == OBS_PENDING)
+		return rc;
+	long sl = find_slot(t, index);
+	if (sl >= 0)
+		memcpy(t->lossv + (size_t)sl * n, losses, n * sizeof *losses);
+	return 0;
+}
+
 static void tpe_destroy(sampler *s)
 {
 	tpe_sampler *t = (tpe_sampler *)s;
@@ -795,6 +910,7 @@ static void tpe_destroy(sampler *s)
 	free(t->scratch_sig);
 	free(t->scratch_w);
 	free(t->scratch_slot);
+	free(t->lossv);
 	free(t);
 }
 
@@ -803,6 +919,7 @@ static const sampler_ops tpe_ops = {
 	.ask = tpe_ask,
 	.tell = tpe_tell,
 	.destroy = tpe_destroy,
+	.tell_multi = tpe_tell_multi,
 };
 
 /* Options <= 0 (or opt NULL) take the defaults: 10 start-up trials, 24
@@ -820,6 +937,12 @@ int sampler_tpe_new(const space *sp, uint64_t seed, const sampler_options *opt, 
 	t->n_candidates = opt && opt->n_candidates > 0 ? opt->n_candidates : 24;
 	t->pending = opt ? opt->pending : PENDING_WORST;
 	t->multivariate = opt ? opt->multivariate : 0;
+	t->n_obj = opt && opt->n_objectives > 1 ? (size_t)opt->n_objectives : 1;
+	if (t->n_obj > 64) {
+		size_t n_obj = t->n_obj;
+		free(t);
+		return rl_err_set(err, RL_EINVAL, "tpe: at most 64 objectives, not %zu", n_obj);
+	}
 	t->d = sp->n;
 	t->dirty = 1;
 	if (t->d) {

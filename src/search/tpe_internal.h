@@ -64,6 +64,10 @@ typedef struct tpe_sampler {
 	size_t n_free;
 	/* Live observations in three orders (slot ids). */
 	size_t n, n_pending, n_failed;
+	/* Several objectives (n_obj > 1): each slot's losses, [slot * n_obj];
+	 * the split is by Pareto rank (tpe.c, split_multi). */
+	size_t n_obj;
+	double *lossv;
 	uint32_t *by_time, *by_rank;
 	uint32_t **by_u;         /* per numeric parameter, else NULL */
 	/* The fitted model, rebuilt lazily after a tell. */
