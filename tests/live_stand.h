@@ -1,16 +1,28 @@
 /*
- * live_stand.h - a stand-in executor for tests of the live driver
- * (tests/test_live.c): an exec_ops implementation that runs no process.
- * Each launch asks the test's script what the segment does (its metric
- * lines, then how it ends, each after a delay on the driver's own libuv
- * loop), so the real driver (src/live) meets scripted segment ends, as a
- * scheduler test links the real scheduler against stubbed nodes and
- * replays a job list.
+ * live_stand.h - a stand-in executor backend for tests of the live driver
+ * (tests/test_live.c): exec_ops and exec_backend_ops (exec/exec.h) that run
+ * no process.  Each launch asks the test's script what the segment does
+ * (its metric lines, then how it ends, each after a delay on the driver's
+ * own libuv loop), so the real driver (src/live) meets scripted segment
+ * ends, as a scheduler test links the real scheduler against stubbed nodes
+ * and replays a job list.
+ *
+ * The whole life cycle, so that the driver's adoption and reconcile are
+ * tested without podman or Slurm: with a stand_world (what outlives a
+ * driver, as containers and jobs outlive a killed relish), each segment
+ * gets a handle the store records; a driver whose stand "crashes"
+ * (world.crash) leaves its running segments in the world as units that
+ * go on running; the next driver's first attach lists them (reconcile),
+ * adopts those the store says are running (their lines again from the
+ * start, then their scripted end), loses the rest and stops, before its
+ * loop starts, the units no segment claimed (sweep).
  *
  * What it keeps for assertions: every launch (argv, environment, memory
  * limit, the segment's range) in launch order.  It writes each line to the
  * segment's log before reporting it, as the process executor does, so
- * recovery can read logs back.  Included by test files only (static
+ * recovery can read logs back.  Given to the driver through
+ * live_options.backends (stand_rows) with the stand_box as the backend's
+ * settings (stand_options).  Included by test files only (static
  * functions, one copy each).
  */
 #ifndef RELISH_TEST_LIVE_STAND_H
@@ -18,6 +30,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +39,11 @@
 
 #include "exec/contract.h"
 #include "exec/exec.h"
+#include "live/driver.h"
 
 #define STAND_MAX_LINES 16
 #define STAND_MAX_LAUNCHES 64
+#define STAND_MAX_UNITS 16
 
 /* What one segment does: lines (each after delay_ms), then its end. */
 typedef struct stand_plan {
@@ -39,6 +54,28 @@ typedef struct stand_plan {
 	int ignore_cancel;          /* a cancel does not end it either */
 	exec_result end;            /* outcome, exit code, peak, reason ... */
 } stand_plan;
+
+/* A segment that outlived the driver that launched it (a crash), or one
+ * the test put there: it goes on running, printing its plan's lines from
+ * the start to whoever adopts it. */
+typedef struct stand_unit {
+	char handle[32];
+	char experiment[64];
+	char trial[32];             /* "t<store id>" */
+	int seq;
+	stand_plan plan;
+	int running;                /* 0: it ended while no driver watched (gone) */
+	int adopted, lost, swept;   /* what the next driver did with it */
+} stand_unit;
+
+/* What outlives a driver. */
+typedef struct stand_world {
+	stand_unit units[STAND_MAX_UNITS];
+	size_t n_units;
+	unsigned next_handle;
+	int crash;                  /* the stand's shutdown leaves what runs in the world */
+	size_t listed;              /* units the last reconcile found running */
+} stand_world;
 
 /* One launch as the driver asked for it. */
 typedef struct stand_launch {
@@ -54,6 +91,10 @@ typedef void (*stand_plan_fn)(stand *st, size_t k, const exec_spec *es, stand_pl
 
 struct stand {
 	executor base;
+	exec_backend backend;       /* its life cycle (stand_backend_ops) */
+	const exec_host *host;
+	stand_world *world;         /* NULL: nothing outlives the driver */
+	int reconciled;
 	uv_loop_t *loop;
 	stand_plan_fn plan;
 	void *ctx;                  /* the test's */
@@ -68,6 +109,10 @@ struct stand {
 struct exec_segment {
 	stand *st;
 	struct exec_segment *next;
+	char handle[32];            /* with a world */
+	char experiment[64];
+	char trial[32];
+	int seq;
 	stand_plan plan;
 	size_t step;
 	exec_callbacks cb;
@@ -167,6 +212,13 @@ static int stand_launch_fn(executor *ex, const exec_spec *es, const exec_callbac
 	snprintf(g->plan.end.reason, sizeof g->plan.end.reason, "completed");
 	st->plan(st, st->n_launches, es, &g->plan);
 	st->n_launches++;
+	if (st->world)
+		snprintf(g->handle, sizeof g->handle, "unit-%u", ++st->world->next_handle);
+	if (es->placed) {
+		snprintf(g->experiment, sizeof g->experiment, "%s", es->placed->sp->name);
+		g->seq = es->placed->seq;
+	}
+	snprintf(g->trial, sizeof g->trial, "%s", es->a.trial_id ? es->a.trial_id : "");
 	g->st = st;
 	g->cb = *cb;
 	g->ud = ud;
@@ -197,8 +249,12 @@ static void stand_cancel(executor *ex, exec_segment *g)
 
 static int stand_ident(executor *ex, const exec_segment *g, exec_ident *out)
 {
-	(void)ex, (void)g, (void)out;
-	return RL_EUNSUPPORTED; /* no process: nothing to record */
+	(void)ex;
+	if (!g->handle[0])
+		return RL_EUNSUPPORTED; /* no world: nothing to record */
+	memset(out, 0, sizeof *out);
+	snprintf(out->handle, sizeof out->handle, "%s", g->handle);
+	return 0;
 }
 
 static int stand_reclaim(executor *ex, const exec_ident *id, rl_err *err)
@@ -221,11 +277,28 @@ static size_t stand_idle(executor *ex)
 static void stand_shutdown(executor *ex)
 {
 	stand *st = (stand *)ex;
-	for (struct exec_segment *g = st->segs; g; g = g->next)
-		if (!g->ended) {
-			g->plan.ignore_cancel = 0;
-			stand_cancel(ex, g);
+	for (struct exec_segment *g = st->segs; g; g = g->next) {
+		if (g->ended)
+			continue;
+		if (st->world && st->world->crash && st->world->n_units < STAND_MAX_UNITS) {
+			/* relish died: the segment runs on, nobody hears its end */
+			stand_unit *u = &st->world->units[st->world->n_units++];
+			memset(u, 0, sizeof *u);
+			snprintf(u->handle, sizeof u->handle, "%s", g->handle);
+			snprintf(u->experiment, sizeof u->experiment, "%s", g->experiment);
+			snprintf(u->trial, sizeof u->trial, "%s", g->trial);
+			u->seq = g->seq;
+			u->plan = g->plan;
+			u->running = 1;
+			g->ended = 1;
+			st->n_running--;
+			uv_timer_stop(&g->timer);
+			uv_close((uv_handle_t *)&g->timer, stand_closed);
+			continue;
 		}
+		g->plan.ignore_cancel = 0;
+		stand_cancel(ex, g);
+	}
 }
 
 static void stand_destroy(executor *ex)
@@ -241,28 +314,181 @@ static const exec_ops stand_ops = {
 	.idle_count = stand_idle, .shutdown = stand_shutdown, .destroy = stand_destroy,
 };
 
-/* The test's handle on the executor the driver makes (live_options
- * executor_new with ctx = a stand_box). */
+/* ---- the backend: the life cycle ------------------------------------------ */
+
+/* The test's handle on the backend the driver opens (its settings). */
 typedef struct stand_box {
 	stand_plan_fn plan;
 	void *ctx;
+	stand_world *world;         /* NULL: no handles, nothing outlives a driver */
 	stand *st;                  /* set when the driver made it */
 } stand_box;
 
-static int stand_new(struct uv_loop_s *loop, void *ctx, struct executor **out, rl_err *err)
+static const exec_backend_ops stand_backend_ops;
+
+static stand *stand_of(exec_backend *b)
 {
-	stand_box *b = ctx;
+	return (stand *)((char *)b - offsetof(stand, backend));
+}
+
+static int stand_open(const exec_host *host, const void *settings, spec *const *plan,
+		      size_t n_plan, exec_backend **out, rl_err *err)
+{
+	(void)plan, (void)n_plan;
+	const stand_box *b = settings;
+	if (!b)
+		return rl_err_set(err, RL_EINVAL, "stand-in: no stand_box given");
 	stand *st = calloc(1, sizeof *st);
 	if (!st)
 		return rl_err_set(err, RL_ENOMEM, "stand-in");
 	st->base.ops = &stand_ops;
 	st->base.impl = st;
-	st->loop = loop;
+	st->backend.ops = &stand_backend_ops;
+	st->host = host;
+	st->world = b->world;
+	st->loop = host->loop;
 	st->plan = b->plan;
 	st->ctx = b->ctx;
-	b->st = st;
-	*out = &st->base;
+	((stand_box *)b)->st = st;
+	*out = &st->backend;
 	return 0;
+}
+
+static int stand_start(exec_backend *b, rl_err *err)
+{
+	(void)b, (void)err;
+	return 0;
+}
+
+/* The first attach lists what an earlier driver left (reconcile). */
+static int stand_attach(exec_backend *b, const exec_experiment *xp, executor **run, rl_err *err)
+{
+	(void)xp, (void)err;
+	stand *st = stand_of(b);
+	if (st->world && !st->reconciled) {
+		st->reconciled = 1;
+		st->world->listed = 0;
+		for (size_t i = 0; i < st->world->n_units; i++)
+			st->world->listed += st->world->units[i].running;
+	}
+	*run = &st->base;
+	return 0;
+}
+
+static stand_unit *stand_unit_of(stand *st, const exec_found *f)
+{
+	for (size_t i = 0; st->world && i < st->world->n_units; i++) {
+		stand_unit *u = &st->world->units[i];
+		if (f->id.handle[0] && !strcmp(u->handle, f->id.handle) &&
+		    !strcmp(u->experiment, f->experiment))
+			return u;
+	}
+	return NULL;
+}
+
+static int stand_adoptable(exec_backend *b, executor *run, const exec_found *f)
+{
+	(void)run;
+	stand_unit *u = stand_unit_of(stand_of(b), f);
+	return u && u->running && !u->adopted;
+}
+
+/* Watch unit f again: its lines from the start, then its end. */
+static int stand_adopt(exec_backend *b, executor *run, const exec_found *f, const exec_spec *es,
+		       const exec_callbacks *cb, void *ud, exec_segment **out, char *said,
+		       size_t n, rl_err *err)
+{
+	(void)run;
+	stand *st = stand_of(b);
+	stand_unit *u = stand_unit_of(st, f);
+	if (!u || !u->running)
+		return rl_err_set(err, RL_ENOTFOUND, "stand-in: no unit %s", f->id.handle);
+	struct exec_segment *g = calloc(1, sizeof *g);
+	if (!g)
+		return rl_err_set(err, RL_ENOMEM, "stand-in");
+	g->st = st;
+	snprintf(g->handle, sizeof g->handle, "%s", u->handle);
+	snprintf(g->experiment, sizeof g->experiment, "%s", u->experiment);
+	snprintf(g->trial, sizeof g->trial, "%s", u->trial);
+	g->seq = u->seq;
+	g->plan = u->plan;
+	g->cb = *cb;
+	g->ud = ud;
+	g->t0 = uv_hrtime();
+	g->log_fd = es->log_path ? open(es->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+				 : -1;
+	uv_timer_init(st->loop, &g->timer);
+	g->timer.data = g;
+	g->next = st->segs;
+	st->segs = g;
+	st->n_running++;
+	uv_timer_start(&g->timer, stand_tick, g->plan.delay_ms, 0);
+	u->adopted = 1;
+	snprintf(said, n, "its stand-in unit %s was still running and was adopted", u->handle);
+	*out = g;
+	return 0;
+}
+
+static void stand_lose(exec_backend *b, executor *run, const exec_found *f, char *said, size_t n)
+{
+	(void)run;
+	stand_unit *u = stand_unit_of(stand_of(b), f);
+	if (u && u->running) {
+		u->running = 0;
+		u->lost = 1;
+		snprintf(said, n, "its stand-in unit %s was still running and was stopped", u->handle);
+	} else {
+		snprintf(said, n, "its stand-in unit %s was gone", f->id.handle[0] ? f->id.handle : "?");
+	}
+}
+
+static void stand_sweep(exec_backend *b)
+{
+	stand *st = stand_of(b);
+	size_t k = 0;
+	for (size_t i = 0; st->world && i < st->world->n_units; i++) {
+		stand_unit *u = &st->world->units[i];
+		if (!u->running || u->adopted)
+			continue;
+		u->running = 0;
+		u->swept = 1;
+		k++;
+	}
+	if (k) {
+		char line[120];
+		snprintf(line, sizeof line, "stopped %zu stand-in unit%s left by an earlier relish", k,
+			 k == 1 ? "" : "s");
+		st->host->say(st->host->ud, line);
+	}
+}
+
+static void stand_backend_shutdown(exec_backend *b)
+{
+	stand_shutdown(&stand_of(b)->base);
+}
+
+static void stand_close(exec_backend *b)
+{
+	stand_destroy(&stand_of(b)->base);
+}
+
+static const exec_backend_ops stand_backend_ops = {
+	.name = "process", .title = "this machine", .units = "stand-in units",
+	.open = stand_open, .start = stand_start, .attach = stand_attach,
+	.adoptable = stand_adoptable, .adopt = stand_adopt, .lose = stand_lose,
+	.sweep = stand_sweep, .shutdown = stand_backend_shutdown, .close = stand_close,
+};
+
+/* The table the driver looks trial.executor up in: process experiments
+ * run on the stand-in. */
+static const exec_backend_row stand_rows[] = {{EXEC_PROCESS, &stand_backend_ops}};
+
+/* o runs its process experiments on the stand-in of box. */
+static void stand_options(live_options *o, stand_box *box)
+{
+	o->backends = stand_rows;
+	o->n_backends = 1;
+	o->backend_settings[EXEC_PROCESS] = box;
 }
 
 /* Plan helpers: lines for epochs from+1 .. to with a value, then an end. */

@@ -1,8 +1,8 @@
 /*
  * test_live.c - the live driver (src/live) through scripted segment ends:
  * the real driver, store, engine and core, with a stand-in executor
- * (tests/live_stand.h) in place of processes, injected through
- * live_options.executor_new.  Each test writes a spec, scripts what every
+ * backend (tests/live_stand.h) in place of processes, given as the table of
+ * backends (live_options.backends).  Each test writes a spec, scripts what every
  * launch does, runs the loop to its end and checks the driver's decisions
  * in the store (a real SQLite file) and in what it launched:
  *   - a run to completion; retries then failure; out of memory re-placed
@@ -18,7 +18,12 @@
  *     later one goes on at its next seq);
  *   - live_options.before_launch runs before every launch, also between
  *     two launches of one turn (relish serve answers its queued requests
- *     there), and may add an experiment while the loop places.
+ *     there), and may add an experiment while the loop places;
+ *   - after a crash that left segments running (the stand-in's world keeps
+ *     them, as a kill -9 leaves containers and Slurm jobs): the next driver
+ *     adopts the one whose unit still runs (its lines come again, none is
+ *     stored twice), loses the one whose unit is gone and re-runs it, and
+ *     stops a stray unit no segment claims before its loop starts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,8 +128,7 @@ static live *driver(struct fx *f, stand_plan_fn plan, const char *name, int tria
 	f->outf = fopen(f->out, "a");
 	o.out = f->outf;
 	f->box.plan = plan;
-	o.executor_new = stand_new;
-	o.executor_ctx = &f->box;
+	stand_options(&o, &f->box);
 	if (use_wall) {
 		o.wall_clock = fake_wall;
 		o.wall_clock_ctx = f;
@@ -476,8 +480,7 @@ static void test_one_clock_per_turn(void **state)
 	o.devices_path = f->devices;
 	o.quiet = 1;
 	f->box.plan = plan_ok_clock;
-	o.executor_new = stand_new;
-	o.executor_ctx = &f->box;
+	stand_options(&o, &f->box);
 	o.wall_clock = fake_wall_moving;
 	o.wall_clock_ctx = f;
 	live *d = NULL;
@@ -581,8 +584,7 @@ static void test_before_launch(void **state)
 	o.devices_path = f->devices;
 	o.quiet = 1;
 	f->box.plan = plan_ok_hooked;
-	o.executor_new = stand_new;
-	o.executor_ctx = &f->box;
+	stand_options(&o, &f->box);
 	o.before_launch = count_hook;
 	o.before_launch_ctx = f;
 	rl_err e;
@@ -611,6 +613,104 @@ static void test_before_launch(void **state)
 	assert_int_equal(q_int(f, "SELECT count(*) FROM experiments WHERE status = 'done'"), 2);
 }
 
+/* ---- adoption after a crash: the backend's life cycle --------------------- */
+
+static void plan_three_slow(stand *st, size_t k, const exec_spec *es, stand_plan *p)
+{
+	(void)st, (void)k;
+	p->delay_ms = 100;
+	stand_epochs(p, es->a.from, es->a.to, 0.5);
+}
+
+/* Both segments run and have printed a line: relish dies (kill -9): its
+ * loop stops, and the stand's world keeps what ran. */
+static void on_crash_timer(uv_timer_t *t)
+{
+	struct fx *f = t->data;
+	stand *st = f->box.st;
+	if (st->n_running < 2 || q_int(f, "SELECT count(*) FROM metrics WHERE name = 'accuracy'") < 2)
+		return;
+	f->box.world->crash = 1;
+	uv_stop(st->loop);
+	uv_close((uv_handle_t *)t, NULL);
+}
+
+static void test_adopt_after_crash(void **state)
+{
+	struct fx *f = *state;
+	stand_world *w = calloc(1, sizeof *w);
+	f->box.world = w;
+	live *d = driver(f, plan_three_slow, "adopt", 2, 0, 3, 0);
+	uv_timer_t *t = calloc(1, sizeof *t);
+	uv_timer_init(f->box.st->loop, t);
+	t->data = f;
+	uv_timer_start(t, on_crash_timer, 10, 10);
+	rl_err e;
+	rl_err_clear(&e);
+	live_run(d, &e);
+	driver_free(f, d);
+	free(t);
+	/* What the kill left: two segments running in the store, each with the
+	 * handle of a unit that runs on. */
+	assert_int_equal(w->n_units, 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments WHERE status = 'running' AND "
+			      "container LIKE 'unit-%'"), 2);
+	/* One unit ended while no relish watched; a stray one belongs to no
+	 * segment of this run. */
+	w->crash = 0;
+	w->units[1].running = 0;
+	char gone[32];
+	snprintf(gone, sizeof gone, "%s", w->units[1].handle);
+	stand_unit *stray = &w->units[w->n_units++];
+	memset(stray, 0, sizeof *stray);
+	snprintf(stray->handle, sizeof stray->handle, "stray-1");
+	snprintf(stray->experiment, sizeof stray->experiment, "adopt");
+	snprintf(stray->trial, sizeof stray->trial, "t99");
+	stray->running = 1;
+
+	d = driver(f, plan_ok, "adopt", 2, 0, 3, 0);
+	rl_err_clear(&e);
+	int rc = live_run(d, &e);
+	size_t launches = f->box.st->n_launches;
+	driver_free(f, d);
+	if (rc != 0)
+		fail_msg("resumed run: %s", e.msg);
+	/* The reconcile found the two running units; one was adopted, the
+	 * stray one stopped before the loop began. */
+	assert_int_equal(w->listed, 2);
+	assert_int_equal(w->units[0].adopted, 1);
+	assert_int_equal(w->units[1].adopted, 0);
+	assert_int_equal(stray->swept, 1);
+	assert_int_equal(stray->adopted, 0);
+	/* Only the lost segment ran again. */
+	assert_int_equal(launches, 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events WHERE kind = 'segment.adopted' AND "
+			      "message LIKE 'relish restarted; its stand-in unit unit-% was still "
+			      "running and was adopted'"), 1);
+	char sql[300];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM segments WHERE status = 'lost' AND message "
+		 "LIKE 'relish restarted; its stand-in unit %s was gone%%'", gone);
+	assert_int_equal(q_int(f, sql), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments WHERE status = 'completed'"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM trials WHERE status = 'completed'"), 2);
+	/* The adopted segment's lines came again from its start: each epoch
+	 * is stored once. */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM metrics m JOIN events e ON e.segment_id = "
+			      "m.segment_id WHERE e.kind = 'segment.adopted' AND m.name = 'accuracy'"),
+			 3);
+	assert_int_equal(q_int(f, "SELECT count(DISTINCT m.resource) FROM metrics m JOIN events e "
+			      "ON e.segment_id = m.segment_id WHERE e.kind = 'segment.adopted' AND "
+			      "m.name = 'accuracy'"), 3);
+	char text[16384];
+	read_file(f->out, text, sizeof text);
+	if (!strstr(text, "1 running in adopted stand-in units"))
+		fail_msg("no resume line naming the adopted unit: %s", text);
+	if (!strstr(text, "stopped 1 stand-in unit left by an earlier relish"))
+		fail_msg("no line for the stray unit: %s", text);
+	free(w);
+	f->box.world = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +723,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_clock_per_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_trial_without_segments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_before_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_after_crash, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

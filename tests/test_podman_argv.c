@@ -223,10 +223,10 @@ static void test_names_owner(void **state)
 
 	char id[32];
 	/* FNV-1a 64 of the path (it does not exist, so it is used as given). */
-	container_owner_id("/nonexistent/relish/state.db", id, sizeof id);
+	exec_owner_id("/nonexistent/relish/state.db", id, sizeof id);
 	assert_string_equal(id, "7d7508dafc36c239");
 	char id2[32];
-	container_owner_id("/nonexistent/relish/other.db", id2, sizeof id2);
+	exec_owner_id("/nonexistent/relish/other.db", id2, sizeof id2);
 	assert_string_not_equal(id, id2);
 }
 

@@ -169,36 +169,10 @@ int cmd_run(int argc, char **argv, rl_err *err)
 				err->code = rc = RL_ESPEC;
 		}
 	}
-	/* Experiments with executor slurm place on a Slurm cluster
-	 * (docs/slurm.md): the driver's devices are its nodes, so one run
-	 * is either all Slurm or all this machine. */
-	live_slurm_config sc = {0};
-	int n_slurm = 0;
-	const spec *first_slurm = NULL;
-	for (int i = 0; i < n_specs && rc == 0; i++) {
-		if (specs[i]->trial.executor != EXEC_SLURM)
-			continue;
-		n_slurm++;
-		if (!first_slurm) {
-			first_slurm = specs[i];
-			sc.partition = specs[i]->trial.slurm.partition;
-			sc.gpu_memory_mib = specs[i]->trial.slurm.gpu_memory_mib;
-		} else if ((specs[i]->trial.slurm.partition || sc.partition) &&
-			   (!specs[i]->trial.slurm.partition || !sc.partition ||
-			    strcmp(specs[i]->trial.slurm.partition, sc.partition))) {
-			rc = rl_err_set(err, RL_ESPEC, "%s and %s: one relish run places on one Slurm "
-					"partition; give them the same trial.slurm.partition",
-					first_slurm->source, specs[i]->source);
-		} else if (!sc.gpu_memory_mib) {
-			sc.gpu_memory_mib = specs[i]->trial.slurm.gpu_memory_mib;
-		}
-	}
-	if (rc == 0 && n_slurm && n_slurm != n_specs)
-		rc = rl_err_set(err, RL_ESPEC, "%s has trial.executor slurm and the others do not: "
-				"one relish run places either on Slurm or on this machine; run them "
-				"apart", first_slurm->source);
-	if (rc == 0 && n_slurm)
-		lo.slurm = &sc;
+	/* The driver opens the executors the specs name before anything is
+	 * created (a cluster's partition that does not exist is said first). */
+	lo.plan = specs;
+	lo.n_plan = (size_t)n_specs;
 	live *d = NULL;
 	if (rc == 0)
 		rc = live_new(&lo, &d, err);

@@ -111,18 +111,6 @@ void container_name(const char *experiment, const char *trial_id, double to, uin
 	snprintf(buf, n, "%s", tmp);
 }
 
-void container_owner_id(const char *store_path, char *buf, size_t n)
-{
-	char abs[PATH_MAX];
-	const char *p = store_path ? store_path : "";
-	if (store_path && realpath(store_path, abs))
-		p = abs;
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (const char *c = p; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-	snprintf(buf, n, "%016llx", (unsigned long long)h);
-}
-
 /* ---- environment ------------------------------------------------------------ */
 
 /* Always passed, even when relish's own environment holds the same value:

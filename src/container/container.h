@@ -16,7 +16,7 @@
  * limit), and labels by which a restarted relish finds what it left behind.
  *
  * Labels on every container (prefix configurable, "relish" by default):
- *   relish.owner       container_owner_id(state database path): whose it is
+ *   relish.owner       exec_owner_id(state database path): whose it is
  *   relish.experiment  the experiment's name
  *   relish.trial       trial id ("" for a worker process)
  *   relish.segment     "FROM-TO" of the segment the container was started for
@@ -73,7 +73,7 @@ typedef struct container_options {
 	const char *mps_dir;         /* MPS pipe directory: mounted, --ipc host; NULL: no MPS */
 	const char *label_prefix;    /* NULL: "relish" */
 	const char *experiment;      /* required */
-	const char *owner;           /* required: container_owner_id() of the store */
+	const char *owner;           /* required: exec_owner_id() of the store */
 	const char *workdir;         /* -w inside; NULL: the image's (exec_spec.cwd is a host path) */
 	const char *state_dir;       /* cid files and fallback logs; NULL: $TMPDIR or /tmp */
 	/* Privileges (docs/containers.md, "Privileges"): the defaults (all
@@ -138,10 +138,6 @@ void container_default_user(char *buf, size_t n);
  * OOM; otherwise r stays.
  */
 void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit_mib);
-
-/* "relish.owner" value for a state database path: 16 hex digits of a hash
- * of its absolute path (realpath when it exists).  buf holds >= 17 bytes. */
-void container_owner_id(const char *store_path, char *buf, size_t n);
 
 /*
  * The engine's argv (NULL-terminated, malloc'd, free with
@@ -228,5 +224,10 @@ int container_reconcile_adoptable(const container_options *o, container_info **o
  */
 int exec_podman_adopt(executor *e, const char *name, const exec_spec *es,
 		      const exec_callbacks *cb, void *ud, exec_segment **out, rl_err *err);
+
+/* Executors podman and docker as backends of the live driver (backend.c):
+ * their rows in exec_backends. */
+extern const exec_backend_ops podman_backend_ops;
+extern const exec_backend_ops docker_backend_ops;
 
 #endif

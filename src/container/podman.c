@@ -389,6 +389,8 @@ static void read_tail(const char *path, char *buf, size_t n)
 static void deliver_end(cseg *s)
 {
 	cexec *ex = s->ex;
+	/* A container's words name the limit it ran out of memory at. */
+	s->r.reason_names_limit = s->r.outcome == SCHED_OUT_OOM;
 	if (s->cb.on_end)
 		s->cb.on_end(s->ud, (exec_segment *)s, &s->r);
 	if (s->tmp_log)
@@ -428,6 +430,7 @@ static void inner_end(void *ud, exec_segment *iseg, const exec_result *r)
 		read_tail(s->log_path, tail, sizeof tail);
 		container_classify(&s->r, tail, s->mem_limit_mib);
 	}
+
 	int need_rm = s->oneshot || r->term_signal != 0 ||
 		      (r->exited && r->exit_code >= 125 && r->exit_code <= 127);
 	if (need_rm && !c->removing)
@@ -464,8 +467,8 @@ static int cseg_new(cexec *ex, const exec_spec *es, const exec_callbacks *cb, vo
 	*out_c = c;
 	return 0;
 }
-static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb, void *ud,
-		     exec_segment **out, rl_err *err)
+static int cx_start(executor *e, const exec_spec *es, const exec_callbacks *cb, void *ud,
+		    exec_segment **out, rl_err *err)
 {
 	cexec *ex = e->impl;
 	if (ex->shutdown_at)
@@ -548,6 +551,23 @@ static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb,
 	s->c = c;
 	*out = (exec_segment *)s;
 	return 0;
+}
+
+/* A segment the engine could not start, or that it refused, is the
+ * runtime's failure, not the trial's: RL_ERUNTIME, in words that say so
+ * (the driver records it with fault EXEC_FAULT_RUNTIME). */
+static int cx_launch(executor *e, const exec_spec *es, const exec_callbacks *cb, void *ud,
+		     exec_segment **out, rl_err *err)
+{
+	int rc = cx_start(e, es, cb, ud, out, err);
+	if (rc < 0 && rc != RL_ENOMEM) {
+		rl_err_prefix(err, "%.*s", (int)strlen(CONTAINER_RUNTIME_REASON) - 2,
+			      CONTAINER_RUNTIME_REASON);
+		if (err)
+			err->code = RL_ERUNTIME;
+		rc = RL_ERUNTIME;
+	}
+	return rc;
 }
 
 static const exec_ops podman_ops, docker_ops; /* below */

@@ -5,6 +5,10 @@
  */
 #include "exec/exec.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 void exec_options_default(exec_options *o)
 {
 	o->kill_grace_s = 5.0;
@@ -51,4 +55,30 @@ void exec_free(executor *ex)
 {
 	if (ex)
 		ex->ops->destroy(ex);
+}
+
+void exec_owner_id(const char *store_path, char *buf, size_t n)
+{
+	char abs[PATH_MAX];
+	const char *p = store_path ? store_path : "";
+	if (store_path && realpath(store_path, abs))
+		p = abs;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (const char *c = p; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	snprintf(buf, n, "%016llx", (unsigned long long)h);
+}
+
+const exec_backend_row *exec_backend_find(const exec_backend_row *rows, size_t n, executor_kind k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].kind == k)
+			return &rows[i];
+	return NULL;
+}
+
+void exec_backend_close(exec_backend *b)
+{
+	if (b)
+		b->ops->close(b);
 }

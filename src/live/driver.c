@@ -32,7 +32,6 @@
 #include "exec/contract.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/procmem.h"
-#include "process/process.h"
 
 extern char **environ;
 
@@ -225,12 +224,7 @@ static void loop_finish(live *d)
 	live_progress_draw(d, 1);
 	if (d->opt.on_finish)
 		d->opt.on_finish(d->opt.on_finish_ctx); /* the service closes its own handles */
-	exec_shutdown(d->ex);
-	if (d->slurm_ex)
-		exec_shutdown(d->slurm_ex);
-	for (size_t i = 0; i < d->n_exps; i++)
-		if (d->exps[i]->ex)
-			exec_shutdown(d->exps[i]->ex);
+	live_backends_shutdown(d);
 	close_handles(d);
 }
 
@@ -455,7 +449,7 @@ static void fill(live *d)
 
 
 /* Write the placement, build argv and environment, start the process.  On
- * failure *fault says whose it was (EXEC_FAULT_RUNTIME: a container engine
+ * failure *fault says whose it was (EXEC_FAULT_RUNTIME: an executor's engine
  * that could not be run or refused; NOT_STARTED: a program that cannot be
  * started); it stays NONE otherwise. */
 static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *fault, rl_err *err)
@@ -539,9 +533,9 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		rc = rl_err_set(err, RL_ENOMEM, "trial parameters");
 		goto start_failed;
 	}
-	int slurm = sp->trial.executor == EXEC_SLURM;
-	if (on_gpu && !slurm) {
-		/* (Slurm sets CUDA_VISIBLE_DEVICES in the job itself.) */
+	if (on_gpu && !d->site) {
+		/* (A backend with devices of its own hands them over itself:
+		 * a cluster's job gets CUDA_VISIBLE_DEVICES from its scheduler.) */
 		const char *uuids[SCHED_MAX_GANG];
 		for (int i = 0; i < pl->n_dev && i < SCHED_MAX_GANG; i++)
 			uuids[i] = d->devs->dev[pl->dev[i]].info.uuid;
@@ -553,10 +547,12 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		if ((rc = gpu_env_build(&gr, &extra, &n_extra, err)) < 0)
 			goto start_failed;
 	}
-	/* A container gets the contract's variables and the spec's, not
-	 * relish's own environment (the host's PATH, HOME... describe the
-	 * host, not the image). */
-	char *const *parent = x->ex ? NULL : x->owner.run_as ? x->user_env : environ;
+	/* A trial whose backend asks for a clean environment (an image is
+	 * another system: the host's PATH, HOME... describe the host) gets
+	 * the contract's variables and the spec's, not relish's own. */
+	char *const *parent = x->be->ops->clean_env ? NULL
+			      : x->owner.run_as	    ? x->user_env
+						    : environ;
 	if ((rc = contract_subst_argv(sp->trial.argv, &v, &argv, err)) < 0 ||
 	    (rc = contract_env_build(parent, sp->trial.env, sp->trial.n_env, &v, extra, n_extra,
 				     &envp, err)) < 0)
@@ -571,37 +567,36 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 			snprintf(key, sizeof key, "%s/%s", sp->name, tid);
 		g->reuse_key = strdup(key);
 	}
-	exec_cluster_request creq;
-	if (slurm)
-		live_slurm_request(d, g, pl, &creq);
+	/* The core gave it its devices whole: a cluster asks for them so. */
+	int whole = pl->n_dev > 1 || pl->basis == SCHED_BASIS_EXCLUSIVE ||
+		    sched_policy_placement(d->opt.policy_set ? d->opt.policy : sp->sharing.policy) ==
+			    SHARE_EXCLUSIVE ||
+		    g->req.exclusive || pl->mem_mib >= de->info.mem_total_mib;
+	exec_placement placed = {.dev = pl->dev[0], .n_dev = pl->n_dev, .mem_mib = pl->mem_mib,
+				 .whole = whole, .seq = g->seq, .sp = sp};
 	exec_spec es = {
 		.mode = sp->trial.mode, .reuse_key = g->reuse_key, .argv = argv, .envp = envp,
 		.cwd = sp->trial.workdir, .log_path = logp, .timeout_s = sp->trial.timeout_s,
 		.cpus = v.cpus, .memory_limit_mib = on_gpu ? 0 : pl->mem_mib,
 		.a = {.trial_id = tid, .params_json = params, .from = g->from, .to = g->to,
 		      .checkpoint_dir = ckpt},
-		.cluster = slurm ? &creq : NULL,
+		.placed = &placed,
 		.run_as = x->owner.run_as ? &x->run_as : NULL,
 	};
 	g->started_at = live_mono(d);
 	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
-	if (rc < 0 && x->ex && rc != RL_ENOMEM) {
+	if (rc == RL_ERUNTIME)
 		/* The engine could not be started or refused the segment:
 		 * the runtime's failure, not the trial's (live_end_segment). */
-		rl_err_prefix(err, "%.*s", (int)strlen(CONTAINER_RUNTIME_REASON) - 2,
-			      CONTAINER_RUNTIME_REASON);
 		*fault = EXEC_FAULT_RUNTIME;
-	} else if (rc == RL_EEXEC) {
+	else if (rc == RL_EEXEC)
 		*fault = EXEC_FAULT_NOT_STARTED; /* the program cannot be started */
-	}
-	if (rc == 0 && !slurm) {
-		/* (A job's id comes later: live_slurm_event.) */
-		exec_ident id;
-		if (exec_ident_of(live_exec(x), g->es, &id) == 0) {
-			g->pid = id.pid;
-			rc = store_segment_set_pid(d->st, g->store_id, id.pid, id.start_time,
-						   id.handle[0] ? id.handle : NULL, err);
-		}
+	exec_ident id;
+	if (rc == 0 && exec_ident_of(live_exec(x), g->es, &id) == 0 && (id.pid > 0 || id.handle[0])) {
+		/* (A cluster job's id comes later: live_seg_event.) */
+		g->pid = id.pid;
+		rc = store_segment_set_pid(d->st, g->store_id, id.pid, id.start_time,
+					   id.handle[0] ? id.handle : NULL, err);
 	}
 start_failed:
 	contract_strv_free(argv);
@@ -697,7 +692,7 @@ static void tick_cb(uv_timer_t *h)
 	if (!d->fatal && store_driver_check(d->st, &err) == RL_EINUSE)
 		live_fatal(d, &err);
 	live_gpu_sample(d);
-	live_slurm_tick(d);
+	live_backends_tick(d);
 	if (d->opt.service)
 		live_sample_rss(d); /* the API shows memory in use */
 	place(d);
@@ -829,10 +824,18 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	} else if ((rc = runs_dir_default(d->db_path, &d->runs_dir, err)) < 0) {
 		goto fail;
 	}
-	/* A partition that does not exist, or a Slurm that does not answer,
-	 * is said before anything is created. */
-	if (d->opt.slurm && (rc = live_slurm_read(d, err)) < 0)
+	if ((rc = uv_loop_init(&d->loop)) < 0) {
+		rc = rl_err_set(err, RL_EIO, "event loop: %s", uv_strerror(rc));
 		goto fail;
+	}
+	d->loop_ready = 1;
+	/* The executor backends the run needs: a cluster's partition that
+	 * does not exist, or a cluster that does not answer, is said before
+	 * anything is created (backend.c). */
+	device_list *own = NULL;
+	if ((rc = live_backends_open(d, &own, err)) < 0)
+		goto fail;
+	d->devs = own;
 	/* The store first: a second driver on this database is refused
 	 * (STORE_DRIVER) before it creates or writes anything. */
 	if ((rc = store_open(d->db_path, STORE_DRIVER, &d->st, err)) < 0)
@@ -844,25 +847,11 @@ int live_new(const live_options *o, live **out, rl_err *err)
 		free(d->runs_dir);
 		d->runs_dir = abs;
 	}
-	if ((rc = uv_loop_init(&d->loop)) < 0) {
-		rc = rl_err_set(err, RL_EIO, "event loop: %s", uv_strerror(rc));
-		goto fail;
-	}
-	d->loop_ready = 1;
-	rc = d->opt.executor_new ? d->opt.executor_new(&d->loop, d->opt.executor_ctx, &d->ex, err)
-				 : exec_process_new(&d->loop, NULL, &d->ex, err);
-	if (rc < 0)
-		goto fail;
-	const char *how = NULL;
-	if (exec_process_confinement(d->ex, &how) == EXEC_CONFINE_PROC && how && !d->opt.quiet)
-		fprintf(d->out, "relish: trials' descendants: %s; one that detaches and loses its "
-			"parent between two samples (0.2 s) can outlive its trial (docs/trials.md)\n",
-			how);
 	devices_options dopt = {.config_path = d->opt.devices_path};
-	if (d->opt.slurm) {
-		/* A Slurm cluster's nodes (live/slurm.c); no NVML here: the
-		 * nodes measure their own jobs. */
-		rc = live_slurm_start(d, err);
+	if (d->devs) {
+		/* A backend's own devices (a cluster's nodes); no NVML here:
+		 * the nodes measure their own jobs. */
+		rc = 0;
 	} else if (d->opt.devices_path || getenv("RELISH_DEVICES")) {
 		rc = devices_discover(&dopt, &d->devs, err);
 	} else {
@@ -880,6 +869,8 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	/* No notice here: a run on the host has nothing to hear about NVML; a
 	 * spec that asks for GPUs gets it in its error (live_add_experiment). */
 	d->mps = gpu_mps_detect(d->mps_dir, sizeof d->mps_dir);
+	if ((rc = live_backends_start(d, err)) < 0)
+		goto fail;
 	for (size_t i = 0; i < d->devs->n; i++) {
 		const sched_device_info *di = &d->devs->dev[i].info;
 		store_device sd = {.name = (char *)di->name, .uuid = (char *)di->uuid,
@@ -914,13 +905,7 @@ static void exp_free(live_exp *x)
 {
 	if (!x)
 		return;
-	if (x->ex) {
-		/* Not started yet, or the driver already stopped it (live_free). */
-		exec_shutdown(x->ex);
-		uv_run(&x->d->loop, UV_RUN_DEFAULT);
-		exec_free(x->ex);
-		uv_run(&x->d->loop, UV_RUN_DEFAULT);
-	}
+	live_backend_detach(x->d, x);
 	contract_strv_free(x->user_env);
 	engine_free(x->eng);
 	spec_free(x->sp);
@@ -991,19 +976,13 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 	store_experiment se = {0};
 	int found = 0;
 	uv_update_time(&d->loop); /* a turn of its own, before the loop runs */
-	if (!sp->trial.executor_given && d->opt.default_executor != EXEC_PROCESS)
-		sp->trial.executor = d->opt.default_executor;
-	if (sp->trial.executor == EXEC_SLURM && sp->trial.mode != TRIAL_MODE_ONESHOT) {
-		rc = rl_err_set(err, RL_ESPEC, "%s: trial.mode: executor slurm runs each segment as "
-				"one job: expected oneshot, got %s", sp->source ? sp->source : sp->name,
-				spec_trial_mode_name(sp->trial.mode));
+	if ((rc = spec_default_executor(sp, d->opt.default_executor, err)) < 0)
 		goto fail;
-	}
-	if (sp->trial.resources.gpus > 0 && !d->n_gpus && d->slurm) {
+	if (sp->trial.resources.gpus > 0 && !d->n_gpus && d->site) {
 		rc = rl_err_set(err, RL_ESPEC,
-				"%s: trial.resources.gpus is %g but Slurm partition %s has no GPU "
-				"relish can use (%s)", sp->source ? sp->source : sp->name,
-				sp->trial.resources.gpus, d->cluster.partition,
+				"%s: trial.resources.gpus is %g but %s has no GPU relish can use (%s)",
+				sp->source ? sp->source : sp->name, sp->trial.resources.gpus,
+				d->site->where,
 				d->devs->notice[0] ? d->devs->notice : "its nodes list none");
 		goto fail;
 	}
@@ -1094,7 +1073,7 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		goto fail;
 	}
 	if ((rc = make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
-	    (rc = live_container_setup(d, x, err)) < 0 || (rc = live_slurm_setup(d, x, err)) < 0)
+	    (rc = live_backend_attach(d, x, err)) < 0)
 		goto fail;
 	if (found) {
 		x->id = se.id;
@@ -1134,10 +1113,11 @@ int live_run(live *d, rl_err *err)
 			all_done = 0;
 	if ((all_done && !d->opt.service) || !d->handles_ready)
 		return 0;
-	live_container_sweep(d);
 	uv_update_time(&d->loop);
 	live_progress_begin(d);
-	live_slurm_sweep(d);
+	/* What an earlier relish left that no segment adopted is stopped
+	 * before anything new starts. */
+	live_backends_sweep(d);
 	if (!d->opt.service) {
 		/* relish serve handles its own signals (live_stop) */
 		uv_signal_start(&d->sigint, signal_cb, SIGINT);
@@ -1217,22 +1197,14 @@ void live_free(live *d)
 	if (!d)
 		return;
 	close_handles(d);
-	for (size_t i = 0; i < d->n_exps; i++)
-		if (d->exps[i]->ex)
-			exec_shutdown(d->exps[i]->ex);
-	if (d->slurm_ex)
-		exec_shutdown(d->slurm_ex);
-	if (d->ex) {
-		exec_shutdown(d->ex);
+	/* The backends stop what they run, the loop lets it go, then they
+	 * are freed; the experiments no longer hold their executors. */
+	live_backends_shutdown(d);
+	if (d->loop_ready)
 		uv_run(&d->loop, UV_RUN_DEFAULT);
-		exec_free(d->ex);
-	}
-	exec_free(d->slurm_ex);
-	d->slurm_ex = NULL;
-	for (size_t i = 0; i < d->n_exps; i++) {
-		exec_free(d->exps[i]->ex);
-		d->exps[i]->ex = NULL;
-	}
+	for (size_t i = 0; i < d->n_exps; i++)
+		d->exps[i]->be = NULL, d->exps[i]->ex = NULL;
+	live_backends_close(d);
 	if (d->loop_ready) {
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 		uv_loop_close(&d->loop);
@@ -1249,10 +1221,8 @@ void live_free(live *d)
 	sched_free(d->core);
 	telemetry_close(d->tel);
 	device_list_free(d->devs);
-	live_slurm_close(d);
 	store_profiles_free(d->profiles, d->n_profiles);
 	free(d->profile_used);
-	free(d->removed);
 	free(d->user_rules);
 	store_close(d->st);
 	free(d->db_path);

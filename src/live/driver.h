@@ -5,7 +5,8 @@
  * It joins the pure pieces to the effectful ones: the experiment engine
  * (search/engine.h) says which segment of which trial to run next; the core
  * scheduler (sched/sched.h) says where, with what memory reservation and
- * compute share; the process executor (exec/exec.h) runs it; telemetry
+ * compute share; the executor of the experiment's backend (exec/exec.h)
+ * runs it; telemetry
  * (NVML, /proc) measures it; the store (store/store.h) records every
  * transition before it is acted on, so a relish killed at any instant
  * resumes from the database (recover.c).  docs/architecture.md ("The live
@@ -24,32 +25,13 @@
 #include "store/store.h"
 
 typedef struct live live;
-struct uv_loop_s;
-struct executor;
-
-/*
- * A Slurm cluster as the driver's devices (docs/slurm.md): the nodes of one
- * partition, read with scontrol at live_new and refreshed on the loop;
- * experiments with executor slurm run each segment as one job there.
- * Everything borrowed for live_new only.  relish serve sets this (and
- * default_executor) from its configuration; relish run from the spec.
- */
-typedef struct live_slurm_config {
-	const char *partition;       /* NULL: the cluster's default partition */
-	const char *account, *qos;   /* for specs that name none; NULL: none */
-	const char *const *sbatch_args; /* before each spec's own sbatch_args */
-	size_t n_sbatch_args;
-	uint64_t gpu_memory_mib;     /* GPUs of nodes without a gpumem_<size> feature */
-	double poll_interval_s;      /* squeue at most this often; 0: 1 s */
-	double refresh_s;            /* scontrol show node this often; 0: 30 s */
-	const char *step_program;    /* relish's path on the nodes; NULL: this binary */
-} live_slurm_config;
+struct exec_backend_row;
 
 /*
  * Who an experiment belongs to.  `relish run` records the user who ran it;
  * `relish serve` the submitter, and with run_as its trials run as that
- * user (exec/runas.h: setgroups, setgid, setuid before exec; containers
- * with --user) and their checkpoint folders and logs are theirs.
+ * user (exec/runas.h: setgroups, setgid, setuid before exec; an engine
+ * given the user) and their checkpoint folders and logs are theirs.
  */
 #define LIVE_OWNER_GROUPS_MAX 64
 typedef struct live_owner {
@@ -81,21 +63,31 @@ typedef struct live_options {
 	int progress;             /* 1 live display, 0 plain lines, -1 auto (isatty) */
 	FILE *out;                /* progress output; NULL: stderr */
 	/* Seams for tests (tests/test_live.c); NULL in relish itself.
-	 * executor_new makes the executor of process experiments on the
-	 * driver's loop instead of exec_process_new (a stand-in that scripts
-	 * segment ends); the driver owns what it returns (exec_free).
+	 * backends replaces the table of executor backends (exec_backends,
+	 * exec/exec.h; n_backends rows): a stand-in that scripts segment
+	 * ends, finds what an earlier driver left and adopts it.
 	 * wall_clock replaces CLOCK_REALTIME as the source of stored
 	 * timestamps (the driver's other clock, for durations and the core,
 	 * is the loop's monotonic time either way). */
-	int (*executor_new)(struct uv_loop_s *loop, void *ctx, struct executor **out,
-			    rl_err *err);
-	void *executor_ctx;
+	const struct exec_backend_row *backends;
+	size_t n_backends;
 	double (*wall_clock)(void *ctx);
 	void *wall_clock_ctx;
 	/* The executor of specs that do not name one (trial.executor absent):
-	 * relish serve's service-wide default.  EXEC_SLURM needs slurm. */
+	 * relish serve's service-wide default. */
 	executor_kind default_executor;
-	const live_slurm_config *slurm; /* non-NULL: place on this Slurm cluster */
+	/* A service's settings for the backend of each executor kind (the
+	 * backend's own type, which its header names), NULL: none.
+	 * A backend with settings is opened by live_new; one that places on
+	 * devices of its own (a cluster's partition) then gives the driver
+	 * its devices, and every experiment must run there. */
+	const void *backend_settings[EXEC_KINDS];
+	/* The specs that will be added (relish run; borrowed for live_new):
+	 * their backends are opened by live_new, from what they ask (one
+	 * cluster partition for the run), before the store is: a partition
+	 * that does not exist is said before anything is created. */
+	spec *const *plan;
+	size_t n_plan;
 	/* Service mode (relish serve): the loop keeps running with nothing
 	 * to do, experiments come and go (live_submit, live_cancel), the
 	 * caller owns the signals and ends the loop with live_stop. */
@@ -123,7 +115,7 @@ typedef struct live_options {
 void live_options_default(live_options *o);
 
 /* Open the store as its driver (STORE_DRIVER: RL_EINUSE when another relish
- * drives it), discover devices, set up the loop, executor and core
+ * drives it), discover devices, set up the loop, executors and core
  * scheduler.  *out is owned by the caller (live_free). */
 int live_new(const live_options *o, live **out, rl_err *err);
 
@@ -209,13 +201,12 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err);
 void live_stop(live *d, double grace_s);
 
 /*
- * A service's reload (SIGHUP) of its Slurm settings: account, qos and the
- * extra sbatch options for the next submissions, the poll and refresh
- * intervals from now on.  The partition, the GPU memory and relish's path
- * on the nodes are read at live_new only (the devices and the step script
- * are made from them).  RL_EINVAL when the driver does not place on Slurm.
+ * A service's reload (SIGHUP) of the settings of executor kind k's backend
+ * (as in live_options.backend_settings): what its backend can take while
+ * it runs (a cluster's: account, qos, options, intervals).  RL_EINVAL
+ * when the driver has no such backend open.
  */
-int live_slurm_reconfigure(live *d, const live_slurm_config *c, rl_err *err);
+int live_backend_reconfigure(live *d, executor_kind k, const void *settings, rl_err *err);
 
 /* The loop (the API listens on it) and the store (its reads, same thread). */
 uv_loop_t *live_loop(live *d);

@@ -52,7 +52,7 @@ static int owned_pid(const live *d, uint32_t pid)
  * Foreign use of each GPU: the memory of every compute process NVML lists
  * there that is not in a running segment's process group, plus memory in
  * use that no listed process accounts for (processes NVML will not name,
- * in another container or of another user) beyond the least such amount
+ * in another PID namespace or of another user) beyond the least such amount
  * seen since relish started (the driver's own share of a device, which is
  * never free for anyone).  The core counts it with its margin
  * (sched_device_set_foreign) and places against what is left.

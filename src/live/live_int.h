@@ -15,9 +15,7 @@
 #include <stdio.h>
 #include <uv.h>
 
-#include "container/container.h"
 #include "exec/exec.h"
-#include "slurm/slurm.h"
 #include "live/driver.h"
 #include "sched/sched.h"
 #include "search/engine.h"
@@ -25,7 +23,6 @@
 #include "store/store.h"
 #include "telemetry/devices.h"
 #include "telemetry/nvml.h"
-#include "slurm/slurm_nodes.h"
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
 #define LIVE_SERVICE_BURST 4 /* service: launches per loop turn (place) */
@@ -81,10 +78,10 @@ typedef struct live_seg {
 	char *reuse_key;       /* warm / worker */
 	double waiting_since;  /* queued: waiting for memory other processes
 				* hold since then (live_foreign_waits), 0 not */
-	int adopted;           /* its container outlived a crashed relish (recover.c) */
+	int adopted;           /* it outlived a crashed relish and was adopted (recover.c) */
 	double replay_upto;    /* adopted: metric lines at or before this resource are
-				* stored already (the container's output is read again
-				* from its start): reported to the engine, not stored */
+				* stored already (its output is read again from its
+				* start): reported to the engine, not stored */
 } live_seg;
 
 struct live_exp {
@@ -102,8 +99,9 @@ struct live_exp {
 	int stalled;            /* engine_next failed: stop creating */
 	char *dir;              /* <runs>/<name> */
 	size_t n_seg_done;      /* segments ended (display) */
-	executor *ex;           /* containers (containers.c); NULL: the driver's process executor */
-	int runtime_failed;     /* the container runtime failed: nothing more is launched */
+	exec_backend *be;       /* the backend of its trial.executor (backend.c) */
+	executor *ex;           /* what runs its segments: the backend's, from attach */
+	int runtime_failed;     /* its executor's runtime failed: nothing more is launched */
 	size_t final_at_start;  /* trials already final when this run began (the ETA) */
 	live_owner owner;       /* who it belongs to (service.c) */
 	uint32_t core_user;     /* its owner in the core: uid + 1 in service mode, else 0 */
@@ -120,7 +118,15 @@ struct live {
 	store *st;
 	uv_loop_t loop;
 	int loop_ready;
-	executor *ex;           /* processes; experiments in containers have their own */
+	/* executor backends (backend.c): the table, each row's backend once
+	 * opened, the one whose devices these are (NULL: this machine's),
+	 * and what they are lent */
+	const exec_backend_row *be_rows;
+	size_t n_be_rows;
+	exec_backend *backends[EXEC_KINDS]; /* by row */
+	exec_backend *site;
+	exec_host host;
+	char owner_id[24];      /* exec_owner_id of the database */
 	sched *core;
 	telemetry *tel;
 	device_list *devs;
@@ -162,31 +168,13 @@ struct live {
 	store_profile *profiles;
 	size_t n_profiles;
 	uint8_t *profile_used;
-	/* containers removed at start-up (containers.c), for recover.c's messages */
-	int reconciled[2];      /* per engine: podman, docker */
-	container_info *removed;
-	size_t n_removed;
-	rl_err runtime_err;     /* first experiment stopped by a container runtime failure */
+	rl_err runtime_err;     /* first experiment stopped by a runtime failure */
 	int profiles_seeded;    /* profiles with features given to the core */
 	/* foreign use per device (gpu.c): the last measurement, and the
 	 * memory no listed process accounts for at its least */
 	uint64_t foreign_mib[LIVE_MAX_DEVICES];
 	uint64_t gpu_base_mib[LIVE_MAX_DEVICES];
 	uint8_t gpu_base_known[LIVE_MAX_DEVICES];
-	/* executor slurm (slurm.c): the devices are the cluster's */
-	int slurm;
-	executor *slurm_ex;     /* every slurm experiment's jobs (one squeue per poll) */
-	slurm_cluster cluster;  /* as read at start: nodes, partition, jobcomp */
-	device_list *slurm_devs; /* read before the store opens, until live_new takes them */
-	char slurm_owner[24];
-	char *slurm_account, *slurm_qos; /* service defaults (owned) */
-	char **slurm_args;      /* service's extra sbatch options (owned, NULL-terminated) */
-	size_t n_slurm_args;
-	double slurm_refresh_s;
-	double slurm_refreshed_at;
-	slurm_job *slurm_jobs;  /* this owner's jobs found at start (adopted: is_relish -1) */
-	size_t n_slurm_jobs;
-	int slurm_listed;
 	/* display (progress.c) */
 	FILE *out;
 	int tty;
@@ -255,20 +243,28 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *e
 /* The executor that runs experiment x's segments. */
 static inline executor *live_exec(const live_exp *x)
 {
-	if (x->sp->trial.executor == EXEC_SLURM)
-		return x->d->slurm_ex;
-	return x->ex ? x->ex : x->d->ex;
+	return x->ex;
 }
 
-/* containers.c: x's container executor (nothing for process experiments),
- * after removing what an earlier relish left on this database. */
-int live_container_setup(live *d, live_exp *x, rl_err *err);
-/* The container of that name found at start-up (removed, or kept running
- * for adoption: kept > 0), or NULL. */
-container_info *live_container_removed(live *d, const char *name);
-/* Remove the containers kept for adoption that no experiment adopted
- * (before the loop starts; the removal runs on the loop). */
-void live_container_sweep(live *d);
+/* backend.c: the executor backends (exec/exec.h), by the spec's kind */
+/* live_new: open the backends the run plans or the service configures,
+ * before the store (a cluster's devices are read here); *devs gets the
+ * devices of a backend that has its own (NULL: this machine's). */
+int live_backends_open(live *d, device_list **devs, rl_err *err);
+/* live_new, once the store is open and the runs folder made. */
+int live_backends_start(live *d, rl_err *err);
+/* live_add_experiment: x's backend (opened now when it is not yet) and
+ * the executor of its segments, after the checks of where it may run. */
+int live_backend_attach(live *d, live_exp *x, rl_err *err);
+/* x is dropped: its executor goes back to its backend. */
+void live_backend_detach(live *d, live_exp *x);
+void live_backends_sweep(live *d);    /* before the loop runs */
+void live_backends_tick(live *d);     /* every tick while not stopping */
+void live_backends_shutdown(live *d); /* the loop is to end */
+void live_backends_close(live *d);    /* after the loop ran out */
+/* What the executor said about running segment g (its on_event). */
+void live_seg_event(live *d, live_seg *g, const exec_event *ev);
+
 /* gpu.c: GPU sampling and what a segment's samples add up to */
 /* Sample NVML: each running GPU segment's peak memory and SM utilisation
  * (by process group), and which segments share a device. */
@@ -300,32 +296,6 @@ void live_explain_missing(const live_seg *g, char *reason, size_t n);
  * words: "all the same way: \"exit code 1: ValueError: ...\" (trial 3:
  * relish logs 3)" or "most common (20 of them): ...". */
 size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n);
-/* slurm.c: executor slurm's side of the driver */
-/* live_new: the cluster's nodes as devices (before the store is opened),
- * then the executor. */
-int live_slurm_read(live *d, rl_err *err);
-int live_slurm_start(live *d, rl_err *err);
-/* live_add_experiment: x may run here; the first call lists this owner's
- * jobs (for recover.c to adopt). */
-int live_slurm_setup(live *d, live_exp *x, rl_err *err);
-/* The job found at start-up for a running segment g of x (by its job id,
- * or by the identity in its comment), or NULL. */
-slurm_job *live_slurm_job_for(live *d, const live_exp *x, const store_segment *g);
-/* Watch job j again for segment s (recover.c); 0, or < 0 with err. */
-int live_slurm_adopt(live *d, live_seg *s, const slurm_job *j, const exec_spec *es, rl_err *err);
-/* Cancel the jobs found at start-up that no segment adopted. */
-void live_slurm_sweep(live *d);
-/* What launch asks Slurm for, for placement pl of g. */
-void live_slurm_request(live *d, const live_seg *g, const sched_placement *pl,
-			exec_cluster_request *out);
-/* tick: refresh the nodes now and then. */
-void live_slurm_tick(live *d);
-/* g ended lost (its node failed, or it was preempted): keep its node out
- * of placement until a refresh (asked for now) says it is usable. */
-void live_slurm_lost(live *d, const live_seg *g);
-/* A job's identity or start (the executor's on_event). */
-void live_slurm_event(live *d, live_seg *g, const exec_event *ev);
-void live_slurm_close(live *d);
 /* service.c */
 /* Create the folders of a segment of x: trial_dir for its logs (relish's),
  * ckpt inside it (the owner's when trials run as the owner), and the log

@@ -3,22 +3,20 @@
  * SPEC` again after a crash, a SIGKILL, or Ctrl-C.
  *
  * The store is the truth (docs/state.md, "Recovery model"):
- *   1. segments left "running" belonged to the relish that died.  Their
- *      processes cannot report any more (their pipes died with it), so the
- *      executor stops each one whose pid AND kernel start time still match
- *      (a reused pid is someone else's process and is left alone), and the
- *      segment is marked lost: no orphan keeps a device's memory.  The
- *      metric lines of its log that the store lacks are stored first
- *      (salvage_metrics): nothing the trial printed is lost.
- *      Containers were removed by label before (containers.c); the
- *      message says whether this segment's was still running.  A oneshot
- *      segment whose container is still running is adopted instead, once
+ *   1. segments left "running" belonged to the relish that died.  What
+ *      ran them is asked of their backend (exec_backend_ops, exec/exec.h),
+ *      which names no kind here: a oneshot segment it can watch again (a
+ *      unit that outlived relish: an image's, a cluster's job) is adopted once
  *      the engine is rebuilt: the engine hands it out as running
  *      (engine_adopt), the core takes its stored placement (sched_adopt),
- *      and the executor reads its output again from the start
- *      (exec_podman_adopt; the metric lines stored already are reported to
- *      the engine, not stored twice) and its exit code; it ends as any
- *      segment does.  One that cannot be adopted is lost as above;
+ *      and the backend reads its output again from the start (the metric
+ *      lines stored already are reported to the engine, not stored twice)
+ *      and its end; it ends as any segment does.  Any other is lost: its
+ *      backend stops what is left of it (a process only when its pid AND
+ *      kernel start time still match: a reused pid is someone else's) and
+ *      says what became of it, so no orphan keeps a device's memory; the
+ *      metric lines of its log that the store lacks are stored first
+ *      (salvage_metrics): nothing the trial printed is lost;
  *   2. each trial is rebuilt in the engine (engine_restore_trial) from its
  *      stored state, its learning curve (objective metric rows, in report
  *      order) and its boundaries: every completed segment that reported the
@@ -34,24 +32,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/procid.h"
 #include "exec/contract.h"
 #include "live/live_int.h"
 
-/* A running segment the store holds that can be adopted: a oneshot
- * container kept running at start-up (containers.c), or a Slurm job that
- * still exists or that Slurm may still tell the end of (slurm.c). */
-static int adoptable(live *d, const live_exp *x, const store_segment *g)
+/* What the store recorded of running segment g of x, for its backend. */
+static void found_of(const live_exp *x, const store_segment *g, exec_found *f)
 {
-	if (x->sp->trial.mode != TRIAL_MODE_ONESHOT || !g->device || g->mem_reserved_mib < 0)
+	memset(f, 0, sizeof *f);
+	f->id.pid = g->pid;
+	f->id.start_time = g->pid_start_time;
+	if (g->container)
+		snprintf(f->id.handle, sizeof f->id.handle, "%s", g->container);
+	f->experiment = x->sp->name;
+	f->trial = g->trial_id;
+	f->seq = g->seq;
+}
+
+/* A running segment the store holds that can be adopted: a oneshot
+ * segment with a placement whose backend can watch it again (a unit kept
+ * running at start-up, or one whose end its backend may still tell). */
+static int adoptable(const live_exp *x, const store_segment *g)
+{
+	if (x->sp->trial.mode != TRIAL_MODE_ONESHOT || !g->device || g->mem_reserved_mib < 0 ||
+	    !x->be->ops->adoptable)
 		return 0;
-	if (x->sp->trial.executor == EXEC_SLURM)
-		return live_slurm_job_for(d, x, g) != NULL ||
-		       (g->container && strtoull(g->container, NULL, 10) > 0);
-	if (!g->container || !x->ex)
-		return 0;
-	container_info *ci = live_container_removed(d, g->container);
-	return ci && ci->kept > 0 && !strcmp(ci->experiment, x->sp->name);
+	exec_found f;
+	found_of(x, g, &f);
+	return x->be->ops->adoptable(x->be, x->ex, &f);
 }
 
 /*
@@ -109,37 +116,13 @@ static int lose_segment(live *d, live_exp *x, const store_segment *g, const char
 			rl_err *err)
 {
 	double now = live_now(d);
-	exec_ident id = {.pid = g->pid, .start_time = g->pid_start_time};
-	int alive = g->pid > 0 && procid_matches(g->pid, g->pid_start_time);
+	exec_found f;
+	found_of(x, g, &f);
 	char what[300];
-	if (x->sp->trial.executor == EXEC_SLURM) {
-		/* Its job, if it has one, is cancelled (reclaim below, or the
-		 * sweep for a job whose id was never recorded). */
-		if (g->container)
-			snprintf(id.handle, sizeof id.handle, "%s", g->container);
-		snprintf(what, sizeof what, "%s%s%s", g->container ? "its Slurm job " : "it had no Slurm job",
-			 g->container ? g->container : "", g->container ? " was cancelled" : "");
-		snprintf(what + strlen(what), sizeof what - strlen(what), "%s", why ? why : "");
-	} else if (g->container) {
-		/* Containers: live_container_setup already removed what
-		 * the earlier relish left; reclaim kills a surviving
-		 * attach process and removes the name again if needed. */
-		container_info *ci = live_container_removed(d, g->container);
-		snprintf(id.handle, sizeof id.handle, "%s", g->container);
-		snprintf(what, sizeof what, "its container %s %s%s", g->container,
-			 !ci ? "was gone"
-			 : !strcmp(ci->state, "running") ? "was still running and was removed"
-							  : "had stopped and was removed",
-			 why ? why : "");
-		if (ci && ci->kept > 0)
-			ci->kept = 0; /* removed by the reclaim below */
-	} else {
-		snprintf(what, sizeof what, "%s",
-			 alive ? "its process was still running and was stopped"
-			       : "its process was gone");
-	}
-	if (g->pid > 0 || id.handle[0])
-		live_exec(x)->ops->reclaim(live_exec(x), &id, NULL);
+	/* what became of it (its backend stops what is left), and why it
+	 * was not adopted */
+	x->be->ops->lose(x->be, x->ex, &f, what, sizeof what);
+	snprintf(what + strlen(what), sizeof what - strlen(what), "%s", why ? why : "");
 	size_t salvaged = 0;
 	int rc = salvage_metrics(d, x, g, &salvaged, err);
 	if (rc < 0)
@@ -170,8 +153,8 @@ static int64_t trial_index(const live_exp *x, int64_t tid)
 
 /*
  * Adopt segment g (after the engine was restored): the engine hands it out
- * as running, the core takes its stored placement (sched_adopt), and the
- * executor watches its container again.  replay_upto: the last resource of
+ * as running, the core takes its stored placement (sched_adopt), and its
+ * backend watches it again.  replay_upto: the last resource of
  * its stored metrics.  Returns 1 when adopted, 0 when it cannot be (*why
  * says why; the caller marks it lost), < 0 on errors.
  */
@@ -236,28 +219,16 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	s->basis = pl.basis;
 	s->started_at = s->req.submit_time;
 	int on_gpu = d->devs->dev[dev].info.is_gpu;
+	/* run_as: the unit is its owner's (a cluster job is cancelled as them) */
 	exec_spec es = {.mode = TRIAL_MODE_ONESHOT, .log_path = g->log_path,
 			.timeout_s = sp->trial.timeout_s,
-			.memory_limit_mib = on_gpu ? 0 : pl.mem_mib};
-	int slurm = sp->trial.executor == EXEC_SLURM;
-	char job_state[32] = "";
-	if (slurm) {
-		slurm_job *j = live_slurm_job_for(d, x, g);
-		slurm_job forgotten;
-		if (!j) {
-			/* squeue forgot it: the completion record will say */
-			memset(&forgotten, 0, sizeof forgotten);
-			forgotten.id = strtoull(g->container, NULL, 10);
-			snprintf(forgotten.state, sizeof forgotten.state, "no longer listed");
-			j = &forgotten;
-		}
-		snprintf(job_state, sizeof job_state, "%s", j->state);
-		rc = g->log_path ? live_slurm_adopt(d, s, j, &es, &e2)
-				 : rl_err_set(&e2, RL_EINVAL, "no output file recorded");
-	} else {
-		rc = exec_podman_adopt(x->ex, g->container, &es, &live_exec_callbacks, s, &s->es,
-				       &e2);
-	}
+			.memory_limit_mib = on_gpu ? 0 : pl.mem_mib,
+			.run_as = x->owner.run_as ? &x->run_as : NULL};
+	exec_found f;
+	found_of(x, g, &f);
+	char said[300];
+	rc = x->be->ops->adopt(x->be, x->ex, &f, &es, &live_exec_callbacks, s, &s->es, said,
+			       sizeof said, &e2);
 	if (rc < 0) {
 		sched_remove(d->core, s->sched_id);
 		free(s);
@@ -273,16 +244,11 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	if (exec_ident_of(live_exec(x), s->es, &id) == 0) {
 		s->pid = id.pid;
 		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time,
-						slurm ? id.handle : g->container, err)) < 0)
+						id.handle[0] ? id.handle : g->container, err)) < 0)
 			return rc;
 	}
-	char msg[300];
-	if (slurm)
-		snprintf(msg, sizeof msg, "relish restarted; its Slurm job %s (%s) was adopted",
-			 id.handle, job_state);
-	else
-		snprintf(msg, sizeof msg, "relish restarted; its container %s was still running and "
-			 "was adopted", g->container);
+	char msg[400];
+	snprintf(msg, sizeof msg, "relish restarted; %s", said);
 	if ((rc = store_event_append(d->st, live_now(d), x->id, g->trial_id, g->id,
 				     "segment.adopted", msg, NULL, err)) < 0)
 		return rc;
@@ -331,7 +297,7 @@ static void replay_memory(live *d, live_trial *lt, const store_segment *g)
 
 /* Steps 2 and 3 for one trial; segs/n_segs are its segments by seq. */
 /* skip_seg: the segment to be adopted, whose metrics come again from its
- * container (0: none). */
+ * output (0: none). */
 static int restore_trial(live *d, live_exp *x, const store_trial *t, const store_segment *segs,
 			 size_t n_segs, int64_t skip_seg, engine_point **rep, size_t *rep_cap,
 			 engine_point **bnd, size_t *bnd_cap, rl_err *err)
@@ -399,15 +365,15 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		x->done = 1;
 		return 0;
 	}
-	/* Step 1: segments left running are lost, except those whose
-	 * container is still running (adopted after step 2). */
+	/* Step 1: segments left running are lost, except those their
+	 * backend can watch again (adopted after step 2). */
 	store_segment *run = NULL;
 	size_t n_run = 0;
 	int rc = store_segment_list_running(d->st, x->id, &run, &n_run, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "resuming %s", x->sp->name);
 	for (size_t i = 0; i < n_run && rc >= 0; i++)
-		if (!adoptable(d, x, &run[i]))
+		if (!adoptable(x, &run[i]))
 			rc = lose_segment(d, x, &run[i], NULL, err);
 	if (rc < 0) {
 		store_segments_free(run, n_run);
@@ -441,7 +407,7 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 			k++;
 		int64_t skip = 0;
 		for (size_t r = 0; r < n_run; r++)
-			if (run[r].trial_id == tv[i].id && adoptable(d, x, &run[r]))
+			if (run[r].trial_id == tv[i].id && adoptable(x, &run[r]))
 				skip = run[r].id;
 		rc = restore_trial(d, x, &tv[i], sv + j, k - j, skip, &rep, &rep_cap, &bnd, &bnd_cap,
 				   err);
@@ -452,9 +418,8 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	}
 	/* Adopt what still runs; what cannot be adopted is lost after all. */
 	for (size_t r = 0; r < n_run && rc >= 0; r++) {
-		if (!adoptable(d, x, &run[r]))
+		if (!adoptable(x, &run[r]))
 			continue;
-		container_info *ci = x->ex ? live_container_removed(d, run[r].container) : NULL;
 		double upto = -INFINITY;
 		for (size_t i = 0; i < nt; i++)
 			for (size_t m = 0; tv[i].id == run[r].trial_id && m < tv[i].n_metrics; m++)
@@ -464,8 +429,6 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		char why[300] = "";
 		rc = adopt_segment(d, x, &run[r], upto, why, sizeof why, err);
 		if (rc == 1) {
-			if (ci)
-				ci->kept = -1;
 			n_adopted++;
 			n_rerun--;
 			rc = 0;
@@ -481,7 +444,7 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 		 nt, n_rerun);
 	if (n_adopted)
 		snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", %zu running in adopted %s",
-			 n_adopted, x->sp->trial.executor == EXEC_SLURM ? "Slurm jobs" : "containers");
+			 n_adopted, x->be->ops->units);
 	if ((rc = store_experiment_set_status(d->st, x->id, EXP_RUNNING, NAN, err)) == 0)
 		rc = store_event_append(d->st, now, x->id, 0, 0, "experiment.resumed", msg, NULL, err);
 	if (rc == 0)

@@ -4,8 +4,8 @@
  * engine) and its end, where the executor's outcome decides what happens
  * next: completed -> engine_segment_done; out of memory -> re-queued with a
  * raised floor, or run alone, or the trial fails; other failures retried
- * from the checkpoint up to trial.retries; a container runtime failure
- * stops the experiment.  The outcome, progress, events and the shape's
+ * from the checkpoint up to trial.retries; a runtime failure (the
+ * executor's engine failed, or refused the segment) stops the experiment.  The outcome, progress, events and the shape's
  * profile are committed in one transaction before the core (sched_finished)
  * and the engine move on (docs/architecture.md, "Segment end").  Split from
  * driver.c, which launches segments with live_exec_callbacks.
@@ -38,7 +38,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		resource = g->to;
 	double v;
 	if (g->adopted && resource <= g->replay_upto) {
-		/* Read again from the adopted container's start: stored
+		/* Read again from the adopted segment's start: stored
 		 * already, and left out of the engine's restored curve. */
 		if (contract_metric_get(line, x->sp->objective.metric, &v) &&
 		    engine_report(x->eng, g->trial, resource, v, NULL) == 0)
@@ -106,7 +106,7 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 		.ended_at = now,
 		.message = g->x->cancelled ? "cancelled: the experiment was cancelled"
 			   : g->x->runtime_failed
-				   ? "stopped: the container runtime failed for this experiment; re-run on resume"
+				   ? "stopped: the executor's runtime failed for this experiment; re-run on resume"
 				   : "interrupted: relish was stopped; re-run on resume",
 	};
 	if (!d->fatal && store_segment_finish(d->st, g->store_id, &e, &err) < 0)
@@ -141,7 +141,7 @@ void live_exp_stop_segments(live *d, live_exp *x)
 	"then run the same command again: it resumes, or starts anew with a changed " \
 	"spec while no segment has completed (else add --restart)"
 
-/* Stop experiment x after a runtime failure (the container runtime failed,
+/* Stop experiment x after a runtime failure (the executor's engine failed,
  * or the trial's command cannot be started at all) or when trials failed
  * fast: cancel its running segments (recorded as interrupted, re-run on
  * resume), drop its queued ones, launch nothing more.  live_run then fails
@@ -160,7 +160,7 @@ static void stop_experiment(live *d, live_exp *x, const char *why, const char *a
 }
 
 /*
- * The container runtime failed (engine error, missing image, a mount that
+ * The executor's runtime failed (engine error, missing image, a mount that
  * does not exist), or the command cannot be started (missing program): not
  * the trial's fault, so it is no failed attempt and
  * uses none of trial.retries.  The segment is recorded failed with the
@@ -243,7 +243,7 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	rl_err err = {0};
 	uint64_t rss_mib = telemetry_bytes_to_mib(r->peak_rss_bytes);
 	/* GPU: this machine's NVML samples, or what the executor measured
-	 * where the segment ran (a Slurm node) */
+	 * where the segment ran (a cluster's node) */
 	uint64_t gpu_peak = g->gpu_peak_mib > r->peak_gpu_mib ? g->gpu_peak_mib : r->peak_gpu_mib;
 	uint64_t peak = de->info.is_gpu ? gpu_peak : rss_mib;
 
@@ -293,7 +293,7 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 			.duration_s = r->duration_s},
 		.engine_failed = dec.outcome == ENG_FAILED, .ended_short = ended_short,
 		.engine_reason = dec.reason, .reason = r->reason, .oom_marker = r->oom_marker,
-		.reason_names_limit = x->ex != NULL, /* a container's words name its limit */
+		.reason_names_limit = r->reason_names_limit,
 		.retries = sp->trial.retries,
 	};
 	sched_end_record rec;
@@ -343,8 +343,8 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	}
 
 	/* Notify: the executor, the display, the experiment. */
-	if (rec.cause == SCHED_CAUSE_LOST && sp->trial.executor == EXEC_SLURM)
-		live_slurm_lost(d, g);
+	if (rec.cause == SCHED_CAUSE_LOST && x->be->ops->suspect)
+		x->be->ops->suspect(x->be, g->dev); /* its node may have failed */
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
 		exec_release(live_exec(x), g->reuse_key);
@@ -378,7 +378,7 @@ static void on_event(void *ud, exec_segment *seg, const exec_event *ev)
 {
 	(void)seg;
 	live_seg *g = ud;
-	live_slurm_event(g->x->d, g, ev);
+	live_seg_event(g->x->d, g, ev);
 }
 
 const exec_callbacks live_exec_callbacks = {.on_line = on_line, .on_end = on_end, .on_event = on_event};

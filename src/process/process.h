@@ -23,4 +23,8 @@ int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, r
  * executor that is not the process executor. */
 exec_confine exec_process_confinement(const executor *ex, const char **how);
 
+/* The process executor as a backend of the live driver (backend.c): its
+ * row in exec_backends. */
+extern const exec_backend_ops process_backend_ops;
+
 #endif

@@ -38,6 +38,7 @@
 #include "exec/runas.h"
 #include "live/driver.h"
 #include "serve/serve.h"
+#include "slurm/slurm.h"
 #include "store/store.h"
 
 typedef struct service {
@@ -73,10 +74,11 @@ static void driver_line(void *ctx, const char *line)
 	serve_log("info", "driver", "msg=\"%s\"", line);
 }
 
-/* The driver's view of the config's slurm: section (borrowed from c). */
-static void slurm_config(const serve_slurm *c, live_slurm_config *out)
+/* The Slurm backend's settings from the config's slurm: section (borrowed
+ * from c). */
+static void slurm_config(const serve_slurm *c, slurm_site_config *out)
 {
-	*out = (live_slurm_config){
+	*out = (slurm_site_config){
 		.partition = c->partition, .account = c->account, .qos = c->qos,
 		.sbatch_args = (const char *const *)c->sbatch_args,
 		.n_sbatch_args = c->n_sbatch_args, .gpu_memory_mib = c->gpu_memory_mib,
@@ -133,11 +135,11 @@ static void slurm_reload(service *s, serve_config *c)
 	old->relish_path = r;
 	nw->is_default = old->is_default;
 	nw->gpu_memory_mib = old->gpu_memory_mib;
-	live_slurm_config lc;
+	slurm_site_config lc;
 	slurm_config(nw, &lc);
 	rl_err err;
 	rl_err_clear(&err);
-	if (live_slurm_reconfigure(s->d, &lc, &err) < 0)
+	if (live_backend_reconfigure(s->d, EXEC_SLURM, &lc, &err) < 0)
 		serve_log("error", "serve.reload", "msg=\"slurm: %s\"", err.msg);
 }
 
@@ -353,7 +355,7 @@ int serve_run(const serve_options *o, rl_err *err)
 		rl_err_prefix(err, "trials run as their submitters");
 		goto out;
 	}
-	live_slurm_config lsc;
+	slurm_site_config lsc;
 	live_options lo;
 	live_options_default(&lo);
 	if (s->cfg.slurm.enabled) {
@@ -364,7 +366,7 @@ int serve_run(const serve_options *o, rl_err *err)
 			goto out;
 		}
 		slurm_config(&s->cfg.slurm, &lsc);
-		lo.slurm = &lsc;
+		lo.backend_settings[EXEC_SLURM] = &lsc;
 		lo.default_executor = s->cfg.slurm.is_default ? EXEC_SLURM : EXEC_PROCESS;
 	}
 	lo.service = 1;

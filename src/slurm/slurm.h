@@ -28,7 +28,7 @@
  *
  * Identity: the job's name is relish-<experiment>-<trial>-s<seq>, its
  * comment "relish owner=O experiment=E trial=T segment=A-B seq=N", where O
- * is the store's owner id (container_owner_id), so a restarted relish
+ * is the store's owner id (exec_owner_id), so a restarted relish
  * finds its jobs with one squeue and tells them from everyone else's.
  */
 #ifndef RELISH_SLURM_SLURM_H
@@ -241,5 +241,31 @@ int slurm_parse_step_line(const char *line, size_t len, slurm_step_line *out);
  * use (127 when the program could not be started).
  */
 int slurm_step_main(int argc, char **argv);
+
+/* ---- the backend (site.c) ----------------------------------------------------------- */
+
+/*
+ * A Slurm partition as the live driver's devices (docs/slurm.md): the
+ * settings of executor slurm's backend, from a service's config (relish
+ * serve; relish run takes the partition and GPU memory from its specs).
+ * Everything borrowed for the call it is given to.
+ */
+typedef struct slurm_site_config {
+	const char *partition;       /* NULL: the cluster's default partition */
+	const char *account, *qos;   /* for specs that name none; NULL: none */
+	const char *const *sbatch_args; /* before each spec's own sbatch_args */
+	size_t n_sbatch_args;
+	uint64_t gpu_memory_mib;     /* GPUs of nodes without a gpumem_<size> feature */
+	double poll_interval_s;      /* squeue at most this often; 0: 1 s */
+	double refresh_s;            /* scontrol show node this often; 0: 30 s */
+	const char *step_program;    /* relish's path on the nodes; NULL: this binary */
+} slurm_site_config;
+
+/* Executor slurm as a backend of the live driver: its row in exec_backends.
+ * open's settings are a slurm_site_config (or NULL: from the plan's
+ * specs), and so are reconfigure's (account, qos, sbatch_args and the
+ * intervals change; the partition, GPU memory and step program are read
+ * at open only: the devices and the step script are made from them). */
+extern const exec_backend_ops slurm_backend_ops;
 
 #endif

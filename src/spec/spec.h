@@ -33,6 +33,7 @@ typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
 typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL, SEARCH_GP } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
 typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER, EXEC_SLURM } executor_kind;
+#define EXEC_KINDS 4 /* executor_kind's values: exec/backends.c has a row for each */
 typedef enum trial_mode { TRIAL_MODE_ONESHOT, TRIAL_MODE_WARM, TRIAL_MODE_WORKER } trial_mode;
 
 typedef struct env_var {
@@ -156,6 +157,15 @@ const char *spec_mode_name(objective_mode m);
 const char *spec_search_name(search_algo a);
 const char *spec_schedule_name(schedule_algo a);
 const char *spec_executor_name(executor_kind k);
+/* Whether executor k runs trials of mode m: 0, or RL_ESPEC with err saying
+ * why ("executor slurm runs each segment as one job: expected oneshot, got
+ * warm").  The one rule: the schema checks a spec's own executor with it,
+ * spec_default_executor the one a service gives. */
+int spec_executor_mode_check(executor_kind k, trial_mode m, rl_err *err);
+/* s runs on executor k unless it names its own (relish serve's default),
+ * checked as the schema checks a named one: RL_ESPEC "SOURCE: trial.mode:
+ * executor slurm runs ...". */
+int spec_default_executor(spec *s, executor_kind k, rl_err *err);
 const char *spec_trial_mode_name(trial_mode m);
 const char *spec_pending_name(pending_rule p);
 

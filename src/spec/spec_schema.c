@@ -799,11 +799,10 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 		sx_pop(x, saved);
 		return rc;
 	}
-	if (s->trial.executor == EXEC_SLURM && s->trial.mode != TRIAL_MODE_ONESHOT) {
+	rl_err why = {0};
+	if (spec_executor_mode_check(s->trial.executor, s->trial.mode, &why) < 0) {
 		saved = sx_push(x, "trial.mode");
-		rc = sx_fail(x, at_path(root, "trial", "mode"),
-			     "executor slurm runs each segment as one job: expected oneshot, got %s",
-			     spec_trial_mode_name(s->trial.mode));
+		rc = sx_fail(x, at_path(root, "trial", "mode"), "%s", why.msg);
 		sx_pop(x, saved);
 		return rc;
 	}
@@ -986,6 +985,24 @@ const char *spec_schedule_name(schedule_algo a)
 const char *spec_executor_name(executor_kind k)
 {
 	return NAME_OF(executor_names, k);
+}
+
+int spec_executor_mode_check(executor_kind k, trial_mode m, rl_err *err)
+{
+	if (k == EXEC_SLURM && m != TRIAL_MODE_ONESHOT)
+		return rl_err_set(err, RL_ESPEC, "executor slurm runs each segment as one job: "
+				  "expected oneshot, got %s", spec_trial_mode_name(m));
+	return 0;
+}
+
+int spec_default_executor(spec *s, executor_kind k, rl_err *err)
+{
+	if (!s->trial.executor_given)
+		s->trial.executor = k;
+	int rc = spec_executor_mode_check(s->trial.executor, s->trial.mode, err);
+	if (rc < 0)
+		rl_err_prefix(err, "%s: trial.mode", s->source ? s->source : s->name);
+	return rc;
 }
 
 const char *spec_pending_name(pending_rule p)
