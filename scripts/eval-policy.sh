@@ -40,6 +40,7 @@ for n in $abl; do
 	sim --gpus "$n" --policy gandiva --gandiva-timeslice 0 >"$out/gts0_$n.json"
 	# fair share between the trace's users
 	sim --gpus "$n" --policy relish --order fair >"$out/fair_$n.json"
+	sim --gpus "$n" --policy relish --order fair --half-life-s 0 >"$out/fair0_$n.json"
 done
 "$build/relish" simulate --trace "$trace" --check-colocate "$gavel" --json >"$out/check.json"
 # speed and memory: the whole trace, every policy side by side, three runs

@@ -128,19 +128,21 @@ def peers(out, sizes):
 
 def fairness(out, sizes):
     print("\nFinish-time fairness (rho: median / p95 over experiments; worst user's mean):\n")
-    header("GPUs", *("relish", "relish, fair order") + PEERS)
+    header("GPUs", *("relish", "relish, fair order", "fair, never forgets") + PEERS)
     for n in sizes:
         d = load(f"{out}/all_{n}.json")
         fa = load(f"{out}/fair_{n}.json")["relish"]
+        f0 = load(f"{out}/fair0_{n}.json")["relish"]
         def c(r):
             f = r["fairness"]
             return f"{f['rho_median']:.2f} / {f['rho_p95']:.0f}; {f['rho_user_max']:.0f}"
-        print(f"| {n} | " + " | ".join([c(d["relish"]), c(fa)] + [c(d[p]) for p in PEERS]) + " |")
+        print(f"| {n} | " + " | ".join([c(d["relish"]), c(fa), c(f0)] + [c(d[p]) for p in PEERS]) + " |")
     print("\nrelish with the fair order (mean JCT h / HPO experiment h / makespan h / OOMs):\n")
-    header("GPUs", "relish, las", "relish, fair")
+    header("GPUs", "relish, las", "relish, fair", "fair, never forgets")
     for n in sizes:
         print(f"| {n} | {cell(load(f'{out}/all_{n}.json')['relish'])} "
-              f"| {cell(load(f'{out}/fair_{n}.json')['relish'])} |")
+              f"| {cell(load(f'{out}/fair_{n}.json')['relish'])} "
+              f"| {cell(load(f'{out}/fair0_{n}.json')['relish'])} |")
 
 
 def check(out):

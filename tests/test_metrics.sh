@@ -45,6 +45,7 @@ need '^relish_gpu_memory_reserved_bytes\{gpu="0",UUID="GPU-fake-0"\} [1-9][0-9]*
 need '^relish_gpu_memory_total_bytes\{gpu="1",UUID="GPU-fake-1"\} 8589934592$'
 need '^relish_user_segments_running\{user="root"\} [1-9]'
 need '^relish_user_attained_gpu_seconds_total\{user="root"\} [0-9]'
+need '^relish_user_fair_usage_gpu_seconds\{user="root"\} [0-9]'
 need '^relish_http_request_duration_seconds_bucket\{method="GET",route="/metrics",le="\+Inf"\} [1-9]'
 need '^relish_http_request_duration_seconds_count\{method="POST",route="/api/v1/experiments"\} 1$'
 need '^relish_oom_replacements_total 0$'

@@ -24,7 +24,7 @@
 
 #define SEG 100.0
 #define MAXJ 16
-#define MAXS 8
+#define MAXS 12
 
 typedef struct job {
 	const char *name;
@@ -296,6 +296,102 @@ static void test_fair_two_free_devices_go_to_two_users(void **state)
 	sched_free(s);
 }
 
+/* Forgetting (docs/scheduling.md, the worked example continued): one GPU;
+ * carol ran a job of ten segments from 0 to 1000, alone; at 1000 she
+ * submits a new job of six (c1) and dave his first (d, six).  Without a
+ * half-life carol's old 1000 GPU-s keep her behind dave until he has
+ * attained as much or run out of work: d runs 1000..1600, c1 after it.
+ * With a half-life of 150 s her past fades: 214.3 at 1000 against dave's
+ * 0 (d), 135.0 against 80.1 at 1100 (d), 85.0 against 130.5 at 1200 (c1),
+ * then they alternate. */
+static int forgetting(job *j)
+{
+	j[0] = (job){.name = "c0", .user = 1, .arrival = 0, .n_segs = 10};
+	j[1] = (job){.name = "c1", .user = 1, .arrival = 1000, .n_segs = 6};
+	j[2] = (job){.name = "d", .user = 2, .arrival = 1000, .n_segs = 6};
+	return 3;
+}
+
+static void test_fair_forgets_with_a_half_life(void **state)
+{
+	(void)state;
+	job j[MAXJ];
+	sched_options o = opts(ORDER_FAIR);
+	assert_true(o.fair_half_life_s == 7 * 86400.0); /* Slurm's default */
+	o.fair_half_life_s = 0;
+	int n = forgetting(j);
+	sched *s = run(&o, 1, j, n, 1e9);
+	double c1[] = {1600, 1700, 1800, 1900, 2000, 2100};
+	double d0[] = {1000, 1100, 1200, 1300, 1400, 1500};
+	expect_starts(&j[1], c1);
+	expect_starts(&j[2], d0);
+	sched_user_state uc;
+	assert_int_equal(sched_user_get(s, 1, 2200, &uc), 0);
+	assert_true(fabs(uc.usage_gpu_s - uc.attained_gpu_s) < 1e-9); /* nothing decays */
+	sched_free(s);
+
+	o.fair_half_life_s = 150;
+	n = forgetting(j);
+	s = run(&o, 1, j, n, 1e9);
+	double c1h[] = {1200, 1400, 1600, 1800, 2000, 2100};
+	double dh[] = {1000, 1100, 1300, 1500, 1700, 1900};
+	expect_starts(&j[1], c1h);
+	expect_starts(&j[2], dh);
+	/* 2200: carol's 1600 GPU-s attained; her usage is her last segment
+	 * (2100..2200) and the faded rest */
+	assert_int_equal(sched_user_get(s, 1, 2200, &uc), 0);
+	assert_true(fabs(uc.attained_gpu_s - 1600) < 1e-9);
+	double h = 150 / M_LN2, c_at_2100 = 132.8; /* the doc's figure, rounded */
+	double want = c_at_2100 * exp2(-100.0 / 150) + h * (1 - exp2(-100.0 / 150));
+	assert_true(fabs(uc.usage_gpu_s - want) < 0.2);
+	sched_free(s);
+
+	/* Mid-run, at 1000: carol's usage from her ten ended segments,
+	 * h (1 - 2^(-1000/150)) = 214.3, without a segment running. */
+	n = forgetting(j);
+	s = run(&o, 1, j, n, 999);
+	assert_int_equal(sched_user_get(s, 1, 1000, &uc), 0);
+	assert_true(fabs(uc.usage_gpu_s - h * (1 - exp2(-1000.0 / 150))) < 1e-6);
+	assert_true(fabs(uc.attained_gpu_s - 1000) < 1e-9);
+	sched_free(s);
+}
+
+/* A restarted service gives the core its users' past segments
+ * (sched_user_add_service): they count decayed from their end, exactly as
+ * if the core had seen them run. */
+static void test_fair_service_before_a_restart(void **state)
+{
+	(void)state;
+	job j[MAXJ];
+	sched_options o = opts(ORDER_FAIR);
+	o.fair_half_life_s = 150;
+	forgetting(j);
+	sched *seen = run(&o, 1, j, 1, 1e9); /* c0 alone: 0..1000 */
+	sched *told = fixture_sched(SHARE_EXCLUSIVE, &o, 1, 16000);
+	for (int k = 0; k < 10; k++)
+		assert_int_equal(sched_user_add_service(told, 1, k * 100.0, k * 100.0 + 100, 1), 0);
+	sched_user_state a, b;
+	for (double t = 1000; t < 2000; t += 250) {
+		assert_int_equal(sched_user_get(seen, 1, t, &a), 0);
+		assert_int_equal(sched_user_get(told, 1, t, &b), 0);
+		assert_true(fabs(a.usage_gpu_s - b.usage_gpu_s) < 1e-9);
+		assert_true(fabs(a.attained_gpu_s - b.attained_gpu_s) < 1e-9);
+	}
+	/* one interval of two devices, told at once, is the same again */
+	sched *one = fixture_sched(SHARE_EXCLUSIVE, &o, 1, 16000);
+	assert_int_equal(sched_user_add_service(one, 1, 0, 500, 2), 0);
+	assert_int_equal(sched_user_get(one, 1, 1000, &b), 0);
+	assert_int_equal(sched_user_get(seen, 1, 1000, &a), 0);
+	assert_true(fabs(a.usage_gpu_s - b.usage_gpu_s) > 1); /* later service weighs more */
+	assert_true(fabs(b.attained_gpu_s - 1000) < 1e-9);
+	assert_int_equal(sched_user_add_service(one, 1, 5, 4, 1), RL_EINVAL);
+	assert_int_equal(sched_user_add_service(one, 1, 0, NAN, 1), RL_EINVAL);
+	assert_int_equal(sched_user_add_service(one, 1, 0, 1, 0), RL_EINVAL);
+	sched_free(one);
+	sched_free(told);
+	sched_free(seen);
+}
+
 static void test_tiresias_queues(void **state)
 {
 	(void)state;
@@ -557,6 +653,8 @@ int main(void)
 		cmocka_unit_test(test_las_runs_new_jobs_first),
 		cmocka_unit_test(test_fair_shares_between_users),
 		cmocka_unit_test(test_fair_two_free_devices_go_to_two_users),
+		cmocka_unit_test(test_fair_forgets_with_a_half_life),
+		cmocka_unit_test(test_fair_service_before_a_restart),
 		cmocka_unit_test(test_tiresias_queues),
 		cmocka_unit_test(test_order_names_and_defaults),
 		cmocka_unit_test(test_policy_table),

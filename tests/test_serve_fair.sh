@@ -77,4 +77,27 @@ for u in (a, b):
     assert abs(got - total) <= 0.15 * total + 1, (u, got, total)
 P
 serve_stop
+
+# a restart remembers (and forgets, as the half-life says)
+usage_after_restart() { # HALF_LIFE: what the usage may keep of the attained, least and most
+  printf 'order: fair\nfair_half_life: %s\n' "$1" >"$work/config.yaml"
+  serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"
+  [ "$1" = 1s ] && sleep 3
+  api /api/v1/queue >"$work/queue-restart.json"
+  python3 - "$work/queue-end.json" "$work/queue-restart.json" "$U1" "$U2" "$2" "$3" <<'P' ||
+import json, sys
+before = {u["user"]: u for u in json.load(open(sys.argv[1]))["users"]}
+after = {u["user"]: u for u in json.load(open(sys.argv[2]))["users"]}
+lo, hi = float(sys.argv[5]), float(sys.argv[6])
+for name in sys.argv[3:5]:
+    b, a = before[name], after[name]
+    assert abs(a["attained_gpu_s"] - b["attained_gpu_s"]) <= 0.05 * b["attained_gpu_s"] + 1, (b, a)
+    assert lo * a["attained_gpu_s"] <= a["usage_gpu_s"] <= hi * a["attained_gpu_s"], a
+    print("after a restart: %s attained %.1f s, usage %.3f s" % (name, a["attained_gpu_s"], a["usage_gpu_s"]))
+P
+    fail "restart with fair_half_life $1: $(cat "$work/queue-restart.json")"
+  serve_stop
+}
+usage_after_restart 7d 0.99 1.0
+usage_after_restart 1s 0 0.1
 echo "test_serve_fair: ok"

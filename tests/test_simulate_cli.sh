@@ -20,6 +20,11 @@ set +e
 "$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory lots 2>"$work/err"; rc=$?
 set -e
 [ "$rc" = 2 ] && grep -q 'expected a size like 32GiB' "$work/err" || fail "--gpu-memory lots: exit $rc $(cat "$work/err")"
+set +e
+"$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --order fair --half-life-s -1 2>"$work/err"; rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q -- '--half-life-s: expected a number >= 0, got "-1"' "$work/err" ||
+  fail "--half-life-s -1: exit $rc $(cat "$work/err")"
 
 "$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --out "$work/out" >"$work/table" 2>"$work/err"
 grep -q "co-location: measured speeds for [0-9]* ordered pairs of the trace's configurations" "$work/table" ||

@@ -14,6 +14,7 @@
 
 #include "api/encode.h"
 #include "common/version.h"
+#include "sched/sched.h"
 
 static double api_now(void)
 {
@@ -151,60 +152,87 @@ int api_h_devices(api_req *rq, api_resp *rs, rl_err *err)
 
 #define MAX_USERS 1024
 
-/* Read-only: per owner, the device-seconds its segments held (from the
- * store's rows); nothing runs or waits. */
+/* Read-only: per owner, the device-seconds its segments held and their
+ * usage now under the default half-life (from the store's rows); nothing
+ * runs or waits. */
+struct owner_sum {
+	int64_t uid;
+	double attained, usage;
+	size_t n_exp;
+	const char *name;
+};
+
+struct owner_sums {
+	struct owner_sum *v;
+	size_t n, cap;
+	double now, half_life;
+	int oom;
+};
+
+static struct owner_sum *owner_slot(struct owner_sums *o, int64_t uid)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i].uid == uid)
+			return &o->v[i];
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 16;
+		struct owner_sum *v = realloc(o->v, cap * sizeof *v);
+		if (!v) {
+			o->oom = 1;
+			return NULL;
+		}
+		o->v = v;
+		o->cap = cap;
+	}
+	o->v[o->n] = (struct owner_sum){.uid = uid};
+	return &o->v[o->n++];
+}
+
+static void owner_row(void *ctx, int64_t uid, double started, double ended)
+{
+	struct owner_sums *o = ctx;
+	struct owner_sum *u = owner_slot(o, uid);
+	if (!u)
+		return;
+	u->attained += ended - started;
+	u->usage += sched_usage_of(1, started, ended, o->now, o->half_life);
+}
+
 static int queue_stored(api_req *rq, api_resp *rs, rl_err *err)
 {
-	store_segment *gv;
-	int64_t *eid;
-	size_t ng, total, ne;
-	store_experiment *ev;
-	int rc = store_segment_list_between(rq->st, 0, INFINITY, 0, &gv, &eid, &ng, &total, err);
+	sched_options so;
+	sched_options_default(&so, SHARE_RELISH);
+	struct owner_sums o = {.now = api_now(), .half_life = so.fair_half_life_s};
+	store_experiment *ev = NULL;
+	size_t ne = 0;
+	int rc = store_owner_service(rq->st, -INFINITY, owner_row, &o, err);
+	if (rc >= 0)
+		rc = store_experiment_list_brief(rq->st, &ev, &ne, err);
+	for (size_t k = 0; rc >= 0 && k < ne; k++) {
+		struct owner_sum *u = owner_slot(&o, ev[k].owner_uid);
+		if (u && !u->name)
+			u->name = ev[k].owner;
+		if (u)
+			u->n_exp += ev[k].status == EXP_RUNNING;
+	}
+	if (rc >= 0 && o.oom)
+		rc = rl_err_set(err, RL_ENOMEM, "queue");
+	json_t *arr = rc >= 0 ? json_array() : NULL;
+	for (size_t i = 0; arr && i < o.n; i++) {
+		const struct owner_sum *u = &o.v[i];
+		json_array_append_new(
+			arr, json_pack("{s:s, s:I, s:f, s:n, s:o, s:o, s:I, s:I, s:I, s:{s:n, s:n, s:n}}",
+				       "user", u->name ? u->name : "unknown", "uid",
+				       (json_int_t)u->uid, "share", 1.0, "share_fraction",
+				       "attained_gpu_s", api_json_real(u->attained), "usage_gpu_s",
+				       api_json_real(u->usage), "running", (json_int_t)0, "queued",
+				       (json_int_t)0, "experiments", (json_int_t)u->n_exp, "limits",
+				       "gpus", "gpu_memory_mib", "segments"));
+	}
+	free(o.v);
+	store_experiments_free(ev, ne);
 	if (rc < 0)
 		return rc;
-	if ((rc = store_experiment_list(rq->st, &ev, &ne, err)) < 0) {
-		store_segments_free(gv, ng);
-		free(eid);
-		return rc;
-	}
-	double *att = calloc(ne ? ne : 1, sizeof *att);
-	json_t *arr = json_array();
-	for (size_t i = 0; att && i < ng; i++) {
-		if (isnan(gv[i].started_at) || isnan(gv[i].ended_at))
-			continue;
-		for (size_t k = 0; k < ne; k++)
-			if (ev[k].id == eid[i])
-				att[k] += gv[i].ended_at - gv[i].started_at;
-	}
-	/* one row per owner: the first experiment of each owner sums them */
-	for (size_t k = 0; att && k < ne; k++) {
-		const char *who = ev[k].owner ? ev[k].owner : "unknown";
-		int first = 1;
-		double sum = 0;
-		size_t n_exp = 0;
-		for (size_t j = 0; j < ne; j++) {
-			const char *o2 = ev[j].owner ? ev[j].owner : "unknown";
-			if (strcmp(o2, who) != 0)
-				continue;
-			if (j < k)
-				first = 0;
-			sum += att[j];
-			n_exp += ev[j].status == EXP_RUNNING;
-		}
-		if (!first)
-			continue;
-		json_array_append_new(
-			arr, json_pack("{s:s, s:I, s:f, s:n, s:o, s:I, s:I, s:I, s:{s:n, s:n, s:n}}",
-				       "user", who, "uid", (json_int_t)ev[k].owner_uid, "share", 1.0,
-				       "share_fraction", "attained_gpu_s", api_json_real(sum),
-				       "running", (json_int_t)0, "queued", (json_int_t)0,
-				       "experiments", (json_int_t)n_exp, "limits", "gpus",
-				       "gpu_memory_mib", "segments"));
-	}
-	free(att);
-	store_segments_free(gv, ng);
-	free(eid);
-	store_experiments_free(ev, ne);
 	rs->json = json_pack("{s:o, s:I, s:I}", "users", arr, "running", (json_int_t)0, "queued",
 			     (json_int_t)0);
 	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "queue");
@@ -234,10 +262,12 @@ int api_h_queue(api_req *rq, api_resp *rs, rl_err *err)
 					"segments",
 					api_json_int_or_null(v->max_segments, v->max_segments > 0));
 		json_array_append_new(
-			arr, json_pack("{s:s, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "user", v->name,
-				       "uid", (json_int_t)v->uid, "share", api_json_real(v->share),
-				       "share_fraction", api_json_real(v->share_fraction),
-				       "attained_gpu_s", api_json_real(v->attained_s), "running",
+			arr, json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "user",
+				       v->name, "uid", (json_int_t)v->uid, "share",
+				       api_json_real(v->share), "share_fraction",
+				       api_json_real(v->share_fraction), "attained_gpu_s",
+				       api_json_real(v->attained_s), "usage_gpu_s",
+				       api_json_real(v->usage_s), "running",
 				       (json_int_t)v->running, "queued", (json_int_t)v->queued,
 				       "experiments", (json_int_t)v->n_experiments, "limits", lim));
 	}

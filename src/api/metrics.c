@@ -250,6 +250,8 @@ static void users(expo *o, const metric_def *m)
 			v = (double)uv[i].queued;
 		else if (!strcmp(m->name, "relish_user_attained_gpu_seconds_total"))
 			v = uv[i].attained_s;
+		else if (!strcmp(m->name, "relish_user_fair_usage_gpu_seconds"))
+			v = uv[i].usage_s;
 		else if (!strcmp(m->name, "relish_user_share_ratio"))
 			v = uv[i].share_fraction;
 		else
@@ -390,6 +392,10 @@ static const metric_def metrics[] = {
 	 1},
 	{"relish_user_attained_gpu_seconds_total", M_COUNTER,
 	 "Device-seconds the user's segments have held (the fair order's attained service).",
+	 users, 1},
+	{"relish_user_fair_usage_gpu_seconds", M_GAUGE,
+	 "The user's device-seconds, each weighted by 2^(-age / fair_half_life): what the fair "
+	 "order ranks users by.",
 	 users, 1},
 	{"relish_user_share_ratio", M_GAUGE,
 	 "The user's share over the shares of the users with work (0..1).", users, 1},

@@ -43,6 +43,8 @@ static const char usage_text[] =
 	"                       relish), fifo, las (least attained service first),\n"
 	"                       tiresias (discretised 2D-LAS queues) or fair (users by\n"
 	"                       attained GPU-time over their share, LAS within a user)\n"
+	"  --half-life-s S      fair: each GPU-second a user attained counts half after\n"
+	"                       S seconds (default 604800, 7 days; 0: never forgets)\n"
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
 	"                       default: raw/lucid_colocate_info.csv beside the trace\n"
 	"  --scale N            replay a trace N times larger (what if N times the load\n"
@@ -103,7 +105,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_T_LIMITS, O_G_TS, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_T_LIMITS, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -131,6 +133,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-family-probe", required_argument, NULL, O_R_FPROBE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
 		{"gandiva-timeslice", required_argument, NULL, O_G_TS},
+		{"half-life-s", required_argument, NULL, O_HALF_LIFE},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -280,6 +283,10 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			if (d != floor(d) || d > 1e6)
 				return rl_err_set(err, RL_EUSAGE, "--gandiva-timeslice: expected a whole number, got \"%s\"", optarg);
 			o->cfg.tune.gandiva_timeslice_max = (int)d;
+			break;
+		case O_HALF_LIFE:
+			if ((rc = parse_num("--half-life-s", optarg, 0, &o->cfg.tune.fair_half_life_s, err)) < 0)
+				return rc;
 			break;
 		case O_HELP:
 			fputs(usage_text, stdout);

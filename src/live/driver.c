@@ -785,6 +785,9 @@ static int core_create(live *d, const spec *sp, rl_err *err)
 	else
 		so.memory_margin = sp->sharing.memory_margin;
 	so.order = sched_policy_order(pol, d->opt.order_set || !sp ? d->opt.order : sp->sharing.order);
+	if (d->opt.fair_half_life_set)
+		so.fair_half_life_s = d->opt.fair_half_life_s;
+	d->fair_half_life_s = so.fair_half_life_s;
 	/* Devices others use are the machine's, not an experiment's: one
 	 * setting for the core (the service's, else the first spec's). */
 	so.foreign = d->opt.foreign_set || !sp ? d->opt.foreign : sp->sharing.foreign;
@@ -883,7 +886,8 @@ int live_new(const live_options *o, live **out, rl_err *err)
 		goto fail;
 	/* A service's core exists before its first experiment: its users'
 	 * shares and limits are set on it. */
-	if (d->opt.service && (rc = core_create(d, NULL, err)) < 0)
+	if (d->opt.service && ((rc = core_create(d, NULL, err)) < 0 ||
+				(rc = live_service_usage_load(d, err)) < 0))
 		goto fail;
 	uv_timer_init(&d->loop, &d->tick);
 	uv_timer_init(&d->loop, &d->kick);

@@ -97,6 +97,9 @@ typedef struct live_options {
 	void *line_ctx;
 	const char *runas_helper; /* the relish-runas program (run_as owners) */
 	double memory_margin;     /* > 0: overrides every spec's sharing.memory_margin */
+	int fair_half_life_set;   /* 1: the core's fair_half_life_s is this (0: never
+				   * forgets); else the core's default (7 days) */
+	double fair_half_life_s;
 	/* Called once when the loop is asked to end (service: close the
 	 * listeners and signal handlers, so uv_run can return). */
 	void (*on_finish)(void *ctx);
@@ -255,6 +258,8 @@ typedef struct live_user_view {
 	double share;            /* weight under the fair order */
 	double share_fraction;   /* share / the shares of users with work; NAN none */
 	double attained_s;       /* device-seconds its segments have held */
+	double usage_s;          /* the same, each second weighted by
+				  * 2^(-age / half-life): what the fair order ranks by */
 	size_t running, queued;  /* segments */
 	size_t n_experiments;    /* active experiments */
 	int max_gpus;            /* limits, 0 = none */

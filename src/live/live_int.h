@@ -128,6 +128,7 @@ struct live {
 	exec_host host;
 	char owner_id[24];      /* exec_owner_id of the database */
 	sched *core;
+	double fair_half_life_s; /* the core's (core_create) */
 	telemetry *tel;
 	device_list *devs;
 	int n_gpus;
@@ -312,6 +313,10 @@ void live_owner_self(live_owner *out);
 /* The core's user id of uid (service mode: uid + 1, so that 0 stays the
  * core's default user), and the share and limits the service set for it. */
 uint32_t live_core_user(const live *d, uid_t uid);
+/* A service's start: each user's service before it (the store's ended
+ * segments) given to the core, so the fair order carries across restarts
+ * as its half-life says. */
+int live_service_usage_load(live *d, rl_err *err);
 void live_user_apply(live *d, uid_t uid);
 
 /* recover.c */

@@ -485,6 +485,37 @@ void live_user_apply(live *d, uid_t uid)
 	sched_set_user_limits(d->core, u, &lim);
 }
 
+struct usage_load {
+	live *d;
+	size_t bad;
+};
+
+static void usage_row(void *ctx, int64_t owner_uid, double started, double ended)
+{
+	struct usage_load *u = ctx;
+	if (owner_uid < 0) {
+		u->bad++;
+		return;
+	}
+	live *d = u->d;
+	uint32_t user = live_core_user(d, (uid_t)owner_uid);
+	if (sched_user_add_service(d->core, user, live_mono_of(d, started), live_mono_of(d, ended),
+				   1) < 0)
+		u->bad++;
+}
+
+int live_service_usage_load(live *d, rl_err *err)
+{
+	/* Older than forty half-lives weighs less than 1e-12 of its time */
+	double h = d->fair_half_life_s;
+	double since = h > 0 && isfinite(h) ? live_now(d) - 40 * h : -INFINITY;
+	struct usage_load u = {.d = d};
+	int rc = store_owner_service(d->st, since, usage_row, &u, err);
+	if (rc < 0)
+		return rl_err_prefix(err, "the users' service so far");
+	return 0;
+}
+
 /* Apply the rules to every user the core or the experiments know. */
 static void users_apply_all(live *d)
 {
@@ -579,6 +610,7 @@ size_t live_users(live *d, live_user_view *out, size_t max)
 				continue;
 			v->share = us.share;
 			v->attained_s = us.attained_gpu_s;
+			v->usage_s = us.usage_gpu_s;
 			v->running = us.running;
 			v->queued = us.queued;
 			v->max_gpus = us.limits.max_gpus;

@@ -126,6 +126,7 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	}
 	g->svc_start = g->adopted ? g->req.submit_time : now;
 	double nd = (double)pl->n_dev;
+	usage_start(s, u, nd, g->svc_start, now);
 	u->n_running++;
 	u->run_dev += nd;
 	u->run_dev_start += nd * g->svc_start;
@@ -865,7 +866,7 @@ static size_t scan_fair(sched *s, pass *ps, double now, sched_placement *out, si
 		u->scan_r = u->scan_w = u->scan_tried = 0;
 		if (!u->q.n_queue)
 			continue;
-		u->pass_key = user_attained(u, now) / u->weight;
+		u->pass_key = user_usage(s, u, now) / u->weight;
 		s->uheap[n++] = i;
 	}
 	size_t m = n; /* users touched, to close their queues after */

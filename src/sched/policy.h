@@ -31,7 +31,7 @@ typedef enum sharing_policy {
 	X(FIFO, "fifo", "by the job's arrival")                                   \
 	X(LAS, "las", "least attained service first, at segment boundaries")      \
 	X(TIRESIAS, "tiresias", "discretised 2D-LAS queues (Gu et al., NSDI'19)") \
-	X(FAIR, "fair", "users by attained device-time over their share, las within")
+	X(FAIR, "fair", "users by decaying usage (device-time) over their share, las within")
 
 typedef enum queue_order {
 #define X(id, name, what) ORDER_##id,

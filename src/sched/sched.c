@@ -64,6 +64,9 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	 * (docs/simulator.md) */
 	o->timeslice_max = policy == SHARE_GANDIVA ? 2 : 0;
 	o->order = ORDER_DEFAULT;
+	/* Slurm's PriorityDecayHalfLife default: last week's usage counts
+	 * half, last month's a sixteenth */
+	o->fair_half_life_s = 7 * 86400.0;
 	/* Eight queues, thresholds doubling from half a GPU-hour: on the
 	 * Philly sweep the best of the ladders tried for the Tiresias peer
 	 * (docs/simulator.md) */
@@ -573,7 +576,7 @@ double user_attained(const sched_user *u, double now)
 	return a > u->closed_s ? a : u->closed_s;
 }
 
-static size_t user_ensure(sched *s, uint32_t id)
+size_t user_ensure(sched *s, uint32_t id)
 {
 	size_t i = sched_map_get(&s->user_map, id, 0);
 	if (i != SCHED_NONE)
@@ -628,6 +631,7 @@ int sched_user_get(const sched *s, uint32_t user, double now, sched_user_state *
 	out->user = u->id;
 	out->share = u->weight;
 	out->attained_gpu_s = user_attained(u, now);
+	out->usage_gpu_s = user_usage(s, u, now);
 	out->running = u->n_running;
 	out->queued = u->n_queued;
 	out->running_gpus = (int)(u->run_dev + 0.5);
@@ -871,6 +875,7 @@ static void seg_unplace(sched *s, size_t gi, double now)
 	/* service: devices x time held */
 	double n = (double)g->pl.n_dev, svc = now > g->svc_start ? (now - g->svc_start) * n : 0;
 	sched_user *u = &s->user[g->user];
+	usage_end(s, u, now);
 	u->closed_s += svc;
 	u->run_dev -= n;
 	u->run_dev_start -= n * g->svc_start;

@@ -169,6 +169,11 @@ typedef struct sched_options {
 	queue_order order;       /* queue order (docs/scheduling.md): fifo,
 				    las, tiresias or fair; ORDER_DEFAULT =
 				    las under relish, fifo otherwise */
+	double fair_half_life_s; /* fair: users are ranked by usage, their
+				    device-seconds each weighted by
+				    2^(-age / this) (7 days, as Slurm's
+				    PriorityDecayHalfLife); <= 0: never
+				    forgets (usage.c) */
 	double tiresias_limit_s[SCHED_MAX_TIERS]; /* tiresias: attained
 				    GPU-seconds at which a job moves down one
 				    queue, ascending, 0 ends the list
@@ -333,11 +338,14 @@ int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim)
 /* What the core knows of a user at time now (the API's queue view and
  * /metrics).  attained_gpu_s = device-seconds its segments have held,
  * running ones counted up to now (a segment on a gang of k devices
- * attains k per second, one sharing a device 1). */
+ * attains k per second, one sharing a device 1); usage_gpu_s = the same
+ * with each second weighted by 2^(-age / fair_half_life_s), what the fair
+ * order ranks users by (attained_gpu_s when nothing decays). */
 typedef struct sched_user_state {
 	uint32_t user;
 	double share;            /* its weight */
 	double attained_gpu_s;
+	double usage_gpu_s;
 	size_t running, queued;  /* segments */
 	int running_gpus;        /* devices its running segments hold */
 	uint64_t mem_reserved_mib;
@@ -346,6 +354,16 @@ typedef struct sched_user_state {
 
 /* 0, or RL_ENOTFOUND for a user the core has never heard of. */
 int sched_user_get(const sched *s, uint32_t user, double now, sched_user_state *out);
+/* Service user's segments had before the core existed (a restarted
+ * service: the segments its store holds): n_dev devices held over
+ * [start, end], on the core's clock.  Counts in attained_gpu_s and, decayed
+ * from end on, in the usage.  0, RL_EINVAL (not finite, end < start,
+ * n_dev <= 0) or RL_ENOMEM. */
+int sched_user_add_service(sched *s, uint32_t user, double start, double end, double n_dev);
+/* The usage at now of n_dev devices held over [start, end] under a
+ * half-life (<= 0: none, the device-seconds themselves): the rule the
+ * fair order uses, for views of a store nothing drives. */
+double sched_usage_of(double n_dev, double start, double end, double now, double half_life_s);
 /* Users the core knows, in the order they first appeared; returns how
  * many there are and writes at most max ids. */
 size_t sched_user_list(const sched *s, uint32_t *ids, size_t max);

@@ -180,7 +180,10 @@ typedef struct sched_user {
 	sched_queue q;          /* fair: its queued segments */
 	/* fair, within one sched_place call (place.c) */
 	size_t scan_r, scan_w, scan_tried;
-	double pass_key;        /* attained(now) / weight */
+	double pass_key;        /* usage(now) / weight */
+	/* fair with a half-life (usage.c): decayed device-seconds as of use_t */
+	double use_s, use_t;
+	int use_set;            /* use_t holds a time */
 } sched_user;
 
 /* A job: the service its ended segments attained (LAS, Tiresias). */
@@ -540,6 +543,18 @@ void devidx_fini(sched *s);
 int queue_refill(sched *s, sched_queue *q);
 /* A user's attained device-seconds at now. */
 double user_attained(const sched_user *u, double now);
+/* The user's index, created (weight 1) when new; SCHED_NONE out of memory. */
+size_t user_ensure(sched *s, uint32_t id);
+
+/* usage.c: the fair order's usage, decayed by fair_half_life_s */
+/* What the fair order ranks u by at now: its decayed usage (its attained
+ * service when nothing decays). */
+double user_usage(const sched *s, const sched_user *u, double now);
+/* n devices start being held at start (now, or earlier for an adopted
+ * segment); call before run_dev changes. */
+void usage_start(const sched *s, sched_user *u, double n, double start, double now);
+/* A running segment ends at now; call before run_dev changes. */
+void usage_end(const sched *s, sched_user *u, double now);
 
 /* ---- place.c ---- */
 /* What one placement call knows of each class, kept up to date as it

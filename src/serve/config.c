@@ -4,6 +4,7 @@
  *
  *   policy: relish              # sharing policy for every experiment
  *   order: fair                 # queue order: fair between users (fifo, las, tiresias)
+ *   fair_half_life: 7d          # fair: past usage counts half after this (0: never forgets)
  *   memory_margin: 0.2
  *   grace: 60s                  # SIGTERM: how long running segments may go on
  *   read: all                   # or own: users see only their experiments
@@ -51,6 +52,7 @@ void serve_config_default(serve_config *c)
 	c->memory_margin = 0.2;
 	c->foreign = SCHED_FOREIGN_SHARE;
 	c->grace_s = 60;
+	c->fair_half_life_s = 7 * 86400.0;
 	c->api.submit_max = 1u << 20;
 	c->dflt.share = 1;
 	c->dflt.is_default = 1;
@@ -139,6 +141,11 @@ static int k_margin(sx *x, const node *v, serve_config *c)
 static int k_grace(sx *x, const node *v, serve_config *c)
 {
 	return sx_duration(x, v, &c->grace_s);
+}
+
+static int k_half_life(sx *x, const node *v, serve_config *c)
+{
+	return sx_duration(x, v, &c->fair_half_life_s);
 }
 
 static int k_read(sx *x, const node *v, serve_config *c)
@@ -418,7 +425,7 @@ static const struct config_key {
 	const char *key;
 	key_fn fn;
 } config_keys[] = {
-	{"policy", k_policy},       {"order", k_order},
+	{"policy", k_policy},       {"order", k_order},          {"fair_half_life", k_half_life},
 	{"memory_margin", k_margin}, {"grace", k_grace},         {"foreign", k_foreign},
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},

@@ -296,11 +296,14 @@ static void reload(service *s)
 		}
 		if (c.policy != s->cfg.policy || c.order != s->cfg.order ||
 		    c.foreign != s->cfg.foreign ||
-		    fabs(c.memory_margin - s->cfg.memory_margin) > 1e-12)
+		    fabs(c.memory_margin - s->cfg.memory_margin) > 1e-12 ||
+		    c.fair_half_life_s != s->cfg.fair_half_life_s)
 			serve_log("warn", "serve.reload",
-				  "msg=\"policy, order, foreign and memory_margin change at the next start\"");
+				  "msg=\"policy, order, fair_half_life, foreign and memory_margin change "
+				  "at the next start\"");
 		c.policy = s->cfg.policy;
 		c.order = s->cfg.order;
+		c.fair_half_life_s = s->cfg.fair_half_life_s;
 		c.foreign = s->cfg.foreign;
 		c.memory_margin = s->cfg.memory_margin;
 		slurm_reload(s, &c);
@@ -378,6 +381,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.order_set = 1;
 	lo.order = s->cfg.order;
 	lo.memory_margin = s->cfg.memory_margin;
+	lo.fair_half_life_set = 1;
+	lo.fair_half_life_s = s->cfg.fair_half_life_s;
 	lo.foreign_set = 1;
 	lo.foreign = s->cfg.foreign;
 	lo.progress = 0;
@@ -456,9 +461,10 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
 	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s order=%s "
-		  "foreign=%s read=%s tokens=%s grace_s=%g executor=%s slurm=%s", (int)getpid(), s->state,
-		  live_device_count(s->d), sched_policy_name(s->cfg.policy),
-		  sched_order_name(s->cfg.order), sched_foreign_policy_name(s->cfg.foreign), s->pol.read_own ? "own" : "all",
+		  "fair_half_life_s=%g foreign=%s read=%s tokens=%s grace_s=%g executor=%s slurm=%s",
+		  (int)getpid(), s->state, live_device_count(s->d), sched_policy_name(s->cfg.policy),
+		  sched_order_name(s->cfg.order), s->cfg.fair_half_life_s,
+		  sched_foreign_policy_name(s->cfg.foreign), s->pol.read_own ? "own" : "all",
 		  s->cfg.tokens ? s->cfg.tokens : "-", s->cfg.grace_s,
 		  !s->cfg.slurm.enabled ? "process"
 		  : s->cfg.slurm.is_default ? "slurm" : "slurm-when-named",

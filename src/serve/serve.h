@@ -78,6 +78,7 @@ typedef struct serve_config {
 	sched_policy policy;     /* default relish */
 	int policy_set;
 	queue_order order;       /* default fair: users by attained service over share */
+	double fair_half_life_s; /* fair: usage halves in this (default 7 days; 0: never) */
 	double memory_margin;    /* default 0.2 */
 	sched_foreign_policy foreign; /* devices others use: share (default) or avoid */
 	double grace_s;          /* SIGTERM grace, default 60 */

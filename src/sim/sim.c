@@ -65,6 +65,8 @@ void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 		memcpy(o->tiresias_limit_s, t->tiresias_limit_s, sizeof o->tiresias_limit_s);
 	if (p == SCHED_POLICY_GANDIVA && t->gandiva_timeslice_max >= 0)
 		o->timeslice_max = t->gandiva_timeslice_max;
+	if (t->fair_half_life_s >= 0)
+		o->fair_half_life_s = t->fair_half_life_s; /* every policy: --order fair is */
 }
 
 void sim_config_default(sim_config *c)
@@ -82,6 +84,7 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_solo_after_s = -1;
 	c->tune.relish_family_probe = -1;
 	c->tune.gandiva_timeslice_max = -1;
+	c->tune.fair_half_life_s = -1;
 }
 
 /* ---- per-job and per-device state -------------------------------------- */

@@ -94,6 +94,7 @@ typedef struct sim_tune {
 	int relish_family_probe;
 	double tiresias_limit_s[SCHED_MAX_TIERS];
 	int gandiva_timeslice_max;
+	double fair_half_life_s;   /* the fair order's half-life, any policy; 0: none */
 } sim_tune;
 
 /* Apply t to policy p's options o. */

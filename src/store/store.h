@@ -394,6 +394,13 @@ int store_segment_list_between(store *s, double from, double to, size_t limit,
 			       size_t *total, rl_err *err);
 /* How many segments are in each state, all experiments (counts[status]). */
 int store_segment_counts(store *s, size_t counts[SEG__COUNT], rl_err *err);
+/* The service users' segments held: fn(ctx, owner_uid (-1 unknown),
+ * started_at, ended_at) once per segment that ran and ended at or after
+ * since (unix seconds; -INFINITY: all).  Returns how many (capped at
+ * INT32_MAX), or < 0. */
+typedef void (*store_service_fn)(void *ctx, int64_t owner_uid, double started_at,
+				 double ended_at);
+int store_owner_service(store *s, double since, store_service_fn fn, void *ctx, rl_err *err);
 void store_segment_fini(store_segment *g);
 void store_segments_free(store_segment *v, size_t n);
 

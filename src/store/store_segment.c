@@ -396,3 +396,32 @@ int store_segment_counts(store *s, size_t counts[SEG__COUNT], rl_err *err)
 	sqlite3_reset(st);
 	return rc;
 }
+
+/* Every placed segment that has ended, with its owner: the fair order's
+ * service.  A full scan of segments (there is no index on ended_at: the
+ * service reads this once, at start). */
+static const char SQL_OWNER_SERVICE[] =
+	"SELECT e.owner_uid, g.started_at, g.ended_at FROM segments g"
+	" JOIN trials t ON t.id = g.trial_id JOIN experiments e ON e.id = t.experiment_id"
+	" WHERE g.started_at IS NOT NULL AND g.ended_at IS NOT NULL"
+	" AND g.ended_at >= g.started_at AND g.ended_at >= ?";
+
+int store_owner_service(store *s, double since, store_service_fn fn, void *ctx, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_OWNER_SERVICE, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_double(st, 1, isfinite(since) ? since : -1e300);
+	int r;
+	size_t n = 0;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t uid = st_col_int(st, 0, -1);
+		fn(ctx, uid, sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
+		n++;
+	}
+	if (r != SQLITE_DONE)
+		rc = st_fail(s, err, "reading the users' service");
+	sqlite3_reset(st);
+	return rc < 0 ? rc : (int)(n > INT32_MAX ? INT32_MAX : n);
+}
