@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cell.h"
 #include "search/pareto.h"
 #include "search/sampler.h"
 
@@ -103,31 +104,6 @@ static double run_once(const problem *p, const variant *v, uint64_t seed, int tr
 	return hv;
 }
 
-typedef struct cell {
-	int n;
-	double sum, sum2;
-} cell;
-
-static void cell_add(cell *c, double x)
-{
-	c->n++;
-	c->sum += x;
-	c->sum2 += x * x;
-}
-
-static double mean(const cell *c)
-{
-	return c->n ? c->sum / c->n : NAN;
-}
-
-static double se(const cell *c)
-{
-	if (c->n < 2)
-		return NAN;
-	double m = mean(c), var = (c->sum2 - c->n * m * m) / (c->n - 1);
-	return sqrt(var > 0 ? var : 0) / sqrt(c->n);
-}
-
 int main(int argc, char **argv)
 {
 	int seeds = 20, trials = 200;
@@ -183,18 +159,18 @@ int main(int argc, char **argv)
 	for (int p = 0; p < N_PROBLEMS; p++) {
 		for (size_t v = 0; v < N_VARIANTS; v++)
 			printf("%-8s relish %-19s %.4f +- %.4f (%d)\n", problems[p].name,
-			       variants[v].name, mean(&rel[p][v]), se(&rel[p][v]), rel[p][v].n);
+			       variants[v].name, cell_mean(&rel[p][v]), cell_se(&rel[p][v]), rel[p][v].n);
 		if (opt[p].n)
 			printf("%-8s %-26s %.4f +- %.4f (%d)\n", problems[p].name, "optuna 5 tpe (default)",
-			       mean(&opt[p]), se(&opt[p]), opt[p].n);
+			       cell_mean(&opt[p]), cell_se(&opt[p]), opt[p].n);
 	}
 	printf("relish: %.1f s\n",
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	for (int p = 0; p < N_PROBLEMS && optuna_path; p++) {
 		const cell *a = &rel[p][1], *b = &opt[p];
-		double d = mean(b) - mean(a), s = sqrt(se(a) * se(a) + se(b) * se(b));
+		double d = cell_mean(b) - cell_mean(a), s = sqrt(cell_se(a) * cell_se(a) + cell_se(b) * cell_se(b));
 		printf("goal %s hypervolume >= optuna 5's default: %.4f vs %.4f: %s\n", problems[p].name,
-		       mean(a), mean(b),
+		       cell_mean(a), cell_mean(b),
 		       d <= 0 ? "MET" : d <= s ? "EQUAL within one s.e. (counts as met)" : "NOT MET");
 	}
 	return 0;

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cell.h"
 #include "search/engine.h"
 #include "spec/spec.h"
 
@@ -249,33 +250,6 @@ static double run_once(const function *fn, const variant *v, int concurrent, uin
 }
 
 /* ---- statistics and the table ------------------------------------------- */
-
-typedef struct cell {
-	int n;
-	double sum, sum2;
-} cell;
-
-static void cell_add(cell *c, double x)
-{
-	c->n++;
-	c->sum += x;
-	c->sum2 += x * x;
-}
-
-static double cell_mean(const cell *c)
-{
-	return c->n ? c->sum / c->n : NAN;
-}
-
-/* Standard error of the mean. */
-static double cell_se(const cell *c)
-{
-	if (c->n < 2)
-		return NAN;
-	double m = cell_mean(c);
-	double var = (c->sum2 - c->n * m * m) / (c->n - 1);
-	return sqrt(var > 0 ? var : 0) / sqrt(c->n);
-}
 
 static void print_cell(const cell *c)
 {

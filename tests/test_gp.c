@@ -19,29 +19,7 @@
 #include "search/gp_model.h"
 #include "search/rng.h"
 #include "search/sampler.h"
-#include "tpe_mixed.h"
-
-static param_def branin_params[] = {
-	{.name = "x1", .kind = PARAM_UNIFORM, .low = -5, .high = 10},
-	{.name = "x2", .kind = PARAM_UNIFORM, .low = 0, .high = 15},
-};
-static const space branin_space = {.n = 2, .params = branin_params};
-#define BRANIN_MIN 0.397887357729738
-
-static double branin(const config *c)
-{
-	double x1 = c->v[0].f, x2 = c->v[1].f;
-	double b = 5.1 / (4 * M_PI * M_PI), cc = 5 / M_PI, t = 1 / (8 * M_PI);
-	double q = x2 - b * x1 * x1 + cc * x1 - 6;
-	return q * q + 10 * (1 - t) * cos(x1) + 10;
-}
-
-static double mixed(const config *c)
-{
-	size_t b = mixed_batch_index(c);
-	assert_true(b < 5);
-	return mixed_loss(c, b);
-}
+#include "search_problems.h"
 
 /* ---- the model ------------------------------------------------------- */
 
@@ -310,36 +288,15 @@ static void test_branin_quality(void **state)
 	assert_true(gp < 0.01 && gp < rnd / 20);
 }
 
-/* A region that crashes (as tests/test_tpe.c's test_failed_region_avoided):
- * choice c is best but fails beyond x = 0.4.  Failed trials enter the
+/* A region that crashes (search_problems.h's crash_space, as in
+ * test_tpe.c): choice c is best but fails beyond x = 0.4.  Failed trials enter the
  * model at the worst value, so the GP stops proposing there; forgetting
  * them (before issue 30) it failed 114 times in these 120 trials. */
 static void test_failed_region_avoided(void **state)
 {
-	static rl_value models[] = {
-		{.type = VAL_STR, .str = "a"}, {.type = VAL_STR, .str = "b"}, {.type = VAL_STR, .str = "c"}};
-	static param_def params[] = {
-		{.name = "model", .kind = PARAM_CHOICE, .n_choices = 3, .choices = models},
-		{.name = "x", .kind = PARAM_UNIFORM, .low = 0, .high = 1},
-	};
-	const space sp = {.n = 2, .params = params};
-	static const double penalty[] = {0.3, 0.2, 0.0};
 	int failures = 0;
-	for (uint64_t seed = 0; seed < 3; seed++) {
-		sampler *s = gp_new(&sp, seed);
-		for (uint64_t i = 0; i < 50; i++) {
-			config c;
-			assert_int_equal(sampler_ask(s, i, &c, NULL), 0);
-			size_t m = (size_t)(c.v[0].str[0] - 'a');
-			double x = c.v[1].f;
-			int crash = m == 2 && x > 0.4;
-			failures += crash && i >= 10;
-			assert_int_equal(sampler_tell(s, i, &c, crash ? NAN : (x - 0.7) * (x - 0.7) + penalty[m],
-						      crash ? 0 : 1.0, crash ? OBS_FAILED : OBS_COMPLETE, NULL), 0);
-			config_fini(&c);
-		}
-		sampler_free(s);
-	}
+	for (uint64_t seed = 0; seed < 3; seed++)
+		failures += crash_run(gp_new(&crash_space, seed), 50, 10);
 	printf("crashing region: %d of 120 trials failed\n", failures);
 	assert_true(failures < 40);
 }

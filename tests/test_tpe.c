@@ -16,33 +16,9 @@
 
 #include "search/sampler.h"
 #include "search/tpe_math.h"
-#include "tpe_mixed.h"
+#include "search_problems.h"
 
-/* ---- spaces and objectives ---------------------------------------- */
-
-static param_def branin_params[] = {
-	{.name = "x1", .kind = PARAM_UNIFORM, .low = -5, .high = 10},
-	{.name = "x2", .kind = PARAM_UNIFORM, .low = 0, .high = 15},
-};
-static const space branin_space = {.n = 2, .params = branin_params};
-#define BRANIN_MIN 0.397887357729738
-
-static double branin(const config *c)
-{
-	double x1 = c->v[0].f, x2 = c->v[1].f;
-	double b = 5.1 / (4 * M_PI * M_PI), cc = 5 / M_PI, t = 1 / (8 * M_PI);
-	double q = x2 - b * x1 * x1 + cc * x1 - 6;
-	return q * q + 10 * (1 - t) * cos(x1) + 10;
-}
-
-/* The 4-D mixed problem (tests/tpe_mixed.h); a sampled batch is always
- * one of the choices. */
-static double mixed(const config *c)
-{
-	size_t b = mixed_batch_index(c);
-	assert_true(b < 5);
-	return mixed_loss(c, b);
-}
+/* ---- search quality ------------------------------------------------- */
 
 /* Best loss after n trials of algo on (sp, f) with seed. */
 static double best_after(search_algo algo, const space *sp, double (*f)(const config *),
@@ -221,45 +197,19 @@ static void test_replace_and_failed(void **state)
 	sampler_free(c);
 }
 
-/*
- * Issue 30, item 9: a region that crashes.  model c is the best choice
- * (no penalty) but every trial with c and x > 0.4 fails; the best
- * configuration that runs is c at x = 0.4.  A sampler that forgets failed
- * trials sees only c's successes at x <= 0.4, near its best x of 0.7, and
- * keeps proposing c beyond 0.4; one that counts failures as bad outcomes
- * (in the above set, g(x)) learns to avoid them.  Failures among trials
- * 20-99, over 10 seeds, for the default (joint) estimator and the
- * univariate one.
- */
-static rl_value crash_models[] = {
-	{.type = VAL_STR, .str = "a"}, {.type = VAL_STR, .str = "b"}, {.type = VAL_STR, .str = "c"}};
-static param_def crash_params[] = {
-	{.name = "model", .kind = PARAM_CHOICE, .n_choices = 3, .choices = crash_models},
-	{.name = "x", .kind = PARAM_UNIFORM, .low = 0, .high = 1},
-};
-static const space crash_space = {.n = 2, .params = crash_params};
-
+/* Issue 30, item 9 (search_problems.h's crash_space): failures among
+ * trials 20-99, over 10 seeds, for the default (joint) estimator and the
+ * univariate one; counting failures as bad outcomes (the above set, g(x))
+ * teaches TPE to avoid the region. */
 static int crash_failures(int multivariate)
 {
-	static const double penalty[] = {0.3, 0.2, 0.0};
 	int failures = 0;
 	for (uint64_t seed = 0; seed < 10; seed++) {
 		sampler_options opt = {.n_startup = 10, .n_candidates = 24,
 				       .pending = PENDING_WORST, .multivariate = multivariate};
 		sampler *s;
 		assert_int_equal(sampler_new(SEARCH_TPE, &crash_space, seed, &opt, &s, NULL), 0);
-		for (uint64_t i = 0; i < 100; i++) {
-			config c;
-			assert_int_equal(sampler_ask(s, i, &c, NULL), 0);
-			size_t m = (size_t)(c.v[0].str[0] - 'a');
-			double x = c.v[1].f;
-			int crash = m == 2 && x > 0.4;
-			failures += crash && i >= 20;
-			assert_int_equal(sampler_tell(s, i, &c, crash ? NAN : (x - 0.7) * (x - 0.7) + penalty[m],
-						      crash ? 0 : 1.0, crash ? OBS_FAILED : OBS_COMPLETE, NULL), 0);
-			config_fini(&c);
-		}
-		sampler_free(s);
+		failures += crash_run(s, 100, 20);
 	}
 	return failures;
 }

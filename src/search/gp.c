@@ -48,6 +48,7 @@
  * Beyond a few hundred trials TPE is the sampler to use.
  */
 #include "search/gp_model.h"
+#include "search/grow.h"
 #include "search/rng.h"
 #include "search/sampler.h"
 
@@ -102,21 +103,13 @@ static int obs_reserve(gp_sampler *g)
 	if (g->n < g->cap)
 		return 0;
 	size_t cap = g->cap ? 2 * g->cap : 64;
-#define GGROW(ptr, count)                                                      \
-	do {                                                                   \
-		void *np_ = realloc((ptr), (count) * sizeof *(ptr));           \
-		if (!np_)                                                      \
-			return RL_ENOMEM;                                      \
-		(ptr) = np_;                                                   \
-	} while (0)
-	GGROW(g->idx, cap);
-	GGROW(g->loss, cap);
-	GGROW(g->res, cap);
-	GGROW(g->pend, cap);
-	GGROW(g->x, cap * g->dim);
-	GGROW(g->bx, cap * g->dim);
-	GGROW(g->by, cap);
-#undef GGROW
+	SEARCH_GROW(g->idx, cap);
+	SEARCH_GROW(g->loss, cap);
+	SEARCH_GROW(g->res, cap);
+	SEARCH_GROW(g->pend, cap);
+	SEARCH_GROW(g->x, cap * g->dim);
+	SEARCH_GROW(g->bx, cap * g->dim);
+	SEARCH_GROW(g->by, cap);
 	g->cap = cap;
 	return 0;
 }

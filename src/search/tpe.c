@@ -47,6 +47,7 @@
  * model that depends only on the set of observations (ties broken by trial
  * index), not on the order of tells.
  */
+#include "search/grow.h"
 #include "search/pareto.h"
 #include "search/rng.h"
 #include "search/sampler.h"
@@ -689,33 +690,25 @@ static int tpe_reserve(tpe_sampler *t)
 	size_t cap = t->cap ? t->cap * 2 : 64;
 	if (cap > UINT32_MAX)
 		return RL_ENOMEM;
-#define GROW(ptr, count)                                                       \
-	do {                                                                   \
-		void *np_ = realloc((ptr), (count) * sizeof *(ptr));           \
-		if (!np_)                                                      \
-			return RL_ENOMEM;                                      \
-		(ptr) = np_;                                                   \
-	} while (0)
-	GROW(t->idx, cap);
-	GROW(t->loss, cap);
-	GROW(t->res, cap);
-	GROW(t->w, cap);
-	GROW(t->u, cap * (t->d ? t->d : 1));
-	GROW(t->below, cap);
-	GROW(t->pend, cap);
-	GROW(t->free_slots, cap);
-	GROW(t->by_time, cap);
-	GROW(t->by_rank, cap);
-	GROW(t->scratch_mu, cap);
-	GROW(t->scratch_sig, cap);
-	GROW(t->scratch_w, cap);
-	GROW(t->scratch_slot, cap);
+	SEARCH_GROW(t->idx, cap);
+	SEARCH_GROW(t->loss, cap);
+	SEARCH_GROW(t->res, cap);
+	SEARCH_GROW(t->w, cap);
+	SEARCH_GROW(t->u, cap * (t->d ? t->d : 1));
+	SEARCH_GROW(t->below, cap);
+	SEARCH_GROW(t->pend, cap);
+	SEARCH_GROW(t->free_slots, cap);
+	SEARCH_GROW(t->by_time, cap);
+	SEARCH_GROW(t->by_rank, cap);
+	SEARCH_GROW(t->scratch_mu, cap);
+	SEARCH_GROW(t->scratch_sig, cap);
+	SEARCH_GROW(t->scratch_w, cap);
+	SEARCH_GROW(t->scratch_slot, cap);
 	if (t->n_obj > 1)
-		GROW(t->lossv, cap * t->n_obj);
+		SEARCH_GROW(t->lossv, cap * t->n_obj);
 	for (size_t p = 0; p < t->d; p++)
 		if (t->by_u[p])
-			GROW(t->by_u[p], cap);
-#undef GROW
+			SEARCH_GROW(t->by_u[p], cap);
 	t->cap = cap;
 	return 0;
 }

@@ -39,6 +39,7 @@
  * is negligible only when one of its factors is); the sums run over
  * contiguous per-dimension arrays and vectorise.
  */
+#include "search/grow.h"
 #include "search/tpe_internal.h"
 #include "search/tpe_math.h"
 
@@ -146,23 +147,15 @@ static int set_reserve(joint_set *s, size_t m, size_t nn, size_t nc)
 	while (cap < k)
 		cap *= 2;
 	size_t nn1 = nn ? nn : 1, nc1 = nc ? nc : 1;
-#define JGROW(ptr, count)                                                      \
-	do {                                                                   \
-		void *np_ = realloc((ptr), (count) * sizeof *(ptr));           \
-		if (!np_)                                                      \
-			return RL_ENOMEM;                                      \
-		(ptr) = np_;                                                   \
-	} while (0)
-	JGROW(s->wfrac, cap);
-	JGROW(s->acc, cap);
-	JGROW(s->mu, cap * nn1);
-	JGROW(s->inv, cap * nn1);
-	JGROW(s->sig, cap * nn1);
-	JGROW(s->kconst, cap);
-	JGROW(s->cat, cap * nc1);
-	JGROW(s->cat_own, nc1);
-	JGROW(s->cat_other, nc1);
-#undef JGROW
+	SEARCH_GROW(s->wfrac, cap);
+	SEARCH_GROW(s->acc, cap);
+	SEARCH_GROW(s->mu, cap * nn1);
+	SEARCH_GROW(s->inv, cap * nn1);
+	SEARCH_GROW(s->sig, cap * nn1);
+	SEARCH_GROW(s->kconst, cap);
+	SEARCH_GROW(s->cat, cap * nc1);
+	SEARCH_GROW(s->cat_own, nc1);
+	SEARCH_GROW(s->cat_other, nc1);
 	s->cap = cap;
 	return 0;
 }
