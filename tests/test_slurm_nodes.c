@@ -4,7 +4,9 @@
  * prints them (with typed GRES, socket bindings, features), which nodes
  * are usable, the device list the core places on (GPUs with their memory
  * from a feature or the configured size, one host per node, partitions),
- * and device uuids back to node and GPU.
+ * and device uuids back to node and GPU; a scontrol that cannot be run is
+ * RL_ERUNTIME naming it (the capture once returned -1, which became
+ * RL_EINTERNAL on the way up).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,6 +142,20 @@ static void test_device_parse(void **state)
 	assert_int_equal(slurm_device_parse("host", node, sizeof node, &gpu), -1);
 }
 
+/* A scontrol that cannot be run: the code says so, with or without words. */
+static void test_scontrol_missing(void **state)
+{
+	(void)state;
+	slurm_cluster c;
+	memset(&c, 0, sizeof c);
+	assert_int_equal(slurm_cluster_read("/nonexistent/scontrol", NULL, &c, NULL), RL_ERUNTIME);
+	rl_err e;
+	rl_err_clear(&e);
+	assert_int_equal(slurm_cluster_read("/nonexistent/scontrol", NULL, &c, &e), RL_ERUNTIME);
+	if (!strstr(e.msg, "asking Slurm for its partitions: cannot run /nonexistent/scontrol"))
+		fail_msg("unclear: %s", e.msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +163,7 @@ int main(void)
 		cmocka_unit_test(test_parse_partitions),
 		cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_device_parse),
+		cmocka_unit_test(test_scontrol_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,26 +30,25 @@
  *     (oneshot containers have no --rm so that a broken attach pipe does
  *     not take them down; each is removed here once it ended).
  * Engine calls made on the loop (rm) are uv_spawn'ed; the blocking ones
- * (image check, list, reconcile) are for start-up, before the loop runs.
+ * (image check, list, reconcile: exec/capture.h) are for start-up,
+ * before the loop runs.
  */
 #include "container/container.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fsutil.h"
 
 #include "common/procid.h"
+#include "exec/capture.h"
 #include "telemetry/procmem.h"
 #include "process/process.h"
 
@@ -766,10 +765,10 @@ static const exec_ops docker_ops = CX_OPS("docker");
 /* ---- blocking engine calls (start-up only) ------------------------------------- */
 
 /*
- * Run the engine with args (after the binary) and wait.  *out_text gets
- * stdout (malloc'd, NUL-terminated) when out_text is not NULL; errtext gets
- * the end of stderr.  Returns the exit status (>= 0), or a negative RL_E*
- * code when the engine could not be started.
+ * Run the engine with args (after the binary) and wait (capture.h).
+ * *out_text gets stdout when out_text is not NULL; errtext the end of
+ * stderr.  Returns the exit status (>= 0), or a negative RL_E* code when
+ * the engine could not be started.
  */
 static int run_engine(const container_options *o, char *const *args, char **out_text,
 		      char *errtext, size_t errlen, rl_err *err)
@@ -782,96 +781,21 @@ static int run_engine(const container_options *o, char *const *args, char **out_
 		argv[k] = args[k - 1];
 	argv[k] = NULL;
 	char **env = engine_env_new(o->containers_conf);
-	int po[2], pe[2];
-	if (!env || pipe2(po, O_CLOEXEC) < 0) {
-		contract_strv_free(env);
-		return rl_err_sys(err, RL_EIO, errno, "running %s", bin);
-	}
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		close(po[0]);
-		close(po[1]);
-		contract_strv_free(env);
-		return rl_err_sys(err, RL_EIO, errno, "running %s", bin);
-	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	pid_t pid;
-	int src = posix_spawnp(&pid, bin, &fa, NULL, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
+	if (!env)
+		return rl_err_set(err, RL_ENOMEM, "running %s", bin);
+	char *etext = NULL;
+	int rc = capture_run(argv, env, out_text, &etext, err);
 	contract_strv_free(env);
-	close(po[1]);
-	close(pe[1]);
-	if (src != 0) {
-		close(po[0]);
-		close(pe[0]);
-		return rl_err_sys(err, RL_ERUNTIME, src, "cannot run %s (is it installed? "
-				  "scripts/deps.sh test installs podman)", bin);
+	if (rc == RL_ERUNTIME)
+		return rl_err_sys(err, RL_ERUNTIME, err ? err->sys_errno : 0,
+				  "cannot run %s (is it installed? scripts/deps.sh test installs "
+				  "podman)", bin);
+	if (rc >= 0 && errtext) {
+		size_t n = strlen(etext);
+		snprintf(errtext, errlen, "%s", etext + (n > 4095 ? n - 4095 : 0));
 	}
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	char etail[4096];
-	size_t elen = 0;
-	struct pollfd pf[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
-	int open_fds = 2;
-	while (open_fds > 0) {
-		if (poll(pf, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			char buf[8192];
-			ssize_t r = read(pf[i].fd, buf, sizeof buf);
-			if (r <= 0) {
-				close(pf[i].fd);
-				pf[i].fd = -1;
-				open_fds--;
-				continue;
-			}
-			if (i == 0) {
-				if (len + (size_t)r + 1 > cap) {
-					size_t nc = (len + (size_t)r + 1) * 2;
-					char *nt = realloc(text, nc);
-					if (!nt)
-						continue; /* drop output; the parse will say so */
-					text = nt;
-					cap = nc;
-				}
-				memcpy(text + len, buf, (size_t)r);
-				len += (size_t)r;
-				text[len] = '\0';
-			} else {
-				for (ssize_t b = 0; b < r; b++) {
-					if (elen == sizeof etail - 1) {
-						memmove(etail, etail + 1024, elen - 1024);
-						elen -= 1024;
-					}
-					etail[elen++] = buf[b];
-				}
-			}
-		}
-	}
-	etail[elen] = '\0';
-	while (elen > 0 && (etail[elen - 1] == '\n' || etail[elen - 1] == '\r'))
-		etail[--elen] = '\0';
-	if (errtext)
-		snprintf(errtext, errlen, "%s", etail);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (out_text) {
-		if (!text)
-			text = calloc(1, 1);
-		*out_text = text;
-	} else {
-		free(text);
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	free(etext);
+	return rc;
 }
 
 int container_list(const container_options *o, container_info **out, size_t *n, rl_err *err)

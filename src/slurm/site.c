@@ -44,6 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec/capture.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_nodes.h"
 
@@ -296,15 +297,14 @@ static int list_jobs(site *s, rl_err *err)
 	if (s->host->service)
 		argv[6] = NULL;
 	char *out = NULL, *etext = NULL;
-	int st = slurm_run_capture(argv, &out, &etext, err);
-	if (st != 0) {
-		if (st > 0)
-			rl_err_set(err, RL_ERUNTIME, "squeue failed (exit %d): %.200s", st,
-				   etext ? etext : "");
+	int st = capture_run(argv, NULL, &out, &etext, err);
+	if (st > 0) {
+		rl_err_set(err, RL_ERUNTIME, "squeue failed (exit %d): %.200s", st, etext);
 		free(out);
 		free(etext);
-		return rl_err_prefix(err, "slurm: listing the jobs an earlier relish left");
 	}
+	if (st != 0)
+		return rl_err_prefix(err, "slurm: listing the jobs an earlier relish left");
 	free(etext);
 	slurm_job *v = NULL;
 	size_t n = 0;

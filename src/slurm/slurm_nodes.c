@@ -8,18 +8,14 @@
 #include "slurm/slurm_nodes.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/units.h"
+#include "exec/capture.h"
 
-extern char **environ;
 
 /* The value of " Key=" on a line (up to the next space), or NULL. */
 static const char *field(const char *line, const char *key, char *buf, size_t n)
@@ -340,99 +336,16 @@ int slurm_device_parse(const char *uuid, char *node, size_t node_n, int *gpu)
 
 /* ---- start-up: run scontrol and wait ------------------------------------------- */
 
-int slurm_run_capture(char *const *argv, char **out, char **errtext, rl_err *err)
-{
-	int po[2], pe[2];
-	if (pipe2(po, O_CLOEXEC) < 0) {
-		rl_err_sys(err, RL_ERUNTIME, errno, "pipe");
-		return -1;
-	}
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		rl_err_sys(err, RL_ERUNTIME, errno, "pipe");
-		close(po[0]);
-		close(po[1]);
-		return -1;
-	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	pid_t pid;
-	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(po[1]);
-	close(pe[1]);
-	if (rc != 0) {
-		close(po[0]);
-		close(pe[0]);
-		rl_err_sys(err, RL_ERUNTIME, rc, "cannot run %s", argv[0]);
-		return -1;
-	}
-	char *buf[2] = {NULL, NULL};
-	size_t len[2] = {0, 0}, cap[2] = {0, 0};
-	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-	int open = 2;
-	while (open) {
-		if (poll(fds, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (cap[i] - len[i] < 4096) {
-				size_t c = cap[i] ? cap[i] * 2 : 16384;
-				char *q = realloc(buf[i], c + 1);
-				if (!q)
-					break;
-				buf[i] = q;
-				cap[i] = c;
-			}
-			ssize_t r = read(fds[i].fd, buf[i] + len[i], cap[i] - len[i]);
-			if (r > 0) {
-				len[i] += (size_t)r;
-			} else if (r == 0 || errno != EINTR) {
-				close(fds[i].fd);
-				fds[i].fd = -1;
-				open--;
-			}
-		}
-	}
-	for (int i = 0; i < 2; i++) {
-		if (fds[i].fd >= 0)
-			close(fds[i].fd);
-		if (!buf[i])
-			buf[i] = calloc(1, 1);
-		else
-			buf[i][len[i]] = '\0';
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	*out = buf[0];
-	if (errtext)
-		*errtext = buf[1];
-	else
-		free(buf[1]);
-	if (!buf[0]) {
-		rl_err_set(err, RL_ENOMEM, "reading %s", argv[0]);
-		return -1;
-	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static int scontrol_show(const char *bin, const char *what, char **out, rl_err *err)
 {
 	char *argv[] = {(char *)bin, "show", (char *)what, "-o", NULL};
 	if (!strcmp(what, "config"))
 		argv[3] = NULL;
 	char *et = NULL;
-	int st = slurm_run_capture(argv, out, &et, err);
+	int st = capture_run(argv, NULL, out, &et, err);
 	if (st < 0) {
-		free(et);
-		return rl_err_prefix(err, "asking Slurm for its %ss", what);
+		rl_err_prefix(err, "asking Slurm for its %ss", what);
+		return st;
 	}
 	if (st != 0) {
 		size_t l = strcspn(et ? et : "", "\n");

@@ -93,10 +93,4 @@ int slurm_cluster_read(const char *scontrol, const char *partition, slurm_cluste
 		       rl_err *err);
 void slurm_cluster_fini(slurm_cluster *c);
 
-/* Run argv (argv[0] via PATH) and wait, collecting its output: *out
- * (stdout) and *err_text (stderr; may be NULL: not wanted) are malloc'd.
- * Returns the exit status (128 + signal when killed), or -1 when it could
- * not run (err set).  Blocking: for start-up only. */
-int slurm_run_capture(char *const *argv, char **out, char **err_text, rl_err *err);
-
 #endif
