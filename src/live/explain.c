@@ -133,12 +133,15 @@ static int last_meaningful(const char *text, size_t len, char *buf, size_t n)
 	return 0;
 }
 
-static int log_last_line(const live_seg *g, char *buf, size_t n)
+/* The last meaningful line of g's log, whose path the store holds (the
+ * launch wrote it there with the placement). */
+static int log_last_line(const live *d, const live_seg *g, char *buf, size_t n)
 {
-	char path[4400];
-	snprintf(path, sizeof path, "%s/trial-%llu/seg-%d.log", g->x->dir,
-		 (unsigned long long)g->trial, g->seq);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	store_segment sg;
+	if (!g->store_id || store_segment_get(d->st, g->store_id, &sg, NULL) < 0)
+		return 0;
+	int fd = sg.log_path ? open(sg.log_path, O_RDONLY | O_CLOEXEC) : -1;
+	store_segment_fini(&sg);
 	if (fd < 0)
 		return 0;
 	struct stat st;
@@ -155,7 +158,6 @@ static int log_last_line(const live_seg *g, char *buf, size_t n)
 int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
 			exec_result *out)
 {
-	(void)d;
 	if (r->outcome == SCHED_OUT_COMPLETED || r->outcome == SCHED_OUT_CANCELLED)
 		return 0;
 	const spec *sp = g->x->sp;
@@ -175,7 +177,7 @@ int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
 	if (r->fault != EXEC_FAULT_NONE || r->outcome == SCHED_OUT_OOM)
 		return 0; /* the runtime's or the OOM's own words say it */
 	char line[LINE_MAX_SHOWN + 1];
-	if (!log_last_line(g, line, sizeof line))
+	if (!log_last_line(d, g, line, sizeof line))
 		return 0;
 	if (strstr(r->reason, line))
 		return 0;
