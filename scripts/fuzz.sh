@@ -5,8 +5,8 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     (default: 30 s, every target)
 #   e.g. scripts/fuzz.sh 60 contract_line devices
 #
-# Targets: every tests/fuzz/fuzz_T.c (spec, contract_line, devices,
-# config_json, trace, model).  The project's sources (all of src/ but the
+# Targets: every tests/fuzz/fuzz_T.c (spec, spec_amplify, contract_line,
+# devices, config_json, trace, model, ...).  The project's sources (all of src/ but the
 # CLI's main.c and the programs of their own, src/*/*_main.c) are compiled
 # once into $FUZZ_OUT/obj with fuzzer instrumentation; each target links them.  Each run starts from the
 # seeds, tests/fuzz/seeds/T/ (for spec: the spec test cases and the
@@ -83,7 +83,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$out/bin" "$out/corpus/$t" "$out/artifacts/$t"
   "$CC" "${cflags[@]}" -fsanitize=fuzzer,$san "tests/fuzz/fuzz_$t.c" "${objs[@]}" "${libs[@]}" -o "$bin"
   seeds=()
-  [ "$t" = spec ] && seeds=(tests/spec_cases examples/quickstart)
+  case $t in spec*) seeds=(tests/spec_cases examples/quickstart) ;; esac
   for d in "tests/fuzz/seeds/$t" "tests/fuzz/regress/$t"; do
     [ -d "$d" ] && seeds+=("$d")
   done

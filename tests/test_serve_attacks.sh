@@ -15,6 +15,9 @@
 #            before SYS_ADMIN, user root, new privileges and / mounted
 #            read-write: refused (a capability named twice at parse time,
 #            400; every grant checked, 403 naming what is not allowed)
+#   alias    a 108 KB spec whose aliases name one 100 KB scalar 2,000 times
+#            (200 MB expanded): refused 400 by the parser's byte budget,
+#            the service's peak RSS grows by less than 64 MB
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -79,7 +82,30 @@ attack_grants() {
   victim_ok
 }
 
-all="env grants"
+# ---- alias: YAML alias amplification -----------------------------------------
+hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$spid/status"; }
+attack_alias() {
+  victim_start
+  $PY - "$work/alias.yaml" <<'P'
+import sys
+aliases = ", ".join(["*a"] * 2000)
+open(sys.argv[1], "w").write("name: attack-alias\nnote: &a %s\nmore: [%s]\n" % ("x" * 100000, aliases))
+P
+  chmod 644 "$work/alias.yaml"
+  local before after out rc
+  before=$(hwm_kib)
+  set +e
+  out=$(post_spec "$U1" "$work/alias.yaml"); rc=$?
+  set -e
+  after=$(hwm_kib)
+  echo "alias: $(stat -c %s "$work/alias.yaml") bytes; the service's peak RSS $((before / 1024)) -> $((after / 1024)) MiB"
+  [ "$rc" = 0 ] && [ "${out##*$'\n'}" = 400 ] && printf '%s' "$out" | grep -q "too large once its aliases are expanded" ||
+    fail "the alias bomb was not refused by the byte budget: exit $rc: $out"
+  [ $((after - before)) -lt 65536 ] || fail "the alias bomb grew the service's peak RSS by $(((after - before) / 1024)) MiB"
+  victim_ok
+}
+
+all="env grants alias"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

@@ -5,8 +5,11 @@
  * The event API is used rather than libyaml's document API because events
  * carry the marks we need and let us stop at the first duplicate key with
  * the position of both occurrences.  Aliases are expanded by copying the
- * anchored node, under a total node budget so that "billion laughs" input
- * fails cleanly instead of exhausting memory.
+ * anchored node, under a node budget and a byte budget (node.h) so that
+ * "billion laughs" input fails cleanly instead of exhausting memory: a
+ * node count alone let a few aliases of one long scalar (a 108 KB spec)
+ * make 204 MB.  Every byte the tree holds (nodes, texts, item arrays) is
+ * counted as it is allocated.
  */
 #include "spec/node.h"
 
@@ -73,7 +76,25 @@ typedef struct builder {
 	anchor *anchors;
 	size_t n_anchors;
 	size_t n_nodes;
+	size_t bytes, max_bytes;   /* held by the tree; its budget (0: none yet) */
+	int line, col;             /* where the node being made starts */
 } builder;
+
+static size_t budget_for(size_t len)
+{
+	return NODE_MAX_BYTES_BASE + NODE_MAX_BYTES_PER_BYTE * len;
+}
+
+/* Count n more bytes of the tree against the budget: 0, or RL_EPARSE. */
+static int take(builder *b, size_t n)
+{
+	b->bytes += n;
+	if (b->bytes <= b->max_bytes)
+		return 0;
+	return rl_err_set(b->err, RL_EPARSE,
+			  "%s:%d:%d: document too large once its aliases are expanded (more than "
+			  "%zu bytes)", b->name, b->line, b->col, b->max_bytes);
+}
 
 static node *node_new(builder *b, node_kind kind, int line, int col)
 {
@@ -82,6 +103,10 @@ static node *node_new(builder *b, node_kind kind, int line, int col)
 			   b->name, line, col, NODE_MAX_NODES);
 		return NULL;
 	}
+	b->line = line;
+	b->col = col;
+	if (take(b, sizeof(node)) < 0)
+		return NULL;
 	node *n = calloc(1, sizeof *n);
 	if (!n) {
 		rl_err_set(b->err, RL_ENOMEM, "%s: out of memory reading the document", b->name);
@@ -98,6 +123,10 @@ static node *scalar_new(builder *b, const char *text, size_t len, int quoted, in
 	node *n = node_new(b, NODE_SCALAR, line, col);
 	if (!n)
 		return NULL;
+	if (take(b, len + 1) < 0) {
+		free(n);
+		return NULL;
+	}
 	n->text = malloc(len + 1);
 	if (!n->text) {
 		free(n);
@@ -111,20 +140,32 @@ static node *scalar_new(builder *b, const char *text, size_t len, int quoted, in
 	return n;
 }
 
-/* Append child (and key, for maps) to parent; takes ownership on success. */
+/* Append child (and key, for maps) to parent; takes ownership on success.
+ * The arrays grow by doubling: a list of n items costs O(n) copies, not
+ * O(n^2) (a 60 KB flow list of one-letter items made 3.6 GB of copies
+ * growing one item at a time). */
 static int node_append(builder *b, node *parent, node *key, node *child)
 {
-	node **items = realloc(parent->items, (parent->n + 1) * sizeof *items);
-	if (!items)
-		return rl_err_set(b->err, RL_ENOMEM, "%s: out of memory", b->name);
-	parent->items = items;
-	if (parent->kind == NODE_MAP) {
-		node **keys = realloc(parent->keys, (parent->n + 1) * sizeof *keys);
-		if (!keys)
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? 2 * parent->cap : 4;
+		size_t per = parent->kind == NODE_MAP ? 2 : 1;
+		int rc = take(b, (cap - parent->cap) * per * sizeof(node *));
+		if (rc < 0)
+			return rc;
+		node **items = realloc(parent->items, cap * sizeof *items);
+		if (!items)
 			return rl_err_set(b->err, RL_ENOMEM, "%s: out of memory", b->name);
-		parent->keys = keys;
-		parent->keys[parent->n] = key;
+		parent->items = items;
+		if (parent->kind == NODE_MAP) {
+			node **keys = realloc(parent->keys, cap * sizeof *keys);
+			if (!keys)
+				return rl_err_set(b->err, RL_ENOMEM, "%s: out of memory", b->name);
+			parent->keys = keys;
+		}
+		parent->cap = cap;
 	}
+	if (parent->kind == NODE_MAP)
+		parent->keys[parent->n] = key;
 	parent->items[parent->n++] = child;
 	return 0;
 }
@@ -349,6 +390,7 @@ static int parse_yaml(const char *text, size_t len, const char *name, node **out
 	memset(&b, 0, sizeof b);
 	b.name = name;
 	b.err = err;
+	b.max_bytes = budget_for(len);
 	yaml_parser_t p;
 	if (!yaml_parser_initialize(&p))
 		return rl_err_set(err, RL_ENOMEM, "%s: cannot start the YAML parser", name);
@@ -461,6 +503,7 @@ static int parse_json(const char *text, size_t len, const char *name, node **out
 		memset(&b, 0, sizeof b);
 		b.name = name;
 		b.err = err;
+		b.max_bytes = budget_for(len);
 		node_free(root);
 		root = from_json(&b, j, 0);
 		if (!root) {

@@ -33,13 +33,22 @@ struct node {
 	size_t len;       /* NODE_SCALAR: length of text */
 	int quoted;       /* NODE_SCALAR: 1 unless written plain */
 	size_t n;         /* NODE_SEQ: items; NODE_MAP: pairs */
+	size_t cap;       /* room in items (and keys) */
 	node **items;     /* NODE_SEQ: items; NODE_MAP: values; owned */
 	node **keys;      /* NODE_MAP: key scalars, parallel to items; owned */
 };
 
-/* Limits that keep hostile input from exhausting the stack or memory. */
+/* Limits that keep hostile input from exhausting the stack or memory.
+ * The tree of a document of len bytes holds at most
+ * NODE_MAX_BYTES_BASE + NODE_MAX_BYTES_PER_BYTE * len bytes (nodes, texts,
+ * item arrays; aliases expanded): a node count alone does not bound it
+ * (aliases of one long scalar).  An ordinary spec's tree takes 3-10 bytes
+ * per byte of text; the worst without aliases (a flow list of one-letter
+ * items) about 40. */
 #define NODE_MAX_DEPTH 64
 #define NODE_MAX_NODES 100000
+#define NODE_MAX_BYTES_BASE (1u << 20)
+#define NODE_MAX_BYTES_PER_BYTE 48
 
 /*
  * Parse YAML (json = 0) or JSON (json = 1) text of len bytes into a tree.
@@ -47,7 +56,7 @@ struct node {
  * *out is the root (owned by the caller, node_free), or NULL for a document
  * with no content (empty file, only comments).  Errors: RL_EPARSE for
  * syntax, duplicate keys, non-scalar keys, aliases to unknown anchors, too
- * deep or too large documents; RL_ENOMEM.
+ * deep or too large documents (nodes or bytes); RL_ENOMEM.
  */
 int node_parse(const char *text, size_t len, const char *name, int json,
 	       node **out, rl_err *err);

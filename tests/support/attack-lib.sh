@@ -6,6 +6,8 @@
 #   aspec FILE NAME TRIALS EPOCHS SLEEP-MS [LINES]  serve_spec plus LINES under trial:
 #   victim_start / victim_ok [SECONDS]  $U2's experiment $victim: done, 3 trials completed
 #                                       (VICTIM_EXTRA: its extra trial lines)
+#   post_spec USER FILE                 POST FILE's text to the API as USER, straight
+#                                       (no client-side check): body, then the status
 #   reload_config TEXT                  $work/config.yaml := TEXT, SIGHUP, wait for the reload
 #   run_case NAME                       attack_NAME in a subshell; tallies
 #   attack_summary                      one line; fails when a case failed
@@ -43,6 +45,15 @@ victim_ok() {
   case $s in *'"status":"done"'*) ;; *) fail "victim $victim not done after ${t}s: $s" ;; esac
   printf '%s' "$s" | grep -q '"completed":3,' && printf '%s' "$s" | grep -q '"failed":0' ||
     fail "victim $victim was harmed: $s"
+}
+
+post_spec() {
+  local body
+  body="$work/post-$(basename "$2").json"
+  $PY -c 'import json, sys; json.dump({"spec": open(sys.argv[1]).read(), "name": sys.argv[1].rsplit("/", 1)[-1]}, open(sys.argv[2], "w"))' "$2" "$body"
+  chmod 644 "$body"
+  as "$1" curl -s --max-time 60 -w '\n%{http_code}' --unix-socket "$sock" -H 'Content-Type: application/json' \
+    --data-binary "@$body" http://relish/api/v1/experiments
 }
 
 reload_config() {
