@@ -113,7 +113,7 @@ static void test_migrate_fresh_and_reopen(void **state)
 	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);
 	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
 	store_experiment x;
-	OK(store_experiment_find(s, "a", &x, err));
+	OK(store_experiment_find(s, "a", NULL, -1, &x, err));
 	assert_string_equal(x.objective_metric, "accuracy");
 	assert_int_equal(x.status, EXP_RUNNING);
 	assert_true(isnan(x.finished_at));
@@ -318,7 +318,7 @@ static void test_lifecycle(void **state)
 	assert_int_equal(x.status, EXP_DONE);
 	assert_float_equal(x.finished_at, 1300, 0);
 	store_experiment_fini(&x);
-	assert_int_equal(store_experiment_find(s, "nope", &x, &e), RL_ENOTFOUND);
+	assert_int_equal(store_experiment_find(s, "nope", NULL, -1, &x, &e), RL_ENOTFOUND);
 	store_close(s);
 }
 
@@ -490,6 +490,97 @@ static void test_migrate_trials_v6(void **state)
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 1);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 1);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM events WHERE trial_id IS NOT NULL"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+}
+
+/* An experiment named name of owner (uid); its id. */
+static int64_t owned_experiment(store *s, const char *name, const char *owner, int64_t uid,
+				rl_err *e)
+{
+	store_experiment x = {.name = (char *)name, .spec_text = (char *)"name: x\n",
+			      .created_at = 1000.0, .objective_metric = (char *)"accuracy",
+			      .mode = (char *)"max", .owner = (char *)owner, .owner_uid = uid};
+	int64_t id = 0;
+	int rc = store_experiment_create(s, &x, &id, e);
+	return rc < 0 ? rc : id;
+}
+
+/*
+ * Names are unique per owner (schema 7; issue 30 item 3: a second user's
+ * digits.yaml was refused, "an experiment named 'digits' exists
+ * already"): each user has their own "digits"; a reader's name means
+ * their own, else the only one so named, else it is ambiguous and the
+ * error says whose they are; OWNER picks one; rows without an owner
+ * (older databases) are found by the driver for anyone.
+ */
+static void test_names_per_owner(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	rl_err e;
+	int64_t a = owned_experiment(s, "digits", "alice", 1001, &e);
+	int64_t b = owned_experiment(s, "digits", "bob", 1002, &e);
+	assert_true(a > 0 && b > 0 && a != b);
+	assert_int_equal(owned_experiment(s, "digits", "alice", 1001, &e), RL_EEXISTS);
+	int64_t legacy = owned_experiment(s, "old", NULL, -1, &e);
+	assert_true(legacy > 0);
+	assert_int_equal(owned_experiment(s, "old", NULL, -1, &e), RL_EEXISTS);
+	store_experiment x;
+	OK(store_experiment_find(s, "digits", NULL, 1001, &x, err));
+	assert_int_equal(x.id, a);
+	store_experiment_fini(&x);
+	OK(store_experiment_find(s, "digits", NULL, 1002, &x, err));
+	assert_int_equal(x.id, b);
+	store_experiment_fini(&x);
+	OK(store_experiment_find(s, "digits", "bob", 1001, &x, err));
+	assert_int_equal(x.id, b);
+	store_experiment_fini(&x);
+	assert_int_equal(store_experiment_find(s, "digits", NULL, 1003, &x, &e), RL_EINVAL);
+	assert_non_null(strstr(e.msg, "alice's (id"));
+	assert_non_null(strstr(e.msg, "bob's (id"));
+	assert_int_equal(store_experiment_find(s, "digits", "carol", 1001, &x, &e), RL_ENOTFOUND);
+	OK(store_experiment_find(s, "old", NULL, 1003, &x, err));
+	assert_int_equal(x.id, legacy);
+	store_experiment_fini(&x);
+	OK(store_experiment_find_owned(s, "digits", 1002, &x, err));
+	assert_int_equal(x.id, b);
+	store_experiment_fini(&x);
+	assert_int_equal(store_experiment_find_owned(s, "digits", 1003, &x, &e), RL_ENOTFOUND);
+	OK(store_experiment_find_owned(s, "old", 1003, &x, err));
+	assert_int_equal(x.id, legacy);
+	store_experiment_fini(&x);
+	store_close(s);
+}
+
+/* Migration 7 from a database whose names were unique in the file: its
+ * rows, their trials and events stay; afterwards two owners share a name,
+ * and a new experiment still gets its change count (the trigger made
+ * again). */
+static void test_migrate_names_v7(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	rl_err e;
+	int64_t a = owned_experiment(s, "digits", "alice", 1001, &e);
+	int64_t t;
+	OK(store_trial_insert(s, a, 0, NULL, 1, &t, err));
+	OK(store_event_append(s, 2, a, t, 0, "x", "y", NULL, err));
+	store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP INDEX experiments_owner_name;"
+				      "CREATE UNIQUE INDEX experiments_name_v6 ON experiments(name);"
+				      "PRAGMA user_version = 6;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	s = open_ok(f->path, 0);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+	int64_t b = owned_experiment(s, "digits", "bob", 1002, &e);
+	if (b < 0)
+		fail_msg("bob's digits after migration 7: %s", e.msg);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trials"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM events"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM experiment_changes"), 2);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
 
@@ -1015,6 +1106,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_all_statuses_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trials_end_with_experiment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_trials_v6, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names_per_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_names_v7, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),

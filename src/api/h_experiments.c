@@ -338,6 +338,7 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 	const char *name = json_string_value(json_object_get(body, "name"));
 	const char *dir = json_string_value(json_object_get(body, "dir"));
 	const char *format = json_string_value(json_object_get(body, "format"));
+	const char *rename = json_string_value(json_object_get(body, "experiment"));
 	int as_json = 0;
 	if (json_is_string(js)) {
 		text = strdup(json_string_value(js));
@@ -369,6 +370,8 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 		json_t *sub = json_pack("{s:s, s:s, s:s, s:s}", "spec", text, "name",
 					name && *name ? name : "spec", "dir", dir ? dir : home,
 					"format", as_json ? "json" : "yaml");
+		if (sub && rename)
+			json_object_set_new(sub, "experiment", json_string(rename));
 		submission = sub ? json_dumps(sub, JSON_COMPACT) : NULL;
 		json_decref(sub);
 		if (!submission)
@@ -434,6 +437,24 @@ int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err)
 	if ((rc = store_experiment_get(rq->st, id, &e, err)) < 0)
 		return rc;
 	rc = experiment_answer(rq, &e, rs, err);
+	store_experiment_fini(&e);
+	return rc;
+}
+
+int api_h_delete(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	int rc = api_find_experiment(rq, rq->param[0], &e, err);
+	if (rc < 0)
+		return rc;
+	if (!rq->ctx->d)
+		rc = rl_err_set(err, RL_EPERM, "this service only shows %s (serve --read-only): "
+				"nothing is removed here", rq->ctx->state_dir);
+	else if ((rc = api_may_change(rq, &e, err)) == 0)
+		rc = live_delete(rq->ctx->d, e.id, rq->user->name, err);
+	if (rc == 0)
+		rs->json = json_pack("{s:I, s:s, s:s?, s:b}", "id", (json_int_t)e.id, "experiment",
+				     e.name, "owner", e.owner, "deleted", 1);
 	store_experiment_fini(&e);
 	return rc;
 }

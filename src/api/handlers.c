@@ -70,9 +70,12 @@ int api_find_experiment(api_req *rq, const char *ref, store_experiment *e, rl_er
 		if (rc == RL_ENOTFOUND)
 			rl_err_set(err, rc, "no experiment with id %lld", id);
 	} else {
-		rc = store_experiment_find(rq->st, ref, &x, err);
-		if (rc == RL_ENOTFOUND)
-			rl_err_set(err, rc, "no experiment named '%s'", ref);
+		/* Names are per owner: the caller's own, else the only one so
+		 * named; ?owner=NAME picks another user's. */
+		const char *owner = rq->query ? rq->query(rq->qctx, "owner") : NULL;
+		const api_user *u = rq->user;
+		rc = store_experiment_find(rq->st, ref, owner && *owner ? owner : NULL,
+					   u->via != API_VIA_NONE ? (int64_t)u->uid : -1, &x, err);
 	}
 	if (rc < 0)
 		return rc;

@@ -31,6 +31,8 @@ const api_route api_routes[] = {
 	 "one experiment (by id or name)"},
 	{"POST", API_PREFIX "/experiments/{ref}/cancel", api_h_cancel, API_OWNER, API_LOOP, 4 * KIB,
 	 "cancel: the owner, root or the admin group"},
+	{"DELETE", API_PREFIX "/experiments/{ref}", api_h_delete, API_OWNER, API_LOOP, 0,
+	 "remove an ended experiment with its folder: the owner, root or the admin group"},
 	{"GET", API_PREFIX "/experiments/{ref}/best", api_h_best, API_READ, API_READER, 0,
 	 "its best trial"},
 	{"GET", API_PREFIX "/experiments/{ref}/trials", api_h_exp_trials, API_READ, API_READER, 0,

@@ -26,6 +26,7 @@ struct cli_command {
 	X("serve", cmd_serve, "the multi-user service: shares this machine's devices") \
 	X("submit", cmd_submit, "submit experiments to relish serve")                 \
 	X("cancel", cmd_cancel, "cancel an experiment on relish serve")               \
+	X("delete", cmd_delete, "remove an ended experiment with its checkpoints and logs") \
 	X("status", cmd_status, "experiments: state, trial counts, best so far")       \
 	X("trials", cmd_trials, "one row per trial of an experiment")                  \
 	X("best", cmd_best, "the best trial: id, params, objective")                   \

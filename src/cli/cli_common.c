@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
+#include <unistd.h>
 
 void cli_getopt_reset(void)
 {
@@ -144,10 +146,31 @@ int cli_open_read(const cli_read_opts *o, store **out, rl_err *err)
 	return store_open(o->db ? o->db : STORE_DEFAULT_PATH, STORE_READONLY, out, err);
 }
 
+void cli_ref_split(const char *ref, char *owner, size_t n, const char **name)
+{
+	const char *slash = strchr(ref, '/');
+	owner[0] = '\0';
+	*name = ref;
+	if (slash) {
+		snprintf(owner, n, "%.*s", (int)(slash - ref), ref);
+		*name = slash + 1;
+	}
+}
+
 int cli_pick_experiment(store *s, const char *name, store_experiment *out, rl_err *err)
 {
-	if (name)
-		return store_experiment_find(s, name, out, err);
+	if (name) {
+		/* by id, else by name: yours, or OWNER/NAME */
+		char *end;
+		long long id = strtoll(name, &end, 10);
+		if (*name && !*end && id > 0)
+			return store_experiment_get(s, id, out, err);
+		char owner[256];
+		const char *nm;
+		cli_ref_split(name, owner, sizeof owner, &nm);
+		return store_experiment_find(s, nm, owner[0] ? owner : NULL, (int64_t)getuid(), out,
+					     err);
+	}
 	store_experiment *v;
 	size_t n;
 	int rc = store_experiment_list(s, &v, &n, err);

@@ -111,11 +111,15 @@ int cli_usage_error(rl_err *err, const char *usage, const char *fmt, ...)
 int cli_open_read(const cli_read_opts *o, store **out, rl_err *err);
 
 /*
- * The experiment called name, or when name is NULL the most recently created
- * one; RL_ENOTFOUND when there is none.  *out is the caller's
+ * The experiment name refers to (its id; a name: yours, else the only one
+ * so named, store_experiment_find; OWNER/NAME), or when name is NULL the
+ * most recently created one; RL_ENOTFOUND when there is none.  *out is the caller's
  * (store_experiment_fini).
  */
 int cli_pick_experiment(store *s, const char *name, store_experiment *out, rl_err *err);
+/* An experiment's reference: OWNER/NAME (owner into owner, n bytes; *name
+ * after the slash), or a name (owner ""). */
+void cli_ref_split(const char *ref, char *owner, size_t n, const char **name);
 
 /* JSON helpers.  cli_json_real: NAN -> null, whole numbers as integers.  cli_json_str: NULL -> null.
  * cli_json_params parses a params text into an object (a string on error). */

@@ -17,16 +17,28 @@ int cli_server_client(const char *explicit_addr, api_client **out, rl_err *err)
 	return api_client_new(addr, from, out, err);
 }
 
-void cli_server_path(char *buf, size_t n, const char *prefix, const char *ref, const char *rest)
+/* s %-encoded into enc (n bytes). */
+static void url_encode(const char *s, size_t len, char *enc, size_t n)
 {
-	char enc[768];
 	size_t k = 0;
-	for (const unsigned char *p = (const unsigned char *)ref; *p && k + 4 < sizeof enc; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; len-- && *p && k + 4 < n; p++) {
 		if (isalnum(*p) || strchr("-._~", *p))
 			enc[k++] = (char)*p;
 		else
-			k += (size_t)snprintf(enc + k, sizeof enc - k, "%%%02X", *p);
+			k += (size_t)snprintf(enc + k, n - k, "%%%02X", *p);
 	}
 	enc[k] = '\0';
-	snprintf(buf, n, "%s%s%s", prefix, enc, rest ? rest : "");
+}
+
+void cli_server_path(char *buf, size_t n, const char *prefix, const char *ref, const char *rest)
+{
+	/* OWNER/NAME: the name in the path, the owner as ?owner= (a '/' in a
+	 * path segment would split it). */
+	const char *slash = strchr(ref, '/');
+	char name[768], owner[300] = "";
+	url_encode(slash ? slash + 1 : ref, (size_t)-1, name, sizeof name);
+	if (slash)
+		url_encode(ref, (size_t)(slash - ref), owner, sizeof owner);
+	snprintf(buf, n, "%s%s%s%s%s", prefix, name, rest ? rest : "", slash ? "?owner=" : "",
+		 owner);
 }

@@ -17,7 +17,9 @@
 int cli_server_client(const char *explicit_addr, api_client **out, rl_err *err);
 
 /* PREFIX + REF percent-encoded + REST into buf
- * ("/api/v1/experiments/" "my exp" "/cancel"). */
+ * ("/api/v1/experiments/" "my exp" "/cancel"); REF OWNER/NAME gives NAME
+ * in the path and "?owner=OWNER" after REST (which then carries no
+ * query of its own). */
 void cli_server_path(char *buf, size_t n, const char *prefix, const char *ref, const char *rest);
 
 #endif

@@ -7,8 +7,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli/cli_common.h"
 #include "cli/cli_server.h"
 
 int cli_src_open(const cli_read_opts *o, cli_src *src, rl_err *err)
@@ -84,7 +87,7 @@ int cli_src_experiments(cli_src *src, const char *name, store_experiment **v, si
 		store_experiment *one = calloc(1, sizeof *one);
 		if (!one)
 			return rl_err_set(err, RL_ENOMEM, "experiments");
-		int rc = store_experiment_find(src->st, name, one, err);
+		int rc = cli_pick_experiment(src->st, name, one, err);
 		if (rc < 0) {
 			free(one);
 			return rc;
@@ -96,15 +99,32 @@ int cli_src_experiments(cli_src *src, const char *name, store_experiment **v, si
 	json_t *arr = exp_list(src, err);
 	if (!arr)
 		return err->code;
+	/* One experiment by reference, as the service resolves it: an id, a
+	 * name (yours, else the only one so named) or OWNER/NAME. */
+	char owner[256] = "";
+	const char *nm = NULL;
+	long long want_id = 0;
+	if (name) {
+		char *end;
+		want_id = strtoll(name, &end, 10);
+		if (!*name || *end || want_id <= 0)
+			want_id = 0;
+		cli_ref_split(name, owner, sizeof owner, &nm);
+	}
 	size_t cnt = json_array_size(arr), k = 0;
 	store_experiment *out = calloc(cnt ? cnt : 1, sizeof *out);
 	if (!out)
 		return rl_err_set(err, RL_ENOMEM, "experiments");
 	for (size_t i = 0; i < cnt; i++) {
-		const char *nm = json_string_value(json_object_get(json_array_get(arr, i), "experiment"));
-		if (name && (!nm || strcmp(nm, name) != 0))
+		json_t *j = json_array_get(arr, i);
+		const char *en = json_string_value(json_object_get(j, "experiment"));
+		const char *eo = json_string_value(json_object_get(j, "owner"));
+		if (want_id && json_integer_value(json_object_get(j, "id")) != want_id)
 			continue;
-		int rc = api_experiment_from_json(json_array_get(arr, i), &out[k], NULL, err);
+		if (name && !want_id && (!en || strcmp(en, nm) != 0 ||
+					 (owner[0] && (!eo || strcmp(eo, owner) != 0))))
+			continue;
+		int rc = api_experiment_from_json(j, &out[k], NULL, err);
 		if (rc < 0) {
 			store_experiments_free(out, k);
 			return rc;
@@ -113,8 +133,36 @@ int cli_src_experiments(cli_src *src, const char *name, store_experiment **v, si
 	}
 	if (name && k == 0) {
 		free(out);
-		return rl_err_set(err, RL_ENOTFOUND, "no experiment named '%s' at %s", name,
+		return rl_err_set(err, RL_ENOTFOUND, "no experiment %s%s '%s' at %s",
+				  want_id ? "with id" : "named", owner[0] ? " of that owner" : "", name,
 				  api_client_address(src->api));
+	}
+	if (name && k > 1) {
+		/* several users' of that name: the caller's own, or say whose */
+		size_t mine = k;
+		for (size_t i = 0; i < k && mine == k; i++)
+			if (out[i].owner_uid == (int64_t)getuid())
+				mine = i;
+		if (mine == k) {
+			char list[400] = "";
+			for (size_t i = 0; i < k && i < 4; i++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s's (id %lld)",
+					 i ? ", " : "", out[i].owner ? out[i].owner : "nobody known",
+					 (long long)out[i].id);
+			store_experiments_free(out, k);
+			return rl_err_set(err, RL_EINVAL, "%zu experiments are named '%s': %s%s; name "
+					  "one by its id or as OWNER/NAME", k, nm, list, k > 4 ? ", ..." : "");
+		}
+		store_experiment keep = out[mine];
+		memset(&out[mine], 0, sizeof out[mine]);
+		store_experiments_free(out, k);
+		out = calloc(1, sizeof *out);
+		if (!out) {
+			store_experiment_fini(&keep);
+			return rl_err_set(err, RL_ENOMEM, "experiments");
+		}
+		out[0] = keep;
+		k = 1;
 	}
 	*v = out;
 	*n = k;

@@ -29,17 +29,21 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/cli_server.h"
+#include "spec/spec.h"
 
 #define SPEC_MAX_BYTES (4u << 20)
 #define FOLLOW_POLL_MS 500
 
-static const char usage[] = "relish submit SPEC [SPEC...] [--server ADDR] [--follow] [--json]";
+static const char usage[] =
+	"relish submit SPEC [SPEC...] [--name NAME] [--server ADDR] [--follow] [--json]";
 
 static int submit_help(void)
 {
 	printf("usage: %s\n\n"
 	       "Submits experiments to relish serve; their trials run as you.\n"
 	       "Prints \"ID NAME\" per spec once the service has recorded it.\n"
+	       "  --name NAME     the experiment's name instead of the spec's (one SPEC);\n"
+	       "                  names are yours: another user's of the same name is another\n"
 	       "  --server ADDR   the service (unix:PATH, PATH or HOST:PORT; default\n"
 	       "                  $RELISH_SERVER, else %s)\n"
 	       "  --follow        print trial progress until the experiments end, then the best\n"
@@ -78,8 +82,8 @@ static int ends_with(const char *s, const char *suffix)
 	return a >= b && !strcasecmp(s + a - b, suffix);
 }
 
-static int submit_one(api_client *c, const char *path, int json, int64_t *id, char *name,
-		      size_t name_len, rl_err *err)
+static int submit_one(api_client *c, const char *path, const char *rename, int json,
+		      int64_t *id, char *name, size_t name_len, rl_err *err)
 {
 	char *text = NULL;
 	int rc = read_file(path, &text, err);
@@ -105,6 +109,8 @@ static int submit_one(api_client *c, const char *path, int json, int64_t *id, ch
 	free(text);
 	if (!body)
 		return rl_err_set(err, RL_ENOMEM, "%s", path);
+	if (rename)
+		json_object_set_new(body, "experiment", json_string(rename));
 	json_t *ans = NULL;
 	rc = api_client_json(c, "POST", "/api/v1/experiments", body, &ans, err);
 	json_decref(body);
@@ -273,24 +279,26 @@ static int follow(api_client *c, followed *fv, size_t n, rl_err *err)
 	return worst;
 }
 
-enum { OPT_SERVER = 256, OPT_FOLLOW };
+enum { OPT_SERVER = 256, OPT_FOLLOW, OPT_NAME };
 
 int cmd_submit(int argc, char **argv, rl_err *err)
 {
 	static const struct option opts[] = {
 		{"server", required_argument, NULL, OPT_SERVER},
 		{"follow", no_argument, NULL, OPT_FOLLOW},
+		{"name", required_argument, NULL, OPT_NAME},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *server = NULL;
+	const char *server = NULL, *rename = NULL;
 	int json = 0, do_follow = 0, c;
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SERVER: server = optarg; break;
 		case OPT_FOLLOW: do_follow = 1; break;
+		case OPT_NAME: rename = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': return submit_help();
 		case ':':
@@ -301,6 +309,11 @@ int cmd_submit(int argc, char **argv, rl_err *err)
 	}
 	if (optind >= argc)
 		return cli_usage_error(err, usage, "missing SPEC");
+	if (rename && optind + 1 < argc)
+		return cli_usage_error(err, usage, "--name names one experiment: give one SPEC");
+	if (rename && !spec_name_valid(rename))
+		return cli_usage_error(err, usage, "--name: expected 1-64 characters of A-Z a-z 0-9 "
+				       "_ . -, got '%s'", rename);
 	api_client *cl;
 	int rc = cli_server_client(server, &cl, err);
 	if (rc < 0)
@@ -319,7 +332,8 @@ int cmd_submit(int argc, char **argv, rl_err *err)
 		rl_err_clear(&e2);
 		followed *f = &fv[ok];
 		f->cursor = NAN;
-		int r = submit_one(cl, argv[optind + i], json, &f->id, f->name, sizeof f->name, &e2);
+		int r = submit_one(cl, argv[optind + i], rename, json, &f->id, f->name, sizeof f->name,
+				   &e2);
 		if (r < 0) {
 			if (r == RL_ENOSERVER) {
 				/* Nothing else can be submitted either. */

@@ -999,28 +999,27 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		goto fail;
 	}
 	for (size_t i = 0; i < d->n_exps; i++)
-		if (strcmp(d->exps[i]->sp->name, sp->name) == 0) {
-			if (must_be_new)
-				rc = rl_err_set(err, RL_EEXISTS,
-						"%s: an experiment named '%s' exists already (owner "
-						"%s); choose another name",
-						sp->source ? sp->source : sp->name, sp->name,
-						d->exps[i]->owner.name);
-			else
-				rc = rl_err_set(err, RL_EINVAL, "experiment '%s' given twice", sp->name);
+		if (strcmp(d->exps[i]->sp->name, sp->name) == 0 && d->exps[i]->owner.uid == ow->uid &&
+		    !must_be_new) {
+			/* (a service's: the store's row, checked below, says more) */
+			rc = rl_err_set(err, RL_EINVAL, "experiment '%s' given twice", sp->name);
 			goto fail;
 		}
 	if (!(ident = spec_identity(sp))) {
 		rc = rl_err_set(err, RL_ENOMEM, "spec");
 		goto fail;
 	}
-	rc = store_experiment_find(d->st, sp->name, &se, err);
+	/* Names are the owner's: another user's experiment of the same name
+	 * is another experiment. */
+	rc = store_experiment_find_owned(d->st, sp->name, (int64_t)ow->uid, &se, err);
 	if (rc == 0 && must_be_new) {
 		rc = rl_err_set(err, RL_EEXISTS,
-				"%s: an experiment named '%s' exists already (owner %s); choose "
-				"another name",
-				sp->source ? sp->source : sp->name, sp->name,
-				se.owner ? se.owner : "unknown");
+				"%s: you have an experiment named '%s' already (id %lld, %s); submit "
+				"this one under another name (relish submit --name NEW), or remove "
+				"that one (relish delete %s%s)",
+				sp->source ? sp->source : sp->name, sp->name, (long long)se.id,
+				exp_status_name(se.status), sp->name,
+				se.status == EXP_RUNNING ? ", after relish cancel" : "");
 		goto fail;
 	}
 	if (rc == 0) {
@@ -1064,17 +1063,27 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		live_user_apply(d, ow->uid);
 	x->run_as = (exec_user){.uid = ow->uid, .gid = ow->gid, .n_groups = (size_t)ow->n_groups,
 				.groups = x->owner.groups, .helper = d->runas_helper};
-	x->key = d->n_exps + 1;
+	x->key = ++d->last_exp_key; /* not n_exps + 1: experiments may leave (live_delete) */
 	/* The experiment's folder is named by its name and creation time, so
 	 * a new database (or a deleted and recreated one) in the same place
 	 * never resumes from another experiment's checkpoints; a resumed
 	 * experiment finds its own folder again from the stored time. */
 	double created = found ? se.created_at : live_now(d);
-	if (asprintf(&x->dir, "%s/%s.%lld", d->runs_dir, x->sp->name,
-		     (long long)llround(created * 1000)) < 0) {
+	for (;;) {
+		if (asprintf(&x->dir, "%s/%s.%lld", d->runs_dir, x->sp->name,
+			     (long long)llround(created * 1000)) < 0) {
+			x->dir = NULL;
+			rc = rl_err_set(err, RL_ENOMEM, "experiment");
+			goto fail;
+		}
+		/* Two users' experiments of one name submitted in one turn of
+		 * the loop (one clock reading): the second a millisecond later. */
+		struct stat sb;
+		if (found || stat(x->dir, &sb) != 0)
+			break;
+		free(x->dir);
 		x->dir = NULL;
-		rc = rl_err_set(err, RL_ENOMEM, "experiment");
-		goto fail;
+		created += 0.001;
 	}
 	if ((rc = make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
 	    (rc = live_backend_attach(d, x, err)) < 0)
@@ -1107,6 +1116,17 @@ fail:
 	exp_free(x);
 	spec_free(sp);
 	return rc;
+}
+
+void live_exp_remove(live *d, live_exp *x)
+{
+	for (size_t i = 0; i < d->n_exps; i++)
+		if (d->exps[i] == x) {
+			memmove(&d->exps[i], &d->exps[i + 1], (d->n_exps - i - 1) * sizeof *d->exps);
+			d->n_exps--;
+			break;
+		}
+	exp_free(x);
 }
 
 int live_run(live *d, rl_err *err)

@@ -194,6 +194,14 @@ int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
  * RL_EEXISTS when it is finished already.
  */
 int live_cancel(live *d, int64_t id, const char *who, rl_err *err);
+/*
+ * Remove an experiment that has ended (done, cancelled, failed): its rows
+ * (trials, segments, metrics, events) and its folder of checkpoints and
+ * logs, so its name is free for its owner again.  RL_EBUSY while it runs
+ * (cancel it first) or its last segments are still stopping; RL_ENOTFOUND
+ * for an unknown id.  who: for the log.
+ */
+int live_delete(live *d, int64_t id, const char *who, rl_err *err);
 
 /*
  * Stop the loop gracefully: nothing new is launched; running segments may

@@ -137,6 +137,7 @@ struct live {
 	live_exp **exps;
 	size_t n_exps;
 	size_t rr;              /* round-robin start */
+	uint64_t last_exp_key;  /* the latest live_exp.key: keys are never reused */
 	live_seg *segs;         /* active segments */
 	uint64_t next_sched_id;
 	uv_timer_t tick, kick;
@@ -207,6 +208,8 @@ live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);
 void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
 void live_exp_stop_segments(live *d, live_exp *x); /* cancel its running, drop its queued */
+/* Take x out of the driver and free it (it has no segment left). */
+void live_exp_remove(live *d, live_exp *x);
 /* Drop a segment that will not end through the executor (queued, ended,
  * or never started): out of the core and of the list. */
 void live_seg_drop(live *d, live_seg *g);

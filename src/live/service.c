@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <pwd.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "live/live_int.h"
 
 /* ---- owners ---------------------------------------------------------------- */
@@ -219,12 +221,18 @@ int live_submission_parse(const char *submission, spec **out, rl_err *err)
 	const char *name = json_string_value(json_object_get(j, "name"));
 	const char *dir = json_string_value(json_object_get(j, "dir"));
 	const char *format = json_string_value(json_object_get(j, "format"));
+	/* relish submit --name: the experiment's name instead of the spec's */
+	const char *rename = json_string_value(json_object_get(j, "experiment"));
 	int rc;
 	if (!text || !name || !dir)
 		rc = rl_err_set(err, RL_ESPEC, "a submission needs \"spec\", \"name\" and \"dir\"");
 	else
 		rc = spec_parse_text_in(text, strlen(text), name, dir,
 					format && !strcmp(format, "json"), out, err);
+	if (rc == 0 && rename && (rc = spec_rename(*out, rename, err)) < 0) {
+		spec_free(*out);
+		*out = NULL;
+	}
 	json_decref(j);
 	return rc;
 }
@@ -275,6 +283,43 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 		}
 	live_check_end(d);
 	return 0;
+}
+
+int live_delete(live *d, int64_t id, const char *who, rl_err *err)
+{
+	store_experiment e;
+	int rc = store_experiment_get(d->st, id, &e, err);
+	if (rc < 0)
+		return rc;
+	live_exp *x = exp_by_id(d, id);
+	size_t left = 0;
+	for (const live_seg *g = d->segs; g && x; g = g->next)
+		left += g->x == x;
+	char dir[PATH_MAX + 200];
+	if (e.status == EXP_RUNNING)
+		rc = rl_err_set(err, RL_EBUSY, "experiment %lld (%s) is running; cancel it first "
+				"(relish cancel %lld), then remove it", (long long)id, e.name,
+				(long long)id);
+	else if (left)
+		rc = rl_err_set(err, RL_EBUSY, "experiment %lld (%s): %zu of its segments are still "
+				"stopping; remove it once they have", (long long)id, e.name, left);
+	else if (x)
+		snprintf(dir, sizeof dir, "%s", x->dir);
+	else /* not in memory (finished before a restart): its folder's name */
+		snprintf(dir, sizeof dir, "%s/%s.%lld", d->runs_dir, e.name,
+			 (long long)llround(e.created_at * 1000));
+	if (rc == 0 && (rc = store_experiment_delete(d->st, id, err)) == 0) {
+		if (x)
+			live_exp_remove(d, x);
+		if (rl_remove_tree(dir) < 0)
+			live_progress_line(d, "%s: removed experiment %lld, but not all of its folder "
+					   "%s (%s)", e.name, (long long)id, dir, strerror(errno));
+		else
+			live_progress_line(d, "%s: experiment %lld removed by %s, with its folder %s",
+					   e.name, (long long)id, who && *who ? who : "unknown", dir);
+	}
+	store_experiment_fini(&e);
+	return rc;
 }
 
 /* ---- graceful stop ------------------------------------------------------------ */

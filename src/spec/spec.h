@@ -150,6 +150,11 @@ int spec_parse_text(const char *text, size_t len, const char *name, int json,
 int spec_parse_text_in(const char *text, size_t len, const char *name, const char *dir,
 		       int json, spec **out, rl_err *err);
 void spec_free(spec *s);
+/* 1 when name may name an experiment: 1-64 of A-Z a-z 0-9 _ . - */
+int spec_name_valid(const char *name);
+/* Give s another experiment name (relish submit --name); RL_ESPEC naming
+ * the rule for one that may not be. */
+int spec_rename(spec *s, const char *name, rl_err *err);
 
 /* Names for enums (for messages, the store and --json output); the
  * sharing section's are the core's (sched/policy.h). */

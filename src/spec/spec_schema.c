@@ -224,18 +224,36 @@ static int nomem(sx *x)
 	return rl_err_set(x->err, RL_ENOMEM, "%s: out of memory", x->file);
 }
 
+int spec_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+	int ok = len >= 1 && len <= 64;
+	for (size_t i = 0; ok && i < len; i++)
+		ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		     (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]);
+	return ok;
+}
+
+int spec_rename(spec *s, const char *name, rl_err *err)
+{
+	if (!spec_name_valid(name))
+		return rl_err_set(err, RL_ESPEC, "experiment name: expected 1-64 characters of "
+				  "A-Z a-z 0-9 _ . -, got \"%s\"", name);
+	char *n = strdup(name);
+	if (!n)
+		return rl_err_set(err, RL_ENOMEM, "experiment name");
+	free(s->name);
+	s->name = n;
+	return 0;
+}
+
 static int read_name(sx *x, const node *v, spec *s)
 {
 	char *name;
 	int rc = sx_string(x, v, &name);
 	if (rc < 0)
 		return rc;
-	size_t len = strlen(name);
-	int ok = len >= 1 && len <= 64;
-	for (size_t i = 0; ok && i < len; i++)
-		ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		     (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]);
-	if (!ok) {
+	if (!spec_name_valid(name)) {
 		free(name);
 		char got[96];
 		return sx_fail(x, v, "expected 1-64 characters of A-Z a-z 0-9 _ . -, got %s", sx_got(v, got, sizeof got));

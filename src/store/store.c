@@ -203,6 +203,33 @@ static const char *const migrations[] = {
 	" UPDATE experiment_changes SET n = n + 1 WHERE experiment_id = NEW.experiment_id; END;"
 	"UPDATE trials SET status = 'cancelled' WHERE status IN ('pending','running','paused')"
 	" AND experiment_id IN (SELECT id FROM experiments WHERE status IN ('cancelled','failed'));",
+	/* 7: experiment names are unique per owner, not in the whole file:
+	 * two users of one service may each run their "digits" (ids stay
+	 * global).  The name's UNIQUE goes (the table made anew, as in 6)
+	 * and a unique index on (owner, name) takes its place; rows written
+	 * before owners were kept (NULL) count as one owner. */
+	"CREATE TABLE experiments_v7("
+	" id INTEGER PRIMARY KEY,"
+	" name TEXT NOT NULL,"
+	" spec_text TEXT,"
+	" spec_path TEXT,"
+	" status TEXT NOT NULL CHECK(status IN ('running','done','cancelled','failed')),"
+	" created_at REAL NOT NULL,"
+	" finished_at REAL,"
+	" objective_metric TEXT NOT NULL,"
+	" mode TEXT NOT NULL CHECK(mode IN ('max','min')),"
+	" owner_uid INTEGER,"
+	" owner TEXT,"
+	" submission TEXT);"
+	"INSERT INTO experiments_v7(id, name, spec_text, spec_path, status, created_at,"
+	" finished_at, objective_metric, mode, owner_uid, owner, submission)"
+	" SELECT id, name, spec_text, spec_path, status, created_at, finished_at,"
+	" objective_metric, mode, owner_uid, owner, submission FROM experiments;"
+	"DROP TABLE experiments;"
+	"ALTER TABLE experiments_v7 RENAME TO experiments;"
+	"CREATE UNIQUE INDEX experiments_owner_name ON experiments(coalesce(owner_uid, -1), name);"
+	"CREATE TRIGGER experiment_changes_new AFTER INSERT ON experiments BEGIN"
+	" INSERT OR IGNORE INTO experiment_changes(experiment_id) VALUES (NEW.id); END;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

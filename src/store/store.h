@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -282,10 +282,23 @@ int store_check(store *s, rl_err *err);
 
 /* Insert an experiment in state running; reads name, spec_text, spec_path,
  * created_at, objective_metric, mode, owner and owner_uid (both unknown when
- * owner is NULL) and submission from e.  RL_EEXISTS for a taken name. */
+ * owner is NULL) and submission from e.  RL_EEXISTS for a name the same
+ * owner has already (names are unique per owner). */
 int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl_err *err);
 int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err);
-int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err);
+/*
+ * Names are unique per owner (schema 7), not in the file.  find: the
+ * experiment a reader means by name: owner's when owner is not NULL (an
+ * owner's name: "alice/digits"), else uid's own (uid < 0: nobody's), else
+ * the only one so named; RL_EINVAL naming their owners and ids when
+ * several are and none is uid's; RL_ENOTFOUND when none is.
+ */
+int store_experiment_find(store *s, const char *name, const char *owner, int64_t uid,
+			  store_experiment *out, rl_err *err);
+/* The driver's lookup: owner_uid's experiment named name, or one written
+ * before owners were kept (no owner); RL_ENOTFOUND else. */
+int store_experiment_find_owned(store *s, const char *name, int64_t owner_uid,
+				store_experiment *out, rl_err *err);
 /* All experiments, oldest first.  Free with store_experiments_free. */
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err);
 /* The same without spec_text and submission (NULL): what a status shows. */

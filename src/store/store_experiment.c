@@ -6,6 +6,7 @@
 #include "store/store_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,13 +22,15 @@ static const char SQL_EXP_INSERT[] =
 	" VALUES(?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9)";
 static const char SQL_EXP_BY_ID[] =
 	"SELECT " EXP_COLS EXP_CHANGES " FROM experiments WHERE id = ?1";
-static const char SQL_EXP_BY_NAME[] =
-	"SELECT " EXP_COLS EXP_CHANGES " FROM experiments WHERE name = ?1";
+/* A name's experiments: ?2's own first (a legacy row without an owner
+ * next), then by id; ?3 (not NULL) keeps the owner so named only. */
+#define EXP_NAMED " FROM experiments WHERE name = ?1 AND (?3 IS NULL OR owner = ?3)" \
+		  " ORDER BY owner_uid IS ?2 DESC, owner_uid IS NULL DESC, id"
+static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS EXP_CHANGES EXP_NAMED;
 static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS EXP_CHANGES " FROM experiments ORDER BY id";
 static const char SQL_EXP_BY_ID_V4[] =
 	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments WHERE id = ?1";
-static const char SQL_EXP_BY_NAME_V4[] =
-	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments WHERE name = ?1";
+static const char SQL_EXP_BY_NAME_V4[] = "SELECT " EXP_COLS EXP_NO_CHANGES EXP_NAMED;
 static const char SQL_EXP_ALL_V4[] =
 	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments ORDER BY id";
 /* Without the spec and the submission (NULL in the rows): a status read. */
@@ -133,41 +136,110 @@ int store_experiment_create(store *s, const store_experiment *e, int64_t *id, rl
 	return rc;
 }
 
-static int exp_get_one(store *s, const char *sql, int64_t id, const char *name,
-		       store_experiment *out, rl_err *err)
+int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, sql, &st, err);
+	int rc = st_prepare(s, s->version >= 5 ? SQL_EXP_BY_ID : SQL_EXP_BY_ID_V4, &st, err);
 	if (rc < 0)
 		return rc;
-	if (name)
-		st_bind_text(st, 1, name);
-	else
-		sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 1, id);
 	int r = sqlite3_step(st);
 	if (r == SQLITE_ROW)
 		rc = exp_row(st, out, err);
 	else if (r == SQLITE_DONE)
-		rc = name ? rl_err_set(err, RL_ENOTFOUND, "no experiment named '%s' in %s", name,
-				       s->path)
-			  : rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld in %s",
-				       (long long)id, s->path);
+		rc = rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld in %s", (long long)id,
+				s->path);
 	else
 		rc = st_fail(s, err, "reading an experiment");
 	sqlite3_reset(st);
 	return rc;
 }
 
-int store_experiment_get(store *s, int64_t id, store_experiment *out, rl_err *err)
+/* The experiments named name (owner's only, when owner is not NULL), uid's
+ * own first (uid < 0: nobody's), at most max of them into v; how many
+ * there are in *n. */
+static int exp_named(store *s, const char *name, const char *owner, int64_t uid,
+		     store_experiment *v, size_t max, size_t *n, rl_err *err)
 {
-	return exp_get_one(s, s->version >= 5 ? SQL_EXP_BY_ID : SQL_EXP_BY_ID_V4, id, NULL, out,
-			   err);
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, s->version >= 5 ? SQL_EXP_BY_NAME : SQL_EXP_BY_NAME_V4, &st, err);
+	if (rc < 0)
+		return rc;
+	st_bind_text(st, 1, name);
+	if (uid >= 0)
+		sqlite3_bind_int64(st, 2, uid);
+	else
+		sqlite3_bind_null(st, 2);
+	st_bind_text(st, 3, owner);
+	size_t k = 0;
+	int r;
+	while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (k < max && (rc = exp_row(st, &v[k], err)) < 0)
+			break;
+		k++;
+	}
+	if (rc == 0 && r != SQLITE_DONE)
+		rc = st_fail(s, err, "reading an experiment");
+	sqlite3_reset(st);
+	if (rc < 0) {
+		for (size_t i = 0; i < k && i < max; i++)
+			store_experiment_fini(&v[i]);
+		return rc;
+	}
+	*n = k;
+	return 0;
 }
 
-int store_experiment_find(store *s, const char *name, store_experiment *out, rl_err *err)
+int store_experiment_find_owned(store *s, const char *name, int64_t owner_uid,
+				store_experiment *out, rl_err *err)
 {
-	return exp_get_one(s, s->version >= 5 ? SQL_EXP_BY_NAME : SQL_EXP_BY_NAME_V4, 0, name, out,
-			   err);
+	store_experiment v[1];
+	size_t n = 0;
+	int rc = exp_named(s, name, NULL, owner_uid, v, 1, &n, err);
+	if (rc < 0)
+		return rc;
+	/* The first is the owner's own, else a row without an owner. */
+	if (n && (v[0].owner_uid == owner_uid || (!v[0].owner && v[0].owner_uid < 0))) {
+		*out = v[0];
+		return 0;
+	}
+	if (n)
+		store_experiment_fini(&v[0]);
+	return rl_err_set(err, RL_ENOTFOUND, "no experiment named '%s' of uid %lld in %s", name,
+			  (long long)owner_uid, s->path);
+}
+
+int store_experiment_find(store *s, const char *name, const char *owner, int64_t uid,
+			  store_experiment *out, rl_err *err)
+{
+	enum { SHOWN = 4 };
+	store_experiment v[SHOWN];
+	size_t n = 0;
+	int rc = exp_named(s, name, owner, uid, v, SHOWN, &n, err);
+	if (rc < 0)
+		return rc;
+	if (n == 0) {
+		if (owner)
+			return rl_err_set(err, RL_ENOTFOUND, "%s has no experiment named '%s'", owner,
+					  name);
+		return rl_err_set(err, RL_ENOTFOUND, "no experiment named '%s'", name);
+	}
+	if (n == 1 || (uid >= 0 && v[0].owner_uid == uid)) {
+		*out = v[0];
+		for (size_t i = 1; i < n && i < SHOWN; i++)
+			store_experiment_fini(&v[i]);
+		return 0;
+	}
+	/* Several, none the caller's: say whose they are. */
+	char list[400] = "";
+	for (size_t i = 0; i < n && i < SHOWN; i++) {
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%s%s's (id %lld)", i ? ", " : "",
+			 v[i].owner ? v[i].owner : "nobody known", (long long)v[i].id);
+		store_experiment_fini(&v[i]);
+	}
+	return rl_err_set(err, RL_EINVAL, "%zu experiments are named '%s': %s%s; name one by its "
+			  "id or as OWNER/NAME", n, name, list, n > SHOWN ? ", ..." : "");
 }
 
 static int exp_list(store *s, const char *sql, store_experiment **out, size_t *n, rl_err *err)
