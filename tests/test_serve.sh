@@ -106,7 +106,7 @@ set +e
 out=$("$RELISH" submit "$work/ok.yaml" 2>&1); rc=$?
 set -e
 [ "$rc" = 1 ] || fail "resubmitting a name: exit $rc: $out"
-printf '%s' "$out" | grep -q "exists already" || fail "resubmitting says: $out"
+printf '%s' "$out" | grep -q "you have an experiment named .serve-ok. already" || fail "resubmitting says: $out"
 
 # ---- reads through the API: curl and the CLI agree with the store ----
 api() { curl -s --unix-socket "$sock" "http://relish$1"; }

@@ -214,7 +214,7 @@ static void test_migration_resolves_duplicates(void **state)
 	 * and its running re-run (and without version 4's owner columns). */
 	char sql[1024];
 	snprintf(sql, sizeof sql,
-		 "DROP INDEX metrics_once; DROP TABLE drivers;"
+		 "DROP INDEX metrics_once; DROP TABLE drivers; DROP INDEX experiments_owner_name;"
 		 "ALTER TABLE experiments DROP COLUMN owner_uid;"
 		 "ALTER TABLE experiments DROP COLUMN owner;"
 		 "ALTER TABLE experiments DROP COLUMN submission; PRAGMA user_version = 2;"
