@@ -6,7 +6,8 @@
 #   e.g. scripts/fuzz.sh 60 contract_line devices
 #
 # Targets: every tests/fuzz/fuzz_T.c (spec, spec_amplify, contract_line,
-# devices, config_json, trace, model, ...).  The project's sources (all of src/ but the
+# devices, config_json, trace, model, slurm_tools, container_ps,
+# serve_config, ...).  The project's sources (all of src/ but the
 # CLI's main.c and the programs of their own, src/*/*_main.c) are compiled
 # once into $FUZZ_OUT/obj with fuzzer instrumentation; each target links them.  Each run starts from the
 # seeds, tests/fuzz/seeds/T/ (for spec: the spec test cases and the

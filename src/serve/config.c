@@ -449,11 +449,19 @@ int serve_config_load(const char *path, serve_config *c, rl_err *err)
 		return rl_err_set(err, RL_EINVAL, "config %s is larger than 1 MiB", path);
 	}
 	buf[len] = '\0';
+	int rc = serve_config_parse(buf, len, path, c, err);
+	free(buf);
+	return rc;
+}
+
+int serve_config_parse(const char *text, size_t len, const char *path, serve_config *c,
+		       rl_err *err)
+{
+	serve_config_default(c);
 	size_t pl = strlen(path);
 	int json = pl > 5 && !strcmp(path + pl - 5, ".json");
 	node *root = NULL;
-	int rc = node_parse(buf, len, path, json, &root, err);
-	free(buf);
+	int rc = node_parse(text, len, path, json, &root, err);
 	if (rc < 0)
 		return rc;
 	sx x = {.file = path, .err = err};

@@ -97,6 +97,10 @@ typedef struct serve_config {
 void serve_config_default(serve_config *c);
 /* Read path into c (defaults first).  Errors: "FILE:LINE:COL: key: ...". */
 int serve_config_load(const char *path, serve_config *c, rl_err *err);
+/* The same from text already read (len bytes, NUL-terminated after
+ * them); path names it in messages and, ending in .json, makes it JSON. */
+int serve_config_parse(const char *text, size_t len, const char *path, serve_config *c,
+		       rl_err *err);
 void serve_config_fini(serve_config *c);
 /* The rule for uid (its entry, or the default one). */
 const serve_user_rule *serve_config_user(const serve_config *c, uid_t uid);
