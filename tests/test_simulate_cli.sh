@@ -42,7 +42,53 @@ for p in ("pack", "relish", "tiresias", "gandiva"):
     assert abs(float(m.group(1)) - r) < 0.006, (m.group(1), r)
     word = m.group(3) or "same"
     assert word == ("longer" if r > 1.005 else "shorter" if r < 0.995 else "same"), (word, r)
+# Every headline figure, one direction (the first policy's over the
+# other's), in words that agree, for each policy against exclusive and for
+# relish against the best peer of each figure (issue 30 item 6: the peer
+# line divided the other way and left out HPO-experiment time).
+figs = [("makespan", "makespan_s"), ("mean JCT", "mean_jct_s"), ("p95 JCT", "p95_jct_s"),
+        ("HPO experiment time", "mean_burst_jct_s"), ("queueing", "mean_queue_s")]
+def check_line(line, me, peers):
+    for words, key in figs:
+        m = re.search(r"(?:: %s|,) %s ([0-9.]+)x (\w+)'s \((the same|\d+%% (longer|shorter))\)"
+                      % (re.escape(me), re.escape(words)) if words == "makespan" else
+                      r", %s ([0-9.]+)x (\w+)'s \((the same|\d+%% (longer|shorter))\)" % re.escape(words), line)
+        assert m, (words, line)
+        other = m.group(2)
+        assert other in peers, (words, other, peers)
+        r = pol[me][key] / pol[other][key]
+        assert abs(float(m.group(1)) - r) < 0.006, (words, m.group(1), r)
+        word = m.group(4) or "same"
+        assert word == ("longer" if r > 1.005 else "shorter" if r < 0.995 else "same"), (words, word, r)
+        yield words, other, r
+for p in ("pack", "relish", "tiresias", "gandiva"):
+    line = re.search(r"^%s vs exclusive: .*$" % p, table, re.M).group(0)
+    list(check_line(line, p, ["exclusive"]))
+line = re.search(r"^relish vs the best peer: .*$", table, re.M).group(0)
+peers = [p for p in pol if p != "relish"]
+comp = json.load(open(sys.argv[2]))["comparisons"]["relish_vs_best_peer"]
+for (words, other, r), (_, key) in zip(check_line(line, "relish", peers), figs):
+    best = min(pol[p][key] for p in peers)
+    assert pol[other][key] == best, (words, other, "is not the best peer")
+    k = {"makespan_s": "makespan", "mean_jct_s": "mean_jct", "p95_jct_s": "p95_jct",
+         "mean_burst_jct_s": "hpo_experiment", "mean_queue_s": "queue"}[key]
+    assert comp[k]["peer"] == other and abs(comp[k]["ratio"] - r) < 1e-9, (k, comp[k], other, r)
 print("ok: ratios")
+P
+# The JCT CDF shows every job: its x range holds every value of the
+# jct_cdf_*.csv it plots (a leftover xrange of the utilisation panels,
+# [0:1] in days, clipped it to 0.1-1 h before).
+$PY - "$work/out" <<'P'
+import csv, glob, os, re, sys
+gp = open(os.path.join(sys.argv[1], "plots.gp")).read()
+cdf = gp[gp.index("set output 'jct_cdf.png'"):]
+m = re.search(r"set xrange \[([0-9.e+-]+):([0-9.e+-]+)\]", cdf)
+assert m, "the CDF has no x range of its own: " + cdf[:300]
+lo, hi = float(m.group(1)), float(m.group(2))
+vals = [float(r["jct_h"]) for f in glob.glob(os.path.join(sys.argv[1], "jct_cdf_*.csv"))
+        for r in csv.DictReader(open(f))]
+assert vals and lo <= min(vals) and max(vals) <= hi, (lo, hi, min(vals), max(vals))
+print("ok: the CDF's x range %g-%g h holds every job (%g-%g h)" % (lo, hi, min(vals), max(vals)))
 P
 gp=$work/out/plots.gp
 grep -q "multiplot layout 5,1 title 'GPU compute and memory in use, 8 GPUs x 32768 MiB" "$gp" || fail "plots.gp: $(head -8 "$gp")"

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +332,44 @@ static char *default_colocate(const char *trace)
 
 #define H(x) ((x) / 3600.0)
 
+/*
+ * The headline figures every comparison states, in the table's order:
+ * all of them times, so below 1 is better and every ratio is the first
+ * policy's figure over the other's (issue 30 item 6: the best-peer line
+ * used to divide the other way, under lines that did not, and said
+ * nothing of HPO-experiment time).
+ */
+static const struct figure {
+	const char *words; /* in the summary lines */
+	const char *key;   /* in --json's comparisons */
+	size_t off;        /* the sim_result field, seconds */
+} figures[] = {
+	{"makespan", "makespan", offsetof(sim_result, makespan_s)},
+	{"mean JCT", "mean_jct", offsetof(sim_result, mean_jct_s)},
+	{"p95 JCT", "p95_jct", offsetof(sim_result, p95_jct_s)},
+	{"HPO experiment time", "hpo_experiment", offsetof(sim_result, mean_burst_jct_s)},
+	{"queueing", "queue", offsetof(sim_result, mean_queue_s)},
+};
+#define N_FIGURES (sizeof figures / sizeof figures[0])
+
+static double figure_of(const sim_result *r, size_t k)
+{
+	return *(const double *)((const char *)r + figures[k].off);
+}
+
+/* For each figure, the best (lowest) policy other than relish; NULL where
+ * relish has no peer. */
+static void best_peers(sim_result **res, const sim_result *best[N_FIGURES])
+{
+	for (size_t k = 0; k < N_FIGURES; k++) {
+		best[k] = NULL;
+		for (int i = 0; i < SCHED_POLICY__COUNT; i++)
+			if (res[i] && i != SCHED_POLICY_RELISH &&
+			    (!best[k] || figure_of(res[i], k) < figure_of(best[k], k)))
+				best[k] = res[i];
+	}
+}
+
 /* Which way a ratio of times goes, in words: "7% longer", "20% shorter". */
 static void ratio_words(double v, double ref, char *buf, size_t n)
 {
@@ -362,7 +401,7 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 	       o->cfg.restart_cost_s, sim_hints_name(o->cfg.hints), sim_model_pair_count(m),
 	       coloc ? " from " : " (none: utilisation fallback only)", coloc ? coloc : "");
 	printf("%-9s %8s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
-	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "burst_jct",
+	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "hpo_exp",
 	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
 	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		const sim_result *r = res[i];
@@ -374,8 +413,9 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 		       H(r->mean_queue_s), 100 * r->gpu_mem_util, 100 * r->gpu_mem_reserved,
 		       100 * r->gpu_compute_util, 100 * r->gpu_busy, r->oom_count);
 	}
-	printf("(times in hours; mem%%/res%%/comp%%/busy%%: time-averaged GPU memory used / "
-	       "reserved, compute, GPUs busy)\n");
+	printf("(times in hours; hpo_exp: an HPO experiment's time, its first trial's arrival "
+	       "to its last trial's end; mem%%/res%%/comp%%/busy%%: time-averaged GPU memory used "
+	       "/ reserved, compute, GPUs busy)\n");
 	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
 		if (res[i])
 			printf("%s: finish-time fairness rho (experiment time over its time on a private "
@@ -386,39 +426,35 @@ static void print_table(const sim_opts *o, const sim_trace *t, const sim_model *
 			       res[i]->n_users && t->users[res[i]->rho_worst_user].name[0]
 				       ? t->users[res[i]->rho_worst_user].name : "-",
 			       res[i]->rho_user_max, res[i]->n_users);
-	if (res[0])
-		for (int i = 1; i < SCHED_POLICY__COUNT; i++)
-			if (res[i]) {
-				char a[48], b[48];
-				ratio_words(res[i]->makespan_s, res[0]->makespan_s, a, sizeof a);
-				ratio_words(res[i]->mean_jct_s, res[0]->mean_jct_s, b, sizeof b);
-				printf("%s vs exclusive: %s makespan %.2fx exclusive's (%s), mean JCT "
-				       "%.2fx exclusive's (%s); makespan / bound %.2f\n",
-				       sched_policy_name(res[i]->policy), sched_policy_name(res[i]->policy),
-				       res[i]->makespan_s / res[0]->makespan_s, a,
-				       res[i]->mean_jct_s / res[0]->mean_jct_s, b,
-				       res[i]->makespan_s / res[i]->lower_bound_makespan_s);
-			}
-	/* relish against the best of the others, by each figure */
-	const sim_result *rr = res[SCHED_POLICY_RELISH];
-	const sim_result *bj = NULL, *bb = NULL, *bm = NULL;
-	for (int i = 0; rr && i < SCHED_POLICY__COUNT; i++) {
-		const sim_result *r = res[i];
-		if (!r || i == SCHED_POLICY_RELISH)
+	/* Each policy against exclusive, then relish against the best other
+	 * policy of each figure: one direction, every headline figure. */
+	printf("(ratios: the first policy's time over the other's; below 1 is shorter, better)\n");
+	for (int i = 1; res[0] && i < SCHED_POLICY__COUNT; i++) {
+		if (!res[i])
 			continue;
-		if (!bj || r->mean_jct_s < bj->mean_jct_s)
-			bj = r;
-		if (!bb || r->mean_burst_jct_s < bb->mean_burst_jct_s)
-			bb = r;
-		if (!bm || r->makespan_s < bm->makespan_s)
-			bm = r;
+		const char *nm = sched_policy_name(res[i]->policy);
+		printf("%s vs exclusive: %s", nm, nm);
+		for (size_t k = 0; k < N_FIGURES; k++) {
+			char w[48];
+			ratio_words(figure_of(res[i], k), figure_of(res[0], k), w, sizeof w);
+			printf("%s %s %.2fx exclusive's (%s)", k ? "," : "", figures[k].words,
+			       figure_of(res[i], k) / figure_of(res[0], k), w);
+		}
+		printf("; makespan / bound %.2f\n", res[i]->makespan_s / res[i]->lower_bound_makespan_s);
 	}
-	if (rr && bj)
-		printf("relish vs the best peer: mean JCT %.2fx (%s), HPO experiment %.2fx (%s), "
-		       "makespan %.2fx (%s)\n",
-		       bj->mean_jct_s / rr->mean_jct_s, sched_policy_name(bj->policy),
-		       bb->mean_burst_jct_s / rr->mean_burst_jct_s, sched_policy_name(bb->policy),
-		       bm->makespan_s / rr->makespan_s, sched_policy_name(bm->policy));
+	const sim_result *rr = res[SCHED_POLICY_RELISH], *best[N_FIGURES];
+	best_peers(res, best);
+	if (rr && best[0]) {
+		printf("relish vs the best peer: relish");
+		for (size_t k = 0; k < N_FIGURES; k++) {
+			char w[48];
+			const char *pn = sched_policy_name(best[k]->policy);
+			ratio_words(figure_of(rr, k), figure_of(best[k], k), w, sizeof w);
+			printf("%s %s %.2fx %s's (%s)", k ? "," : "", figures[k].words,
+			       figure_of(rr, k) / figure_of(best[k], k), pn, w);
+		}
+		printf("\n");
+	}
 }
 
 /* Finish-time fairness: the summary and one row per user. */
@@ -461,6 +497,35 @@ static json_t *result_json(const sim_trace *t, const sim_result *r)
 	return j;
 }
 
+/* The summary's comparisons as data: each policy's figures over
+ * exclusive's, and relish's over the best peer's (with who that is). */
+static json_t *comparisons_json(sim_result **res)
+{
+	json_t *c = json_object(), *vs_ex = json_object();
+	for (int i = 1; res[0] && i < SCHED_POLICY__COUNT; i++) {
+		if (!res[i])
+			continue;
+		json_t *one = json_object();
+		for (size_t k = 0; k < N_FIGURES; k++)
+			json_object_set_new(one, figures[k].key,
+					    json_real(figure_of(res[i], k) / figure_of(res[0], k)));
+		json_object_set_new(vs_ex, sched_policy_name(res[i]->policy), one);
+	}
+	json_object_set_new(c, "vs_exclusive", vs_ex);
+	const sim_result *rr = res[SCHED_POLICY_RELISH], *best[N_FIGURES];
+	best_peers(res, best);
+	if (rr && best[0]) {
+		json_t *peer = json_object();
+		for (size_t k = 0; k < N_FIGURES; k++)
+			json_object_set_new(peer, figures[k].key,
+					    json_pack("{s:s, s:f}", "peer",
+						      sched_policy_name(best[k]->policy), "ratio",
+						      figure_of(rr, k) / figure_of(best[k], k)));
+		json_object_set_new(c, "relish_vs_best_peer", peer);
+	}
+	return c;
+}
+
 static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_model *m,
 			   sim_result **res, const char *coloc)
 {
@@ -486,7 +551,8 @@ static json_t *report_json(const sim_opts *o, const sim_trace *t, const sim_mode
 		json_object_set_new(cfg, "scale_span", json_boolean(o->scale_span));
 		json_object_set_new(cfg, "scale_seed", json_integer((json_int_t)o->scale_seed));
 	}
-	return json_pack("{s:o, s:o}", "policies", pol, "config", cfg);
+	return json_pack("{s:o, s:o, s:o}", "policies", pol, "config", cfg, "comparisons",
+			 comparisons_json(res));
 }
 
 static int write_file(const char *dir, const char *name, FILE **f, rl_err *err)
@@ -544,7 +610,8 @@ static int write_smoothed(const char *dir, const sim_result *r, double step, rl_
  * smoothed series, the cluster in the title; and the JCT CDF, one line per
  * policy.
  */
-static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_err *err)
+static int write_plots(const sim_opts *o, sim_result **res, size_t n_jobs, double bin_days,
+		       rl_err *err)
 {
 	const char *dir = o->out;
 	FILE *f;
@@ -585,12 +652,28 @@ static int write_plots(const sim_opts *o, sim_result **res, double bin_days, rl_
 			   "dt 2 lw 2 lc %d title 'memory used'\n",
 			nm, k == n ? "time since first arrival (days)" : "", nm, i + 1, nm, i + 1);
 	}
+	/* The CDF's x range from its data (the shortest and longest job of
+	 * every policy, as jct_cdf_*.csv write them): the utilisation panels'
+	 * range in days must not carry over to it (a leftover xrange of
+	 * [0:1] hid most jobs). */
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
+		for (size_t j = 0; res[i] && j < n_jobs; j++) {
+			double h = fmax(res[i]->jct_s[j], 1) / 3600.0;
+			lo = h < lo ? h : lo;
+			hi = h > hi ? h : hi;
+		}
+	if (!(hi > 0)) {
+		lo = 0.01;
+		hi = 1;
+	}
 	fprintf(f, "unset multiplot\n"
 		   "set terminal pngcairo size 900,500 noenhanced\n"
 		   "set output 'jct_cdf.png'\nset title 'Job completion time CDF, %d GPUs x %lld MiB'\n"
 		   "set key outside right\nset grid\nset logscale x\n"
+		   "set xrange [%.6g:%.6g]\n"
 		   "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
-		   "set yrange [0:1]\nplot ", o->gpus, o->mem);
+		   "set yrange [0:1]\nplot ", o->gpus, o->mem, lo / 1.25, hi * 1.25);
 	int first = 1;
 	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
 		if (!res[i])
@@ -763,7 +846,7 @@ static int write_out(const sim_opts *o, const sim_trace *t, sim_result **res,
 				     ? (res[i]->n_series + PLOT_POINTS - 1) / PLOT_POINTS : 1;
 		bin_days = (double)per * o->cfg.series_step_s / 86400;
 	}
-	if ((rc = write_plots(o, res, bin_days, err)) < 0)
+	if ((rc = write_plots(o, res, t->n_jobs, bin_days, err)) < 0)
 		return rc;
 	int plotted = run_gnuplot(o->out) == 0;
 	/* Say where it all went (stderr: stdout may be --json). */
