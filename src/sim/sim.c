@@ -16,8 +16,6 @@
  */
 #include "sim/sim.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1086,108 +1084,4 @@ done:
 	free(order);
 	free(pbuf);
 	return rc;
-}
-
-/* ---- several simulations at once ---------------------------------------- */
-
-/*
- * The batch runs on a pool of workers, one per processor (at most
- * SIM_WORKERS), each taking the next task not yet taken until none is
- * left, the tasks ordered by their expected cost, the most expensive
- * first (longest-processing-time-first list scheduling).  One thread per
- * task would share the processors among all of them, so the longest run
- * (relish) would get a fraction of a processor while the short ones ran
- * and finish alone on one processor at the end; taken longest first, it
- * starts at once on a processor of its own while the others fill the
- * rest.  The order changes only when each run happens, never what it
- * computes: each run is independent and deterministic.
- */
-#define SIM_WORKERS 8
-
-/* Relative cost of a run by policy, most expensive first (measured on the
- * Philly trace, docs/evaluation.md "Speed and memory": relish and gandiva
- * evaluate devices for every gang they try to place, the others read the
- * device index).  Only the order of these matters. */
-static int policy_cost(sched_policy p)
-{
-	switch (p) {
-	case SCHED_POLICY_RELISH: return 5;
-	case SCHED_POLICY_GANDIVA: return 4;
-	case SCHED_POLICY_PACK: return 3;
-	case SCHED_POLICY_EXCLUSIVE: return 2;
-	case SCHED_POLICY_TIRESIAS: return 1;
-	default: return 0;
-	}
-}
-
-typedef struct task_pool {
-	const sim_trace *t;
-	const sim_model *m;
-	sim_task *tasks;
-	const size_t *order;      /* task indices, most expensive first
-				     (NULL: as given) */
-	size_t n;
-	atomic_size_t next;       /* the next position in order to take */
-} task_pool;
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void *task_worker(void *arg)
-{
-	task_pool *pool = arg;
-	for (;;) {
-		size_t i = atomic_fetch_add(&pool->next, 1);
-		if (i >= pool->n)
-			return NULL;
-		sim_task *k = &pool->tasks[pool->order ? pool->order[i] : i];
-		rl_err_clear(&k->err);
-		double t0 = mono_s();
-		k->rc = sim_run(pool->t, pool->m, k->cfg, k->policy, &k->result, &k->err);
-		k->wall_s = mono_s() - t0;
-	}
-}
-
-void sim_run_tasks(const sim_trace *t, const sim_model *m, sim_task *tasks, size_t n)
-{
-	if (!n)
-		return;
-	/* without memory for an order: the tasks in the caller's order */
-	size_t *order = malloc(n * sizeof *order);
-	if (order) {
-		for (size_t i = 0; i < n; i++)
-			order[i] = i;
-		/* insertion sort by cost, stable (a batch is a handful) */
-		for (size_t i = 1; i < n; i++) {
-			size_t x = order[i], j = i;
-			for (; j > 0 && policy_cost(tasks[order[j - 1]].policy) <
-					       policy_cost(tasks[x].policy);
-			     j--)
-				order[j] = order[j - 1];
-			order[j] = x;
-		}
-	}
-	task_pool pool = {.t = t, .m = m, .tasks = tasks, .order = order, .n = n};
-	atomic_init(&pool.next, 0);
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t workers = cpus > 0 ? (size_t)cpus : 1;
-	if (workers > SIM_WORKERS)
-		workers = SIM_WORKERS;
-	if (workers > n)
-		workers = n;
-	/* the caller's thread is one of the workers (the only one when no
-	 * thread can start) */
-	pthread_t th[SIM_WORKERS];
-	size_t started = 0;
-	for (size_t w = 1; w < workers; w++)
-		if (pthread_create(&th[started], NULL, task_worker, &pool) == 0)
-			started++;
-	(void)task_worker(&pool);
-	for (size_t w = 0; w < started; w++)
-		pthread_join(th[w], NULL);
-	free(order);
 }
