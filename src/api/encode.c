@@ -63,7 +63,28 @@ void api_exp_summary_fini(api_exp_summary *sum)
 	for (size_t i = 0; i < sum->n_wait; i++)
 		free(sum->wait[i].message);
 	free(sum->wait);
+	for (size_t i = 0; i < sum->n_note; i++) {
+		free(sum->note[i].kind);
+		free(sum->note[i].message);
+	}
+	free(sum->note);
 	memset(sum, 0, sizeof *sum);
+}
+
+static int note_add(api_exp_summary *sum, int64_t trial_id, double at, const char *kind,
+		    const char *msg)
+{
+	api_exp_note *v = realloc(sum->note, (sum->n_note + 1) * sizeof *v);
+	if (v)
+		sum->note = v;
+	char *k = strdup(kind ? kind : ""), *m = strdup(msg ? msg : "");
+	if (!v || !k || !m) {
+		free(k);
+		free(m);
+		return RL_ENOMEM;
+	}
+	sum->note[sum->n_note++] = (api_exp_note){trial_id, at, k, m};
+	return 0;
 }
 
 static int wait_add(api_exp_summary *sum, int64_t trial_id, double since, const char *msg)
@@ -81,10 +102,10 @@ static int wait_add(api_exp_summary *sum, int64_t trial_id, double since, const 
 	return 0;
 }
 
-/* sum from the stats of its experiment and the waits among w[0..n) that
- * are its (w by experiment id; *k moves past them). */
+/* sum from the stats of its experiment, the waits among w[0..n) and the
+ * notes among nv[0..nn) that are its (both by experiment id). */
 static int summary_fill(api_exp_summary *sum, const store_exp_stats *x, const store_event *w,
-			size_t n, size_t *k, rl_err *err)
+			size_t n, const store_event *nv, size_t nn, rl_err *err)
 {
 	memset(sum, 0, sizeof *sum);
 	memcpy(sum->count, x->count, sizeof sum->count);
@@ -100,16 +121,25 @@ static int summary_fill(api_exp_summary *sum, const store_exp_stats *x, const st
 		sum->best.objective_resource = x->best_resource;
 	}
 	int64_t id = x->experiment_id;
-	size_t j = *k;
-	while (j < n && w[j].experiment_id < id)
-		j++;
-	for (; j < n && w[j].experiment_id == id; j++)
-		if (wait_add(sum, w[j].trial_id, w[j].at, w[j].message) < 0) {
-			api_exp_summary_fini(sum);
-			return rl_err_set(err, RL_ENOMEM, "status");
-		}
-	*k = j;
+	for (size_t j = 0; j < n; j++) /* (the waits are few: a scan each) */
+		if (w[j].experiment_id == id && wait_add(sum, w[j].trial_id, w[j].at, w[j].message) < 0)
+			goto nomem;
+	/* the notes: the run of this experiment's, found by bisection */
+	size_t lo = 0, hi = nn;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (nv[mid].experiment_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < nn && nv[lo].experiment_id == id; lo++)
+		if (note_add(sum, nv[lo].trial_id, nv[lo].at, nv[lo].kind, nv[lo].message) < 0)
+			goto nomem;
 	return 0;
+nomem:
+	api_exp_summary_fini(sum);
+	return rl_err_set(err, RL_ENOMEM, "status");
 }
 
 int api_exp_summarise(store *s, const store_experiment *e, api_exp_summary *sum, rl_err *err)
@@ -155,6 +185,13 @@ int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp
 		free(x);
 		return rc;
 	}
+	store_event *nv = NULL;
+	size_t nn = 0;
+	if ((rc = store_event_notes(s, only, API_NOTES_PER_EXP, &nv, &nn, err)) < 0) {
+		free(x);
+		store_events_free(w, nw);
+		return rc;
+	}
 	/* x and w are by experiment id; v is in any order. */
 	size_t done = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++, done++) {
@@ -168,12 +205,12 @@ int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp
 		}
 		const store_exp_stats *xs = lo < nx && x[lo].experiment_id == v[i].id ? &x[lo] : NULL;
 		store_exp_stats none = {.experiment_id = v[i].id};
-		size_t k = 0; /* (the waits are few: a scan each) */
 		rc = summary_fill(&sums[i], xs ? xs : &none, w, v[i].status == EXP_RUNNING ? nw : 0,
-				  &k, err);
+				  nv, nn, err);
 	}
 	free(x);
 	store_events_free(w, nw);
+	store_events_free(nv, nn);
 	if (rc < 0)
 		for (size_t i = 0; i < done; i++)
 			api_exp_summary_fini(&sums[i]);
@@ -198,6 +235,14 @@ json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *su
 							 (json_int_t)sum->wait[i].trial_id, "since",
 							 api_json_real(sum->wait[i].since), "message",
 							 sum->wait[i].message));
+	json_t *notes = json_array();
+	for (size_t i = 0; i < sum->n_note; i++)
+		json_array_append_new(notes, json_pack("{s:s, s:o, s:o, s:s}", "kind",
+						       sum->note[i].kind, "trial_id",
+						       api_json_int_or_null(sum->note[i].trial_id,
+									    sum->note[i].trial_id > 0),
+						       "at", api_json_real(sum->note[i].at), "message",
+						       sum->note[i].message));
 	double elapsed = (isnan(e->finished_at) ? now : e->finished_at) - e->created_at;
 	json_t *j = json_pack("{s:I, s:s, s:s, s:{s:s, s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			      "id", (json_int_t)e->id, "experiment", e->name, "status",
@@ -209,6 +254,7 @@ json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *su
 			      "spec_path", api_json_str(e->spec_path), "waiting", waiting);
 	if (!j)
 		return NULL;
+	json_object_set_new(j, "notes", notes);
 	json_object_set_new(j, "owner", api_json_str(e->owner));
 	json_object_set_new(j, "owner_uid", api_json_int_or_null(e->owner_uid, e->owner != NULL &&
 								   e->owner_uid >= 0));
@@ -455,6 +501,20 @@ int api_experiment_from_json(const json_t *j, store_experiment *out, api_exp_sum
 			char *msg = dec_str(&wd, "message");
 			if ((rc = dec_end(&wd, err)) == 0 && wait_add(&s, tid, since, msg) < 0)
 				rc = rl_err_set(err, RL_ENOMEM, "experiment");
+			free(msg);
+		}
+		json_array_foreach(json_object_get(j, "notes"), i, w)
+		{
+			if (rc < 0)
+				break;
+			dec nd = {.obj = w, .what = "experiment's note"};
+			char *kind = dec_str(&nd, "kind");
+			int64_t tid = dec_int(&nd, "trial_id", 0);
+			double at = dec_real(&nd, "at");
+			char *msg = dec_str(&nd, "message");
+			if ((rc = dec_end(&nd, err)) == 0 && note_add(&s, tid, at, kind, msg) < 0)
+				rc = rl_err_set(err, RL_ENOMEM, "experiment");
+			free(kind);
 			free(msg);
 		}
 	}

@@ -36,6 +36,17 @@ typedef struct api_exp_wait {
 	char *message;
 } api_exp_wait;
 
+/* What explains an experiment to its submitter (store_event_notes): a
+ * line that missed the metric format (trial.warning), why it stopped
+ * (experiment.failed), how it ended (experiment.done): what `relish run`
+ * prints, for `relish status`, `submit --follow` and the dashboard. */
+typedef struct api_exp_note {
+	int64_t trial_id;         /* 0: the experiment's */
+	double at;
+	char *kind, *message;
+} api_exp_note;
+#define API_NOTES_PER_EXP 4
+
 /* What `relish status` shows of an experiment beside its row. */
 typedef struct api_exp_summary {
 	int count[TRIAL__COUNT];  /* trials by state */
@@ -46,6 +57,8 @@ typedef struct api_exp_summary {
 				   * resource shows; no segment is read) */
 	api_exp_wait *wait;       /* the trials waiting for memory (running only) */
 	size_t n_wait;
+	api_exp_note *note;       /* the latest API_NOTES_PER_EXP notes, oldest first */
+	size_t n_note;
 } api_exp_summary;
 
 /* Count e's trials and find its best (store_trial_best's choice). */

@@ -55,12 +55,26 @@ static const cli_col cols[S__N] = {
 	[S_STARTED] = {"STARTED", 0, 4, 0, 0},  [S_ELAPSED] = {"ELAPSED", 1, 3, 0, 0},
 };
 
-/* Lines printed below the table: each waiting trial, by experiment. */
+/* Lines printed below the table, by experiment. */
 struct notes {
 	char *text;
 	size_t len;
 };
 
+static int notes_add(struct notes *nt, const char *line, int k)
+{
+	size_t add = k < 0 ? 0 : (size_t)k;
+	char *t = realloc(nt->text, nt->len + add + 1);
+	if (!t)
+		return RL_ENOMEM;
+	memcpy(t + nt->len, line, add);
+	nt->len += add;
+	t[nt->len] = '\0';
+	nt->text = t;
+	return 0;
+}
+
+/* Each trial waiting for memory other processes hold. */
 static int waits_note(struct notes *nt, const store_experiment *e, const struct exp_summary *sum)
 {
 	for (size_t i = 0; i < sum->n_wait; i++) {
@@ -68,14 +82,31 @@ static int waits_note(struct notes *nt, const store_experiment *e, const struct 
 		cli_format_time(sum->wait[i].since, since, sizeof since);
 		int k = snprintf(line, sizeof line, "  %s: trial %lld %s (since %s)\n", e->name,
 				 (long long)sum->wait[i].trial_id, sum->wait[i].message, since);
-		size_t add = k < 0 ? 0 : (size_t)k < sizeof line ? (size_t)k : sizeof line - 1;
-		char *t = realloc(nt->text, nt->len + add + 1);
-		if (!t)
+		if (notes_add(nt, line, k < (int)sizeof line ? k : (int)sizeof line - 1) < 0)
 			return RL_ENOMEM;
-		memcpy(t + nt->len, line, add);
-		nt->len += add;
-		t[nt->len] = '\0';
-		nt->text = t;
+	}
+	return 0;
+}
+
+/* What `relish run` would have printed (a service keeps it as notes): a
+ * line that missed the metric format, why the experiment stopped, and how
+ * it ended when some of its trials failed. */
+static int said_note(struct notes *nt, const store_experiment *e, const struct exp_summary *sum)
+{
+	for (size_t i = 0; i < sum->n_note; i++) {
+		const api_exp_note *n = &sum->note[i];
+		if (!strcmp(n->kind, "experiment.done") && !sum->count[TRIAL_FAILED])
+			continue; /* ended well: the table says it */
+		char line[1600];
+		int k;
+		if (n->trial_id > 0)
+			k = snprintf(line, sizeof line, "  %s: trial %lld: %s\n", e->name,
+				     (long long)n->trial_id, n->message);
+		else
+			k = snprintf(line, sizeof line, "  %s: %s%s\n", e->name,
+				     !strcmp(n->kind, "experiment.failed") ? "stopped: " : "", n->message);
+		if (notes_add(nt, line, k < (int)sizeof line ? k : (int)sizeof line - 1) < 0)
+			return RL_ENOMEM;
 	}
 	return 0;
 }
@@ -116,7 +147,7 @@ static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 	if ((rc = cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
 		return rc;
 	double now = cli_now();
-	struct notes notes = {0};
+	struct notes notes = {0}, said = {0};
 	json_t *arr = o->json ? json_array() : NULL;
 	cli_table *tb = o->json ? NULL : cli_table_new(cols, S__N);
 	if (!o->json && !tb)
@@ -129,7 +160,8 @@ static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 		}
 		if (o->json)
 			json_array_append_new(arr, status_json(&v[i], &sum, now));
-		else if (status_row(tb, &v[i], &sum, now) < 0 || waits_note(&notes, &v[i], &sum) < 0)
+		else if (status_row(tb, &v[i], &sum, now) < 0 || waits_note(&notes, &v[i], &sum) < 0 ||
+			 said_note(&said, &v[i], &sum) < 0)
 			rc = rl_err_set(err, RL_ENOMEM, "status table");
 		summary_fini(&sum);
 	}
@@ -138,6 +170,7 @@ static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 		json_decref(arr);
 		cli_table_free(tb);
 		free(notes.text);
+		free(said.text);
 		return rc;
 	}
 	if (o->json)
@@ -146,7 +179,10 @@ static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 	cli_table_free(tb);
 	if (notes.len)
 		printf("waiting for memory that other processes hold:\n%s", notes.text);
+	if (said.len)
+		printf("what the experiments said:\n%s", said.text);
 	free(notes.text);
+	free(said.text);
 	return 0;
 }
 

@@ -137,6 +137,7 @@ typedef struct followed {
 	int64_t id;
 	char name[128];
 	double cursor;       /* trials ?after= */
+	long long last_event; /* events ?after= */
 	int ended;
 	char status[16];
 	/* last status and resource printed per trial id */
@@ -215,6 +216,30 @@ static int follow_round(api_client *c, followed *f, rl_err *err)
 		store_trial_fini(&t);
 	}
 	json_decref(ans);
+	/* What `relish run` prints beside the trials' lines, the service
+	 * stores as events: a line that missed the metric format, why the
+	 * experiment stopped, how it ended. */
+	snprintf(path, sizeof path, "/api/v1/experiments/%lld/events?after=%lld", (long long)f->id,
+		 f->last_event);
+	if ((rc = api_client_json(c, "GET", path, NULL, &ans, err)) < 0)
+		return rc;
+	json_t *ev;
+	json_array_foreach(json_object_get(ans, "events"), i, ev)
+	{
+		const char *kind = json_string_value(json_object_get(ev, "kind"));
+		const char *msg = json_string_value(json_object_get(ev, "message"));
+		long long tid = (long long)json_integer_value(json_object_get(ev, "trial_id"));
+		f->last_event = (long long)json_integer_value(json_object_get(ev, "id"));
+		if (!kind || !msg)
+			continue;
+		if (!strcmp(kind, "trial.warning"))
+			printf("%s: trial %lld: %s\n", f->name, tid, msg);
+		else if (!strcmp(kind, "experiment.failed"))
+			printf("%s: stopped: %s\n", f->name, msg);
+		else if (!strcmp(kind, "experiment.done"))
+			printf("%s: %s\n", f->name, msg);
+	}
+	json_decref(ans);
 	snprintf(path, sizeof path, "/api/v1/experiments/%lld", (long long)f->id);
 	if ((rc = api_client_json(c, "GET", path, NULL, &ans, err)) < 0)
 		return rc;
@@ -253,7 +278,10 @@ static int follow(api_client *c, followed *fv, size_t n, rl_err *err)
 		rl_err e2;
 		rl_err_clear(&e2);
 		if (api_client_json(c, "GET", path, NULL, &b, &e2) < 0) {
-			fprintf(stderr, "relish submit: %s: %s\n", fv[i].name, e2.msg);
+			/* One that stopped has said why (its events, above);
+			 * "no trial with a value" would only repeat it. */
+			if (e2.code != RL_ENOTFOUND || !strcmp(fv[i].status, "done"))
+				fprintf(stderr, "relish submit: %s: %s\n", fv[i].name, e2.msg);
 			worst = 1;
 			continue;
 		}

@@ -254,19 +254,21 @@ void live_experiment_finish(live *d, live_exp *x)
 	rl_err err = {0};
 	double now = live_now(d);
 	x->done = 1;
+	size_t c[TRIAL_N_STATES];
+	engine_counts(x->eng, c);
+	char fs[1200], msg[1400];
+	live_failure_summary(d, x, fs, sizeof fs);
+	snprintf(msg, sizeof msg, "done: %zu trials, %zu completed, %zu stopped, %zu failed%s%s",
+		 (size_t)engine_n_trials(x->eng), c[TRIAL_COMPLETED], c[TRIAL_STOPPED],
+		 c[TRIAL_FAILED], fs[0] ? ", " : "", fs);
+	/* The line `relish run` prints is the event's message, for a
+	 * service's submitter to read. */
 	if (store_experiment_set_status(d->st, x->id, EXP_DONE, now, &err) < 0 ||
-	    store_event_append(d->st, now, x->id, 0, 0, "experiment.done", "all trials final",
-			       NULL, &err) < 0) {
+	    store_event_append(d->st, now, x->id, 0, 0, "experiment.done", msg, NULL, &err) < 0) {
 		live_fatal(d, &err);
 		return;
 	}
-	size_t c[TRIAL_N_STATES];
-	engine_counts(x->eng, c);
-	char fs[1200];
-	live_failure_summary(d, x, fs, sizeof fs);
-	live_progress_line(d, "%s: done: %zu trials, %zu completed, %zu stopped, %zu failed%s%s",
-			   x->sp->name, (size_t)engine_n_trials(x->eng), c[TRIAL_COMPLETED],
-			   c[TRIAL_STOPPED], c[TRIAL_FAILED], fs[0] ? ", " : "", fs);
+	live_progress_line(d, "%s: %s", x->sp->name, msg);
 }
 
 /* ---- submitting work ------------------------------------------------------- */
@@ -1161,7 +1163,9 @@ int live_run(live *d, rl_err *err)
 	if (d->sigints)
 		return rl_err_set(err, RL_EINTERRUPTED,
 				  "interrupted; run the same command again to resume");
-	if (d->runtime_err.code) {
+	/* A service's experiment that failed is its submitter's, in the
+	 * store (experiment.failed): the service itself did not fail. */
+	if (d->runtime_err.code && !d->opt.service) {
 		*err = d->runtime_err;
 		return err->code;
 	}

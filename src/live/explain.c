@@ -24,7 +24,8 @@
 
 void live_logs_command(const live *d, int64_t trial_id, char *buf, size_t n)
 {
-	if (strcmp(d->db_path, STORE_DEFAULT_PATH) == 0)
+	/* a service's users read logs through it, never from its file */
+	if (d->opt.service || strcmp(d->db_path, STORE_DEFAULT_PATH) == 0)
 		snprintf(buf, n, "relish logs %lld", (long long)trial_id);
 	else
 		snprintf(buf, n, "relish logs %lld --db %s", (long long)trial_id, d->db_path);
@@ -75,11 +76,17 @@ void live_explain_line(live *d, live_seg *g, const contract_line *l)
 		return;
 	t->warned_line = 1;
 	int len = l->text ? (int)(l->len < LINE_MAX_SHOWN ? l->len : LINE_MAX_SHOWN) : 0;
-	live_progress_line(d, "%s: trial %lld: \"%.*s\" is not a metric line: %s; the format is "
-			   "\"RELISH %s=3 %s=0.91\" (docs/trials.md; said once per trial)",
-			   g->x->sp->name, (long long)t->store_id, len, l->text ? l->text : "",
-			   l->why ? l->why : "bad format", g->x->sp->schedule.resource,
-			   g->x->sp->objective.metric);
+	char msg[600];
+	snprintf(msg, sizeof msg, "\"%.*s\" is not a metric line: %s; the format is \"RELISH "
+		 "%s=3 %s=0.91\" (docs/trials.md; said once per trial)", len, l->text ? l->text : "",
+		 l->why ? l->why : "bad format", g->x->sp->schedule.resource,
+		 g->x->sp->objective.metric);
+	live_progress_line(d, "%s: trial %lld: %s", g->x->sp->name, (long long)t->store_id, msg);
+	/* Stored too, where a service's submitter reads it (`relish status`,
+	 * `submit --follow`, the dashboard): best effort, it is a warning. */
+	if (!d->fatal)
+		store_event_append(d->st, live_now(d), g->x->id, t->store_id, g->store_id,
+				   "trial.warning", msg, NULL, NULL);
 }
 
 void live_explain_missing(const live_seg *g, char *reason, size_t n)

@@ -230,6 +230,12 @@ static const char *const migrations[] = {
 	"CREATE UNIQUE INDEX experiments_owner_name ON experiments(coalesce(owner_uid, -1), name);"
 	"CREATE TRIGGER experiment_changes_new AFTER INSERT ON experiments BEGIN"
 	" INSERT OR IGNORE INTO experiment_changes(experiment_id) VALUES (NEW.id); END;",
+	/* 8: the events that explain an experiment to its submitter (a
+	 * line that missed the metric format, why it failed, how it ended:
+	 * store_event_notes) found without reading its other events, for
+	 * every status read. */
+	"CREATE INDEX events_notes ON events(experiment_id, id)"
+	" WHERE kind IN ('trial.warning', 'experiment.failed', 'experiment.done');",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -449,6 +449,15 @@ void store_events_free(store_event *v, size_t n);
  * running one), its latest event of kinds segment.waiting, segment.waited
  * (placed) and trial.failed (given up), where that is segment.waiting; by
  * experiment, then event id.  One statement. */
+/* The notes that explain experiments to their submitters, what `relish
+ * run` prints on its terminal and a service can only store: events of
+ * kinds trial.warning (a line that missed the metric format), and
+ * experiment.failed and experiment.done (why it stopped, how it ended);
+ * of experiment_id (0: of every experiment), by experiment, then id; at
+ * most the latest per_exp of each.  By the events_notes index (schema 8;
+ * an older database read as it is gives none). */
+int store_event_notes(store *s, int64_t experiment_id, size_t per_exp, store_event **out,
+		      size_t *n, rl_err *err);
 int store_event_waiting(store *s, int64_t experiment_id, store_event **out, size_t *n,
 			rl_err *err);
 

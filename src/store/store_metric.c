@@ -233,6 +233,34 @@ static const char SQL_EVENT_WAITING[] = WAITING_LATEST(
 static const char SQL_EVENT_WAITING_ALL[] = WAITING_LATEST(
 	"w.experiment_id IN (SELECT x.id FROM experiments x WHERE x.status = 'running')");
 
+#define NOTE_KINDS "kind IN ('trial.warning', 'experiment.failed', 'experiment.done')"
+/* the latest ?2 of one experiment, or of each (a window over the index) */
+static const char SQL_EVENT_NOTES[] =
+	EVENT_COLS " WHERE id IN (SELECT id FROM events WHERE experiment_id = ?1 AND " NOTE_KINDS
+	" ORDER BY id DESC LIMIT ?2) ORDER BY id";
+static const char SQL_EVENT_NOTES_ALL[] =
+	EVENT_COLS " WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY"
+	" experiment_id ORDER BY id DESC) AS r FROM events WHERE experiment_id IS NOT NULL AND "
+	NOTE_KINDS ") WHERE r <= ?2) ORDER BY experiment_id, id";
+
+int store_event_notes(store *s, int64_t experiment_id, size_t per_exp, store_event **out,
+		      size_t *n, rl_err *err)
+{
+	if (s->version < 8) {
+		*out = NULL;
+		*n = 0;
+		return 0;
+	}
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, experiment_id ? SQL_EVENT_NOTES : SQL_EVENT_NOTES_ALL, &st, err);
+	if (rc < 0)
+		return rc;
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 2, (int64_t)per_exp);
+	return event_rows(s, st, out, n, err);
+}
+
 int store_event_waiting(store *s, int64_t experiment_id, store_event **out, size_t *n,
 			rl_err *err)
 {
