@@ -233,8 +233,8 @@ static const char *const migrations[] = {
 	/* 8: the events that explain an experiment to its submitter (a
 	 * line that missed the metric format, why it failed, how it ended:
 	 * store_event_notes) found without reading its other events, for
-	 * every status read. */
-	"CREATE INDEX events_notes ON events(experiment_id, id)"
+	 * every status read.  (IF NOT EXISTS: as in 5.) */
+	"CREATE INDEX IF NOT EXISTS events_notes ON events(experiment_id, id)"
 	" WHERE kind IN ('trial.warning', 'experiment.failed', 'experiment.done');",
 };
 
