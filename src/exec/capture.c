@@ -52,6 +52,12 @@ static void sink_add(sink *s, const char *p, size_t n)
 
 int capture_run(char *const *argv, char *const *envp, char **out, char **err_text, rl_err *err)
 {
+	return capture_run_in(NULL, argv, envp, out, err_text, err);
+}
+
+int capture_run_in(const char *cwd, char *const *argv, char *const *envp, char **out,
+		   char **err_text, rl_err *err)
+{
 	int po[2], pe[2];
 	if (pipe2(po, O_CLOEXEC) < 0)
 		return rl_err_sys(err, RL_EIO, errno, "running %s", argv[0]);
@@ -63,6 +69,8 @@ int capture_run(char *const *argv, char *const *envp, char **out, char **err_tex
 	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
+	if (cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);

@@ -1,7 +1,8 @@
 /*
  * capture.h - a tool run to its end with its output captured: blocking,
  * for start-up (a container engine's `ps`, `rm` and image checks, Slurm's
- * `scontrol` and `squeue` before the loop runs).  On the loop, tools run
+ * `scontrol` and `squeue` before the loop runs) and for the plots of relish
+ * simulate (gnuplot).  On the loop, tools run
  * as libuv processes instead (slurm.c, podman.c); trials through spawn.h.
  */
 #ifndef RELISH_EXEC_CAPTURE_H
@@ -24,5 +25,9 @@
  * output could not be kept.
  */
 int capture_run(char *const *argv, char *const *envp, char **out, char **err_text, rl_err *err);
+/* The same in folder cwd (NULL: relish's own): a program whose files are
+ * named relative to it (gnuplot and its plots.gp). */
+int capture_run_in(const char *cwd, char *const *argv, char *const *envp, char **out,
+		   char **err_text, rl_err *err);
 
 #endif
