@@ -8,6 +8,7 @@
  * RL_ERUNTIME naming it (the capture once returned -1, which became
  * RL_EINTERNAL on the way up).
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +63,29 @@ static void test_parse_nodes(void **state)
 	assert_true(v[4].usable);  /* busy is usable */
 	assert_int_equal(v[4].gpus, 0);
 	assert_int_equal(slurm_node_shards_per_gpu(&v[4]), 0);
+	free(v);
+}
+
+/* Numbers a broken or hostile scontrol may print: huge, NaN, a Gres count
+ * of thousands (each GPU would be a device) or a sum past INT_MAX. */
+static void test_parse_absurd_numbers(void **state)
+{
+	(void)state;
+	const char *text =
+		"NodeName=x1 CPUTot=1e300 RealMemory=nan AllocMem=inf State=IDLE "
+		"Gres=gpu:15000,gpu:99999,gpu:99999 Partitions=p\n";
+	slurm_node *v = NULL;
+	size_t n = 0;
+	assert_int_equal(slurm_nodes_parse(text, &v, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].gpus, SLURM_NODE_GPUS_MAX);
+	assert_true(v[0].cpus == INT_MAX);
+	assert_int_equal(v[0].mem_mib, 0);
+	assert_int_equal(v[0].alloc_mem_mib, INT_MAX);
+	device_list *l = NULL;
+	assert_int_equal(slurm_devices_build(v, n, NULL, 1024, &l, NULL), 0);
+	assert_int_equal(l->n, SLURM_NODE_GPUS_MAX + 1);
+	device_list_free(l);
 	free(v);
 }
 
@@ -160,6 +184,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_nodes),
+		cmocka_unit_test(test_parse_absurd_numbers),
 		cmocka_unit_test(test_parse_partitions),
 		cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_device_parse),

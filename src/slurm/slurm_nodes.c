@@ -8,6 +8,7 @@
 #include "slurm/slurm_nodes.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,28 @@ static const char *field(const char *line, const char *key, char *buf, size_t n)
 	return NULL;
 }
 
+/* A count or a size in MiB from scontrol's text: 0 when absent or not a
+ * number, and never more than INT_MAX, so that the int and uint64_t fields
+ * it is stored in can hold it (NaN, inf or 1e300 from a broken or hostile
+ * scontrol would make the conversion undefined). */
 static double num(const char *s)
 {
 	if (!s)
 		return 0;
 	char *end;
 	double v = strtod(s, &end);
-	return end == s || v < 0 ? 0 : v;
+	if (end == s || !(v >= 0))
+		return 0;
+	return v > INT_MAX ? INT_MAX : v;
+}
+
+/* A Gres count added to a node's total, which stays at most `max`: each
+ * GPU becomes a device of its own, so a broken or hostile scontrol line
+ * claiming gpu:15000 (or many gpu items whose sum overflows an int) must
+ * not make thousands of devices. */
+static int gres_add(int total, long v, int max)
+{
+	return v >= max - total ? max : total + (int)v;
 }
 
 /* Gres=gpu:2,shard:8 / gpu:a100:4(S:0-1),shard:a100:16(S:0-1) */
@@ -77,11 +93,11 @@ static void parse_gres(const char *g, slurm_node *nd)
 			long v = strtol(count, NULL, 10);
 			if (v > 0 && v < 100000) {
 				if (!strcmp(item, "gpu")) {
-					nd->gpus += (int)v;
+					nd->gpus = gres_add(nd->gpus, v, SLURM_NODE_GPUS_MAX);
 					if (*type && strcmp(type, "(null)") != 0)
 						snprintf(nd->gpu_type, sizeof nd->gpu_type, "%s", type);
 				} else if (!strcmp(item, "shard")) {
-					nd->shards += (int)v;
+					nd->shards = gres_add(nd->shards, v, SLURM_NODE_GPUS_MAX * 1024);
 				}
 			}
 		}

@@ -22,6 +22,11 @@
 #include "common/err.h"
 #include "telemetry/devices.h"
 
+/* GPUs counted on one node at most (each is a device of relish's): eight
+ * or sixteen are what GPU servers hold; a larger Gres count is taken as
+ * this many rather than believed. */
+#define SLURM_NODE_GPUS_MAX 256
+
 typedef struct slurm_node {
 	char name[64];
 	char state[64];            /* "IDLE", "MIXED", "DOWN*", "IDLE+DRAIN", ... */
