@@ -654,7 +654,7 @@ static void test_adopt_after_crash(void **state)
 	 * handle of a unit that runs on. */
 	assert_int_equal(w->n_units, 2);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM segments WHERE status = 'running' AND "
-			      "container LIKE 'unit-%'"), 2);
+			      "handle LIKE 'unit-%'"), 2);
 	/* One unit ended while no relish watched; a stray one belongs to no
 	 * segment of this run. */
 	w->crash = 0;

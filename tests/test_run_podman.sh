@@ -88,7 +88,7 @@ grep -q "^ok$tag: trial " "$work/ok.out" || fail "ok: no best: $(cat "$work/ok.o
 "$PY" - "$work/ok$tag.db" "ok$tag" <<'P'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-segs = db.execute("SELECT status, container, exit_code FROM segments").fetchall()
+segs = db.execute("SELECT status, handle, exit_code FROM segments").fetchall()
 # ASHA, eta 3, rungs 1, 3, 9 over 4 trials: 4 + 1 + 1 segments at least.
 if len(segs) < 6 or any(s[0] != "completed" or s[2] != 0 for s in segs):
     sys.exit("FAIL: ok: segments %s" % segs)

@@ -192,7 +192,7 @@ spec crash 6 4 "{algorithm: none, resource: epoch, max: 6, segment: 3}" ', "--sl
 "$RELISH" run "$work/crash.yaml" --db "$work/crash.db" --quiet >"$work/crash1.out" 2>"$work/crash1.err" &
 pids+=($!)
 for _ in $(seq 300); do
-  n=$(sql "$work/crash.db" "SELECT count(*) FROM segments WHERE status='running' AND container IS NOT NULL" 2>/dev/null || echo 0)
+  n=$(sql "$work/crash.db" "SELECT count(*) FROM segments WHERE status='running' AND handle IS NOT NULL" 2>/dev/null || echo 0)
   m=$(sql "$work/crash.db" "SELECT count(*) FROM metrics" 2>/dev/null || echo 0)
   [ "$n" -ge 2 ] && [ "$m" -ge 1 ] && break
   sleep 0.1
@@ -293,7 +293,7 @@ RELISH_NVML_LIBRARY="$RELISH_BUILD/libnvidia-ml-standin.so" RELISH_NVML_SCRIPT="
   fail "measured exited $?: $(tail -5 "$work/measured.err")"
 # What each job asked for, beside what the store says its placement was
 squeue -h -t all -o '%i|%b' >"$work/measured.jobs"
-sql "$work/measured.db" "SELECT container, basis, mem_reserved_mib FROM segments ORDER BY id" >"$work/measured.segs"
+sql "$work/measured.db" "SELECT handle, basis, mem_reserved_mib FROM segments ORDER BY id" >"$work/measured.segs"
 $PY - "$work/measured.jobs" "$work/measured.segs" <<'P' || fail "measured: $(cat "$work/measured.segs")"
 import sys
 gres = dict(l.strip().split("|") for l in open(sys.argv[1]))
@@ -326,8 +326,8 @@ spec nodefail 2 2 "{algorithm: none, resource: epoch, max: 6}" ', "--sleep-ms", 
 pids+=($!)
 job=""
 for _ in $(seq 300); do
-  job=$(sql "$work/nodefail.db" "SELECT s.container FROM segments s JOIN metrics m ON m.segment_id = s.id
-    WHERE s.status = 'running' AND s.device = 'slurm:$N1' AND s.container IS NOT NULL LIMIT 1" 2>/dev/null || true)
+  job=$(sql "$work/nodefail.db" "SELECT s.handle FROM segments s JOIN metrics m ON m.segment_id = s.id
+    WHERE s.status = 'running' AND s.device = 'slurm:$N1' AND s.handle IS NOT NULL LIMIT 1" 2>/dev/null || true)
   [ -n "$job" ] && break
   sleep 0.1
 done

@@ -147,9 +147,9 @@ db=$work/state/relish.db
 running_both() {
   local a b
   a=$(sql "$db" "SELECT count(*) FROM segments s JOIN trials t ON t.id = s.trial_id JOIN experiments e ON e.id = t.experiment_id
-    JOIN metrics m ON m.segment_id = s.id WHERE e.name = 'ss-a' AND s.status = 'running' AND s.container IS NOT NULL" 2>/dev/null) || return 1
+    JOIN metrics m ON m.segment_id = s.id WHERE e.name = 'ss-a' AND s.status = 'running' AND s.handle IS NOT NULL" 2>/dev/null) || return 1
   b=$(sql "$db" "SELECT count(*) FROM segments s JOIN trials t ON t.id = s.trial_id JOIN experiments e ON e.id = t.experiment_id
-    JOIN metrics m ON m.segment_id = s.id WHERE e.name = 'ss-b' AND s.status = 'running' AND s.container IS NOT NULL" 2>/dev/null) || return 1
+    JOIN metrics m ON m.segment_id = s.id WHERE e.name = 'ss-b' AND s.status = 'running' AND s.handle IS NOT NULL" 2>/dev/null) || return 1
   [ "${a:-0}" -ge 1 ] && [ "${b:-0}" -ge 1 ]
 }
 wait_for 60 running_both

@@ -294,7 +294,7 @@ static void test_lifecycle(void **state)
 	assert_int_equal(g.signal, 0);
 	assert_int_equal(g.peak_mem_mib, 620);
 	assert_int_equal(g.est_mem_mib, 512);
-	assert_string_equal(g.container, "relish-seg-4");
+	assert_string_equal(g.handle, "relish-seg-4");
 	assert_float_equal(g.started_at, 1010, 0);
 	assert_float_equal(g.ended_at, 1050, 0);
 	store_segment_fini(&g);
@@ -466,6 +466,7 @@ static void test_migrate_trials_v6(void **state)
 		 " WHERE name = 'trials';"
 		 "PRAGMA writable_schema = OFF;"
 		 "UPDATE experiments SET status = 'cancelled' WHERE id = %lld;"
+		 "ALTER TABLE segments RENAME COLUMN handle TO container;"
 		 "PRAGMA user_version = 5;", (long long)a);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
@@ -570,6 +571,7 @@ static void test_migrate_names_v7(void **state)
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "DROP INDEX experiments_owner_name;"
 				      "CREATE UNIQUE INDEX experiments_name_v6 ON experiments(name);"
+				      "ALTER TABLE segments RENAME COLUMN handle TO container;"
 				      "PRAGMA user_version = 6;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	s = open_ok(f->path, 0);
@@ -582,6 +584,33 @@ static void test_migrate_names_v7(void **state)
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM events"), 1);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM experiment_changes"), 2);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+}
+
+/* Migration 9 from a database whose segments kept a "container": the
+ * column is the handle now, and its values stay. */
+static void test_migrate_handle_v9(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "h", "max");
+	int64_t t, g;
+	OK(store_trial_insert(s, exp, 0, NULL, 1, &t, err));
+	OK(store_segment_insert(s, t, 0, 0, 1, -1, &g, err));
+	store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "ALTER TABLE segments RENAME COLUMN handle TO container;"
+				      "UPDATE segments SET container = '4242';"
+				      "PRAGMA user_version = 8;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	s = open_ok(f->path, 0);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+	store_segment sg;
+	OK(store_segment_get(s, g, &sg, err));
+	assert_string_equal(sg.handle, "4242");
+	store_segment_fini(&sg);
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE handle = '4242'"), 1);
 }
 
 static void test_groups_are_atomic(void **state)
@@ -857,7 +886,9 @@ static void test_experiment_changes(void **state)
 				      "DROP TRIGGER experiment_changes_trial_new;"
 				      "DROP TRIGGER experiment_changes_trial;"
 				      "DROP TRIGGER experiment_changes_event;"
-				      "DROP TABLE experiment_changes; PRAGMA user_version = 4;",
+				      "DROP TABLE experiment_changes;"
+				      "ALTER TABLE segments RENAME COLUMN handle TO container;"
+				      "PRAGMA user_version = 4;",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
@@ -1108,6 +1139,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_trials_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names_per_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_names_v7, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_handle_v9, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),

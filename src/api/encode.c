@@ -326,7 +326,7 @@ json_t *api_json_segment(const store_experiment *e, const store_segment *g)
 			    api_json_int_or_null(g->peak_mem_mib, g->peak_mem_mib >= 0));
 	json_object_set_new(j, "mean_util", api_json_real(g->mean_util));
 	json_object_set_new(j, "pid", api_json_int_or_null(g->pid, g->pid > 0));
-	json_object_set_new(j, "container", api_json_str(g->container));
+	json_object_set_new(j, "handle", api_json_str(g->handle));
 	json_object_set_new(j, "started_at", api_json_real(g->started_at));
 	json_object_set_new(j, "ended_at", api_json_real(g->ended_at));
 	json_object_set_new(j, "log_path", api_json_str(g->log_path));
@@ -592,7 +592,7 @@ int api_segment_from_json(const json_t *j, store_segment *out, rl_err *err)
 	g.peak_mem_mib = dec_int(&d, "peak_mem_mib", -1);
 	g.mean_util = dec_real(&d, "mean_util");
 	g.pid = (pid_t)dec_int(&d, "pid", 0);
-	g.container = dec_str(&d, "container");
+	g.handle = dec_str(&d, "handle");
 	g.started_at = dec_real(&d, "started_at");
 	g.ended_at = dec_real(&d, "ended_at");
 	g.log_path = dec_str(&d, "log_path");

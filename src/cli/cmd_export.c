@@ -161,7 +161,7 @@ static int export_segments(struct export_ctx *x, const store_experiment *e, rl_e
 		col_int(&r, g->est_mem_mib, g->est_mem_mib >= 0);
 		col_int(&r, g->peak_mem_mib, g->peak_mem_mib >= 0);
 		col_int(&r, g->pid, g->pid > 0);
-		col_str(&r, g->container);
+		col_str(&r, g->handle);
 		col_real(&r, g->started_at);
 		col_real(&r, g->ended_at);
 		col_str(&r, g->log_path);
@@ -182,7 +182,7 @@ static const struct export_kind {
 	{"metrics", "experiment,trial_id,segment_id,resource,name,value,at", export_metrics},
 	{"segments", "experiment,segment_id,trial_id,seq,resource_from,resource_to,status,"
 		     "exit_code,signal,device,mem_reserved_mib,compute_share,basis,est_mem_mib,"
-		     "peak_mem_mib,pid,container,started_at,ended_at,log_path,message",
+		     "peak_mem_mib,pid,handle,started_at,ended_at,log_path,message",
 	 export_segments},
 };
 

@@ -41,8 +41,8 @@ static void found_of(const live_exp *x, const store_segment *g, exec_found *f)
 	memset(f, 0, sizeof *f);
 	f->id.pid = g->pid;
 	f->id.start_time = g->pid_start_time;
-	if (g->container)
-		snprintf(f->id.handle, sizeof f->id.handle, "%s", g->container);
+	if (g->handle)
+		snprintf(f->id.handle, sizeof f->id.handle, "%s", g->handle);
 	f->experiment = x->sp->name;
 	f->trial = g->trial_id;
 	f->seq = g->seq;
@@ -244,7 +244,7 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	if (exec_ident_of(live_exec(x), s->es, &id) == 0) {
 		s->pid = id.pid;
 		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time,
-						id.handle[0] ? id.handle : g->container, err)) < 0)
+						id.handle[0] ? id.handle : g->handle, err)) < 0)
 			return rc;
 	}
 	char msg[400];

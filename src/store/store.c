@@ -236,6 +236,9 @@ static const char *const migrations[] = {
 	 * every status read.  (IF NOT EXISTS: as in 5.) */
 	"CREATE INDEX IF NOT EXISTS events_notes ON events(experiment_id, id)"
 	" WHERE kind IN ('trial.warning', 'experiment.failed', 'experiment.done');",
+	/* 9: a segment's container is a handle: a container's name, or a
+	 * Slurm job id (what its executor knows it by). */
+	"ALTER TABLE segments RENAME COLUMN container TO handle;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -41,7 +41,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -194,7 +194,8 @@ typedef struct store_segment {
 	char *basis;
 	pid_t pid;              /* 0 until started */
 	uint64_t pid_start_time; /* /proc/PID/stat field 22 (clock ticks since boot) */
-	char *container;        /* container name/id, NULL for plain processes */
+	char *handle;           /* what its executor knows it by: a container's
+				   name, a Slurm job id; NULL for plain processes */
 	double started_at, ended_at; /* NAN when unknown */
 	int64_t peak_mem_mib;   /* -1 unknown */
 	int64_t est_mem_mib;    /* the estimate at planning time, -1 unknown */
@@ -376,9 +377,10 @@ int store_segment_insert(store *s, int64_t trial_id, int seq, double from, doubl
 /* planned -> running: its placement, committed before the process starts. */
 int store_segment_place(store *s, int64_t id, const store_placement *pl, double now,
 			rl_err *err);
-/* The process started: pid, its start time, container name (may be NULL). */
+/* The process started: pid, its start time, its executor's handle (a
+ * container's name, a Slurm job id; may be NULL). */
 int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_time,
-			  const char *container, rl_err *err);
+			  const char *handle, rl_err *err);
 /* A running segment moved: the device it really runs on (a cluster's
  * scheduler chose another GPU of the node than relish's placement). */
 int store_segment_set_device(store *s, int64_t id, const char *device, rl_err *err);

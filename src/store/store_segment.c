@@ -2,7 +2,7 @@
  * store_segment.c - the segments table: one row per range [from, to] of a
  * trial's training, with its placement (device, memory reservation, compute
  * share and the basis of the reservation), its process (pid + kernel start
- * time, container) and its outcome (status, exit code, signal, peak memory).
+ * time, handle) and its outcome (status, exit code, signal, peak memory).
  *
  * Life: insert (planned) -> place (running, committed before the process is
  * started) -> set_pid (after fork) -> finish (an outcome).  Each step checks
@@ -17,7 +17,7 @@
 
 #define SEG_COLS "g.id, g.trial_id, g.seq, g.resource_from, g.resource_to, g.status," \
 	" g.exit_code, g.signal, g.device, g.mem_reserved_mib, g.compute_share, g.basis,"  \
-	" g.pid, g.pid_start_time, g.container, g.started_at, g.ended_at, g.peak_mem_mib,"  \
+	" g.pid, g.pid_start_time, g.handle, g.started_at, g.ended_at, g.peak_mem_mib,"  \
 	" g.est_mem_mib, g.log_path, g.message, g.mean_util"
 
 static const char SQL_SEG_INSERT[] =
@@ -28,7 +28,7 @@ static const char SQL_SEG_PLACE[] =
 	" compute_share = ?4, basis = ?5, log_path = ?6, started_at = ?7"
 	" WHERE id = ?1 AND status = 'planned'";
 static const char SQL_SEG_PID[] =
-	"UPDATE segments SET pid = ?2, pid_start_time = ?3, container = ?4"
+	"UPDATE segments SET pid = ?2, pid_start_time = ?3, handle = ?4"
 	" WHERE id = ?1 AND status = 'running'";
 static const char SQL_SEG_DEVICE[] =
 	"UPDATE segments SET device = ?2 WHERE id = ?1 AND status = 'running'";
@@ -52,7 +52,7 @@ void store_segment_fini(store_segment *g)
 		return;
 	free(g->device);
 	free(g->basis);
-	free(g->container);
+	free(g->handle);
 	free(g->log_path);
 	free(g->message);
 	memset(g, 0, sizeof *g);
@@ -83,7 +83,7 @@ static int seg_row(sqlite3_stmt *st, store_segment *g, rl_err *err)
 	x.basis = st_col_text(st, 11, &oom);
 	x.pid = (pid_t)st_col_int(st, 12, 0);
 	x.pid_start_time = (uint64_t)st_col_int(st, 13, 0);
-	x.container = st_col_text(st, 14, &oom);
+	x.handle = st_col_text(st, 14, &oom);
 	x.started_at = st_col_real(st, 15);
 	x.ended_at = st_col_real(st, 16);
 	x.peak_mem_mib = st_col_int(st, 17, -1);
@@ -169,7 +169,7 @@ int store_segment_place(store *s, int64_t id, const store_placement *pl, double 
 }
 
 int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_time,
-			  const char *container, rl_err *err)
+			  const char *handle, rl_err *err)
 {
 	sqlite3_stmt *st;
 	int rc = st_tx_write(s, err);
@@ -179,7 +179,7 @@ int store_segment_set_pid(store *s, int64_t id, pid_t pid, uint64_t pid_start_ti
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, pid);
 		sqlite3_bind_int64(st, 3, (int64_t)pid_start_time);
-		st_bind_text(st, 4, container);
+		st_bind_text(st, 4, handle);
 		rc = seg_update(s, st, id, "running", err);
 	}
 	return st_tx_end(s, rc, err);
