@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/units.h"
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 #include "telemetry/gpu_env.h"
 
 static char tmpdir[256];

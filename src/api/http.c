@@ -51,7 +51,7 @@
 
 #include "api/auth.h"
 #include "api/encode.h"
-#include "api/metrics.h"
+#include "api/prometheus.h"
 #include "api/route.h"
 
 /* Body bytes read and dropped after a route's limit before the connection
@@ -573,7 +573,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!r)
 		return;
 	double ms = (double)(mono_ns() - r->t0_ns) / 1e6;
-	api_metrics_observe(r->route, r->status, ms / 1e3);
+	api_prometheus_observe(r->route, r->status, ms / 1e3);
 	int change = strcmp(r->method, "GET") != 0;
 	if (s->opt.log_reads || change || r->status >= 400 || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		LOG(s, r->status >= 500 ? "error" : "info", "http",

@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/table.h"
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/nvml.h"
 #include "slurm/slurm_nodes.h"

@@ -22,7 +22,7 @@
 
 #include "common/procid.h"
 #include "container/container.h"
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 
 typedef struct cbackend {
 	exec_backend base;

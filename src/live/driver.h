@@ -50,7 +50,7 @@ int live_owner_of_uid(uid_t uid, live_owner *out, rl_err *err);
 typedef struct live_options {
 	const char *db_path;      /* state database; NULL: STORE_DEFAULT_PATH */
 	const char *runs_dir;     /* logs and checkpoints; NULL: relish-runs/ next to the db */
-	const char *devices_path; /* devices file (devices.h); NULL: discover */
+	const char *devices_path; /* devices file (telemetry/inventory.h); NULL: discover */
 	int policy_set;           /* 1: policy overrides every spec's sharing.policy */
 	sched_policy policy;
 	int order_set;            /* 1: order overrides every spec's sharing.order */

@@ -21,7 +21,7 @@
 #include "search/engine.h"
 #include "spec/spec.h"
 #include "store/store.h"
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 #include "telemetry/nvml.h"
 
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 
 /* GPUs counted on one node at most (each is a device of relish's): eight
  * or sixteen are what GPU servers hold; a larger Gres count is taken as

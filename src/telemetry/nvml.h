@@ -20,7 +20,7 @@
  * A machine without the driver is not an error: telemetry_open() returns 0
  * GPUs and telemetry_status() says why.  The library never prints; the
  * caller says "no NVIDIA driver (...): using the host only" once, where it
- * matters (devices.c builds the line).
+ * matters (inventory.c builds the line).
  *
  * Thread safety: one telemetry object is used from one thread (the live
  * driver's event loop).

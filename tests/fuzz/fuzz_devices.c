@@ -1,6 +1,6 @@
 /*
  * fuzz_devices.c - libFuzzer target for the devices file parser
- * (devices_config_parse, src/telemetry/devices.h; YAML or JSON text) and
+ * (devices_config_parse, src/telemetry/inventory.h; YAML or JSON text) and
  * the size reader it uses (units_parse_size_mib, src/common/units.h).  Not
  * built by default: scripts/fuzz.sh builds and runs it.
  *
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/units.h"
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,10 +1,10 @@
 /*
- * devices.c - the device list: NVML GPUs plus the host, or a devices file
- * (see devices.h).  The file is read with libyaml's document API so that
+ * inventory.c - the device list: NVML GPUs plus the host, or a devices file
+ * (see inventory.h).  The file is read with libyaml's document API so that
  * every error can name the line and column of the node at fault; JSON files
  * go through the same parser (JSON is YAML flow syntax).
  */
-#include "telemetry/devices.h"
+#include "telemetry/inventory.h"
 #include "common/units.h"
 
 #include <ctype.h>

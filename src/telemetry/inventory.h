@@ -1,5 +1,5 @@
 /*
- * devices.h - the devices relish may place segments on.
+ * inventory.h - the inventory of devices relish may place segments on.
  *
  * Two sources:
  *   - discovery: the GPUs NVML reports (telemetry/nvml.h) plus one `host`
@@ -21,8 +21,8 @@
  * Sizes: a number with an optional unit K, M, G, T (or KiB/KB/Ki ...), all
  * binary (1G = 1024 MiB); a bare number is MiB.
  */
-#ifndef RELISH_TELEMETRY_DEVICES_H
-#define RELISH_TELEMETRY_DEVICES_H
+#ifndef RELISH_TELEMETRY_INVENTORY_H
+#define RELISH_TELEMETRY_INVENTORY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * metrics.c - the service's Prometheus metrics (GET /metrics).
+ * prometheus.c - the service's Prometheus metrics (GET /metrics).
  *
  * Every metric is one row of metrics[] below: name, type, help and the
  * function that writes its samples, so the list in docs/dashboard.md and
@@ -18,9 +18,9 @@
  * segment outcomes) and from the live driver's views (devices, users);
  * a read-only service (serve --read-only) has no driver, so only the
  * store's series appear.  Request durations are counted here, per route
- * pattern (a bounded set), by api_metrics_observe.
+ * pattern (a bounded set), by api_prometheus_observe.
  */
-#include "api/metrics.h"
+#include "api/prometheus.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -53,7 +53,7 @@ static const int status_codes[] = {200, 201, 400, 401, 403, 404, 405, 409, 413, 
 #define N_CODES (sizeof status_codes / sizeof status_codes[0])
 static unsigned long long by_code[N_CODES + 1]; /* the last: any other */
 
-void api_metrics_observe(const api_route *r, int status, double seconds)
+void api_prometheus_observe(const api_route *r, int status, double seconds)
 {
 	size_t i = r ? (size_t)(r - api_routes) : api_n_routes;
 	if (i > api_n_routes || i > MAX_ROUTES)
@@ -432,7 +432,7 @@ static const char *type_name(mtype t)
 	return t == M_COUNTER ? "counter" : t == M_HISTOGRAM ? "histogram" : "gauge";
 }
 
-int api_metrics_text(api_req *rq, char **text, size_t *len, rl_err *err)
+int api_prometheus_text(api_req *rq, char **text, size_t *len, rl_err *err)
 {
 	expo o = {.rq = rq, .err = err};
 	o.cap = 16384;
@@ -458,7 +458,7 @@ int api_metrics_text(api_req *rq, char **text, size_t *len, rl_err *err)
 
 int api_h_metrics(api_req *rq, api_resp *rs, rl_err *err)
 {
-	int rc = api_metrics_text(rq, &rs->text, &rs->text_len, err);
+	int rc = api_prometheus_text(rq, &rs->text, &rs->text_len, err);
 	if (rc == 0)
 		rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	return rc;
