@@ -1,8 +1,11 @@
 /*
  * live_int.h - the live driver's internal state, shared by driver.c (the
- * loop: fill, place, launch, segment ends, signals), recover.c (resuming an
+ * loop, signals, life cycle), launch.c (fill, place, launch), experiment.c
+ * (experiments added, finished, removed), segment_end.c (metric lines and
+ * segment ends), backend.c (the executor backends), recover.c (resuming an
  * experiment from the store), request.c (scheduler requests and memory
- * profiles) and progress.c (the terminal display).  Not a public header.
+ * profiles), gpu.c, explain.c, service.c and progress.c (the terminal
+ * display).  Not a public header.
  *
  * Memory stays small and flat: one live_trial (a few dozen bytes) per trial,
  * one live_seg per segment that is queued or running, no metric history
@@ -204,6 +207,11 @@ double live_mono_of(live *d, double wall);
  * than every earlier trial's, so equal times keep creation order. */
 double live_arrival(live *d, double t);
 void live_kick(live *d);                       /* fill and place soon */
+void live_kick_in(live *d, uint64_t ms);       /* ... in ms milliseconds */
+int live_make_dirs(const char *path, rl_err *err); /* mkdir -p with relish's error */
+/* The core scheduler, created with the first experiment's policy unless
+ * the options chose one (sp NULL: the options'). */
+int live_core_create(live *d, const spec *sp, rl_err *err);
 live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
 void live_fatal(live *d, const rl_err *err);
 void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
@@ -220,6 +228,12 @@ void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store *
  * RL_EEXISTS instead of a resume.  *id_out (may be NULL) gets its id. */
 int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		   const char *submission, int64_t *id_out, rl_err *err);
+
+/* launch.c: fill the core, place, launch */
+void live_place(live *d);
+
+/* experiment.c */
+void live_exp_free(live_exp *x);                /* NULL accepted */
 
 /* segment_end.c: metric lines and segment ends */
 extern const exec_callbacks live_exec_callbacks; /* what launch gives the executor */
