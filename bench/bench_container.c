@@ -61,8 +61,8 @@ static double one(uv_loop_t *loop, executor *ex, const exec_spec *es)
 	while (!r.ended)
 		uv_run(loop, UV_RUN_ONCE);
 	double s = (double)(uv_hrtime() - t0) / 1e9;
-	if (r.r.outcome != SCHED_OUT_COMPLETED) {
-		fprintf(stderr, "segment ended %s: %s\n", sched_outcome_name(r.r.outcome), r.r.reason);
+	if (r.r.outcome != SEG_OUT_COMPLETED) {
+		fprintf(stderr, "segment ended %s: %s\n", seg_outcome_name(r.r.outcome), r.r.reason);
 		return -1;
 	}
 	return s;

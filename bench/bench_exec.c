@@ -135,9 +135,9 @@ static double time_launch(uv_loop_t *loop, executor *ex, char **argv, const char
 	while (!r.ended)
 		uv_run(loop, UV_RUN_ONCE);
 	contract_strv_free(env);
-	if (r.r.outcome != SCHED_OUT_COMPLETED) {
+	if (r.r.outcome != SEG_OUT_COMPLETED) {
 		fprintf(stderr, "bench_exec: segment ended %s (%s)\n",
-			sched_outcome_name(r.r.outcome), r.r.reason);
+			seg_outcome_name(r.r.outcome), r.r.reason);
 		exit(1);
 	}
 	return (double)(r.end_ns - t0) / 1e9;

@@ -153,7 +153,7 @@ static void stand_end(struct exec_segment *g)
 	exec_result r = g->plan.end;
 	if (g->cancelled) {
 		memset(&r, 0, sizeof r);
-		r.outcome = SCHED_OUT_CANCELLED;
+		r.outcome = SEG_OUT_CANCELLED;
 		r.term_signal = SIGTERM;
 		snprintf(r.reason, sizeof r.reason, "cancelled");
 	}
@@ -207,7 +207,7 @@ static int stand_launch_fn(executor *ex, const exec_spec *es, const exec_callbac
 	l->to = es->a.to;
 	l->memory_limit_mib = es->memory_limit_mib;
 	snprintf(l->log_path, sizeof l->log_path, "%s", es->log_path ? es->log_path : "");
-	g->plan.end.outcome = SCHED_OUT_COMPLETED;
+	g->plan.end.outcome = SEG_OUT_COMPLETED;
 	g->plan.end.exited = 1;
 	snprintf(g->plan.end.reason, sizeof g->plan.end.reason, "completed");
 	st->plan(st, st->n_launches, es, &g->plan);
@@ -499,7 +499,7 @@ static void stand_epochs(stand_plan *p, double from, double to, double value)
 			 "RELISH epoch=%d accuracy=%.4f", e, value + e * 0.01);
 }
 
-static void stand_end_as(stand_plan *p, sched_outcome o, int exit_code, uint64_t peak_mib,
+static void stand_end_as(stand_plan *p, seg_outcome o, int exit_code, uint64_t peak_mib,
 			 const char *reason)
 {
 	memset(&p->end, 0, sizeof p->end);

@@ -325,26 +325,26 @@ static void test_classify(void **state)
 	};
 	for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++) {
 		contract_exit x = {.exited = 1, .exit_code = 1, .log_tail = markers[i]};
-		assert_int_equal(contract_classify(&x), SCHED_OUT_OOM);
+		assert_int_equal(contract_classify(&x), SEG_OUT_OOM);
 		contract_exit ok = {.exited = 1, .exit_code = 0, .log_tail = markers[i]};
-		assert_int_equal(contract_classify(&ok), SCHED_OUT_COMPLETED);
+		assert_int_equal(contract_classify(&ok), SEG_OUT_COMPLETED);
 	}
-	struct { contract_exit x; sched_outcome want; } rows[] = {
-		{{.exited = 1, .exit_code = 0}, SCHED_OUT_COMPLETED},
-		{{.exited = 1, .exit_code = 1, .log_tail = "ValueError: bad"}, SCHED_OUT_FAILED},
-		{{.exited = 1, .exit_code = 137}, SCHED_OUT_FAILED},
-		{{.exited = 1, .exit_code = 137, .container = 1}, SCHED_OUT_OOM},
-		{{.exited = 0, .term_signal = 9}, SCHED_OUT_SIGNALED},
-		{{.exited = 0, .term_signal = 11}, SCHED_OUT_SIGNALED},
-		{{.exited = 0, .term_signal = 6, .log_tail = "std::bad_alloc"}, SCHED_OUT_OOM},
-		{{.exited = 0, .term_signal = 9, .mem_exceeded = 1}, SCHED_OUT_OOM},
-		{{.exited = 0, .term_signal = 15, .timed_out = 1}, SCHED_OUT_TIMEOUT},
-		{{.exited = 1, .exit_code = 0, .cancelled = 1}, SCHED_OUT_CANCELLED},
-		{{.exited = 0, .term_signal = 9, .cancelled = 1, .timed_out = 1}, SCHED_OUT_CANCELLED},
+	struct { contract_exit x; seg_outcome want; } rows[] = {
+		{{.exited = 1, .exit_code = 0}, SEG_OUT_COMPLETED},
+		{{.exited = 1, .exit_code = 1, .log_tail = "ValueError: bad"}, SEG_OUT_FAILED},
+		{{.exited = 1, .exit_code = 137}, SEG_OUT_FAILED},
+		{{.exited = 1, .exit_code = 137, .container = 1}, SEG_OUT_OOM},
+		{{.exited = 0, .term_signal = 9}, SEG_OUT_SIGNALED},
+		{{.exited = 0, .term_signal = 11}, SEG_OUT_SIGNALED},
+		{{.exited = 0, .term_signal = 6, .log_tail = "std::bad_alloc"}, SEG_OUT_OOM},
+		{{.exited = 0, .term_signal = 9, .mem_exceeded = 1}, SEG_OUT_OOM},
+		{{.exited = 0, .term_signal = 15, .timed_out = 1}, SEG_OUT_TIMEOUT},
+		{{.exited = 1, .exit_code = 0, .cancelled = 1}, SEG_OUT_CANCELLED},
+		{{.exited = 0, .term_signal = 9, .cancelled = 1, .timed_out = 1}, SEG_OUT_CANCELLED},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-		assert_string_equal(sched_outcome_name(contract_classify(&rows[i].x)),
-				    sched_outcome_name(rows[i].want));
+		assert_string_equal(seg_outcome_name(contract_classify(&rows[i].x)),
+				    seg_outcome_name(rows[i].want));
 	assert_null(contract_oom_marker("all fine"));
 	assert_null(contract_oom_marker(NULL));
 	assert_string_equal(contract_oom_marker("x CUDA out of memory y"), "CUDA out of memory");

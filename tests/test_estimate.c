@@ -35,7 +35,7 @@ static sched_request shape_req(uint64_t shape, double batch, double width)
 
 static void learn_peak(sched *s, const sched_request *r, double peak)
 {
-	sched_observation o = { SCHED_OUT_COMPLETED, (uint64_t)llround(peak), 50, 1, 10 };
+	sched_observation o = { SEG_OUT_COMPLETED, (uint64_t)llround(peak), 50, 1, 10 };
 	sched_learn(s, r, &o);
 }
 
@@ -183,8 +183,8 @@ static void test_profile_export_import(void **state)
 	sched_request a = shape_req(1, 16, 128), b = shape_req(2, 16, 128);
 	a.mem_hint_mib = b.mem_hint_mib = 1000;
 	b.seg_id = 2;
-	sched_learn(s, &a, &(sched_observation){SCHED_OUT_COMPLETED, 900, 30, 1, 1});
-	sched_learn(s, &b, &(sched_observation){SCHED_OUT_COMPLETED, 900, 30, 1, 1});
+	sched_learn(s, &a, &(sched_observation){SEG_OUT_COMPLETED, 900, 30, 1, 1});
+	sched_learn(s, &b, &(sched_observation){SEG_OUT_COMPLETED, 900, 30, 1, 1});
 	a.seg_id = 11;
 	b.seg_id = 12;
 	assert_int_equal(sched_submit(s, &a, &e), 0);
@@ -193,7 +193,7 @@ static void test_profile_export_import(void **state)
 	assert_int_equal(sched_place(s, 0, pl, 2), 2);
 	assert_int_equal(pl[0].dev[0], pl[1].dev[0]); /* one device: they share */
 	/* 10 units in 20 s beside the other */
-	assert_int_equal(sched_finished(s, 11, 20, &(sched_observation){SCHED_OUT_COMPLETED, 950, 30, 10, 20}, &e), 0);
+	assert_int_equal(sched_finished(s, 11, 20, &(sched_observation){SEG_OUT_COMPLETED, 950, 30, 10, 20}, &e), 0);
 	sched_shape_info si;
 	assert_int_equal(sched_shape_get(s, 1, &si), 0);
 	assert_int_equal(si.n_measured, 2);

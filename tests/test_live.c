@@ -209,7 +209,7 @@ static void plan_fail(stand *st, size_t k, const exec_spec *es, stand_plan *p)
 {
 	(void)st, (void)k, (void)es;
 	p->delay_ms = 2;
-	stand_end_as(p, SCHED_OUT_FAILED, 1, 10, "exit code 1");
+	stand_end_as(p, SEG_OUT_FAILED, 1, 10, "exit code 1");
 }
 
 /* The first launch runs out of memory at a 200 MiB peak, the rest work. */
@@ -218,7 +218,7 @@ static void plan_oom_once(stand *st, size_t k, const exec_spec *es, stand_plan *
 	(void)st;
 	p->delay_ms = 2;
 	if (k == 0) {
-		stand_end_as(p, SCHED_OUT_OOM, -1, 200, "over its memory reservation (peak 200 MiB)");
+		stand_end_as(p, SEG_OUT_OOM, -1, 200, "over its memory reservation (peak 200 MiB)");
 		p->end.exited = 0;
 		p->end.term_signal = SIGKILL;
 		return;

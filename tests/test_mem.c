@@ -70,10 +70,10 @@ static sched_placement run1(sched *s, sched_request r, const sched_mem_history *
 }
 
 /* End running segment id with outcome and peak; the decision, then finish. */
-static sched_mem_decision end1(sched *s, uint64_t id, sched_outcome out, uint64_t peak,
+static sched_mem_decision end1(sched *s, uint64_t id, seg_outcome out, uint64_t peak,
 			       sched_mem_history *h, double now)
 {
-	sched_observation o = {out, peak, -1, out == SCHED_OUT_COMPLETED ? 1 : 0, 1};
+	sched_observation o = {out, peak, -1, out == SEG_OUT_COMPLETED ? 1 : 0, 1};
 	sched_mem_decision md;
 	rl_err e;
 	assert_int_equal(sched_mem_decide(s, id, &o, h, &md, &e), 0);
@@ -94,7 +94,7 @@ static void test_ladder_then_alone_then_fail(void **state)
 	sched_placement p = run1(s, rq(1, 9, 1000, 1), &h, 0);
 	assert_int_equal(p.mem_mib, 1000);
 	assert_int_equal(p.basis, SCHED_BASIS_HINT);
-	sched_mem_decision md = end1(s, 1, SCHED_OUT_OOM, 900, &h, 1);
+	sched_mem_decision md = end1(s, 1, SEG_OUT_OOM, 900, &h, 1);
 	assert_int_equal(md.verdict, SCHED_MEM_RAISE);
 	assert_int_equal(md.min_mem_mib, 1500); /* max(1000 x 1.5, max(900, 1000) x 1.2) */
 	assert_int_equal(h.ooms, 1);
@@ -105,13 +105,13 @@ static void test_ladder_then_alone_then_fail(void **state)
 	p = run1(s, rq(2, 9, 1000, 1), &h, 2);
 	assert_int_equal(p.mem_mib, 1500); /* the profile's floor says the same */
 	assert_int_equal(p.basis, SCHED_BASIS_OOM);
-	md = end1(s, 2, SCHED_OUT_OOM, 2000, &h, 3);
+	md = end1(s, 2, SEG_OUT_OOM, 2000, &h, 3);
 	assert_int_equal(md.verdict, SCHED_MEM_RAISE);
 	assert_int_equal(md.min_mem_mib, 2400); /* max(2250, 2000 x 1.2) */
 
 	p = run1(s, rq(3, 9, 1000, 1), &h, 4);
 	assert_int_equal(p.mem_mib, 2400);
-	md = end1(s, 3, SCHED_OUT_OOM, 0, &h, 5);
+	md = end1(s, 3, SEG_OUT_OOM, 0, &h, 5);
 	assert_int_equal(md.verdict, SCHED_MEM_ALONE); /* third in a row */
 	assert_int_equal(h.exclusive, 1);
 	assert_int_equal(md.min_mem_mib, 3600);
@@ -119,7 +119,7 @@ static void test_ladder_then_alone_then_fail(void **state)
 	p = run1(s, rq(4, 9, 1000, 1), &h, 6);
 	assert_int_equal(p.basis, SCHED_BASIS_EXCLUSIVE);
 	assert_int_equal(p.mem_mib, 16000);
-	md = end1(s, 4, SCHED_OUT_OOM, 15990, &h, 7);
+	md = end1(s, 4, SEG_OUT_OOM, 15990, &h, 7);
 	assert_int_equal(md.verdict, SCHED_MEM_FAIL);
 	assert_true(md.alone);
 	assert_string_equal(md.reason, "out of memory alone on an empty device (16000 MiB)");
@@ -138,16 +138,16 @@ static void test_beside_others_is_not_alone(void **state)
 	sched_mem_history ha = {0}, hb = {0};
 	run1(s, rq(1, 1, 3000, 1), &ha, 0);
 	run1(s, rq(2, 2, 5000, 1), &hb, 0); /* 3000 + 5000 = the whole device */
-	sched_mem_decision md = end1(s, 2, SCHED_OUT_OOM, 0, &hb, 1);
+	sched_mem_decision md = end1(s, 2, SEG_OUT_OOM, 0, &hb, 1);
 	assert_false(md.alone);
 	assert_int_equal(md.verdict, SCHED_MEM_RAISE);
 	assert_int_equal(md.min_mem_mib, 7500);
-	md = end1(s, 1, SCHED_OUT_COMPLETED, 2000, &ha, 2);
+	md = end1(s, 1, SEG_OUT_COMPLETED, 2000, &ha, 2);
 	sched_mem_history hc = {0};
 	sched_placement p = run1(s, rq(3, 3, 8000, 1), &hc, 3);
 	assert_int_equal(p.mem_mib, 8000);
 	assert_int_equal(p.basis, SCHED_BASIS_HINT);
-	md = end1(s, 3, SCHED_OUT_OOM, 0, &hc, 4);
+	md = end1(s, 3, SEG_OUT_OOM, 0, &hc, 4);
 	assert_true(md.alone);
 	assert_int_equal(md.verdict, SCHED_MEM_FAIL);
 	sched_free(s);
@@ -162,12 +162,12 @@ static void test_completed_resets(void **state)
 	add_dev(s, 16000, 1);
 	sched_mem_history h = {0};
 	run1(s, rq(1, 3, 1000, 1), &h, 0);
-	end1(s, 1, SCHED_OUT_OOM, 0, &h, 1);
+	end1(s, 1, SEG_OUT_OOM, 0, &h, 1);
 	run1(s, rq(2, 3, 1000, 1), &h, 2);
-	end1(s, 2, SCHED_OUT_OOM, 0, &h, 3);
+	end1(s, 2, SEG_OUT_OOM, 0, &h, 3);
 	assert_int_equal(h.ooms_in_row, 2);
 	run1(s, rq(3, 3, 1000, 1), &h, 4);
-	sched_mem_decision md = end1(s, 3, SCHED_OUT_COMPLETED, 2000, &h, 5);
+	sched_mem_decision md = end1(s, 3, SEG_OUT_COMPLETED, 2000, &h, 5);
 	assert_int_equal(md.verdict, SCHED_MEM_NONE);
 	assert_int_equal(h.ooms_in_row, 0);
 	assert_int_equal(h.exclusive, 0);
@@ -175,7 +175,7 @@ static void test_completed_resets(void **state)
 	assert_int_equal(h.ooms, 2);
 	/* A non-memory failure is none of the policy's business. */
 	run1(s, rq(4, 3, 1000, 1), &h, 6);
-	md = end1(s, 4, SCHED_OUT_FAILED, 2000, &h, 7);
+	md = end1(s, 4, SEG_OUT_FAILED, 2000, &h, 7);
 	assert_int_equal(md.verdict, SCHED_MEM_NONE);
 	assert_int_equal(h.ooms, 2);
 	sched_free(s);
@@ -193,13 +193,13 @@ static void test_alone_on_a_smaller_device(void **state)
 	sched_placement p = run1(s, rq(1, 4, 0, 1), &h, 0);
 	assert_int_equal(p.basis, SCHED_BASIS_EXCLUSIVE);
 	assert_int_equal(p.dev[0], 0); /* unknown shape: the smallest empty device */
-	sched_mem_decision md = end1(s, 1, SCHED_OUT_OOM, 7990, &h, 1);
+	sched_mem_decision md = end1(s, 1, SEG_OUT_OOM, 7990, &h, 1);
 	assert_int_equal(md.verdict, SCHED_MEM_ALONE);
 	assert_int_equal(md.min_mem_mib, 8001);
 	p = run1(s, rq(2, 4, 0, 1), &h, 2);
 	assert_int_equal(p.dev[0], 1);
 	assert_int_equal(p.mem_mib, 24000);
-	md = end1(s, 2, SCHED_OUT_OOM, 23990, &h, 3);
+	md = end1(s, 2, SEG_OUT_OOM, 23990, &h, 3);
 	assert_int_equal(md.verdict, SCHED_MEM_FAIL);
 	sched_free(s);
 }
@@ -216,7 +216,7 @@ static void test_estimate_above_capacity_runs_alone(void **state)
 	sched *s = mk(SHARE_RELISH);
 	add_dev(s, 1024, 0);
 	sched_request r = rq(1, 8, 0, 0);
-	sched_observation o = {SCHED_OUT_COMPLETED, 802, -1, 1, 1};
+	sched_observation o = {SEG_OUT_COMPLETED, 802, -1, 1, 1};
 	sched_learn(s, &r, &o);
 	sched_mem_estimate e;
 	sched_estimate(s, &r, &e);
@@ -249,7 +249,7 @@ static void test_estimate_above_capacity_runs_alone(void **state)
 		sched_request m = rq(10 + (uint64_t)b, 100 + (uint64_t)b, 0, 1);
 		m.n_feat = 1;
 		m.feat[0] = 64.0 * b;
-		sched_observation mo = {SCHED_OUT_COMPLETED, (uint64_t)(1000 + 2000 * b), -1, 1, 1};
+		sched_observation mo = {SEG_OUT_COMPLETED, (uint64_t)(1000 + 2000 * b), -1, 1, 1};
 		sched_learn(s, &m, &mo);
 	}
 	sched_request u = rq(20, 200, 0, 1);
@@ -288,16 +288,16 @@ static void test_rule_replay(void **state)
 	add_dev(s, 16000, 1);
 	sched_mem_history h = {0};
 	sched_mem_decision md;
-	sched_mem_end e = {.outcome = SCHED_OUT_OOM, .peak_mib = 0, .reserved_mib = 1000,
+	sched_mem_end e = {.outcome = SEG_OUT_OOM, .peak_mib = 0, .reserved_mib = 1000,
 			   .device_mib = 16000, .is_gpu = 1};
 	sched_mem_rule(s, &e, &h, &md);
 	assert_int_equal(md.verdict, SCHED_MEM_RAISE);
 	assert_int_equal(h.min_mem_mib, 1500);
-	e.outcome = SCHED_OUT_COMPLETED;
+	e.outcome = SEG_OUT_COMPLETED;
 	sched_mem_rule(s, &e, &h, &md);
 	assert_int_equal(h.ooms_in_row, 0);
 	/* a need above every device is capped at the largest: run alone */
-	e = (sched_mem_end){.outcome = SCHED_OUT_OOM, .peak_mib = 14000, .reserved_mib = 12000,
+	e = (sched_mem_end){.outcome = SEG_OUT_OOM, .peak_mib = 14000, .reserved_mib = 12000,
 			    .device_mib = 16000, .is_gpu = 1};
 	sched_mem_rule(s, &e, &h, &md);
 	assert_int_equal(md.verdict, SCHED_MEM_ALONE);
@@ -360,7 +360,7 @@ static void test_foreign_counts_and_wait(void **state)
 	 * the others' memory 4192 MiB would be free, still too little, so it
 	 * waits for relish's own segment, not for foreign memory. */
 	assert_int_equal(sched_foreign_wait(s, 1, 64, &wi), SCHED_WAIT_NONE);
-	sched_observation o = {SCHED_OUT_COMPLETED, 3900, -1, 1, 1};
+	sched_observation o = {SEG_OUT_COMPLETED, 3900, -1, 1, 1};
 	assert_int_equal(sched_finished(s, 2, 65, &o, &e), 0);
 	assert_int_equal(sched_place(s, 65, pl, 2), 0);
 	assert_int_equal(sched_foreign_wait(s, 1, 65, &wi), SCHED_WAIT_FOREIGN);
@@ -388,7 +388,7 @@ static void test_foreign_oom_waits(void **state)
 	assert_int_equal(p.basis, SCHED_BASIS_EXCLUSIVE);
 	assert_int_equal(p.dev[0], 0);
 	assert_int_equal(p.mem_mib, 4096 - 1100);
-	sched_mem_decision md = end1(s, 1, SCHED_OUT_OOM, 0, &h, 2);
+	sched_mem_decision md = end1(s, 1, SEG_OUT_OOM, 0, &h, 2);
 	assert_int_equal(md.verdict, SCHED_MEM_WAIT);
 	assert_int_equal(md.foreign_mib, 1000);
 	assert_int_equal(h.min_mem_mib, 2997);
@@ -409,7 +409,7 @@ static void test_foreign_oom_waits(void **state)
 	/* Others' memory appearing while it runs counts as well (peak not
 	 * sampled: it may need more than it had, so a whole clean device). */
 	sched_device_set_foreign(s, 1, 300, 5);
-	md = end1(s, 2, SCHED_OUT_OOM, 0, &h, 6);
+	md = end1(s, 2, SEG_OUT_OOM, 0, &h, 6);
 	assert_int_equal(md.verdict, SCHED_MEM_WAIT);
 	assert_int_equal(h.min_mem_mib, 4096);
 	/* Once the device is empty of others, alone is alone: it fails. */
@@ -417,7 +417,7 @@ static void test_foreign_oom_waits(void **state)
 	sched_device_set_foreign(s, 0, 0, 7);
 	p = run1(s, rq(3, 5, 0, 1), &h, 8);
 	assert_int_equal(p.mem_mib, 4096);
-	md = end1(s, 3, SCHED_OUT_OOM, 4090, &h, 9);
+	md = end1(s, 3, SEG_OUT_OOM, 4090, &h, 9);
 	assert_int_equal(md.verdict, SCHED_MEM_FAIL);
 	assert_string_equal(md.reason, "out of memory alone on an empty device (4096 MiB)");
 	sched_free(s);
@@ -436,7 +436,7 @@ static void test_foreign_oom_within_reservation_and_bound(void **state)
 	for (int i = 1; i <= 6; i++) {
 		sched_placement p = run1(s, rq((uint64_t)i, 6, 2000, 1), &h, i);
 		assert_int_equal(p.mem_mib, 2000);
-		sched_mem_decision md = end1(s, (uint64_t)i, SCHED_OUT_OOM, 1800, &h, i + 0.5);
+		sched_mem_decision md = end1(s, (uint64_t)i, SEG_OUT_OOM, 1800, &h, i + 0.5);
 		if (i <= 5) {
 			assert_int_equal(md.verdict, SCHED_MEM_WAIT);
 			assert_int_equal(h.min_mem_mib, 2000);

@@ -110,7 +110,7 @@ static sched *run(sched_options *o, int n_gpu, job *jobs, int n, double stop_at)
 				continue;
 			sched_observation ob;
 			memset(&ob, 0, sizeof ob);
-			ob.outcome = SCHED_OUT_COMPLETED;
+			ob.outcome = SEG_OUT_COMPLETED;
 			ob.duration_s = SEG;
 			ob.mean_util = -1;
 			rl_err e;
@@ -537,7 +537,7 @@ static void test_user_limits(void **state)
 	assert_int_equal(ua.running, 1);
 	assert_int_equal(ua.queued, 1);
 	assert_int_equal(ua.limits.max_segments, 1);
-	sched_observation ob = {.outcome = SCHED_OUT_COMPLETED, .duration_s = 10, .mean_util = -1};
+	sched_observation ob = {.outcome = SEG_OUT_COMPLETED, .duration_s = 10, .mean_util = -1};
 	assert_int_equal(sched_finished(s, 3, 10, &ob, &e), 0);
 	assert_int_equal(sched_place(s, 10, pl, 4), 0); /* a GPU is free, ann is at her limit */
 	assert_int_equal(sched_finished(s, 1, 20, &ob, &e), 0);

@@ -284,7 +284,7 @@ static void test_ctrial_matches_process(void **state)
 	assert_int_equal(exec_ident_of(f->ex, rc.seg, &id), 0);
 	assert_int_equal(strncmp(id.handle, "relish-ptest-t1-3-", 18), 0);
 	wait_end(f, &rc, 60);
-	assert_int_equal(rc.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(rc.r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(rc.n_metrics, 3);
 	assert_int_equal(rc.r.metric_lines, 3);
 	/* The container's memory cgroup was sampled: above zero, below its limit. */
@@ -308,7 +308,7 @@ static void test_ctrial_matches_process(void **state)
 	run rp = {0};
 	assert_int_equal(exec_launch(px, &es, &cbs, &rp, &rp.seg, NULL), 0);
 	wait_end(f, &rp, 30);
-	assert_int_equal(rp.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(rp.r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(rp.n_metrics, 3);
 	for (int i = 0; i < 3; i++)
 		assert_float_equal(rc.acc[i], rp.acc[i], 0.0);
@@ -328,7 +328,7 @@ static void test_memory_limit_oom(void **state)
 	run r = {0};
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r, &r.seg, NULL), 0);
 	wait_end(f, &r, 60);
-	assert_int_equal(r.r.outcome, SCHED_OUT_OOM);
+	assert_int_equal(r.r.outcome, SEG_OUT_OOM);
 	assert_int_equal(r.r.exit_code, 137);
 	assert_string_equal(r.r.reason, "out of memory: killed at the container's memory limit (48 MiB)");
 	assert_int_equal(r.r.fault, EXEC_FAULT_NONE);
@@ -348,7 +348,7 @@ static void test_cancel_leaves_nothing(void **state)
 		run r = {.cancel_after = 2, .ex = f->ex};
 		assert_int_equal(exec_launch(f->ex, &es, &cbs, &r, &r.seg, NULL), 0);
 		wait_end(f, &r, 60);
-		assert_int_equal(r.r.outcome, SCHED_OUT_CANCELLED);
+		assert_int_equal(r.r.outcome, SEG_OUT_CANCELLED);
 		assert_true(r.n_metrics >= 2 && r.n_metrics < 100);
 		/* on_end comes only once the container is gone. */
 		assert_int_equal(count_containers(), 0);
@@ -366,7 +366,7 @@ static void test_timeout(void **state)
 	run r = {0};
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r, &r.seg, NULL), 0);
 	wait_end(f, &r, 60);
-	assert_int_equal(r.r.outcome, SCHED_OUT_TIMEOUT);
+	assert_int_equal(r.r.outcome, SEG_OUT_TIMEOUT);
 	assert_int_equal(r.n_metrics, 1);
 	assert_int_equal(count_containers(), 0);
 }
@@ -394,7 +394,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	run r = {0};
 	assert_int_equal(exec_launch(bad, &es, &cbs, &r, &r.seg, NULL), 0);
 	wait_end(f, &r, 60);
-	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r.r.fault, EXEC_FAULT_RUNTIME);
 	assert_int_equal(r.r.exit_code, 125);
 	assert_non_null(strstr(r.r.reason, "the image is missing"));
@@ -410,7 +410,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	run r2 = {0};
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r2, &r2.seg, NULL), 0);
 	wait_end(f, &r2, 60);
-	assert_int_equal(r2.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r2.r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r2.r.fault, EXEC_FAULT_RUNTIME);
 	assert_non_null(strstr(r2.r.reason, "cannot execute the trial's command"));
 
@@ -423,7 +423,7 @@ static void test_runtime_vs_trial_failures(void **state)
 	run r3 = {0};
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r3, &r3.seg, NULL), 0);
 	wait_end(f, &r3, 60);
-	assert_int_equal(r3.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r3.r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r3.r.fault, EXEC_FAULT_NONE);
 	assert_int_equal(r3.r.exit_code, 1);
 	assert_string_equal(r3.r.reason, "exit code 1");
@@ -450,7 +450,7 @@ static void test_warm_container(void **state)
 	run r1 = {0};
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r1, &r1.seg, NULL), 0);
 	wait_end(f, &r1, 60);
-	assert_int_equal(r1.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(r1.r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(r1.n_metrics, 2);
 	assert_int_equal(r1.r.reused, 0);
 	/* Parked: the container is still there, running. */
@@ -462,7 +462,7 @@ static void test_warm_container(void **state)
 	run r2 = {0};
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r2, &r2.seg, NULL), 0);
 	wait_end(f, &r2, 60);
-	assert_int_equal(r2.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(r2.r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(r2.r.reused, 1);
 	assert_int_equal(r2.n_metrics, 2);
 	assert_int_equal(count_containers(), 1);
@@ -589,7 +589,7 @@ static void run_priv(fixture *f, executor *ex, const char *tag, char *log, size_
 		fail_msg("launch: %s", err.msg);
 	wait_end(f, &r, 60);
 	slurp(logp, log, n);
-	if (r.r.outcome != SCHED_OUT_COMPLETED)
+	if (r.r.outcome != SEG_OUT_COMPLETED)
 		fail_msg("%s: %s: %s", tag, r.r.reason, log);
 }
 

@@ -344,7 +344,7 @@ static void test_privileges(void **state)
 	}
 }
 
-static exec_result ended(sched_outcome o, int exited, int code, int sig)
+static exec_result ended(seg_outcome o, int exited, int code, int sig)
 {
 	exec_result r;
 	memset(&r, 0, sizeof r);
@@ -359,15 +359,15 @@ static exec_result ended(sched_outcome o, int exited, int code, int sig)
 static void test_classify(void **state)
 {
 	(void)state;
-	exec_result r = ended(SCHED_OUT_FAILED, 1, 125, 0);
+	exec_result r = ended(SEG_OUT_FAILED, 1, 125, 0);
 	container_classify(&r, "Trying...\nError: localhost/nope: image not known\n", 0);
-	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r.fault, EXEC_FAULT_RUNTIME);
 	assert_string_equal(r.reason, "container runtime: exit code 125: the image is missing (build "
 				      "or pull it): Error: localhost/nope: image not known");
 
 	/* docker's words, as a real docker 20.10 prints them */
-	r = ended(SCHED_OUT_FAILED, 1, 125, 0);
+	r = ended(SEG_OUT_FAILED, 1, 125, 0);
 	container_classify(&r, "docker: Error response from daemon: No such image: "
 			       "localhost/nope:latest.\nSee 'docker run --help'.\n", 0);
 	assert_string_equal(r.reason, "container runtime: exit code 125: the image is missing (build "
@@ -375,47 +375,47 @@ static void test_classify(void **state)
 				      "localhost/nope:latest.");
 
 	/* docker's init (tini) could not start the command: exit 127 */
-	r = ended(SCHED_OUT_FAILED, 1, 127, 0);
+	r = ended(SEG_OUT_FAILED, 1, 127, 0);
 	container_classify(&r, "[FATAL tini (7)] exec /nonexistent/prog failed: No such file or "
 			       "directory\n", 0);
 	assert_string_equal(r.reason, "container runtime: exit code 127: the image cannot execute the "
 				      "trial's command: [FATAL tini (7)] exec /nonexistent/prog failed: "
 				      "No such file or directory");
 
-	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
+	r = ended(SEG_OUT_FAILED, 1, 1, 0);
 	container_classify(&r, "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n", 0);
 	assert_int_equal(r.fault, EXEC_FAULT_RUNTIME);
 	assert_non_null(strstr(r.reason, "cannot execute the trial's command"));
 
-	r = ended(SCHED_OUT_FAILED, 1, 127, 0);
+	r = ended(SEG_OUT_FAILED, 1, 127, 0);
 	container_classify(&r, NULL, 0);
 	assert_string_equal(r.reason, "container runtime: exit code 127: the command was not found");
 
-	r = ended(SCHED_OUT_FAILED, 1, 137, 0);
+	r = ended(SEG_OUT_FAILED, 1, 137, 0);
 	container_classify(&r, "RELISH epoch=1 accuracy=0.1\n", 64);
-	assert_int_equal(r.outcome, SCHED_OUT_OOM);
+	assert_int_equal(r.outcome, SEG_OUT_OOM);
 	assert_int_equal(r.fault, EXEC_FAULT_NONE);
 	assert_string_equal(r.reason, "out of memory: killed at the container's memory limit (64 MiB)");
 	assert_string_equal(r.oom_marker, "exit 137");
 
 	/* The trial's own failure stays the trial's. */
-	r = ended(SCHED_OUT_FAILED, 1, 1, 0);
+	r = ended(SEG_OUT_FAILED, 1, 1, 0);
 	container_classify(&r, "Traceback ...\nValueError: bad lr\n", 64);
-	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r.fault, EXEC_FAULT_NONE);
 	assert_string_equal(r.reason, "exit code 1");
 
 	/* relish stopped it: whatever the code, it was cancelled / timed out. */
-	r = ended(SCHED_OUT_CANCELLED, 1, 137, 0);
+	r = ended(SEG_OUT_CANCELLED, 1, 137, 0);
 	container_classify(&r, NULL, 64);
-	assert_int_equal(r.outcome, SCHED_OUT_CANCELLED);
-	r = ended(SCHED_OUT_TIMEOUT, 0, 0, 9);
+	assert_int_equal(r.outcome, SEG_OUT_CANCELLED);
+	r = ended(SEG_OUT_TIMEOUT, 0, 0, 9);
 	container_classify(&r, NULL, 64);
-	assert_int_equal(r.outcome, SCHED_OUT_TIMEOUT);
+	assert_int_equal(r.outcome, SEG_OUT_TIMEOUT);
 	/* The attach process killed by a signal: not an exit code of the trial. */
-	r = ended(SCHED_OUT_SIGNALED, 0, 0, 9);
+	r = ended(SEG_OUT_SIGNALED, 0, 0, 9);
 	container_classify(&r, NULL, 64);
-	assert_int_equal(r.outcome, SCHED_OUT_SIGNALED);
+	assert_int_equal(r.outcome, SEG_OUT_SIGNALED);
 }
 
 int main(void)

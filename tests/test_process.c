@@ -180,7 +180,7 @@ static void run_expect(fixture *f, char **argv, const launch_args *a, run *r, co
 {
 	assert_int_equal(launch(f, argv, a, r, NULL), 0);
 	wait_end(f, r, 20);
-	assert_string_equal(sched_outcome_name(r->r.outcome), outcome);
+	assert_string_equal(seg_outcome_name(r->r.outcome), outcome);
 }
 
 static void wait_s(fixture *f, double s)
@@ -263,10 +263,10 @@ static void test_segv(void **state)
 	wait_end(f, &r, 20);
 	/* ASan builds catch the SIGSEGV and exit 1; plain builds die by it. */
 	if (r.r.exited) {
-		assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
+		assert_string_equal(seg_outcome_name(r.r.outcome), "failed");
 		assert_int_not_equal(r.r.exit_code, 0);
 	} else {
-		assert_string_equal(sched_outcome_name(r.r.outcome), "signaled");
+		assert_string_equal(seg_outcome_name(r.r.outcome), "signaled");
 		assert_int_equal(r.r.term_signal, SIGSEGV);
 	}
 	assert_int_equal(r.n_metrics, 1);
@@ -312,7 +312,7 @@ static void test_cancel_escalates(void **state)
 	exec_cancel(f->ex, r.seg);
 	exec_cancel(f->ex, r.seg); /* twice is harmless */
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "cancelled");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "cancelled");
 	assert_int_equal(r.r.exited, 0);
 	assert_int_equal(r.r.term_signal, SIGKILL); /* SIGTERM was ignored */
 	assert_true(r.r.duration_s >= 0.1 + 0.3);   /* the grace period passed */
@@ -336,7 +336,7 @@ static void test_exec_failure(void **state)
 	launch_args b = {.from = 0, .to = 1};
 	assert_int_equal(launch(f, ok, &b, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "completed");
 }
 
 static void test_memory_reservation(void **state)
@@ -372,7 +372,7 @@ static void test_garbage_output(void **state)
 	run r;
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	wait_end(f, &r, 30);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.n_metrics, 3);         /* good lines after the garbage */
 	assert_int_equal(r.r.bad_lines, 2);       /* "RELISH epoch=oops.." and "RELISH_DONE nope" */
 	char path[256];
@@ -404,7 +404,7 @@ static void test_warm_two_segments(void **state)
 	assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 	assert_int_equal(r.pgid, pid); /* the same process */
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.r.reused, 1);
 	assert_int_equal(r.n_metrics, 3);
 	assert_float_equal(r.first_epoch, 4, 0);
@@ -434,7 +434,7 @@ static void test_worker_two_trials(void **state)
 	assert_int_equal(launch(f, argv, &b, &r, NULL), 0);
 	assert_int_equal(r.pgid, pid);
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "completed");
 	assert_int_equal(r.r.reused, 1);
 	assert_int_equal(r.n_metrics, 3);
 	assert_float_equal(r.first_epoch, 1, 0); /* trial wb starts from scratch */
@@ -537,7 +537,7 @@ static void test_worker_misbehaves(void **state)
 	run r;
 	assert_int_equal(launch(f, bad, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "failed");
 	assert_non_null(strstr(r.r.reason, "protocol: RELISH_DONE to=3"));
 	assert_group_gone(f, r.pgid);
 	assert_int_equal(f->ex->ops->idle_count(f->ex), 0);
@@ -548,7 +548,7 @@ static void test_worker_misbehaves(void **state)
 	a.timeout_s = 0.3;
 	assert_int_equal(launch(f, hang, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "timeout");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "timeout");
 	assert_group_gone(f, r.pgid);
 
 	/* A worker that exits 0 without its done line failed its assignment. */
@@ -556,7 +556,7 @@ static void test_worker_misbehaves(void **state)
 	a.timeout_s = 0;
 	assert_int_equal(launch(f, quit, &a, &r, NULL), 0);
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "failed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "failed");
 	assert_string_equal(r.r.reason, "worker exited before its done line");
 	assert_int_equal(r.n_metrics, 1);
 }
@@ -725,7 +725,7 @@ static void check_descendant(fixture *f, int expect_confined)
 		wait_s(f, 0.005);
 	assert_int_not_equal(getsid(gc), r.pgid);
 	wait_end(f, &r, 20);
-	assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+	assert_string_equal(seg_outcome_name(r.r.outcome), "completed");
 	int alive = 1;
 	for (int i = 0; i < 100 && (alive = still_runs(gc, st)); i++)
 		wait_s(f, 0.02);
@@ -859,7 +859,7 @@ static void check_cgroup_join(fixture *f, int v2)
 		run r;
 		assert_int_equal(launch(f, argv, &a, &r, NULL), 0);
 		wait_end(f, &r, 20);
-		assert_string_equal(sched_outcome_name(r.r.outcome), "completed");
+		assert_string_equal(seg_outcome_name(r.r.outcome), "completed");
 		char path[256], buf[16384];
 		snprintf(path, sizeof path, "%s/%s", f->dir, logname);
 		assert_true(read_all(path, buf, sizeof buf) > 0);

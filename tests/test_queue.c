@@ -101,7 +101,7 @@ static void test_order_through_front_and_heap(void **state)
 		order[n_started++] = pl.seg_id;
 		sched_observation ob;
 		memset(&ob, 0, sizeof ob);
-		ob.outcome = SCHED_OUT_COMPLETED;
+		ob.outcome = SEG_OUT_COMPLETED;
 		ob.duration_s = 1;
 		ob.mean_util = -1;
 		assert_int_equal(sched_finished(s, pl.seg_id, now, &ob, &e), 0);

@@ -74,7 +74,7 @@ static void submit(sched *s, sched_request r)
 	assert_int_equal(sched_submit(s, &r, &e), 0);
 }
 
-static sched_observation ob(sched_outcome out, uint64_t peak, double util, double work,
+static sched_observation ob(seg_outcome out, uint64_t peak, double util, double work,
 			    double dur)
 {
 	sched_observation o = { out, peak, util, work, dur };
@@ -133,10 +133,10 @@ static void test_relish_spreads_when_idle(void **state)
 	sched_placement pl[4];
 	submit(s, rq(1, 0, 300, 1000));
 	assert_int_equal(sched_place(s, 0, pl, 4), 1);
-	finish(s, 1, 10, ob(SCHED_OUT_COMPLETED, 1000, 30, 1, 10));
+	finish(s, 1, 10, ob(SEG_OUT_COMPLETED, 1000, 30, 1, 10));
 	submit(s, rq(2, 10, 301, 1000));
 	assert_int_equal(sched_place(s, 10, pl, 4), 1);
-	finish(s, 2, 20, ob(SCHED_OUT_COMPLETED, 1000, 30, 1, 10));
+	finish(s, 2, 20, ob(SEG_OUT_COMPLETED, 1000, 30, 1, 10));
 
 	submit(s, rq(3, 20, 300, 1000));
 	assert_int_equal(sched_place(s, 20, pl, 4), 1);
@@ -195,14 +195,14 @@ static void test_priority_and_solo(void **state)
 static void test_names_and_defaults(void **state)
 {
 	(void)state;
-	for (int i = 0; i < SCHED_OUT__COUNT; i++) {
-		sched_outcome o;
-		assert_int_equal(sched_outcome_from_name(sched_outcome_name((sched_outcome)i), &o), 0);
+	for (int i = 0; i < SEG_OUT__COUNT; i++) {
+		seg_outcome o;
+		assert_int_equal(seg_outcome_from_name(seg_outcome_name((seg_outcome)i), &o), 0);
 		assert_int_equal(o, i);
 	}
-	sched_outcome o;
-	assert_int_equal(sched_outcome_from_name("exploded", &o), RL_EINVAL);
-	assert_string_equal(sched_outcome_name(SCHED_OUT_OOM), "oom");
+	seg_outcome o;
+	assert_int_equal(seg_outcome_from_name("exploded", &o), RL_EINVAL);
+	assert_string_equal(seg_outcome_name(SEG_OUT_OOM), "oom");
 	assert_string_equal(sched_basis_name(SCHED_BASIS_FAMILY), "family");
 	assert_string_equal(sched_basis_name(SCHED_BASIS_EXCLUSIVE), "exclusive");
 	sched_options opt;
@@ -242,7 +242,7 @@ static void test_exclusive_policy(void **state)
 	assert_int_equal(pl[1].dev[0], 1);
 	assert_int_equal(sched_queue_length(s), 1);
 	assert_int_equal(sched_place(s, 4, pl, 8), 0);
-	finish(s, 2, 10, ob(SCHED_OUT_COMPLETED, 900, 30, 1, 7));
+	finish(s, 2, 10, ob(SEG_OUT_COMPLETED, 900, 30, 1, 7));
 	n = sched_place(s, 10, pl, 8);
 	assert_int_equal(n, 1);
 	assert_int_equal(pl[0].seg_id, 3);
@@ -292,7 +292,7 @@ static void test_pack_best_fit_backfill(void **state)
 	assert_int_equal(ids[0], 1);
 	assert_int_equal(ids[1], 4);
 	/* B ends: C (5000) now fits on device 1. */
-	finish(s, 2, 20, ob(SCHED_OUT_COMPLETED, 5500, 60, 1, 15));
+	finish(s, 2, 20, ob(SEG_OUT_COMPLETED, 5500, 60, 1, 15));
 	n = sched_place(s, 20, pl, 8);
 	assert_int_equal(n, 1);
 	assert_int_equal(pl[0].seg_id, 3);
@@ -316,7 +316,7 @@ static void test_pack_profile_fallback(void **state)
 	submit(s, rq(2, 2, 50, 0));
 	submit(s, rq(3, 3, 51, 1000));
 	assert_int_equal(sched_place(s, 3, pl, 4), 0); /* device held whole */
-	finish(s, 1, 10, ob(SCHED_OUT_COMPLETED, 3000, 40, 1, 9));
+	finish(s, 1, 10, ob(SEG_OUT_COMPLETED, 3000, 40, 1, 9));
 	sched_request r2 = rq(2, 2, 50, 0);
 	sched_basis b;
 	assert_int_equal(sched_estimate_mem(s, &r2, &b), 3856);
@@ -352,7 +352,7 @@ static void test_backfill_and_aging(void **state)
 	n = sched_place(s, 2000, pl, 4);
 	assert_int_equal(n, 0);
 	assert_int_equal(sched_queue_length(s), 2);
-	finish(s, 1, 2100, ob(SCHED_OUT_COMPLETED, 5000, 50, 1, 2100));
+	finish(s, 1, 2100, ob(SEG_OUT_COMPLETED, 5000, 50, 1, 2100));
 	n = sched_place(s, 2100, pl, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(pl[0].seg_id, 2);
@@ -402,7 +402,7 @@ static void claim_withdrawn(sharing_policy pol)
 		const uint64_t peak[4] = { 3000, 7700, 8000, 1000 };
 		for (int k = 0; k < 4; k++) {
 			sched_request r = rq(101 + (uint64_t)k, 0, 1 + (uint64_t)k, 0);
-			sched_observation o = ob(SCHED_OUT_COMPLETED, peak[k], 30, 1, 10);
+			sched_observation o = ob(SEG_OUT_COMPLETED, peak[k], 30, 1, 10);
 			sched_learn(s, &r, &o);
 		}
 	}
@@ -473,7 +473,7 @@ static void test_gang(void **state)
 	n = sched_place(s, 4, pl, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(pl[0].dev[0], 2); /* best fit: beside segment 2, not on 3 */
-	finish(s, 1, 50, ob(SCHED_OUT_COMPLETED, 0, -1, 0, 0));
+	finish(s, 1, 50, ob(SEG_OUT_COMPLETED, 0, -1, 0, 0));
 	n = sched_place(s, 50, pl, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(pl[0].seg_id, 3);
@@ -498,7 +498,7 @@ static void test_oom_raise(void **state)
 	sched *s = mk(SHARE_RELISH);
 	add_gpu(s, 16000);
 	sched_request r = rq(1, 0, 42, 0);
-	sched_observation o = ob(SCHED_OUT_COMPLETED, 4000, 50, 10, 100);
+	sched_observation o = ob(SEG_OUT_COMPLETED, 4000, 50, 10, 100);
 	sched_learn(s, &r, &o);
 	sched_basis b;
 	assert_int_equal(sched_estimate_mem(s, &r, &b), 5056);
@@ -507,7 +507,7 @@ static void test_oom_raise(void **state)
 	sched_placement pl[2];
 	assert_int_equal(sched_place(s, 0, pl, 2), 1);
 	assert_int_equal(pl[0].mem_mib, 5056);
-	finish(s, 1, 5, ob(SCHED_OUT_OOM, 5000, -1, 0, 5));
+	finish(s, 1, 5, ob(SEG_OUT_OOM, 5000, -1, 0, 5));
 	sched_request r2 = rq(2, 5, 42, 0);
 	assert_int_equal(sched_estimate_mem(s, &r2, &b), 7584);
 	assert_int_equal(b, SCHED_BASIS_OOM);
@@ -528,7 +528,7 @@ static void test_oom_raise(void **state)
 	 * device: an estimate, so the shape runs alone (a whole device), and
 	 * the request can still be placed.  Whether the trial fails is the
 	 * memory policy's decision (test_mem). */
-	finish(s, 2, 9, ob(SCHED_OUT_OOM, 15900, -1, 0, 3));
+	finish(s, 2, 9, ob(SEG_OUT_OOM, 15900, -1, 0, 3));
 	assert_int_equal(sched_shape_get(s, 42, &si), 0);
 	assert_int_equal(si.oom_floor_mib, 24000);
 	sched_request r3 = rq(3, 9, 42, 0);
@@ -558,7 +558,7 @@ static void test_relish_policy(void **state)
 	int d1 = find_pl(pl, n, 1)->dev[0], d2 = find_pl(pl, n, 2)->dev[0];
 	assert_int_not_equal(d1, d2);
 	/* shape 100 measured alone: 3000 MiB, 40 % busy, 2 epochs/100 s */
-	finish(s, 1, 101, ob(SCHED_OUT_COMPLETED, 3000, 40, 2, 100));
+	finish(s, 1, 101, ob(SEG_OUT_COMPLETED, 3000, 40, 2, 100));
 	sched_shape_info si;
 	assert_int_equal(sched_shape_get(s, 100, &si), 0);
 	assert_true(si.util == 40);
@@ -628,7 +628,7 @@ static void test_relish_probe_per_shape(void **state)
 	assert_int_equal(pl[0].seg_id, 3);
 	assert_int_equal(pl[0].basis, SCHED_BASIS_EXCLUSIVE);
 	/* the probe is measured: the next segment shares on its peak */
-	finish(s, 1, 100, ob(SCHED_OUT_COMPLETED, 4000, 30, 1, 90));
+	finish(s, 1, 100, ob(SEG_OUT_COMPLETED, 4000, 30, 1, 90));
 	sched_request r4 = rq(4, 101, 300, 5000);
 	r4.family = 99;
 	submit(s, r4);
@@ -656,8 +656,8 @@ static void test_relish_family_util_reopens(void **state)
 	sched_request c = rq(900, 0, 500, 0), f = rq(901, 0, 600, 0);
 	c.family = 55;
 	f.family = 66;
-	sched_learn(s, &c, &(sched_observation){ SCHED_OUT_COMPLETED, 3000, 95, 1, 10 });
-	sched_learn(s, &f, &(sched_observation){ SCHED_OUT_COMPLETED, 3000, 97, 1, 10 });
+	sched_learn(s, &c, &(sched_observation){ SEG_OUT_COMPLETED, 3000, 95, 1, 10 });
+	sched_learn(s, &f, &(sched_observation){ SEG_OUT_COMPLETED, 3000, 97, 1, 10 });
 	/* probes of two unmeasured shapes of family 99, one per device */
 	for (uint64_t id = 1; id <= 2; id++) {
 		sched_request r = rq(id, (double)id, 299 + id, 5000);
@@ -680,7 +680,7 @@ static void test_relish_family_util_reopens(void **state)
 	 * 300 is now 10 %.  Segment 3 takes the freed d1 (an idle device
 	 * wins); segment 4 is refused beside it (95 + 97: 200/192 < 1.05)
 	 * and admitted on d0 beside shape 300 (200/105 = 1.9). */
-	finish(s, 2, 10, ob(SCHED_OUT_COMPLETED, 4000, 10, 1, 9));
+	finish(s, 2, 10, ob(SEG_OUT_COMPLETED, 4000, 10, 1, 9));
 	n = sched_place(s, 10, pl, 8);
 	assert_int_equal(n, 2);
 	assert_int_equal(find_pl(pl, n, 3)->dev[0], d1);
@@ -758,7 +758,7 @@ static void test_adopt_remove(void **state)
 	assert_int_equal(st.mem_reserved_mib, 3000);
 	assert_int_equal(sched_finished(s, 10, 3, NULL, &e), RL_ENOTFOUND);
 	/* the adopted segment finishes; an adopted peak teaches memory */
-	finish(s, 7, 10, ob(SCHED_OUT_COMPLETED, 2500, 30, 1, 10));
+	finish(s, 7, 10, ob(SEG_OUT_COMPLETED, 2500, 30, 1, 10));
 	sched_shape_info si;
 	assert_int_equal(sched_shape_get(s, 1, &si), 0);
 	assert_int_equal(si.peak_mib, 2500);
@@ -832,8 +832,8 @@ static void test_random_invariants(void **state)
 			} else if (act < 8) {
 				uint64_t id = 1 + rng_below(&rng, next);
 				if (id < next && running[id]) {
-					sched_outcome o = rng_below(&rng, 8) == 0 ? SCHED_OUT_OOM
-										  : SCHED_OUT_COMPLETED;
+					seg_outcome o = rng_below(&rng, 8) == 0 ? SEG_OUT_OOM
+										  : SEG_OUT_COMPLETED;
 					uint64_t peak = 200 + (id * 7919) % 9000;
 					finish(s, id, now, ob(o, peak, (double)(id % 90) + 5, 1, 10));
 					running[id] = 0;

@@ -37,7 +37,7 @@ static sched_request rq(uint64_t id, uint64_t shape, int n_dev)
 static void measured(sched *s, uint64_t shape, int n_dev, uint64_t peak, double util)
 {
 	sched_request r = rq(0, shape, n_dev);
-	sched_observation o = {.outcome = SCHED_OUT_COMPLETED, .peak_mem_mib = peak,
+	sched_observation o = {.outcome = SEG_OUT_COMPLETED, .peak_mem_mib = peak,
 			       .mean_util = util, .work = 1, .duration_s = 10};
 	sched_learn(s, &r, &o);
 }
@@ -254,7 +254,7 @@ static void test_memo_matches_full_walk(void **state)
 				submit(s, q);
 			} else {
 				size_t i = (size_t)rng_below(&rng, (uint64_t)n_run);
-				sched_observation ob = {.outcome = SCHED_OUT_COMPLETED, .mean_util = -1,
+				sched_observation ob = {.outcome = SEG_OUT_COMPLETED, .mean_util = -1,
 							.duration_s = 1};
 				rl_err e;
 				assert_int_equal(sched_finished(s, running[i], now, &ob, &e), 0);

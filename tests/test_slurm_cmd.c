@@ -283,34 +283,34 @@ static void test_states(void **state)
 
 	exec_result r;
 	slurm_job_outcome("COMPLETED", 0, "None", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(r.exited, 1);
 	assert_int_equal(r.exit_code, 0);
 	slurm_job_outcome("FAILED", 768, "NonZeroExitCode", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r.exit_code, 3);
 	assert_string_equal(r.reason, "exit code 3");
 	slurm_job_outcome("FAILED", 11, "JobLaunchFailure", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_SIGNALED);
+	assert_int_equal(r.outcome, SEG_OUT_SIGNALED);
 	assert_int_equal(r.term_signal, SIGSEGV);
 	assert_non_null(strstr(r.reason, "SIGSEGV"));
 	slurm_job_outcome("FAILED", -1, "JobLaunchFailure", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.outcome, SEG_OUT_FAILED);
 	assert_non_null(strstr(r.reason, "JobLaunchFailure"));
 	slurm_job_outcome("TIMEOUT", 0, "TimeLimit", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_TIMEOUT);
+	assert_int_equal(r.outcome, SEG_OUT_TIMEOUT);
 	slurm_job_outcome("OUT_OF_MEMORY", 253, "OutOfMemory", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_OOM);
+	assert_int_equal(r.outcome, SEG_OUT_OOM);
 	assert_non_null(strstr(r.reason, "OUT_OF_MEMORY"));
 	slurm_job_outcome("CANCELLED", 0, "None", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_CANCELLED);
+	assert_int_equal(r.outcome, SEG_OUT_CANCELLED);
 	slurm_job_outcome("NODE_FAIL", 0, "NodeDown", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_LOST);
+	assert_int_equal(r.outcome, SEG_OUT_LOST);
 	assert_non_null(strstr(r.reason, "NODE_FAIL"));
 	slurm_job_outcome("PREEMPTED", 0, "None", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_LOST);
+	assert_int_equal(r.outcome, SEG_OUT_LOST);
 	slurm_job_outcome("REVOKED", 0, "None", &r);
-	assert_int_equal(r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.outcome, SEG_OUT_FAILED);
 	assert_non_null(strstr(r.reason, "REVOKED"));
 }
 

@@ -218,7 +218,7 @@ static void wait_end(fixture *f, run *r, double limit_s)
 	if (!r->ended)
 		fail_msg("the segment did not end within %g s", limit_s);
 	if (getenv("TEST_VERBOSE"))
-		print_message("ended: %s: %s\n", sched_outcome_name(r->r.outcome), r->r.reason);
+		print_message("ended: %s: %s\n", seg_outcome_name(r->r.outcome), r->r.reason);
 }
 
 static char *slurp(const char *path)
@@ -251,7 +251,7 @@ static void test_completed(void **state)
 	const char *extra[] = {"--sleep-ms", "100", NULL};
 	launch(f, &r, "t1", 3, 0, extra, &c);
 	wait_end(f, &r, 30);
-	assert_int_equal(r.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(r.r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(r.r.exit_code, 0);
 	assert_int_equal(r.n_metrics, 3);
 	assert_true(r.last_epoch == 3);
@@ -289,7 +289,7 @@ static void test_failed(void **state)
 	const char *extra[] = {"--fail-at", "2", NULL};
 	launch(f, &r, "t2", 3, 0, extra, NULL);
 	wait_end(f, &r, 30);
-	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r.r.exited, 1);
 	assert_int_equal(r.r.exit_code, 1);
 	assert_string_equal(r.r.reason, "exit code 1");
@@ -308,7 +308,7 @@ static void test_refused(void **state)
 	launch(f, &r, "t3", 1, 0, NULL, NULL);
 	wait_end(f, &r, 10);
 	unlink(p);
-	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(r.r.fault, EXEC_FAULT_RUNTIME);
 	assert_non_null(strstr(r.r.reason, "invalid partition specified: nope"));
 	assert_int_equal(r.submitted, 0);
@@ -326,7 +326,7 @@ static void test_cancel(void **state)
 	assert_true(r.n_metrics >= 1);
 	exec_cancel(f->ex, r.seg);
 	wait_end(f, &r, 20);
-	assert_int_equal(r.r.outcome, SCHED_OUT_CANCELLED);
+	assert_int_equal(r.r.outcome, SEG_OUT_CANCELLED);
 	char p[128];
 	snprintf(p, sizeof p, "%s/calls.scancel", f->dir);
 	char *calls = slurp(p);
@@ -382,7 +382,7 @@ static void test_run_as(void **state)
 		fail_msg("squeue was not asked for '%s': %s", ulist, calls ? calls : "(no calls)");
 	exec_cancel(f->ex, r.seg);
 	wait_end(f, &r, 20);
-	assert_int_equal(r.r.outcome, SCHED_OUT_CANCELLED);
+	assert_int_equal(r.r.outcome, SEG_OUT_CANCELLED);
 	snprintf(p, sizeof p, "%s/scancel.uids", f->dir);
 	who = slurp(p);
 	assert_non_null(who);
@@ -396,7 +396,7 @@ static void test_timeout(void **state)
 	const char *extra[] = {"--sleep-ms", "500", NULL};
 	launch(f, &r, "t5", 30, 1.0, extra, NULL);
 	wait_end(f, &r, 20);
-	assert_int_equal(r.r.outcome, SCHED_OUT_TIMEOUT);
+	assert_int_equal(r.r.outcome, SEG_OUT_TIMEOUT);
 	assert_non_null(strstr(r.r.reason, "timeout of 1 s"));
 	assert_true(r.n_metrics < 10);
 }
@@ -420,7 +420,7 @@ static void test_overmem(void **state)
 	memset(&r, 0, sizeof r);
 	assert_int_equal(exec_launch(f->ex, &es, &cbs, &r, &r.seg, NULL), 0);
 	wait_end(f, &r, 30);
-	assert_int_equal(r.r.outcome, SCHED_OUT_OOM);
+	assert_int_equal(r.r.outcome, SEG_OUT_OOM);
 	assert_non_null(strstr(r.r.reason, "Exceeded job memory limit"));
 }
 
@@ -433,7 +433,7 @@ static void test_adopt(void **state)
 	const char *extra[] = {"--sleep-ms", "50", NULL};
 	launch(f, &r, "t6", 4, 0, extra, NULL);
 	wait_end(f, &r, 30);
-	assert_int_equal(r.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(r.r.outcome, SEG_OUT_COMPLETED);
 	uint64_t id = strtoull(r.handle, NULL, 10);
 	char log[128];
 	snprintf(log, sizeof log, "%s/t6.log", f->dir);
@@ -442,7 +442,7 @@ static void test_adopt(void **state)
 	memset(&a, 0, sizeof a);
 	assert_int_equal(exec_slurm_adopt(f->ex, id, &es, &cbs, &a, &a.seg, NULL), 0);
 	wait_end(f, &a, 20);
-	assert_int_equal(a.r.outcome, SCHED_OUT_COMPLETED);
+	assert_int_equal(a.r.outcome, SEG_OUT_COMPLETED);
 	assert_int_equal(a.n_metrics, 4);
 	assert_true(a.last_epoch == 4);
 	assert_int_equal(a.started, 1);
@@ -452,7 +452,7 @@ static void test_adopt(void **state)
 	memset(&l, 0, sizeof l);
 	assert_int_equal(exec_slurm_adopt(f->ex, 987654, &es, &cbs, &l, &l.seg, NULL), 0);
 	wait_end(f, &l, 20);
-	assert_int_equal(l.r.outcome, SCHED_OUT_LOST);
+	assert_int_equal(l.r.outcome, SEG_OUT_LOST);
 	assert_non_null(strstr(l.r.reason, "987654"));
 }
 
@@ -465,7 +465,7 @@ static void test_sacct(void **state)
 	const char *extra[] = {"--sleep-ms", "50", "--fail-at", "2", NULL};
 	launch(f, &r, "t7", 3, 0, extra, NULL);
 	wait_end(f, &r, 30);
-	assert_int_equal(r.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(r.r.outcome, SEG_OUT_FAILED);
 	char p[160];
 	snprintf(p, sizeof p, "%s/job.%s.forgotten", f->dir, r.handle);
 	FILE *fp = fopen(p, "w");
@@ -496,7 +496,7 @@ static void test_sacct(void **state)
 	assert_int_equal(exec_slurm_adopt(ex2, strtoull(r.handle, NULL, 10), &es, &cbs, &a, &a.seg,
 					  NULL), 0);
 	wait_end(f, &a, 20);
-	assert_int_equal(a.r.outcome, SCHED_OUT_FAILED);
+	assert_int_equal(a.r.outcome, SEG_OUT_FAILED);
 	assert_int_equal(a.r.exit_code, 1);
 	assert_int_equal(a.n_metrics, 1);
 	snprintf(p, sizeof p, "%s/calls.sacct", f->dir);
@@ -527,12 +527,12 @@ static void test_bounded_polls(void **state)
 		wait_end(f, &r[i], 60);
 	double took = now_s() - t0;
 	for (int i = 0; i < N; i++) {
-		if (r[i].r.outcome != SCHED_OUT_COMPLETED || r[i].n_metrics != 3) {
+		if (r[i].r.outcome != SEG_OUT_COMPLETED || r[i].n_metrics != 3) {
 			char lp[128];
 			snprintf(lp, sizeof lp, "%s/%s.log", f->dir, names[i]);
 			char *t = slurp(lp);
 			fail_msg("job %d: %s, %d metric lines; its output:\n%s", i,
-				 sched_outcome_name(r[i].r.outcome), r[i].n_metrics, t ? t : "(none)");
+				 seg_outcome_name(r[i].r.outcome), r[i].n_metrics, t ? t : "(none)");
 		}
 	}
 	char p[128];

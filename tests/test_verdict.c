@@ -4,7 +4,7 @@
  * the one record the live driver writes (message, event, failure reason,
  * the progress line's words).  Until issue 28 the live driver decided
  * retries and losses itself and built these texts inline in
- * live_end_segment; each case here is a rule it followed, now asserted on
+ * live__end_segment; each case here is a rule it followed, now asserted on
  * the function alone, without a process, a store or an engine.
  */
 #include <setjmp.h>
@@ -56,7 +56,7 @@ static void start(sched *s, uint64_t id, uint64_t hint, const sched_trial_histor
 	assert_int_equal(pl[0].seg_id, id);
 }
 
-static sched_end_facts facts(sched_outcome o, uint64_t peak, int engine_failed,
+static sched_end_facts facts(seg_outcome o, uint64_t peak, int engine_failed,
 			     const char *reason)
 {
 	sched_end_facts f;
@@ -64,7 +64,7 @@ static sched_end_facts facts(sched_outcome o, uint64_t peak, int engine_failed,
 	f.obs.outcome = o;
 	f.obs.peak_mem_mib = peak;
 	f.obs.mean_util = -1;
-	f.obs.work = o == SCHED_OUT_COMPLETED ? 1 : 0;
+	f.obs.work = o == SEG_OUT_COMPLETED ? 1 : 0;
 	f.obs.duration_s = 1;
 	f.engine_failed = engine_failed;
 	f.reason = reason;
@@ -90,7 +90,7 @@ static void test_completed(void **state)
 	sched *s = mk();
 	sched_trial_history h = {0};
 	start(s, 1, 1000, &h);
-	sched_end_facts f = facts(SCHED_OUT_COMPLETED, 900, 0, "completed");
+	sched_end_facts f = facts(SEG_OUT_COMPLETED, 900, 0, "completed");
 	sched_end_record r = end(s, 1, &f, &h);
 	assert_int_equal(r.action, SCHED_END_DONE);
 	assert_int_equal(r.cause, SCHED_CAUSE_NONE);
@@ -113,7 +113,7 @@ static void test_ended_short(void **state)
 	sched *s = mk();
 	sched_trial_history h = {0};
 	start(s, 1, 1000, &h);
-	sched_end_facts f = facts(SCHED_OUT_COMPLETED, 900, 1, "completed");
+	sched_end_facts f = facts(SEG_OUT_COMPLETED, 900, 1, "completed");
 	f.ended_short = 1;
 	f.engine_reason = "the segment reported no accuracy; it reported: loss";
 	sched_end_record r = end(s, 1, &f, &h);
@@ -136,7 +136,7 @@ static void test_retries(void **state)
 	sched_trial_history h = {0};
 	for (uint64_t id = 1; id <= 3; id++) {
 		start(s, id, 1000, &h);
-		sched_end_facts f = facts(SCHED_OUT_FAILED, 500, 1, "exit code 1: ValueError: nan");
+		sched_end_facts f = facts(SEG_OUT_FAILED, 500, 1, "exit code 1: ValueError: nan");
 		f.retries = 2;
 		sched_end_record r = end(s, id, &f, &h);
 		assert_string_equal(r.event, "segment.failed");
@@ -165,7 +165,7 @@ static void test_losses(void **state)
 	sched_trial_history h = {0};
 	for (uint64_t id = 1; id <= 6; id++) {
 		start(s, id, 1000, &h);
-		sched_end_facts f = facts(SCHED_OUT_LOST, 0, 1, "node n1 failed");
+		sched_end_facts f = facts(SEG_OUT_LOST, 0, 1, "node n1 failed");
 		sched_end_record r = end(s, id, &f, &h);
 		assert_string_equal(r.event, "segment.lost");
 		if (id <= 5) {
@@ -191,7 +191,7 @@ static void test_oom_requeued(void **state)
 	sched *s = mk();
 	sched_trial_history h = {0};
 	start(s, 1, 1000, &h);
-	sched_end_facts f = facts(SCHED_OUT_OOM, 990, 1, "out of memory: \"CUDA out of memory\"");
+	sched_end_facts f = facts(SEG_OUT_OOM, 990, 1, "out of memory: \"CUDA out of memory\"");
 	f.oom_marker = "CUDA out of memory";
 	sched_end_record r = end(s, 1, &f, &h);
 	assert_int_equal(r.action, SCHED_END_REQUEUE);
@@ -207,7 +207,7 @@ static void test_oom_requeued(void **state)
 	assert_string_equal(r.shown, want);
 
 	start(s, 2, 1000, &h);
-	f = facts(SCHED_OUT_OOM, 1400, 1, "over its memory limit (1500 MiB)");
+	f = facts(SEG_OUT_OOM, 1400, 1, "over its memory limit (1500 MiB)");
 	f.oom_marker = "Killed";
 	f.reason_names_limit = 1;
 	r = end(s, 2, &f, &h);
@@ -224,7 +224,7 @@ static void test_oom_alone_fails(void **state)
 	sched *s = mk();
 	sched_trial_history h = {0};
 	start(s, 1, 16000, &h);
-	sched_end_facts f = facts(SCHED_OUT_OOM, 15990, 1, "");
+	sched_end_facts f = facts(SEG_OUT_OOM, 15990, 1, "");
 	f.retries = 3;
 	sched_end_record r = end(s, 1, &f, &h);
 	assert_int_equal(r.action, SCHED_END_FAIL);
@@ -245,7 +245,7 @@ static void test_engine_decides(void **state)
 	sched *s = mk();
 	sched_trial_history h = {0};
 	start(s, 1, 1000, &h);
-	sched_end_facts f = facts(SCHED_OUT_TIMEOUT, 0, 0, "ran past its timeout");
+	sched_end_facts f = facts(SEG_OUT_TIMEOUT, 0, 0, "ran past its timeout");
 	f.retries = 1;
 	sched_end_record r = end(s, 1, &f, &h);
 	assert_int_equal(r.action, SCHED_END_DONE);
@@ -261,7 +261,7 @@ static void test_not_running(void **state)
 	(void)state;
 	sched *s = mk();
 	sched_trial_history h = {0};
-	sched_end_facts f = facts(SCHED_OUT_FAILED, 0, 1, "exit code 1");
+	sched_end_facts f = facts(SEG_OUT_FAILED, 0, 1, "exit code 1");
 	sched_end_record r;
 	rl_err e;
 	assert_int_equal(sched_end_decide(s, 42, &f, &h, &r, &e), RL_ENOTFOUND);

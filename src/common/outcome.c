@@ -7,25 +7,25 @@
 
 #include "common/err.h"
 
-static const char *const OUTCOME_NAMES[SCHED_OUT__COUNT] = {
-	[SCHED_OUT_COMPLETED] = "completed", [SCHED_OUT_FAILED] = "failed",
-	[SCHED_OUT_SIGNALED] = "signaled",   [SCHED_OUT_OOM] = "oom",
-	[SCHED_OUT_TIMEOUT] = "timeout",     [SCHED_OUT_CANCELLED] = "cancelled",
-	[SCHED_OUT_LOST] = "lost",
+static const char *const OUTCOME_NAMES[SEG_OUT__COUNT] = {
+	[SEG_OUT_COMPLETED] = "completed", [SEG_OUT_FAILED] = "failed",
+	[SEG_OUT_SIGNALED] = "signaled",   [SEG_OUT_OOM] = "oom",
+	[SEG_OUT_TIMEOUT] = "timeout",     [SEG_OUT_CANCELLED] = "cancelled",
+	[SEG_OUT_LOST] = "lost",
 };
 
-const char *sched_outcome_name(sched_outcome o)
+const char *seg_outcome_name(seg_outcome o)
 {
-	if ((int)o < 0 || o >= SCHED_OUT__COUNT)
+	if ((int)o < 0 || o >= SEG_OUT__COUNT)
 		return "unknown";
 	return OUTCOME_NAMES[o];
 }
 
-int sched_outcome_from_name(const char *str, sched_outcome *out)
+int seg_outcome_from_name(const char *str, seg_outcome *out)
 {
-	for (int i = 0; str && i < SCHED_OUT__COUNT; i++) {
+	for (int i = 0; str && i < SEG_OUT__COUNT; i++) {
 		if (strcmp(str, OUTCOME_NAMES[i]) == 0) {
-			*out = (sched_outcome)i;
+			*out = (seg_outcome)i;
 			return 0;
 		}
 	}

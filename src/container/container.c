@@ -425,8 +425,8 @@ static void last_error_line(const char *tail, char *buf, size_t n)
 
 void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit_mib)
 {
-	if (r->outcome == SCHED_OUT_CANCELLED || r->outcome == SCHED_OUT_TIMEOUT ||
-	    r->outcome == SCHED_OUT_COMPLETED)
+	if (r->outcome == SEG_OUT_CANCELLED || r->outcome == SEG_OUT_TIMEOUT ||
+	    r->outcome == SEG_OUT_COMPLETED)
 		return;
 	const char *meaning = NULL;
 	for (size_t i = 0; log_tail && i < sizeof runtime_markers / sizeof *runtime_markers; i++)
@@ -438,7 +438,7 @@ void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit
 	if (code == 125 || code == 126 || code == 127 || (r->exited && meaning)) {
 		char line[160];
 		last_error_line(log_tail, line, sizeof line);
-		r->outcome = SCHED_OUT_FAILED;
+		r->outcome = SEG_OUT_FAILED;
 		r->fault = EXEC_FAULT_RUNTIME;
 		r->oom_marker = NULL;
 		snprintf(r->reason, sizeof r->reason, CONTAINER_RUNTIME_REASON "exit code %d: %s%s%s",
@@ -451,7 +451,7 @@ void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit
 		return;
 	}
 	if (code == 137) {
-		r->outcome = SCHED_OUT_OOM;
+		r->outcome = SEG_OUT_OOM;
 		r->oom_marker = "exit 137";
 		if (mem_limit_mib)
 			snprintf(r->reason, sizeof r->reason,

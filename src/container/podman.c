@@ -389,7 +389,7 @@ static void deliver_end(cseg *s)
 {
 	cexec *ex = s->ex;
 	/* A container's words name the limit it ran out of memory at. */
-	s->r.reason_names_limit = s->r.outcome == SCHED_OUT_OOM;
+	s->r.reason_names_limit = s->r.outcome == SEG_OUT_OOM;
 	if (s->cb.on_end)
 		s->cb.on_end(s->ud, (exec_segment *)s, &s->r);
 	if (s->tmp_log)
@@ -424,7 +424,7 @@ static void inner_end(void *ud, exec_segment *iseg, const exec_result *r)
 		deliver_end(s);
 		return;
 	}
-	if (r->outcome != SCHED_OUT_COMPLETED) {
+	if (r->outcome != SEG_OUT_COMPLETED) {
 		char tail[TAIL_READ];
 		read_tail(s->log_path, tail, sizeof tail);
 		container_classify(&s->r, tail, s->mem_limit_mib);

@@ -472,21 +472,21 @@ const char *contract_oom_marker(const char *text)
 	return NULL;
 }
 
-sched_outcome contract_classify(const contract_exit *x)
+seg_outcome contract_classify(const contract_exit *x)
 {
 	if (x->cancelled)
-		return SCHED_OUT_CANCELLED;
+		return SEG_OUT_CANCELLED;
 	if (x->timed_out)
-		return SCHED_OUT_TIMEOUT;
+		return SEG_OUT_TIMEOUT;
 	if (x->mem_exceeded)
-		return SCHED_OUT_OOM;
+		return SEG_OUT_OOM;
 	if (x->exited && x->exit_code == 0)
-		return SCHED_OUT_COMPLETED;
+		return SEG_OUT_COMPLETED;
 	if (contract_oom_marker(x->log_tail))
-		return SCHED_OUT_OOM;
+		return SEG_OUT_OOM;
 	if (x->container && x->exited && x->exit_code == 137)
-		return SCHED_OUT_OOM;
+		return SEG_OUT_OOM;
 	if (!x->exited)
-		return SCHED_OUT_SIGNALED;
-	return SCHED_OUT_FAILED;
+		return SEG_OUT_SIGNALED;
+	return SEG_OUT_FAILED;
 }

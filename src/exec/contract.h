@@ -168,12 +168,12 @@ typedef struct contract_exit {
  * A SIGKILL relish did not send stays SIGNALED: the kernel OOM killer would
  * show only in dmesg, which relish cannot read here.
  */
-sched_outcome contract_classify(const contract_exit *x);
+seg_outcome contract_classify(const contract_exit *x);
 
 /* The out-of-memory message found in text, or NULL.  The table is in
  * contract.c (PyTorch, TensorFlow, JAX, CUDA, C++, Python, libc). */
 const char *contract_oom_marker(const char *text);
 
-/* An outcome's name is sched_outcome_name's (common/outcome.h). */
+/* An outcome's name is seg_outcome_name's (common/outcome.h). */
 
 #endif

@@ -118,7 +118,7 @@ typedef enum exec_fault {
 } exec_fault;
 
 typedef struct exec_result {
-	sched_outcome outcome;
+	seg_outcome outcome;
 	exec_fault fault;            /* not NONE: outcome is FAILED */
 	int exited;                  /* 1: exit_code valid; 0: term_signal valid */
 	int exit_code;

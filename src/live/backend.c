@@ -23,7 +23,7 @@
 
 static void host_say(void *ud, const char *line)
 {
-	live_progress_line(ud, "%s", line);
+	live__progress_line(ud, "%s", line);
 }
 
 static void host_notice(void *ud, const char *line)
@@ -41,7 +41,7 @@ static void host_usable(void *ud, int dev, int usable)
 	/* Out of placement: every MiB counts as used by others, so nothing
 	 * new fits there. */
 	sched_device_set_foreign(d->core, dev, usable ? 0 : d->devs->dev[dev].info.mem_total_mib,
-				 live_mono(d));
+				 live__mono(d));
 }
 
 /* ---- opening ------------------------------------------------------------------ */
@@ -75,7 +75,7 @@ static int open_row(live *d, const exec_backend_row *row, rl_err *err)
 	return rc;
 }
 
-int live_backends_open(live *d, device_list **devs, rl_err *err)
+int live__backends_open(live *d, device_list **devs, rl_err *err)
 {
 	d->be_rows = d->opt.backends ? d->opt.backends : exec_backends;
 	d->n_be_rows = d->opt.backends ? d->opt.n_backends : exec_n_backends;
@@ -125,7 +125,7 @@ int live_backends_open(live *d, device_list **devs, rl_err *err)
 	return 0;
 }
 
-int live_backends_start(live *d, rl_err *err)
+int live__backends_start(live *d, rl_err *err)
 {
 	d->host.runs_dir = d->runs_dir; /* absolute now */
 	d->host.devs = d->devs;
@@ -140,7 +140,7 @@ int live_backends_start(live *d, rl_err *err)
 
 /* ---- experiments ----------------------------------------------------------------- */
 
-int live_backend_attach(live *d, live_exp *x, rl_err *err)
+int live__backend_attach(live *d, live_exp *x, rl_err *err)
 {
 	const spec *sp = x->sp;
 	const char *src = sp->source ? sp->source : sp->name;
@@ -180,7 +180,7 @@ int live_backend_attach(live *d, live_exp *x, rl_err *err)
 	return 0;
 }
 
-void live_backend_detach(live *d, live_exp *x)
+void live__backend_detach(live *d, live_exp *x)
 {
 	(void)d;
 	if (x->be && x->be->ops->detach)
@@ -201,14 +201,14 @@ int live_backend_reconfigure(live *d, executor_kind k, const void *settings, rl_
 
 /* ---- the loop ----------------------------------------------------------------------- */
 
-void live_backends_sweep(live *d)
+void live__backends_sweep(live *d)
 {
 	for (size_t i = 0; i < d->n_be_rows; i++)
 		if (d->backends[i] && d->backends[i]->ops->sweep)
 			d->backends[i]->ops->sweep(d->backends[i]);
 }
 
-void live_backends_tick(live *d)
+void live__backends_tick(live *d)
 {
 	if (d->stopping)
 		return;
@@ -217,14 +217,14 @@ void live_backends_tick(live *d)
 			d->backends[i]->ops->tick(d->backends[i]);
 }
 
-void live_backends_shutdown(live *d)
+void live__backends_shutdown(live *d)
 {
 	for (size_t i = 0; i < d->n_be_rows; i++)
 		if (d->backends[i])
 			d->backends[i]->ops->shutdown(d->backends[i]);
 }
 
-void live_backends_close(live *d)
+void live__backends_close(live *d)
 {
 	for (size_t i = 0; i < d->n_be_rows; i++) {
 		exec_backend_close(d->backends[i]);
@@ -235,13 +235,13 @@ void live_backends_close(live *d)
 
 /* ---- what executors tell --------------------------------------------------------------- */
 
-void live_seg_event(live *d, live_seg *g, const exec_event *ev)
+void live__seg_event(live *d, live_seg *g, const exec_event *ev)
 {
 	rl_err err = {0};
 	if (ev->kind == EXEC_EV_SUBMITTED) {
 		/* its handle (a job id) is known: a restarted relish finds it */
 		if (store_segment_set_pid(d->st, g->store_id, 0, 0, ev->handle, &err) < 0)
-			live_fatal(d, &err);
+			live__fatal(d, &err);
 		return;
 	}
 	/* STARTED: the backend chose the device within what it was asked
@@ -264,5 +264,5 @@ void live_seg_event(live *d, live_seg *g, const exec_event *ev)
 		g->dev = dev;
 	}
 	if (store_segment_set_device(d->st, g->store_id, d->devs->dev[dev].info.uuid, &err) < 0)
-		live_fatal(d, &err);
+		live__fatal(d, &err);
 }

@@ -64,25 +64,25 @@ static void clock_read(live *d)
 	d->now_wall = d->opt.wall_clock ? d->opt.wall_clock(d->opt.wall_clock_ctx) : realtime(NULL);
 }
 
-double live_now(live *d)
+double live__now(live *d)
 {
 	clock_read(d);
 	return d->now_wall;
 }
 
-double live_mono(live *d)
+double live__mono(live *d)
 {
 	clock_read(d);
 	return d->now_mono;
 }
 
-double live_mono_of(live *d, double wall)
+double live__mono_of(live *d, double wall)
 {
 	clock_read(d);
 	return d->now_mono - (d->now_wall - wall);
 }
 
-double live_arrival(live *d, double t)
+double live__arrival(live *d, double t)
 {
 	/* Trials made in one loop turn share its time; the core orders
 	 * equal arrivals by segment, which would put a later trial's first
@@ -104,7 +104,7 @@ long live_max_rss_kib(void)
 
 static void stop_all(live *d);
 
-void live_fatal(live *d, const rl_err *err)
+void live__fatal(live *d, const rl_err *err)
 {
 	if (d->fatal)
 		return;
@@ -116,13 +116,13 @@ void live_fatal(live *d, const rl_err *err)
 	rl_err_clear(&own);
 	if (store_driver_check(d->st, &own) == RL_EINUSE)
 		d->fatal_err = own;
-	live_progress_line(d, "relish: stopping after an error (printed when the running "
+	live__progress_line(d, "relish: stopping after an error (printed when the running "
 			   "segments have ended); nothing more is written to %s", d->db_path);
 	stop_all(d);
 }
 
 /* mkdir -p, with relish's error */
-int live_make_dirs(const char *path, rl_err *err)
+int live__make_dirs(const char *path, rl_err *err)
 {
 	if (rl_mkdirs(path, 0755) != 0)
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", path);
@@ -140,12 +140,12 @@ static void seg_link(live *d, live_seg *g)
 	d->segs = g;
 }
 
-void live_seg_link(live *d, live_seg *g)
+void live__seg_link(live *d, live_seg *g)
 {
 	seg_link(d, g);
 }
 
-void live_seg_unlink_free(live *d, live_seg *g)
+void live__seg_unlink_free(live *d, live_seg *g)
 {
 	if (g->prev)
 		g->prev->next = g->next;
@@ -158,12 +158,12 @@ void live_seg_unlink_free(live *d, live_seg *g)
 	free(g);
 }
 
-void live_seg_drop(live *d, live_seg *g)
+void live__seg_drop(live *d, live_seg *g)
 {
 	sched_remove(d->core, g->sched_id);
 	if (!g->placed && g->x->n_queued)
 		g->x->n_queued--;
-	live_seg_unlink_free(d, g);
+	live__seg_unlink_free(d, g);
 }
 
 /* ---- ending ---------------------------------------------------------------- */
@@ -179,7 +179,7 @@ static void close_handles(live *d)
 	if (!d->handles_ready)
 		return;
 	d->handles_ready = 0;
-	live_progress_end(d);
+	live__progress_end(d);
 	uv_close((uv_handle_t *)&d->tick, close_cb);
 	uv_close((uv_handle_t *)&d->kick, close_cb);
 	uv_close((uv_handle_t *)&d->grace, close_cb);
@@ -194,14 +194,14 @@ static void loop_finish(live *d)
 	if (d->finished)
 		return;
 	d->finished = 1;
-	live_progress_draw(d, 1);
+	live__progress_draw(d, 1);
 	if (d->opt.on_finish)
 		d->opt.on_finish(d->opt.on_finish_ctx); /* the service closes its own handles */
-	live_backends_shutdown(d);
+	live__backends_shutdown(d);
 	close_handles(d);
 }
 
-void live_check_end(live *d)
+void live__check_end(live *d)
 {
 	if (d->finished)
 		return;
@@ -225,19 +225,19 @@ void live_check_end(live *d)
 static void kick_cb(uv_timer_t *h)
 {
 	live *d = h->data;
-	live_place(d);
-	live_check_end(d);
+	live__place(d);
+	live__check_end(d);
 }
 
-void live_kick_in(live *d, uint64_t ms)
+void live__kick_in(live *d, uint64_t ms)
 {
 	if (d->handles_ready && !d->finished)
 		uv_timer_start(&d->kick, kick_cb, ms, 0);
 }
 
-void live_kick(live *d)
+void live__kick(live *d)
 {
-	live_kick_in(d, 0);
+	live__kick_in(d, 0);
 }
 
 /* ---- tick, signals ----------------------------------------------------------- */
@@ -250,15 +250,15 @@ static void tick_cb(uv_timer_t *h)
 	/* Still ours?  (The lock keeps other drivers out; this notices one
 	 * that got in anyway, before it and we fight over segments.) */
 	if (!d->fatal && store_driver_check(d->st, &err) == RL_EINUSE)
-		live_fatal(d, &err);
-	live_gpu_sample(d);
-	live_backends_tick(d);
+		live__fatal(d, &err);
+	live__gpu_sample(d);
+	live__backends_tick(d);
 	if (d->opt.service)
-		live_sample_rss(d); /* the API shows memory in use */
-	live_place(d);
-	live_foreign_waits(d);
-	live_progress_draw(d, 0);
-	live_check_end(d);
+		live__sample_rss(d); /* the API shows memory in use */
+	live__place(d);
+	live__foreign_waits(d);
+	live__progress_draw(d, 0);
+	live__check_end(d);
 }
 
 /* Stop launching; cancel what runs (SIGTERM, SIGKILL after the grace: each
@@ -272,9 +272,9 @@ static void stop_all(live *d)
 		live_seg *next = g->next;
 		if (g->es) {
 			g->interrupted = 1;
-			exec_cancel(live_exec(g->x), g->es);
+			exec_cancel(live__exec(g->x), g->es);
 		} else if (!g->placed) {
-			live_seg_drop(d, g);
+			live__seg_drop(d, g);
 		}
 		g = next;
 	}
@@ -288,7 +288,7 @@ static void signal_cb(uv_signal_t *h, int signum)
 		/* Second signal: no grace.  Both signals get their default
 		 * action back, so a third one ends relish at once, whatever
 		 * the loop still waits for (signals must always work). */
-		live_progress_line(d, "%s again: killing running segments now (once more ends "
+		live__progress_line(d, "%s again: killing running segments now (once more ends "
 				   "relish at once)", strsignal(signum));
 		for (live_seg *g = d->segs; g; g = g->next)
 			if (g->es && g->pid > 0)
@@ -297,8 +297,8 @@ static void signal_cb(uv_signal_t *h, int signum)
 		uv_signal_stop(&d->sigterm);
 		return;
 	}
-	double now = live_now(d);
-	live_progress_line(d, "%s: stopping: cancelling running segments (again to kill them now)",
+	double now = live__now(d);
+	live__progress_line(d, "%s: stopping: cancelling running segments (again to kill them now)",
 			   strsignal(signum));
 	for (size_t i = 0; i < d->n_exps && !d->fatal; i++) {
 		live_exp *x = d->exps[i];
@@ -312,7 +312,7 @@ static void signal_cb(uv_signal_t *h, int signum)
 				   NULL, NULL);
 	}
 	stop_all(d);
-	live_check_end(d);
+	live__check_end(d);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -335,7 +335,7 @@ static int runs_dir_default(const char *db, char **out, rl_err *err)
 
 /* The core scheduler, created with the first experiment's policy unless
  * --policy chose one. */
-int live_core_create(live *d, const spec *sp, rl_err *err)
+int live__core_create(live *d, const spec *sp, rl_err *err)
 {
 	sched_options so;
 	sched_policy pol = d->opt.policy_set || !sp ? d->opt.policy : sp->sharing.policy;
@@ -396,14 +396,14 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	 * does not exist, or a cluster that does not answer, is said before
 	 * anything is created (backend.c). */
 	device_list *own = NULL;
-	if ((rc = live_backends_open(d, &own, err)) < 0)
+	if ((rc = live__backends_open(d, &own, err)) < 0)
 		goto fail;
 	d->devs = own;
 	/* The store first: a second driver on this database is refused
 	 * (STORE_DRIVER) before it creates or writes anything. */
 	if ((rc = store_open(d->db_path, STORE_DRIVER, &d->st, err)) < 0)
 		goto fail;
-	if ((rc = live_make_dirs(d->runs_dir, err)) < 0)
+	if ((rc = live__make_dirs(d->runs_dir, err)) < 0)
 		goto fail;
 	char *abs = realpath(d->runs_dir, NULL);
 	if (abs) {
@@ -432,7 +432,7 @@ int live_new(const live_options *o, live **out, rl_err *err)
 	/* No notice here: a run on the host has nothing to hear about NVML; a
 	 * spec that asks for GPUs gets it in its error (live_add_experiment). */
 	d->mps = gpu_mps_detect(d->mps_dir, sizeof d->mps_dir);
-	if ((rc = live_backends_start(d, err)) < 0)
+	if ((rc = live__backends_start(d, err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < d->devs->n; i++) {
 		const sched_device_info *di = &d->devs->dev[i].info;
@@ -442,12 +442,12 @@ int live_new(const live_options *o, live **out, rl_err *err)
 		if ((rc = store_device_put(d->st, &sd, NULL, err)) < 0)
 			goto fail;
 	}
-	if ((rc = live_profiles_load(d, err)) < 0)
+	if ((rc = live__profiles_load(d, err)) < 0)
 		goto fail;
 	/* A service's core exists before its first experiment: its users'
 	 * shares and limits are set on it. */
-	if (d->opt.service && ((rc = live_core_create(d, NULL, err)) < 0 ||
-				(rc = live_service_usage_load(d, err)) < 0))
+	if (d->opt.service && ((rc = live__core_create(d, NULL, err)) < 0 ||
+				(rc = live__service_usage_load(d, err)) < 0))
 		goto fail;
 	uv_timer_init(&d->loop, &d->tick);
 	uv_timer_init(&d->loop, &d->kick);
@@ -474,10 +474,10 @@ int live_run(live *d, rl_err *err)
 	if ((all_done && !d->opt.service) || !d->handles_ready)
 		return 0;
 	uv_update_time(&d->loop);
-	live_progress_begin(d);
+	live__progress_begin(d);
 	/* What an earlier relish left that no segment adopted is stopped
 	 * before anything new starts. */
-	live_backends_sweep(d);
+	live__backends_sweep(d);
 	if (!d->opt.service) {
 		/* relish serve handles its own signals (live_stop) */
 		uv_signal_start(&d->sigint, signal_cb, SIGINT);
@@ -486,10 +486,10 @@ int live_run(live *d, rl_err *err)
 	uv_timer_start(&d->tick, tick_cb, LIVE_TICK_MS, LIVE_TICK_MS);
 	/* Measure before the first placement: memory that others hold now
 	 * must be known before anything is placed beside it. */
-	live_gpu_sample(d);
-	live_kick(d);
+	live__gpu_sample(d);
+	live__kick(d);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
-	live_progress_clear(d);
+	live__progress_clear(d);
 	if (d->fatal) {
 		*err = d->fatal_err;
 		return err->code ? err->code : RL_EINTERNAL;
@@ -518,12 +518,12 @@ void live_free(live *d)
 	close_handles(d);
 	/* The backends stop what they run, the loop lets it go, then they
 	 * are freed; the experiments no longer hold their executors. */
-	live_backends_shutdown(d);
+	live__backends_shutdown(d);
 	if (d->loop_ready)
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 	for (size_t i = 0; i < d->n_exps; i++)
 		d->exps[i]->be = NULL, d->exps[i]->ex = NULL;
-	live_backends_close(d);
+	live__backends_close(d);
 	if (d->loop_ready) {
 		uv_run(&d->loop, UV_RUN_DEFAULT);
 		uv_loop_close(&d->loop);
@@ -535,7 +535,7 @@ void live_free(live *d)
 		free(g);
 	}
 	for (size_t i = 0; i < d->n_exps; i++)
-		live_exp_free(d->exps[i]);
+		live__exp_free(d->exps[i]);
 	free(d->exps);
 	sched_free(d->core);
 	telemetry_close(d->tel);

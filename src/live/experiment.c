@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err)
+live_trial *live__trial_slot(live_exp *x, uint64_t idx, rl_err *err)
 {
 	if (idx >= x->cap_trials) {
 		size_t cap = x->cap_trials ? x->cap_trials : 64;
@@ -32,15 +32,15 @@ live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err)
 	return &x->trials[idx];
 }
 
-void live_experiment_finish(live *d, live_exp *x)
+void live__experiment_finish(live *d, live_exp *x)
 {
 	rl_err err = {0};
-	double now = live_now(d);
+	double now = live__now(d);
 	x->done = 1;
 	size_t c[TRIAL_N_STATES];
 	engine_counts(x->eng, c);
 	char fs[1200], msg[1400];
-	live_failure_summary(d, x, fs, sizeof fs);
+	live__failure_summary(d, x, fs, sizeof fs);
 	snprintf(msg, sizeof msg, "done: %zu trials, %zu completed, %zu stopped, %zu failed%s%s",
 		 (size_t)engine_n_trials(x->eng), c[TRIAL_COMPLETED], c[TRIAL_STOPPED],
 		 c[TRIAL_FAILED], fs[0] ? ", " : "", fs);
@@ -48,17 +48,17 @@ void live_experiment_finish(live *d, live_exp *x)
 	 * service's submitter to read. */
 	if (store_experiment_set_status(d->st, x->id, EXP_DONE, now, &err) < 0 ||
 	    store_event_append(d->st, now, x->id, 0, 0, "experiment.done", msg, NULL, &err) < 0) {
-		live_fatal(d, &err);
+		live__fatal(d, &err);
 		return;
 	}
-	live_progress_line(d, "%s: %s", x->sp->name, msg);
+	live__progress_line(d, "%s: %s", x->sp->name, msg);
 }
 
-void live_exp_free(live_exp *x)
+void live__exp_free(live_exp *x)
 {
 	if (!x)
 		return;
-	live_backend_detach(x->d, x);
+	live__backend_detach(x->d, x);
 	contract_strv_free(x->user_env);
 	engine_free(x->eng);
 	spec_free(x->sp);
@@ -116,11 +116,11 @@ static int start_anew(live *d, const spec *sp, const store_experiment *se, int c
 int live_add_experiment(live *d, spec *sp, rl_err *err)
 {
 	live_owner self;
-	live_owner_self(&self);
-	return live_add_owned(d, sp, &self, 0, NULL, NULL, err);
+	live__owner_self(&self);
+	return live__add_owned(d, sp, &self, 0, NULL, NULL, err);
 }
 
-int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
+int live__add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		   const char *submission, int64_t *id_out, rl_err *err)
 {
 	int rc;
@@ -186,7 +186,7 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 	rl_err_clear(err);
 	if (d->opt.max_concurrent > 0)
 		sp->search.max_concurrent = d->opt.max_concurrent;
-	if (!d->core && (rc = live_core_create(d, sp, err)) < 0)
+	if (!d->core && (rc = live__core_create(d, sp, err)) < 0)
 		goto fail;
 	x = calloc(1, sizeof *x);
 	live_exp **v = realloc(d->exps, (d->n_exps + 1) * sizeof *v);
@@ -203,13 +203,13 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 	x->sp = sp;
 	sp = NULL;
 	x->owner = *ow;
-	if (ow->run_as && !(x->user_env = live_owner_env(ow))) {
+	if (ow->run_as && !(x->user_env = live__owner_env(ow))) {
 		rc = rl_err_set(err, RL_ENOMEM, "%s: the trials' environment", x->sp->name);
 		goto fail;
 	}
-	x->core_user = live_core_user(d, ow->uid);
+	x->core_user = live__core_user(d, ow->uid);
 	if (d->opt.service)
-		live_user_apply(d, ow->uid);
+		live__user_apply(d, ow->uid);
 	x->run_as = (exec_user){.uid = ow->uid, .gid = ow->gid, .n_groups = (size_t)ow->n_groups,
 				.groups = x->owner.groups, .helper = d->runas_helper};
 	x->key = ++d->last_exp_key; /* not n_exps + 1: experiments may leave (live_delete) */
@@ -217,7 +217,7 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 	 * a new database (or a deleted and recreated one) in the same place
 	 * never resumes from another experiment's checkpoints; a resumed
 	 * experiment finds its own folder again from the stored time. */
-	double created = found ? se.created_at : live_now(d);
+	double created = found ? se.created_at : live__now(d);
 	for (;;) {
 		if (asprintf(&x->dir, "%s/%s.%lld", d->runs_dir, x->sp->name,
 			     (long long)llround(created * 1000)) < 0) {
@@ -234,13 +234,13 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		x->dir = NULL;
 		created += 0.001;
 	}
-	if ((rc = live_make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
-	    (rc = live_backend_attach(d, x, err)) < 0)
+	if ((rc = live__make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
+	    (rc = live__backend_attach(d, x, err)) < 0)
 		goto fail;
 	if (found) {
 		x->id = se.id;
 		x->resumed = 1;
-		if ((rc = live_resume(d, x, &se, err)) < 0)
+		if ((rc = live__resume(d, x, &se, err)) < 0)
 			goto fail;
 	} else {
 		store_experiment ne = {
@@ -262,12 +262,12 @@ int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 fail:
 	store_experiment_fini(&se);
 	free(ident);
-	live_exp_free(x);
+	live__exp_free(x);
 	spec_free(sp);
 	return rc;
 }
 
-void live_exp_remove(live *d, live_exp *x)
+void live__exp_remove(live *d, live_exp *x)
 {
 	for (size_t i = 0; i < d->n_exps; i++)
 		if (d->exps[i] == x) {
@@ -275,7 +275,7 @@ void live_exp_remove(live *d, live_exp *x)
 			d->n_exps--;
 			break;
 		}
-	live_exp_free(x);
+	live__exp_free(x);
 }
 
 size_t live_experiment_count(const live *d)
@@ -311,7 +311,7 @@ void live_experiment_outcome(const live *d, size_t i, char *buf, size_t n)
 		return;
 	const live_exp *x = d->exps[i];
 	char fs[1200];
-	size_t failed = live_failure_summary(d, x, fs, sizeof fs);
+	size_t failed = live__failure_summary(d, x, fs, sizeof fs);
 	uint64_t nt = engine_n_trials(x->eng);
 	if (failed)
 		snprintf(buf, n, "%zu of %llu trials failed, %s", failed, (unsigned long long)nt, fs);

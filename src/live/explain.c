@@ -22,7 +22,7 @@
 #define TAIL_BYTES 8192
 #define LINE_MAX_SHOWN 160
 
-void live_logs_command(const live *d, int64_t trial_id, char *buf, size_t n)
+void live__logs_command(const live *d, int64_t trial_id, char *buf, size_t n)
 {
 	/* a service's users read logs through it, never from its file */
 	if (d->opt.service || strcmp(d->db_path, STORE_DEFAULT_PATH) == 0)
@@ -62,7 +62,7 @@ static void remember_names(live_seg *g, const contract_line *l)
 	}
 }
 
-void live_explain_line(live *d, live_seg *g, const contract_line *l)
+void live__explain_line(live *d, live_seg *g, const contract_line *l)
 {
 	if (l->kind == CONTRACT_METRICS) {
 		remember_names(g, l);
@@ -81,15 +81,15 @@ void live_explain_line(live *d, live_seg *g, const contract_line *l)
 		 "%s=3 %s=0.91\" (docs/trials.md; said once per trial)", len, l->text ? l->text : "",
 		 l->why ? l->why : "bad format", g->x->sp->schedule.resource,
 		 g->x->sp->objective.metric);
-	live_progress_line(d, "%s: trial %lld: %s", g->x->sp->name, (long long)t->store_id, msg);
+	live__progress_line(d, "%s: trial %lld: %s", g->x->sp->name, (long long)t->store_id, msg);
 	/* Stored too, where a service's submitter reads it (`relish status`,
 	 * `submit --follow`, the dashboard): best effort, it is a warning. */
 	if (!d->fatal)
-		store_event_append(d->st, live_now(d), g->x->id, t->store_id, g->store_id,
+		store_event_append(d->st, live__now(d), g->x->id, t->store_id, g->store_id,
 				   "trial.warning", msg, NULL, NULL);
 }
 
-void live_explain_missing(const live_seg *g, char *reason, size_t n)
+void live__explain_missing(const live_seg *g, char *reason, size_t n)
 {
 	size_t have = strlen(reason);
 	if (g->reported[0])
@@ -162,10 +162,10 @@ static int log_last_line(const live *d, const live_seg *g, char *buf, size_t n)
 	return got > 0 && last_meaningful(text, (size_t)got, buf, n);
 }
 
-int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
+int live__explain_result(const live *d, const live_seg *g, const exec_result *r,
 			exec_result *out)
 {
-	if (r->outcome == SCHED_OUT_COMPLETED || r->outcome == SCHED_OUT_CANCELLED)
+	if (r->outcome == SEG_OUT_COMPLETED || r->outcome == SEG_OUT_CANCELLED)
 		return 0;
 	const spec *sp = g->x->sp;
 	if (r->fault == EXEC_FAULT_NOT_STARTED) {
@@ -181,7 +181,7 @@ int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
 			 "([\"/usr/bin/python3\", \"%s\"])", r->reason, prog, prog);
 		return 1;
 	}
-	if (r->fault != EXEC_FAULT_NONE || r->outcome == SCHED_OUT_OOM)
+	if (r->fault != EXEC_FAULT_NONE || r->outcome == SEG_OUT_OOM)
 		return 0; /* the runtime's or the OOM's own words say it */
 	char line[LINE_MAX_SHOWN + 1];
 	if (!log_last_line(d, g, line, sizeof line))
@@ -207,7 +207,7 @@ static int failure_cmp(const void *a, const void *b)
 	return c ? c : x->index < y->index ? -1 : x->index > y->index;
 }
 
-size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n)
+size_t live__failure_summary(const live *d, const live_exp *x, char *buf, size_t n)
 {
 	buf[0] = '\0';
 	uint64_t nt = engine_n_trials(x->eng);
@@ -246,7 +246,7 @@ size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t 
 		return 0;
 	int64_t id = best_first < x->n_trials ? x->trials[best_first].store_id : 0;
 	char logs[600];
-	live_logs_command(d, id, logs, sizeof logs);
+	live__logs_command(d, id, logs, sizeof logs);
 	if (failed == 1)
 		snprintf(buf, n, "\"%s\" (trial %lld: %s)", v.reason, (long long)id, logs);
 	else if (best_count == failed)

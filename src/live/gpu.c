@@ -40,7 +40,7 @@ static int owned_pid(const live *d, uint32_t pid)
 			return 1;
 	for (const live_seg *g = d->segs; g; g = g->next) {
 		pid_t mp[256];
-		int nm = g->es ? exec_members(live_exec(g->x), g->es, mp, 256) : -1;
+		int nm = g->es ? exec_members(live__exec(g->x), g->es, mp, 256) : -1;
 		for (int i = 0; i < nm; i++)
 			if (mp[i] == (pid_t)pid)
 				return 1;
@@ -89,12 +89,12 @@ static void foreign_update(live *d, const telemetry_snapshot *snap, double now)
 	}
 }
 
-void live_gpu_sample(live *d)
+void live__gpu_sample(live *d)
 {
 	if (!d->tel || !d->n_gpus)
 		return;
 	telemetry_snapshot snap;
-	double now = live_mono(d); /* the core's clock */
+	double now = live__mono(d); /* the core's clock */
 	if (telemetry_sample(d->tel, now, &snap, NULL) < 0)
 		return;
 	if (d->core)
@@ -109,7 +109,7 @@ void live_gpu_sample(live *d)
 		 * (detached descendants too); its process group otherwise. */
 		pid_t mp[256];
 		uint32_t up[256];
-		int nm = exec_members(live_exec(g->x), g->es, mp, 256);
+		int nm = exec_members(live__exec(g->x), g->es, mp, 256);
 		for (int i = 0; i < nm; i++)
 			up[i] = (uint32_t)mp[i];
 		uint64_t m = nm > 0 ? telemetry_snapshot_mem_for_pids(&snap, de->nvml_index, up, (size_t)nm)
@@ -129,14 +129,14 @@ void live_gpu_sample(live *d)
 	telemetry_snapshot_fini(&snap);
 }
 
-double live_seg_mean_util(const live_seg *g)
+double live__seg_mean_util(const live_seg *g)
 {
 	return g->util_n > 0 ? g->util_sum / g->util_n : -1;
 }
 
-int live_gpu_record(live *d, const live_seg *g, rl_err *err)
+int live__gpu_record(live *d, const live_seg *g, rl_err *err)
 {
-	double u = live_seg_mean_util(g);
+	double u = live__seg_mean_util(g);
 	if (u < 0 || !g->store_id)
 		return 0;
 	return store_segment_set_util(d->st, g->store_id, u, err);

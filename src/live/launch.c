@@ -1,7 +1,7 @@
 /*
  * launch.c - filling the core scheduler with the work the engines hand out
  * (fill: at most the admission window per experiment), placing it
- * (live_place, on every kick and tick) and launching each placement
+ * (live__place, on every kick and tick) and launching each placement
  * through its experiment's executor: the segment's row is committed before
  * its process starts (write before act), its argv and environment built
  * from the trial contract, its identity recorded right after.  Segments
@@ -33,11 +33,11 @@ static int fail_unplaceable(live *d, live_exp *x, uint64_t trial, const char *wh
 	if (rc < 0)
 		return rc;
 	live_trial *t = &x->trials[trial];
-	double now = live_now(d);
+	double now = live__now(d);
 	if ((rc = store_trial_set_status(d->st, t->store_id, TRIAL_FAILED, why, now, err)) < 0)
 		return rc;
 	/* Named by its id, as every other line and command names trials. */
-	live_progress_line(d, "%s: trial %lld failed: %s", x->sp->name, (long long)t->store_id,
+	live__progress_line(d, "%s: trial %lld failed: %s", x->sp->name, (long long)t->store_id,
 			   why);
 	if ((rc = store_event_append(d->st, now, x->id, t->store_id, 0, "trial.failed", why, NULL,
 				     err)) < 0)
@@ -46,7 +46,7 @@ static int fail_unplaceable(live *d, live_exp *x, uint64_t trial, const char *wh
 	 * end it (no segment of it is running), so finish it here; the
 	 * loop's callers (kick, tick) then see that everything is done. */
 	if (!x->done && engine_done(x->eng) && x->n_active == 0)
-		live_experiment_finish(d, x);
+		live__experiment_finish(d, x);
 	return 0;
 }
 
@@ -72,16 +72,16 @@ static int fail_waited(live *d, live_seg *g, const char *why, rl_err *err)
 	uint64_t trial = g->trial;
 	sched_remove(d->core, g->sched_id);
 	x->n_queued--;
-	live_seg_unlink_free(d, g);
-	live_kick(d); /* the engine may hand out the next trial */
+	live__seg_unlink_free(d, g);
+	live__kick(d); /* the engine may hand out the next trial */
 	return fail_unplaceable(d, x, trial, why, err);
 }
 
-void live_foreign_waits(live *d)
+void live__foreign_waits(live *d)
 {
 	if (d->stopping || !d->core)
 		return;
-	double now = live_mono(d), wall = live_now(d);
+	double now = live__mono(d), wall = live__now(d);
 	live_seg *g = d->segs;
 	while (g) {
 		live_seg *next = g->next;
@@ -99,10 +99,10 @@ void live_foreign_waits(live *d)
 			g->waiting_since = wi.since > 0 ? wi.since : now;
 			fmt_wait(d, &wi, what, sizeof what);
 			snprintf(msg, sizeof msg, "waiting for memory: %s", what);
-			live_progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
+			live__progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
 			if (store_event_append(d->st, wall, x->id, t->store_id, 0, "segment.waiting", msg,
 					       NULL, &err) < 0) {
-				live_fatal(d, &err);
+				live__fatal(d, &err);
 				return;
 			}
 		} else if (w == SCHED_WAIT_EXPIRED) {
@@ -110,7 +110,7 @@ void live_foreign_waits(live *d)
 			snprintf(msg, sizeof msg, "waited %.0f s for memory (sharing.foreign_wait is %g s): %s",
 				 wi.waited_s, x->sp->sharing.foreign_wait_s, what);
 			if (fail_waited(d, g, msg, &err) < 0) {
-				live_fatal(d, &err);
+				live__fatal(d, &err);
 				return;
 			}
 		}
@@ -120,10 +120,10 @@ void live_foreign_waits(live *d)
 
 static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 {
-	live_trial *t = live_trial_slot(x, w->trial, err);
+	live_trial *t = live__trial_slot(x, w->trial, err);
 	if (!t)
 		return RL_ENOMEM;
-	double now = live_now(d);
+	double now = live__now(d);
 	int rc;
 	if (!t->store_id) {
 		char *pj = config_to_json(&x->sp->search.space, w->cfg);
@@ -133,7 +133,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 		free(pj);
 		if (rc < 0)
 			return rc;
-		t->arrival = live_arrival(d, live_mono(d));
+		t->arrival = live__arrival(d, live__mono(d));
 	}
 	live_seg *g = calloc(1, sizeof *g);
 	if (!g)
@@ -145,13 +145,13 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 	g->seq = t->next_seq;
 	g->last_obj = NAN;
 	g->est_mem = -1;
-	live_request_build(x, w->cfg, &g->req);
+	live__request_build(x, w->cfg, &g->req);
 	g->req.seg_id = g->sched_id = ++d->next_sched_id;
 	sched_mem_apply(&t->hist.mem, &g->req);
 	g->req.job_id = t->store_id; /* the core adds up each trial's service */
 	g->req.attained_s = t->attained_before;
 	g->req.submit_time = t->arrival;
-	live_profile_seed(d, &g->req);
+	live__profile_seed(d, &g->req);
 	char never[160];
 	if (sched_never_fits(d->core, &g->req, never, sizeof never)) {
 		free(g);
@@ -163,7 +163,7 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 		free(g);
 		return rc;
 	}
-	live_seg_link(d, g);
+	live__seg_link(d, g);
 	x->n_queued++;
 	x->n_active++;
 	return 0;
@@ -182,13 +182,13 @@ static void fill(live *d)
 			if (rc < 0) {
 				/* The sampler failed: finish what runs, create nothing. */
 				x->stalled = 1;
-				live_progress_line(d, "%s: %s: no new trials", x->sp->name, err.msg);
+				live__progress_line(d, "%s: %s: no new trials", x->sp->name, err.msg);
 				break;
 			}
 			if (rc == 0)
 				break;
 			if (submit_work(d, x, &w, &err) < 0) {
-				live_fatal(d, &err);
+				live__fatal(d, &err);
 				return;
 			}
 		}
@@ -216,7 +216,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	const spec *sp = x->sp;
 	live_trial *t = &x->trials[g->trial];
 	const device_entry *de = &d->devs->dev[pl->dev[0]];
-	double now = live_now(d);
+	double now = live__now(d);
 	int rc;
 
 	g->placed = 1;
@@ -225,8 +225,8 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	if (g->waiting_since) {
 		char msg[200];
 		snprintf(msg, sizeof msg, "waited %.1f s for memory that other processes held; "
-			 "placed on %s", live_mono(d) - g->waiting_since, de->info.uuid);
-		live_progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
+			 "placed on %s", live__mono(d) - g->waiting_since, de->info.uuid);
+		live__progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
 		if ((rc = store_event_append(d->st, now, x->id, t->store_id, 0, "segment.waited", msg,
 					     NULL, err)) < 0)
 			return rc;
@@ -268,7 +268,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	/* After the rows: a folder that cannot be made (a full or read-only
 	 * runs folder) fails this segment as not started (place()), which
 	 * stops its experiment instead of the whole run. */
-	if ((rc = live_segment_dirs(d, x, tdir, ckpt, logp, err)) < 0) {
+	if ((rc = live__segment_dirs(d, x, tdir, ckpt, logp, err)) < 0) {
 		*fault = EXEC_FAULT_NOT_STARTED;
 		return rc;
 	}
@@ -341,17 +341,17 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 		.placed = &placed,
 		.run_as = x->owner.run_as ? &x->run_as : NULL,
 	};
-	g->started_at = live_mono(d);
-	rc = exec_launch(live_exec(x), &es, &live_exec_callbacks, g, &g->es, err);
+	g->started_at = live__mono(d);
+	rc = exec_launch(live__exec(x), &es, &live_exec_callbacks, g, &g->es, err);
 	if (rc == RL_ERUNTIME)
 		/* The engine could not be started or refused the segment:
-		 * the runtime's failure, not the trial's (live_end_segment). */
+		 * the runtime's failure, not the trial's (live__end_segment). */
 		*fault = EXEC_FAULT_RUNTIME;
 	else if (rc == RL_EEXEC)
 		*fault = EXEC_FAULT_NOT_STARTED; /* the program cannot be started */
 	exec_ident id;
-	if (rc == 0 && exec_ident_of(live_exec(x), g->es, &id) == 0 && (id.pid > 0 || id.handle[0])) {
-		/* (A cluster job's id comes later: live_seg_event.) */
+	if (rc == 0 && exec_ident_of(live__exec(x), g->es, &id) == 0 && (id.pid > 0 || id.handle[0])) {
+		/* (A cluster job's id comes later: live__seg_event.) */
 		g->pid = id.pid;
 		rc = store_segment_set_pid(d->st, g->store_id, id.pid, id.start_time,
 					   id.handle[0] ? id.handle : NULL, err);
@@ -364,7 +364,7 @@ start_failed:
 	return rc;
 }
 
-void live_place(live *d)
+void live__place(live *d)
 {
 	sched_placement pl[32];
 	/* A service launches a few at a time and comes back 1 ms later:
@@ -379,7 +379,7 @@ void live_place(live *d)
 				break;
 		}
 		fill(d);
-		size_t n = sched_place(d->core, live_mono(d), pl, budget < round ? budget : round);
+		size_t n = sched_place(d->core, live__mono(d), pl, budget < round ? budget : round);
 		for (size_t i = 0; i < n; i++) {
 			live_seg *g = seg_find(d, pl[i].seg_id);
 			if (!g)
@@ -390,13 +390,13 @@ void live_place(live *d)
 				/* A store failure (also: the database was taken
 				 * over), or one after the process started (its pid
 				 * could not be recorded): the run stops.  A process
-				 * that started is cancelled by live_fatal and ends
+				 * that started is cancelled by live__fatal and ends
 				 * through on_end; it must not be ended here. */
 				if (g->es || !g->store_id || err.code == RL_ESTORE ||
 				    err.code == RL_EINUSE || d->fatal) {
-					live_fatal(d, &err);
+					live__fatal(d, &err);
 					if (!g->es)
-						live_seg_drop(d, g);
+						live__seg_drop(d, g);
 					return;
 				}
 				/* Could not start (missing program, bad template,
@@ -404,19 +404,19 @@ void live_place(live *d)
 				 * fails like one that exited at once. */
 				exec_result r;
 				memset(&r, 0, sizeof r);
-				r.outcome = SCHED_OUT_FAILED;
+				r.outcome = SEG_OUT_FAILED;
 				r.exit_code = -1;
 				r.fault = fault;
 				snprintf(r.reason, sizeof r.reason, "%s", err.msg);
 				g->es = NULL;
-				live_end_segment(d, g, &r);
+				live__end_segment(d, g, &r);
 			}
 		}
 		if (n == 0)
 			break;
 		budget -= n;
 		if (budget == 0) {
-			live_kick_in(d, 1);
+			live__kick_in(d, 1);
 			break;
 		}
 	}

@@ -43,7 +43,7 @@ typedef struct live_trial {
 				  updates it (sched_end_decide) and the
 				  trial's requests carry its memory part
 				  (sched_mem_apply) */
-	double arrival;       /* when its first segment was submitted (live_mono): its
+	double arrival;       /* when its first segment was submitted (live__mono): its
 				 segments keep that turn (submit_time), as a
 				 simulated job keeps its arrival */
 	double attained_before; /* device-seconds of segments that ended
@@ -69,7 +69,7 @@ typedef struct live_seg {
 	int64_t est_mem;       /* estimator's predicted peak, -1 unknown */
 	exec_segment *es;      /* while running */
 	pid_t pid;
-	double started_at;     /* live_mono at launch */
+	double started_at;     /* live__mono at launch */
 	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
 	double util_sum;       /* SM utilisation samples of its group (gpu.c) */
 	int util_n;
@@ -80,7 +80,7 @@ typedef struct live_seg {
 	int interrupted;       /* cancelled because relish is stopping */
 	char *reuse_key;       /* warm / worker */
 	double waiting_since;  /* queued: waiting for memory other processes
-				* hold since then (live_foreign_waits), 0 not */
+				* hold since then (live__foreign_waits), 0 not */
 	int adopted;           /* it outlived a crashed relish and was adopted (recover.c) */
 	double replay_upto;    /* adopted: metric lines at or before this resource are
 				* stored already (its output is read again from its
@@ -110,7 +110,7 @@ struct live_exp {
 	uint32_t core_user;     /* its owner in the core: uid + 1 in service mode, else 0 */
 	exec_user run_as;       /* owner.run_as: what launch gives the executor */
 	char **user_env;        /* owner.run_as: the environment its trials start from
-				 * (live_owner_env), not relish's own */
+				 * (live__owner_env), not relish's own */
 	int cancelled;          /* live_cancel: nothing more is launched */
 };
 
@@ -163,12 +163,12 @@ struct live {
 				 * stop, and write nothing more */
 	rl_err fatal_err;
 	int log_warned;         /* a failed log write was reported */
-	/* The clock (live_now, live_mono): read once per value of the
+	/* The clock (live__now, live__mono): read once per value of the
 	 * loop's time, so everything one callback does sees one "now". */
 	uint64_t clock_ms;
 	int clock_set;
 	double now_mono, now_wall;
-	double last_arrival;    /* live_arrival's latest */
+	double last_arrival;    /* live__arrival's latest */
 	/* profiles from the store not yet given to the core, by shape text */
 	store_profile *profiles;
 	size_t n_profiles;
@@ -192,74 +192,74 @@ struct live {
 };
 
 /* driver.c */
-/* The driver's two readings of one clock.  live_mono: the loop's monotonic
+/* The driver's two readings of one clock.  live__mono: the loop's monotonic
  * time in seconds (uv_now), for the core (sched_place, submit_time,
  * sched_finished), durations and timers; wall-clock jumps never reach it.
- * live_now: unix time, for stored timestamps only.  Both are read once
+ * live__now: unix time, for stored timestamps only.  Both are read once
  * per loop time (libuv updates it at the start of each loop iteration and
  * after polling), so the store rows and the core calls of one event all
  * carry the same time. */
-double live_now(live *d);
-double live_mono(live *d);
-/* A stored (wall) time on the loop's clock: as long before live_mono. */
-double live_mono_of(live *d, double wall);
+double live__now(live *d);
+double live__mono(live *d);
+/* A stored (wall) time on the loop's clock: as long before live__mono. */
+double live__mono_of(live *d, double wall);
 /* A trial's arrival (submit_time of its segments) at loop time t: later
  * than every earlier trial's, so equal times keep creation order. */
-double live_arrival(live *d, double t);
-void live_kick(live *d);                       /* fill and place soon */
-void live_kick_in(live *d, uint64_t ms);       /* ... in ms milliseconds */
-int live_make_dirs(const char *path, rl_err *err); /* mkdir -p with relish's error */
+double live__arrival(live *d, double t);
+void live__kick(live *d);                       /* fill and place soon */
+void live__kick_in(live *d, uint64_t ms);       /* ... in ms milliseconds */
+int live__make_dirs(const char *path, rl_err *err); /* mkdir -p with relish's error */
 /* The core scheduler, created with the first experiment's policy unless
  * the options chose one (sp NULL: the options'). */
-int live_core_create(live *d, const spec *sp, rl_err *err);
-live_trial *live_trial_slot(live_exp *x, uint64_t idx, rl_err *err);
-void live_fatal(live *d, const rl_err *err);
-void live_seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
-void live_exp_stop_segments(live *d, live_exp *x); /* cancel its running, drop its queued */
+int live__core_create(live *d, const spec *sp, rl_err *err);
+live_trial *live__trial_slot(live_exp *x, uint64_t idx, rl_err *err);
+void live__fatal(live *d, const rl_err *err);
+void live__seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
+void live__exp_stop_segments(live *d, live_exp *x); /* cancel its running, drop its queued */
 /* Take x out of the driver and free it (it has no segment left). */
-void live_exp_remove(live *d, live_exp *x);
+void live__exp_remove(live *d, live_exp *x);
 /* Drop a segment that will not end through the executor (queued, ended,
  * or never started): out of the core and of the list. */
-void live_seg_drop(live *d, live_seg *g);
-void live_seg_link(live *d, live_seg *g);        /* add a running adopted segment */
-void live_check_end(live *d);                  /* end the loop when all is done */
-void live_experiment_finish(live *d, live_exp *x); /* mark x done in the store */
+void live__seg_drop(live *d, live_seg *g);
+void live__seg_link(live *d, live_seg *g);        /* add a running adopted segment */
+void live__check_end(live *d);                  /* end the loop when all is done */
+void live__experiment_finish(live *d, live_exp *x); /* mark x done in the store */
 /* live_add_experiment with an owner; must_be_new: an existing name is
  * RL_EEXISTS instead of a resume.  *id_out (may be NULL) gets its id. */
-int live_add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
+int live__add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		   const char *submission, int64_t *id_out, rl_err *err);
 
 /* launch.c: fill the core, place, launch */
-void live_place(live *d);
+void live__place(live *d);
 
 /* experiment.c */
-void live_exp_free(live_exp *x);                /* NULL accepted */
+void live__exp_free(live_exp *x);                /* NULL accepted */
 
 /* segment_end.c: metric lines and segment ends */
 extern const exec_callbacks live_exec_callbacks; /* what launch gives the executor */
 /* The segment ended with r (also used for launch failures): store, core, engine. */
-void live_end_segment(live *d, live_seg *g, const exec_result *r);
+void live__end_segment(live *d, live_seg *g, const exec_result *r);
 /* A write to g's log failed with errnum: said once per run, then relish
  * goes on (a full runs folder costs logs, not results). */
-void live_log_failed(live *d, const live_seg *g, int errnum);
+void live__log_failed(live *d, const live_seg *g, int errnum);
 
 /* request.c: scheduler requests and memory profiles */
-uint64_t live_hash(uint64_t h, const void *p, size_t n);
+uint64_t live__hash(uint64_t h, const void *p, size_t n);
 /* The request for trial cfg of experiment x (seg_id and times left 0). */
-void live_request_build(const live_exp *x, const config *cfg, sched_request *out);
+void live__request_build(const live_exp *x, const config *cfg, sched_request *out);
 /* Give the core what the store knows: on the first call every stored
  * profile with features (so family estimates use them), then older rows
  * without features when a request of their shape appears, once each. */
-void live_profile_seed(live *d, const sched_request *req);
-int live_profiles_load(live *d, rl_err *err);
+void live__profile_seed(live *d, const sched_request *req);
+int live__profiles_load(live *d, rl_err *err);
 /* Keep in the profiles table what the core knows of g's shape now (after
  * sched_finished: its peak, utilisation, throughputs alone and shared),
  * with the estimate made before the shape was measured; nothing without
  * a measured peak. */
-int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err);
+int live__profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err);
 
 /* The executor that runs experiment x's segments. */
-static inline executor *live_exec(const live_exp *x)
+static inline executor *live__exec(const live_exp *x)
 {
 	return x->ex;
 }
@@ -268,87 +268,87 @@ static inline executor *live_exec(const live_exp *x)
 /* live_new: open the backends the run plans or the service configures,
  * before the store (a cluster's devices are read here); *devs gets the
  * devices of a backend that has its own (NULL: this machine's). */
-int live_backends_open(live *d, device_list **devs, rl_err *err);
+int live__backends_open(live *d, device_list **devs, rl_err *err);
 /* live_new, once the store is open and the runs folder made. */
-int live_backends_start(live *d, rl_err *err);
+int live__backends_start(live *d, rl_err *err);
 /* live_add_experiment: x's backend (opened now when it is not yet) and
  * the executor of its segments, after the checks of where it may run. */
-int live_backend_attach(live *d, live_exp *x, rl_err *err);
+int live__backend_attach(live *d, live_exp *x, rl_err *err);
 /* x is dropped: its executor goes back to its backend. */
-void live_backend_detach(live *d, live_exp *x);
-void live_backends_sweep(live *d);    /* before the loop runs */
-void live_backends_tick(live *d);     /* every tick while not stopping */
-void live_backends_shutdown(live *d); /* the loop is to end */
-void live_backends_close(live *d);    /* after the loop ran out */
+void live__backend_detach(live *d, live_exp *x);
+void live__backends_sweep(live *d);    /* before the loop runs */
+void live__backends_tick(live *d);     /* every tick while not stopping */
+void live__backends_shutdown(live *d); /* the loop is to end */
+void live__backends_close(live *d);    /* after the loop ran out */
 /* What the executor said about running segment g (its on_event). */
-void live_seg_event(live *d, live_seg *g, const exec_event *ev);
+void live__seg_event(live *d, live_seg *g, const exec_event *ev);
 
 /* gpu.c: GPU sampling and what a segment's samples add up to */
 /* Sample NVML: each running GPU segment's peak memory and SM utilisation
  * (by process group), and which segments share a device. */
-void live_gpu_sample(live *d);
+void live__gpu_sample(live *d);
 /* Segments that wait for memory other processes hold: an event and a
  * line when a wait begins, the trial failed when it passes
  * sharing.foreign_wait (driver.c, after each placement pass). */
-void live_foreign_waits(live *d);
+void live__foreign_waits(live *d);
 /* Mean SM utilisation of g's samples (percent), -1 when none. */
-double live_seg_mean_util(const live_seg *g);
+double live__seg_mean_util(const live_seg *g);
 /* Store g's mean utilisation in its segment row (nothing when unknown). */
-int live_gpu_record(live *d, const live_seg *g, rl_err *err);
+int live__gpu_record(live *d, const live_seg *g, rl_err *err);
 
 /* explain.c: telling the user what went wrong, in words */
 /* `relish logs N` (with --db when not the default) for trial store id. */
-void live_logs_command(const live *d, int64_t trial_id, char *buf, size_t n);
+void live__logs_command(const live *d, int64_t trial_id, char *buf, size_t n);
 /* A metric, BAD or NEAR line of running segment g: remember the metric
  * names; warn once per trial about a line that missed the format. */
-void live_explain_line(live *d, live_seg *g, const contract_line *l);
+void live__explain_line(live *d, live_seg *g, const contract_line *l);
 /* A copy of r with more words when g failed: the PATH rule for a program
  * that could not be started, else the last meaningful line of its log
  * ("ValueError: ..."); 1 when *out was filled, 0 when r says enough. */
-int live_explain_result(const live *d, const live_seg *g, const exec_result *r,
+int live__explain_result(const live *d, const live_seg *g, const exec_result *r,
 			exec_result *out);
 /* The objective was missing: append what the segment did print to reason
  * (engine_decision.reason, n bytes): "; it reported: accuracy, loss". */
-void live_explain_missing(const live_seg *g, char *reason, size_t n);
+void live__explain_missing(const live_seg *g, char *reason, size_t n);
 /* How many of x's trials failed (0: buf is ""), and the most common way in
  * words: "all the same way: \"exit code 1: ValueError: ...\" (trial 3:
  * relish logs 3)" or "most common (20 of them): ...". */
-size_t live_failure_summary(const live *d, const live_exp *x, char *buf, size_t n);
+size_t live__failure_summary(const live *d, const live_exp *x, char *buf, size_t n);
 /* service.c */
 /* Create the folders of a segment of x: trial_dir for its logs (relish's),
  * ckpt inside it (the owner's when trials run as the owner), and the log
  * file itself, owned by the owner too; relish keeps writing it. */
-int live_segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
+int live__segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
 		      const char *log_path, rl_err *err);
 /* The environment a trial of ow starts from when it runs as ow: PATH,
  * LANG, LC_ALL, TZ from relish's, HOME, USER, LOGNAME, SHELL from the
  * password database; nothing else of relish's (its HOME, tokens, ...).
  * NULL-terminated, malloc'd (contract_strv_free). */
-char **live_owner_env(const live_owner *ow);
+char **live__owner_env(const live_owner *ow);
 /* The owner of the process itself (relish run). */
-void live_owner_self(live_owner *out);
+void live__owner_self(live_owner *out);
 /* The core's user id of uid (service mode: uid + 1, so that 0 stays the
  * core's default user), and the share and limits the service set for it. */
-uint32_t live_core_user(const live *d, uid_t uid);
+uint32_t live__core_user(const live *d, uid_t uid);
 /* A service's start: each user's service before it (the store's ended
  * segments) given to the core, so the fair order carries across restarts
  * as its half-life says. */
-int live_service_usage_load(live *d, rl_err *err);
-void live_user_apply(live *d, uid_t uid);
+int live__service_usage_load(live *d, rl_err *err);
+void live__user_apply(live *d, uid_t uid);
 
 /* recover.c */
-int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);
+int live__resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);
 
 /* progress.c */
-void live_progress_segment(live *d, const live_seg *g, const char *outcome,
+void live__progress_segment(live *d, const live_seg *g, const char *outcome,
 			   uint64_t peak_mib, const char *why);
-void live_progress_line(live *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void live_progress_draw(live *d, int force);
-void live_progress_clear(live *d);
+void live__progress_line(live *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void live__progress_draw(live *d, int force);
+void live__progress_clear(live *d);
 /* Start of the loop: the clock for elapsed and ETA, and on a terminal the
  * SIGWINCH handler that follows resizes; end: close that handler. */
-void live_progress_begin(live *d);
-void live_progress_end(live *d);
-void live_sample_rss(live *d);                 /* each running segment's RSS now */
+void live__progress_begin(live *d);
+void live__progress_end(live *d);
+void live__sample_rss(live *d);                 /* each running segment's RSS now */
 
 #endif

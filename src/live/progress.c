@@ -122,7 +122,7 @@ static void erase(live *d)
 	d->drawn_lines = 0;
 }
 
-void live_progress_line(live *d, const char *fmt, ...)
+void live__progress_line(live *d, const char *fmt, ...)
 {
 	if (d->opt.quiet)
 		return;
@@ -149,7 +149,7 @@ static void fmt_res(double v, char *buf, size_t n)
 	snprintf(buf, n, "%.10g", v);
 }
 
-void live_progress_segment(live *d, const live_seg *g, const char *outcome, uint64_t peak_mib,
+void live__progress_segment(live *d, const live_seg *g, const char *outcome, uint64_t peak_mib,
 			   const char *why)
 {
 	if (d->opt.quiet || (d->tty && !why))
@@ -172,10 +172,10 @@ void live_progress_segment(live *d, const live_seg *g, const char *outcome, uint
 	char logs[600] = "";
 	if (why) {
 		char cmd[560];
-		live_logs_command(d, id, cmd, sizeof cmd);
+		live__logs_command(d, id, cmd, sizeof cmd);
 		snprintf(logs, sizeof logs, " (%s)", cmd);
 	}
-	live_progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, %s)%s%s%s",
+	live__progress_line(d, "%s: trial %lld segment %s-%s %s%s on %s (reserved %llu MiB, %s)%s%s%s",
 			   x->sp->name, (long long)id, a, b, outcome, val,
 			   d->devs->dev[g->dev].info.uuid, (unsigned long long)g->mem_mib, peak,
 			   why ? ": " : "", why ? why : "", logs);
@@ -206,11 +206,11 @@ static void fmt_dur(double s, char *buf, size_t n)
 
 static uint64_t now_ms(live *d)
 {
-	return (uint64_t)(live_mono(d) * 1000.0);
+	return (uint64_t)(live__mono(d) * 1000.0);
 }
 
 /* Current RSS of every running segment (one /proc scan). */
-void live_sample_rss(live *d)
+void live__sample_rss(live *d)
 {
 	pid_t pg[64];
 	live_seg *gs[64];
@@ -331,7 +331,7 @@ static void dev_line(live *d, int i, int w, char *out, size_t size)
 	fit(out, size, w, f, rank, sizeof f / sizeof f[0]);
 }
 
-void live_progress_draw(live *d, int force)
+void live__progress_draw(live *d, int force)
 {
 	if (!d->tty || d->opt.quiet)
 		return;
@@ -341,12 +341,12 @@ void live_progress_draw(live *d, int force)
 	d->last_draw_ms = t;
 	if (!d->cols)
 		term_size(d);
-	live_sample_rss(d);
+	live__sample_rss(d);
 	erase(d);
 	/* Never at the last column: some terminals wrap a line that fills
 	 * it, and the redraw must know where the block starts. */
 	int w = d->cols > 1 ? d->cols - 1 : 1;
-	double now = live_mono(d);
+	double now = live__mono(d);
 	char line[LINE_BYTES];
 	int lines = 0;
 	for (size_t i = 0; i < d->n_exps; i++) {
@@ -379,12 +379,12 @@ static void winch_cb(uv_signal_t *h, int signum)
 	(void)signum;
 	live *d = h->data;
 	term_size(d);
-	live_progress_draw(d, 1);
+	live__progress_draw(d, 1);
 }
 
-void live_progress_begin(live *d)
+void live__progress_begin(live *d)
 {
-	d->run_started = live_mono(d);
+	d->run_started = live__mono(d);
 	for (size_t i = 0; i < d->n_exps; i++)
 		d->exps[i]->final_at_start = final_trials(d->exps[i]);
 	if (!d->tty || d->opt.quiet || d->winch_ready)
@@ -402,7 +402,7 @@ static void winch_closed(uv_handle_t *h)
 	(void)h;
 }
 
-void live_progress_end(live *d)
+void live__progress_end(live *d)
 {
 	if (!d->winch_ready)
 		return;
@@ -410,7 +410,7 @@ void live_progress_end(live *d)
 	uv_close((uv_handle_t *)&d->winch, winch_closed);
 }
 
-void live_progress_clear(live *d)
+void live__progress_clear(live *d)
 {
 	/* The last block stays on the screen: it is the run's summary. */
 	d->drawn_lines = 0;

@@ -80,7 +80,7 @@ static int salvage_metrics(live *d, const live_exp *x, const store_segment *g, s
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	double now = live_now(d);
+	double now = live__now(d);
 	int rc = store_begin(d->st, err);
 	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
 		if (line[n - 1] == '\n')
@@ -115,7 +115,7 @@ static int salvage_metrics(live *d, const live_exp *x, const store_segment *g, s
 static int lose_segment(live *d, live_exp *x, const store_segment *g, const char *why,
 			rl_err *err)
 {
-	double now = live_now(d);
+	double now = live__now(d);
 	exec_found f;
 	found_of(x, g, &f);
 	char what[300];
@@ -191,14 +191,14 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	s->est_mem = g->est_mem_mib;
 	s->adopted = 1;
 	s->replay_upto = replay_upto;
-	live_request_build(x, w.cfg, &s->req);
+	live__request_build(x, w.cfg, &s->req);
 	s->req.seg_id = s->sched_id = ++d->next_sched_id;
 	sched_mem_apply(&t->hist.mem, &s->req);
 	s->req.job_id = t->store_id;
 	s->req.attained_s = t->attained_before;
 	/* The stored start is wall time; the core counts on the loop's clock. */
-	s->req.submit_time = isnan(g->started_at) ? live_mono(d) : live_mono_of(d, g->started_at);
-	live_profile_seed(d, &s->req);
+	s->req.submit_time = isnan(g->started_at) ? live__mono(d) : live__mono_of(d, g->started_at);
+	live__profile_seed(d, &s->req);
 	sched_placement pl = {.seg_id = s->sched_id, .n_dev = 1, .dev = {dev},
 			      .mem_mib = (uint64_t)g->mem_reserved_mib,
 			      .compute = isnan(g->compute_share) ? 0 : g->compute_share};
@@ -236,12 +236,12 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 		snprintf(why, why_n, " (%s)", e2.msg);
 		return 0;
 	}
-	live_seg_link(d, s);
+	live__seg_link(d, s);
 	x->n_active++;
 	if (t->next_seq < g->seq + 1)
 		t->next_seq = g->seq + 1;
 	exec_ident id;
-	if (exec_ident_of(live_exec(x), s->es, &id) == 0) {
+	if (exec_ident_of(live__exec(x), s->es, &id) == 0) {
 		s->pid = id.pid;
 		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time,
 						id.handle[0] ? id.handle : g->handle, err)) < 0)
@@ -249,10 +249,10 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	}
 	char msg[400];
 	snprintf(msg, sizeof msg, "relish restarted; %s", said);
-	if ((rc = store_event_append(d->st, live_now(d), x->id, g->trial_id, g->id,
+	if ((rc = store_event_append(d->st, live__now(d), x->id, g->trial_id, g->id,
 				     "segment.adopted", msg, NULL, err)) < 0)
 		return rc;
-	live_progress_line(d, "%s: trial %lld segment %g-%g: %s", sp->name, (long long)g->trial_id,
+	live__progress_line(d, "%s: trial %lld segment %g-%g: %s", sp->name, (long long)g->trial_id,
 			   g->resource_from, g->resource_to, msg);
 	return 1;
 }
@@ -284,7 +284,7 @@ static void replay_memory(live *d, live_trial *lt, const store_segment *g)
 	uint64_t dev_mib = dev >= 0 ? d->devs->dev[dev].info.mem_total_mib : 0;
 	uint64_t res = g->mem_reserved_mib > 0 ? (uint64_t)g->mem_reserved_mib : 0;
 	sched_mem_end e = {
-		.outcome = g->status == SEG_OOM ? SCHED_OUT_OOM : SCHED_OUT_COMPLETED,
+		.outcome = g->status == SEG_OOM ? SEG_OUT_OOM : SEG_OUT_COMPLETED,
 		.peak_mib = g->peak_mem_mib > 0 ? (uint64_t)g->peak_mem_mib : 0,
 		.reserved_mib = res, .device_mib = dev_mib,
 		.is_gpu = dev >= 0 && d->devs->dev[dev].info.is_gpu,
@@ -313,11 +313,11 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 			return rl_err_set(err, RL_ENOMEM, "restoring trials");
 		(*rep)[nr++] = (engine_point){m->resource, m->value};
 	}
-	live_trial *lt = live_trial_slot(x, (uint64_t)t->idx, err);
+	live_trial *lt = live__trial_slot(x, (uint64_t)t->idx, err);
 	if (!lt)
 		return RL_ENOMEM;
 	lt->store_id = t->id;
-	lt->arrival = live_arrival(d, live_mono_of(d, t->created_at)); /* loop clock */
+	lt->arrival = live__arrival(d, live__mono_of(d, t->created_at)); /* loop clock */
 	lt->attained_before = 0;
 	for (size_t k = 0; k < n_segs; k++) {
 		const store_segment *g = &segs[k];
@@ -359,7 +359,7 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 	return 0;
 }
 
-int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
+int live__resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 {
 	if (se->status == EXP_DONE) {
 		x->done = 1;
@@ -438,7 +438,7 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	}
 	if (rc < 0)
 		goto out;
-	double now = live_now(d);
+	double now = live__now(d);
 	char msg[220];
 	snprintf(msg, sizeof msg, "resumed: %zu trials restored, %zu to re-run from their checkpoint",
 		 nt, n_rerun);
@@ -448,7 +448,7 @@ int live_resume(live *d, live_exp *x, const store_experiment *se, rl_err *err)
 	if ((rc = store_experiment_set_status(d->st, x->id, EXP_RUNNING, NAN, err)) == 0)
 		rc = store_event_append(d->st, now, x->id, 0, 0, "experiment.resumed", msg, NULL, err);
 	if (rc == 0)
-		live_progress_line(d, "%s: %s", x->sp->name, msg);
+		live__progress_line(d, "%s: %s", x->sp->name, msg);
 	if (rc == 0 && engine_done(x->eng)) {
 		/* Everything was final already (killed right after the last
 		 * segment): record it done. */

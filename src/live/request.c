@@ -23,7 +23,7 @@
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 
-uint64_t live_hash(uint64_t h, const void *p, size_t n)
+uint64_t live__hash(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	if (!h)
@@ -35,7 +35,7 @@ uint64_t live_hash(uint64_t h, const void *p, size_t n)
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	return live_hash(h, s ? s : "", s ? strlen(s) + 1 : 1);
+	return live__hash(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
 static int is_shape_param(const spec *sp, const char *name)
@@ -48,7 +48,7 @@ static int is_shape_param(const spec *sp, const char *name)
 	return 0;
 }
 
-void live_request_build(const live_exp *x, const config *cfg, sched_request *out)
+void live__request_build(const live_exp *x, const config *cfg, sched_request *out)
 {
 	const spec *sp = x->sp;
 	sched_request r;
@@ -93,7 +93,7 @@ void live_request_build(const live_exp *x, const config *cfg, sched_request *out
 
 /* ---- profiles ------------------------------------------------------------ */
 
-int live_profiles_load(live *d, rl_err *err)
+int live__profiles_load(live *d, rl_err *err)
 {
 	int rc = store_profile_list(d->st, &d->profiles, &d->n_profiles, err);
 	if (rc < 0)
@@ -105,7 +105,7 @@ int live_profiles_load(live *d, rl_err *err)
 }
 
 /* Give a stored profile back to the core (sched_shape_import): the row is
- * what the core exported when it was written (live_profile_update). */
+ * what the core exported when it was written (live__profile_update). */
 static void learn_profile(live *d, const sched_request *req, const store_profile *p)
 {
 	sched_shape_info in = {
@@ -157,7 +157,7 @@ static int seed_with_features(live *d, const store_profile *p)
  * then) seeds every profile with features; older rows without them are
  * handed to the core the first time a request of their shape is seen (the
  * request carries the features the family model needs). */
-void live_profile_seed(live *d, const sched_request *req)
+void live__profile_seed(live *d, const sched_request *req)
 {
 	if (!d->profiles_seeded) {
 		d->profiles_seeded = 1;
@@ -216,7 +216,7 @@ static char *features_json(const sched_request *r)
 	return txt;
 }
 
-int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err)
+int live__profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err)
 {
 	/* What the core learnt of the shape, after sched_finished: the
 	 * driver keeps it and computes none of it. */
@@ -234,7 +234,7 @@ int live_profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *e
 		.est_mem_mib = g->est_mem, .est_error = NAN,
 		.throughput = core.thr_alone > 0 ? core.thr_alone : NAN,
 		.thr_shared = core.thr_shared > 0 ? core.thr_shared : NAN,
-		.updated_at = live_now(d),
+		.updated_at = live__now(d),
 		.params = shape_params_json(g), .features = features_json(&g->req),
 		.est_basis = (char *)sched_basis_name(g->basis),
 	};

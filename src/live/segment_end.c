@@ -26,7 +26,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 {
 	(void)seg;
 	live_seg *g = ud;
-	live_explain_line(g->x->d, g, line);
+	live__explain_line(g->x->d, g, line);
 	if (line->kind != CONTRACT_METRICS || !line->n)
 		return;
 	live_exp *x = g->x;
@@ -46,7 +46,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		return;
 	}
 	store_metric m[CONTRACT_MAX_METRICS];
-	double now = live_now(d);
+	double now = live__now(d);
 	for (size_t i = 0; i < line->n; i++) {
 		m[i] = (store_metric){
 			.trial_id = x->trials[g->trial].store_id, .segment_id = g->store_id,
@@ -60,7 +60,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		 * nothing more is written the segment stays "running" in the
 		 * store, so the next run re-runs it from its last boundary and
 		 * takes back from its log what the trial printed (recover.c). */
-		live_fatal(d, &err);
+		live__fatal(d, &err);
 		return;
 	}
 	if (contract_metric_get(line, x->sp->objective.metric, &v) &&
@@ -68,7 +68,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		g->last_obj = v;
 }
 
-void live_log_failed(live *d, const live_seg *g, int errnum)
+void live__log_failed(live *d, const live_seg *g, int errnum)
 {
 	if (d->log_warned)
 		return;
@@ -77,21 +77,21 @@ void live_log_failed(live *d, const live_seg *g, int errnum)
 	snprintf(msg, sizeof msg, "writing segment logs under %s failed (%s); trials keep running "
 		 "and their results are stored, but their logs are incomplete", d->runs_dir,
 		 strerror(errnum));
-	live_progress_line(d, "relish: %s", msg);
+	live__progress_line(d, "relish: %s", msg);
 	/* Best effort: the database may well be on another disk. */
-	store_event_append(d->st, live_now(d), g->x->id, g->x->trials[g->trial].store_id,
+	store_event_append(d->st, live__now(d), g->x->id, g->x->trials[g->trial].store_id,
 			   g->store_id, "run.log_failed", msg, NULL, NULL);
 }
 
-static seg_status seg_status_of(sched_outcome o)
+static seg_status seg_status_of(seg_outcome o)
 {
-	static const seg_status map[SCHED_OUT__COUNT] = {
-		[SCHED_OUT_COMPLETED] = SEG_COMPLETED, [SCHED_OUT_FAILED] = SEG_FAILED,
-		[SCHED_OUT_SIGNALED] = SEG_SIGNALED,   [SCHED_OUT_OOM] = SEG_OOM,
-		[SCHED_OUT_TIMEOUT] = SEG_TIMEOUT,     [SCHED_OUT_CANCELLED] = SEG_CANCELLED,
-		[SCHED_OUT_LOST] = SEG_LOST,
+	static const seg_status map[SEG_OUT__COUNT] = {
+		[SEG_OUT_COMPLETED] = SEG_COMPLETED, [SEG_OUT_FAILED] = SEG_FAILED,
+		[SEG_OUT_SIGNALED] = SEG_SIGNALED,   [SEG_OUT_OOM] = SEG_OOM,
+		[SEG_OUT_TIMEOUT] = SEG_TIMEOUT,     [SEG_OUT_CANCELLED] = SEG_CANCELLED,
+		[SEG_OUT_LOST] = SEG_LOST,
 	};
-	return (unsigned)o < SCHED_OUT__COUNT ? map[o] : SEG_FAILED;
+	return (unsigned)o < SEG_OUT__COUNT ? map[o] : SEG_FAILED;
 }
 
 /* Record a segment that ended because relish is stopping: cancelled in the
@@ -99,7 +99,7 @@ static seg_status seg_status_of(sched_outcome o)
 static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t peak)
 {
 	rl_err err = {0};
-	double now = live_now(d);
+	double now = live__now(d);
 	store_segment_end e = {
 		.status = SEG_CANCELLED, .exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
@@ -110,13 +110,13 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 				   : "interrupted: relish was stopped; re-run on resume",
 	};
 	if (!d->fatal && store_segment_finish(d->st, g->store_id, &e, &err) < 0)
-		live_fatal(d, &err);
-	live_seg_drop(d, g);
+		live__fatal(d, &err);
+	live__seg_drop(d, g);
 }
 
 /* Every segment of x ends: running ones are cancelled (and end as
  * interrupted through their executor), queued ones leave the core. */
-void live_exp_stop_segments(live *d, live_exp *x)
+void live__exp_stop_segments(live *d, live_exp *x)
 {
 	live_seg *g = d->segs;
 	while (g) {
@@ -124,11 +124,11 @@ void live_exp_stop_segments(live *d, live_exp *x)
 		if (g->x == x) {
 			if (g->es) {
 				g->interrupted = 1;
-				exec_cancel(live_exec(x), g->es);
+				exec_cancel(live__exec(x), g->es);
 			} else if (!g->placed) {
 				sched_remove(d->core, g->sched_id);
 				x->n_queued--;
-				live_seg_unlink_free(d, g);
+				live__seg_unlink_free(d, g);
 			}
 		}
 		g = next;
@@ -148,15 +148,15 @@ void live_exp_stop_segments(live *d, live_exp *x)
  * with d->runtime_err: "NAME: WHY; ADVICE". */
 static void stop_experiment(live *d, live_exp *x, const char *why, const char *advice)
 {
-	double now = live_now(d);
+	double now = live__now(d);
 	x->runtime_failed = 1;
 	x->stalled = 1;
 	if (!d->runtime_err.code)
 		rl_err_set(&d->runtime_err, RL_ERUNTIME, "%s: %s; %s", x->sp->name, why, advice);
 	store_experiment_set_status(d->st, x->id, EXP_FAILED, now, NULL);
 	store_event_append(d->st, now, x->id, 0, 0, "experiment.failed", why, NULL, NULL);
-	live_progress_line(d, "%s: stopped: %s", x->sp->name, why);
-	live_exp_stop_segments(d, x);
+	live__progress_line(d, "%s: stopped: %s", x->sp->name, why);
+	live__exp_stop_segments(d, x);
 }
 
 /*
@@ -172,15 +172,15 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 	live_exp *x = g->x;
 	live_trial *t = &x->trials[g->trial];
 	rl_err err = {0};
-	double now = live_now(d);
+	double now = live__now(d);
 	engine_decision dec;
 	engine_trial_view tv;
 	if (engine_segment_done(x->eng, g->trial, 0, -1, &dec, &err) < 0 ||
 	    (dec.outcome == ENG_FAILED &&
 	     engine_requeue(x->eng, g->trial, dec.resource, g->to, &err) < 0) ||
 	    engine_trial(x->eng, g->trial, &tv, &err) < 0) {
-		live_fatal(d, &err);
-		live_seg_drop(d, g);
+		live__fatal(d, &err);
+		live__seg_drop(d, g);
 		return;
 	}
 	store_segment_end se = {
@@ -196,14 +196,14 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 		rc = store_commit(d->st, &err);
 	if (rc < 0) {
 		store_rollback(d->st);
-		live_fatal(d, &err);
-		live_seg_drop(d, g);
+		live__fatal(d, &err);
+		live__seg_drop(d, g);
 		return;
 	}
 	sched_remove(d->core, g->sched_id);
-	live_progress_segment(d, g, "failed", 0, r->reason);
+	live__progress_segment(d, g, "failed", 0, r->reason);
 	x->n_seg_done++;
-	live_seg_unlink_free(d, g);
+	live__seg_unlink_free(d, g);
 	if (!x->runtime_failed)
 		stop_experiment(d, x, r->reason,
 				"nothing more was launched for it (fix the command, engine or image, "
@@ -223,7 +223,7 @@ static void check_fail_fast(live *d, live_exp *x)
 		return;
 	int64_t id = first < x->n_trials ? x->trials[first].store_id : 0;
 	char logs[600], why[1000], advice[400];
-	live_logs_command(d, id, logs, sizeof logs);
+	live__logs_command(d, id, logs, sizeof logs);
 	snprintf(why, sizeof why,
 		 "the first %d trials failed the same way before any segment completed: \"%s\" "
 		 "(trial %lld: %s)", count, v.reason, (long long)id, logs);
@@ -233,13 +233,13 @@ static void check_fail_fast(live *d, live_exp *x)
 	stop_experiment(d, x, why, advice);
 }
 
-void live_end_segment(live *d, live_seg *g, const exec_result *r)
+void live__end_segment(live *d, live_seg *g, const exec_result *r)
 {
 	live_exp *x = g->x;
 	const spec *sp = x->sp;
 	live_trial *t = &x->trials[g->trial];
 	const device_entry *de = &d->devs->dev[g->dev];
-	double now = live_now(d);
+	double now = live__now(d);
 	rl_err err = {0};
 	uint64_t rss_mib = telemetry_bytes_to_mib(r->peak_rss_bytes);
 	/* GPU: this machine's NVML samples, or what the executor measured
@@ -248,32 +248,32 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	uint64_t peak = de->info.is_gpu ? gpu_peak : rss_mib;
 
 	if (r->log_errno)
-		live_log_failed(d, g, r->log_errno);
+		live__log_failed(d, g, r->log_errno);
 	if (d->fatal) {
 		/* The store failed or another driver owns it: write nothing
 		 * (the segment, "running" in the store, re-runs on resume). */
-		live_seg_drop(d, g);
-		live_check_end(d);
+		live__seg_drop(d, g);
+		live__check_end(d);
 		return;
 	}
-	if (g->interrupted || (d->stopping && r->outcome == SCHED_OUT_CANCELLED)) {
+	if (g->interrupted || (d->stopping && r->outcome == SEG_OUT_CANCELLED)) {
 		end_interrupted(d, g, r, peak);
-		live_check_end(d);
+		live__check_end(d);
 		return;
 	}
 	/* The failure in more words (its last log line, the PATH rule). */
 	exec_result rx;
-	if (live_explain_result(d, g, r, &rx))
+	if (live__explain_result(d, g, r, &rx))
 		r = &rx;
 	if (r->fault != EXEC_FAULT_NONE) {
 		end_runtime_failed(d, g, r);
-		live_check_end(d);
+		live__check_end(d);
 		return;
 	}
 
 	/* Decide: the engine's view of the segment, then the core's record
 	 * of what its end means (retries, losses, the memory policy). */
-	int ok = r->outcome == SCHED_OUT_COMPLETED;
+	int ok = r->outcome == SEG_OUT_COMPLETED;
 	engine_decision dec;
 	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0)
 		goto fatal;
@@ -281,15 +281,15 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	 * what it did print. */
 	int ended_short = ok && dec.outcome == ENG_FAILED;
 	if (ended_short)
-		live_explain_missing(g, dec.reason, sizeof dec.reason);
+		live__explain_missing(g, dec.reason, sizeof dec.reason);
 	/* Out of memory on a GPU: sample once more first, so that memory
 	 * others hold right now is known to the core (an out-of-memory
 	 * beside it is no proof of anything). */
-	if (r->outcome == SCHED_OUT_OOM && de->info.is_gpu)
-		live_gpu_sample(d);
+	if (r->outcome == SEG_OUT_OOM && de->info.is_gpu)
+		live__gpu_sample(d);
 	sched_end_facts facts = {
 		.obs = {.outcome = r->outcome, .peak_mem_mib = peak,
-			.mean_util = live_seg_mean_util(g), .work = g->to - g->from,
+			.mean_util = live__seg_mean_util(g), .work = g->to - g->from,
 			.duration_s = r->duration_s},
 		.engine_failed = dec.outcome == ENG_FAILED, .ended_short = ended_short,
 		.engine_reason = dec.reason, .reason = r->reason, .oom_marker = r->oom_marker,
@@ -310,7 +310,7 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 	 * releases the reservation: nothing is placed before the record is
 	 * committed (placement waits for the next kick), and a failed commit
 	 * stops the driver. */
-	if (sched_finished(d->core, g->sched_id, live_mono(d), &facts.obs, &err) < 0)
+	if (sched_finished(d->core, g->sched_id, live__mono(d), &facts.obs, &err) < 0)
 		goto fatal;
 
 	/* Record: the segment, the trial and the profile the core now holds,
@@ -333,9 +333,9 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 				      rec.message, NULL, &err)) == 0) &&
 	    (!fail_reason || (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
 						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
-	    (rc = live_gpu_record(d, g, &err)) == 0 &&
-	    (r->outcome != SCHED_OUT_COMPLETED ||
-	     (rc = live_profile_update(d, g, peak, &err)) == 0))
+	    (rc = live__gpu_record(d, g, &err)) == 0 &&
+	    (r->outcome != SEG_OUT_COMPLETED ||
+	     (rc = live__profile_update(d, g, peak, &err)) == 0))
 		rc = store_commit(d->st, &err);
 	if (rc < 0) {
 		store_rollback(d->st);
@@ -347,23 +347,23 @@ void live_end_segment(live *d, live_seg *g, const exec_result *r)
 		x->be->ops->suspect(x->be, g->dev); /* its node may have failed */
 	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
 	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
-		exec_release(live_exec(x), g->reuse_key);
-	live_progress_segment(d, g, rec.word, peak, rec.shown[0] ? rec.shown : NULL);
+		exec_release(live__exec(x), g->reuse_key);
+	live__progress_segment(d, g, rec.word, peak, rec.shown[0] ? rec.shown : NULL);
 	x->n_seg_done++;
-	live_seg_unlink_free(d, g);
+	live__seg_unlink_free(d, g);
 	if (fail_reason)
 		check_fail_fast(d, x);
 	if (!x->done && !x->runtime_failed && engine_done(x->eng) && x->n_active == 0)
-		live_experiment_finish(d, x);
-	live_kick(d);
-	live_check_end(d);
+		live__experiment_finish(d, x);
+	live__kick(d);
+	live__check_end(d);
 	return;
 fatal:
 	/* Every way out drops the segment, or the loop, waiting for it to
 	 * end, would never end (the hang behind issue 14's items 1 and 2). */
-	live_fatal(d, &err);
-	live_seg_drop(d, g);
-	live_check_end(d);
+	live__fatal(d, &err);
+	live__seg_drop(d, g);
+	live__check_end(d);
 }
 
 static void on_end(void *ud, exec_segment *seg, const exec_result *r)
@@ -371,14 +371,14 @@ static void on_end(void *ud, exec_segment *seg, const exec_result *r)
 	(void)seg;
 	live_seg *g = ud;
 	g->es = NULL;
-	live_end_segment(g->x->d, g, r);
+	live__end_segment(g->x->d, g, r);
 }
 
 static void on_event(void *ud, exec_segment *seg, const exec_event *ev)
 {
 	(void)seg;
 	live_seg *g = ud;
-	live_seg_event(g->x->d, g, ev);
+	live__seg_event(g->x->d, g, ev);
 }
 
 const exec_callbacks live_exec_callbacks = {.on_line = on_line, .on_end = on_end, .on_event = on_event};

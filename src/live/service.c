@@ -41,7 +41,7 @@ static void owner_fill(live_owner *o, const struct passwd *pw, uid_t uid, gid_t 
 		snprintf(o->name, sizeof o->name, "uid%u", (unsigned)uid);
 }
 
-void live_owner_self(live_owner *out)
+void live__owner_self(live_owner *out)
 {
 	uid_t uid = getuid();
 	struct passwd pwb, *pw = NULL;
@@ -50,7 +50,7 @@ void live_owner_self(live_owner *out)
 	owner_fill(out, pw, uid, getgid());
 }
 
-char **live_owner_env(const live_owner *ow)
+char **live__owner_env(const live_owner *ow)
 {
 	static const char *const keep[] = {"PATH", "LANG", "LC_ALL", "TZ"};
 	struct passwd pwb, *pw = NULL;
@@ -157,7 +157,7 @@ static int dirs_make(const char *path, rl_err *err)
  * would make relish write elsewhere; every owner change goes through a
  * descriptor opened without following links.
  */
-int live_segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
+int live__segment_dirs(live *d, const live_exp *x, const char *trial_dir, const char *ckpt,
 		      const char *log_path, rl_err *err)
 {
 	(void)d;
@@ -206,10 +206,10 @@ int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission,
 		return rl_err_set(err, RL_EINTERRUPTED, "the service is stopping; submit again "
 				  "once it runs");
 	}
-	int rc = live_add_owned(d, sp, ow, 1, submission, id, err);
+	int rc = live__add_owned(d, sp, ow, 1, submission, id, err);
 	if (rc < 0)
 		return rc;
-	live_kick(d);
+	live__kick(d);
 	return 0;
 }
 
@@ -246,7 +246,7 @@ int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
 	int rc = live_submission_parse(e->submission, &sp, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "experiment %s: its stored submission", e->name);
-	return live_add_owned(d, sp, ow, 0, NULL, NULL, err);
+	return live__add_owned(d, sp, ow, 0, NULL, NULL, err);
 }
 
 int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
@@ -257,7 +257,7 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 				  (long long)id);
 	if (x->done || x->cancelled)
 		return rl_err_set(err, RL_EEXISTS, "experiment %s is finished already", x->sp->name);
-	double now = live_now(d);
+	double now = live__now(d);
 	char msg[200];
 	snprintf(msg, sizeof msg, "cancelled by %s", who && *who ? who : "unknown");
 	int rc = store_begin(d->st, err);
@@ -271,17 +271,17 @@ int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 	}
 	x->cancelled = 1;
 	x->stalled = 1;
-	live_progress_line(d, "%s: %s", x->sp->name, msg);
-	live_exp_stop_segments(d, x);
+	live__progress_line(d, "%s: %s", x->sp->name, msg);
+	live__exp_stop_segments(d, x);
 	/* Parked warm processes of its trials go too. */
 	if (x->sp->trial.mode == TRIAL_MODE_WARM)
 		for (size_t i = 0; i < x->n_trials; i++) {
 			char key[160];
 			snprintf(key, sizeof key, "%s/t%lld", x->sp->name,
 				 (long long)x->trials[i].store_id);
-			exec_release(live_exec(x), key);
+			exec_release(live__exec(x), key);
 		}
-	live_check_end(d);
+	live__check_end(d);
 	return 0;
 }
 
@@ -310,12 +310,12 @@ int live_delete(live *d, int64_t id, const char *who, rl_err *err)
 			 (long long)llround(e.created_at * 1000));
 	if (rc == 0 && (rc = store_experiment_delete(d->st, id, err)) == 0) {
 		if (x)
-			live_exp_remove(d, x);
+			live__exp_remove(d, x);
 		if (rl_remove_tree(dir) < 0)
-			live_progress_line(d, "%s: removed experiment %lld, but not all of its folder "
+			live__progress_line(d, "%s: removed experiment %lld, but not all of its folder "
 					   "%s (%s)", e.name, (long long)id, dir, strerror(errno));
 		else
-			live_progress_line(d, "%s: experiment %lld removed by %s, with its folder %s",
+			live__progress_line(d, "%s: experiment %lld removed by %s, with its folder %s",
 					   e.name, (long long)id, who && *who ? who : "unknown", dir);
 	}
 	store_experiment_fini(&e);
@@ -331,9 +331,9 @@ static void stop_running(live *d)
 	for (live_seg *g = d->segs; g; g = g->next)
 		if (g->es && !g->interrupted) {
 			g->interrupted = 1;
-			exec_cancel(live_exec(g->x), g->es);
+			exec_cancel(live__exec(g->x), g->es);
 		}
-	live_check_end(d);
+	live__check_end(d);
 }
 
 static void grace_cb(uv_timer_t *t)
@@ -342,7 +342,7 @@ static void grace_cb(uv_timer_t *t)
 	size_t n = 0;
 	for (const live_seg *g = d->segs; g; g = g->next)
 		n += g->es != NULL;
-	live_progress_line(d, "grace period over: stopping %zu running segments", n);
+	live__progress_line(d, "grace period over: stopping %zu running segments", n);
 	stop_running(d);
 }
 
@@ -359,7 +359,7 @@ void live_stop(live *d, double grace_s)
 		return;
 	}
 	d->stopping = 1;
-	double now = live_now(d);
+	double now = live__now(d);
 	for (size_t i = 0; i < d->n_exps; i++) {
 		live_exp *x = d->exps[i];
 		if (x->done || x->cancelled)
@@ -375,12 +375,12 @@ void live_stop(live *d, double grace_s)
 		if (!g->es && !g->placed) {
 			sched_remove(d->core, g->sched_id);
 			g->x->n_queued--;
-			live_seg_unlink_free(d, g);
+			live__seg_unlink_free(d, g);
 		}
 		g = next;
 	}
 	if (!d->segs) {
-		live_check_end(d);
+		live__check_end(d);
 		return;
 	}
 	if (grace_s <= 0) {
@@ -389,7 +389,7 @@ void live_stop(live *d, double grace_s)
 	}
 	if (d->handles_ready)
 		uv_timer_start(&d->grace, grace_cb, (uint64_t)llround(grace_s * 1000.0), 0);
-	live_check_end(d);
+	live__check_end(d);
 }
 
 /* ---- views --------------------------------------------------------------------- */
@@ -477,7 +477,7 @@ size_t live_running(const live *d, live_running_seg *out, size_t max)
 				.started_at = d->now_wall - (d->now_mono - g->started_at),
 				.mem_used_mib = seg_used_mib(d, g),
 				.pid = g->pid,
-				.mean_util = live_seg_mean_util(g),
+				.mean_util = live__seg_mean_util(g),
 			};
 		}
 		n++;
@@ -499,7 +499,7 @@ int live_is_active(const live *d, int64_t experiment_id)
 
 /* ---- users' shares and limits ------------------------------------------------ */
 
-uint32_t live_core_user(const live *d, uid_t uid)
+uint32_t live__core_user(const live *d, uid_t uid)
 {
 	return d->opt.service ? (uint32_t)uid + 1 : 0;
 }
@@ -518,12 +518,12 @@ static const live_user_policy *user_policy(const live *d, uid_t uid)
 }
 
 /* Tell the core uid's share and limits (the rule, else the default). */
-void live_user_apply(live *d, uid_t uid)
+void live__user_apply(live *d, uid_t uid)
 {
 	if (!d->core || !d->opt.service)
 		return;
 	const live_user_policy *p = user_policy(d, uid);
-	uint32_t u = live_core_user(d, uid);
+	uint32_t u = live__core_user(d, uid);
 	sched_set_user_share(d->core, u, p->share > 0 ? p->share : 1);
 	sched_user_limits lim = {.max_gpus = p->max_gpus, .max_mem_mib = p->max_mem_mib,
 				 .max_segments = p->max_segments};
@@ -543,17 +543,17 @@ static void usage_row(void *ctx, int64_t owner_uid, double started, double ended
 		return;
 	}
 	live *d = u->d;
-	uint32_t user = live_core_user(d, (uid_t)owner_uid);
-	if (sched_user_add_service(d->core, user, live_mono_of(d, started), live_mono_of(d, ended),
+	uint32_t user = live__core_user(d, (uid_t)owner_uid);
+	if (sched_user_add_service(d->core, user, live__mono_of(d, started), live__mono_of(d, ended),
 				   1) < 0)
 		u->bad++;
 }
 
-int live_service_usage_load(live *d, rl_err *err)
+int live__service_usage_load(live *d, rl_err *err)
 {
 	/* Older than forty half-lives weighs less than 1e-12 of its time */
 	double h = d->fair_half_life_s;
-	double since = h > 0 && isfinite(h) ? live_now(d) - 40 * h : -INFINITY;
+	double since = h > 0 && isfinite(h) ? live__now(d) - 40 * h : -INFINITY;
 	struct usage_load u = {.d = d};
 	int rc = store_owner_service(d->st, since, usage_row, &u, err);
 	if (rc < 0)
@@ -570,11 +570,11 @@ static void users_apply_all(live *d)
 	size_t n = sched_user_list(d->core, ids, 1024);
 	for (size_t i = 0; i < n && i < 1024; i++)
 		if (ids[i] > 0)
-			live_user_apply(d, uid_of_core_user(ids[i]));
+			live__user_apply(d, uid_of_core_user(ids[i]));
 	for (size_t i = 0; i < d->n_exps; i++)
-		live_user_apply(d, d->exps[i]->owner.uid);
+		live__user_apply(d, d->exps[i]->owner.uid);
 	for (size_t i = 0; i < d->n_user_rules; i++)
-		live_user_apply(d, d->user_rules[i].uid);
+		live__user_apply(d, d->user_rules[i].uid);
 }
 
 void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p)
@@ -590,7 +590,7 @@ void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p)
 		d->n_user_rules++;
 	}
 	d->user_rules[i] = (struct live_user_rule){.uid = uid, .p = *p};
-	live_user_apply(d, uid);
+	live__user_apply(d, uid);
 }
 
 void live_set_default_user_policy(live *d, const live_user_policy *p)
@@ -642,7 +642,7 @@ static live_user_view *user_slot(const live *d, live_user_view *out, size_t *n, 
 size_t live_users(live *d, live_user_view *out, size_t max)
 {
 	size_t n = 0;
-	double now = live_mono(d); /* the core's clock */
+	double now = live__mono(d); /* the core's clock */
 	if (d->core) {
 		uint32_t ids[1024];
 		size_t nu = sched_user_list(d->core, ids, 1024);

@@ -294,7 +294,7 @@ static void tail_add(proc *p, const char *buf, size_t n)
 	p->tail[p->tail_len] = '\0';
 }
 
-static void segment_end(proc *p, sched_outcome outcome, const char *why);
+static void segment_end(proc *p, seg_outcome outcome, const char *why);
 
 /* Fold one sample into the segment's peak: its group's RSS now, and the
  * leader's high-water mark when it covers this segment alone. */
@@ -356,7 +356,7 @@ static void handle_line(proc *p, const char *s, size_t n, int overflow)
 		confine_scan(p->ex->cf);
 		if (unit_sample(p, &rss, &hwm) == 0)
 			seg_peak(seg, rss, hwm);
-		segment_end(p, SCHED_OUT_COMPLETED, "done line");
+		segment_end(p, SEG_OUT_COMPLETED, "done line");
 		return;
 	default:
 		return;
@@ -399,16 +399,16 @@ static void fill_reason(exec_result *r, const exec_segment *seg)
 		return;
 	}
 	switch (r->outcome) {
-	case SCHED_OUT_COMPLETED:
+	case SEG_OUT_COMPLETED:
 		snprintf(r->reason, sizeof r->reason, "completed");
 		break;
-	case SCHED_OUT_CANCELLED:
+	case SEG_OUT_CANCELLED:
 		snprintf(r->reason, sizeof r->reason, "cancelled");
 		break;
-	case SCHED_OUT_TIMEOUT:
+	case SEG_OUT_TIMEOUT:
 		snprintf(r->reason, sizeof r->reason, "ran past its timeout");
 		break;
-	case SCHED_OUT_OOM:
+	case SEG_OUT_OOM:
 		if (seg->mem_exceeded)
 			snprintf(r->reason, sizeof r->reason, "over its memory reservation (peak %llu MiB)",
 				 (unsigned long long)(seg->peak_rss >> 20));
@@ -416,7 +416,7 @@ static void fill_reason(exec_result *r, const exec_segment *seg)
 			snprintf(r->reason, sizeof r->reason, "out of memory: \"%s\" in its output",
 				 r->oom_marker ? r->oom_marker : "exit 137");
 		break;
-	case SCHED_OUT_SIGNALED:
+	case SEG_OUT_SIGNALED:
 		snprintf(r->reason, sizeof r->reason, "killed by signal %d (%s)", r->term_signal,
 			 strsignal(r->term_signal));
 		break;
@@ -430,7 +430,7 @@ static void fill_reason(exec_result *r, const exec_segment *seg)
 
 /* End p's current segment with outcome (COMPLETED by a done line) or, when
  * the process has exited, with the classified exit. */
-static void segment_end(proc *p, sched_outcome outcome, const char *why)
+static void segment_end(proc *p, seg_outcome outcome, const char *why)
 {
 	exec_segment *seg = p->seg;
 	if (!seg)
@@ -456,23 +456,23 @@ static void segment_end(proc *p, sched_outcome outcome, const char *why)
 			.mem_exceeded = seg->mem_exceeded, .log_tail = p->tail,
 		};
 		r.outcome = contract_classify(&x);
-		if (r.outcome == SCHED_OUT_OOM && !seg->mem_exceeded)
+		if (r.outcome == SEG_OUT_OOM && !seg->mem_exceeded)
 			r.oom_marker = contract_oom_marker(p->tail);
 		/* A warm/worker process must end a segment with its done line
 		 * (warm trials that just exit 0 are accepted: a oneshot program
 		 * run in warm mode still works). */
-		if (r.outcome == SCHED_OUT_COMPLETED && p->mode == TRIAL_MODE_WORKER)
-			r.outcome = SCHED_OUT_FAILED;
+		if (r.outcome == SEG_OUT_COMPLETED && p->mode == TRIAL_MODE_WORKER)
+			r.outcome = SEG_OUT_FAILED;
 		/* relish killed it for breaking the protocol: its fault, not a
 		 * signal's. */
 		if (seg->protocol[0] &&
-		    (r.outcome == SCHED_OUT_COMPLETED || r.outcome == SCHED_OUT_SIGNALED))
-			r.outcome = SCHED_OUT_FAILED;
+		    (r.outcome == SEG_OUT_COMPLETED || r.outcome == SEG_OUT_SIGNALED))
+			r.outcome = SEG_OUT_FAILED;
 	} else {
 		r.outcome = outcome;
 	}
 	fill_reason(&r, seg);
-	if (p->exited && r.outcome == SCHED_OUT_FAILED && p->mode == TRIAL_MODE_WORKER &&
+	if (p->exited && r.outcome == SEG_OUT_FAILED && p->mode == TRIAL_MODE_WORKER &&
 	    !seg->protocol[0] && r.exited && r.exit_code == 0)
 		snprintf(r.reason, sizeof r.reason, "worker exited before its done line");
 	p->seg = NULL;
@@ -488,7 +488,7 @@ static void proc_close(proc *p)
 	if (p->finished)
 		return;
 	p->finished = 1;
-	segment_end(p, SCHED_OUT_FAILED, "exit");
+	segment_end(p, SEG_OUT_FAILED, "exit");
 	close_handle(p, (uv_handle_t *)&p->h);
 	close_handle(p, (uv_handle_t *)&p->out);
 	close_handle(p, (uv_handle_t *)&p->err);

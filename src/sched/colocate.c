@@ -115,7 +115,7 @@ static const sched_pair *pair_find(const sched *s, uint64_t a, uint64_t b)
 {
 	if (s->pair_bloom && !bloom_maybe(s, a, b))
 		return NULL;
-	size_t i = sched_map_get(&s->pair_map, a, b);
+	size_t i = sched__map_get(&s->pair_map, a, b);
 	return i == SCHED_NONE ? NULL : &s->pair[i];
 }
 
@@ -140,12 +140,12 @@ static int psig_meet(const sched_psig *a, const sched_psig *b)
  * without memory. */
 static size_t psig_ensure(sched *s, uint64_t shape)
 {
-	size_t i = sched_map_get(&s->paired_map, shape, 0);
+	size_t i = sched__map_get(&s->paired_map, shape, 0);
 	if (i != SCHED_NONE)
 		return i;
-	if (sched_grow((void **)&s->psig, &s->cap_psig, s->n_psig + 1, sizeof *s->psig))
+	if (sched__grow((void **)&s->psig, &s->cap_psig, s->n_psig + 1, sizeof *s->psig))
 		return SCHED_NONE;
-	if (sched_map_put(&s->paired_map, shape, 0, s->n_psig))
+	if (sched__map_put(&s->paired_map, shape, 0, s->n_psig))
 		return SCHED_NONE;
 	memset(&s->psig[s->n_psig], 0, sizeof s->psig[0]);
 	/* the profile's copy (colo_eval reads that) */
@@ -159,12 +159,12 @@ static size_t psig_ensure(sched *s, uint64_t shape)
 
 static sched_pair *pair_ensure(sched *s, uint64_t a, uint64_t b)
 {
-	size_t i = sched_map_get(&s->pair_map, a, b);
+	size_t i = sched__map_get(&s->pair_map, a, b);
 	if (i != SCHED_NONE)
 		return &s->pair[i];
-	if (sched_grow((void **)&s->pair, &s->cap_pair, s->n_pair + 1, sizeof *s->pair))
+	if (sched__grow((void **)&s->pair, &s->cap_pair, s->n_pair + 1, sizeof *s->pair))
 		return NULL;
-	if (sched_map_put(&s->pair_map, a, b, s->n_pair))
+	if (sched__map_put(&s->pair_map, a, b, s->n_pair))
 		return NULL;
 	size_t ia = psig_ensure(s, a), ib = psig_ensure(s, b);
 	if (ia == SCHED_NONE || ib == SCHED_NONE)
@@ -193,8 +193,8 @@ static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
 	p->d = p->n ? p->d + COLO_ALPHA * (d - p->d) : d;
 	p->n++;
 	/* devices running either shape may now admit what they refused */
-	sched_touch_shape(s, a);
-	sched_touch_shape(s, b);
+	sched__touch_shape(s, a);
+	sched__touch_shape(s, b);
 }
 
 /* Speeds of a set; returns their sum.  *U_out (optional): the members'
@@ -212,7 +212,7 @@ static double set_speeds_ex(const sched *s, const uint64_t *shape, const double 
 		if (paired)
 			n_paired += paired[i];
 		else
-			n_paired += s->n_pair && sched_map_get(&s->paired_map, shape[i], 0) != SCHED_NONE;
+			n_paired += s->n_pair && sched__map_get(&s->paired_map, shape[i], 0) != SCHED_NONE;
 	}
 	/* Pairs are looked up only among members that are in some pair. */
 	for (size_t i = 0; i < n && n_paired >= 2 && !any; i++)
@@ -353,7 +353,7 @@ static double colo_throughput_compute(const sched *s, const sched_dev *d, int wi
 
 int colo_paired(const sched *s, uint64_t shape)
 {
-	return s->n_pair && sched_map_get(&s->paired_map, shape, 0) != SCHED_NONE;
+	return s->n_pair && sched__map_get(&s->paired_map, shape, 0) != SCHED_NONE;
 }
 
 double colo_throughput_with(const sched *s, const sched_dev *d, uint64_t cand_shape,
@@ -530,7 +530,7 @@ void sched_colocate_seed(sched *s, uint64_t shape_a, uint64_t shape_b, double sp
 			p->n = 0;
 			pair_update(s, shape_a, shape_b, 1 / speed_a - 1);
 		}
-		sched_touch_all(s); /* queued segments may pair differently */
+		sched__touch_all(s); /* queued segments may pair differently */
 	}
 	if (speed_b > 0 && shape_a != shape_b) {
 		sched_pair *p = pair_ensure(s, shape_b, shape_a);
@@ -580,6 +580,6 @@ void colo_fini(sched *s)
 	free(s->pair_bloom);
 	free(s->psig);
 	free(s->pair);
-	sched_map_fini(&s->pair_map);
-	sched_map_fini(&s->paired_map);
+	sched__map_fini(&s->pair_map);
+	sched__map_fini(&s->paired_map);
 }

@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Free memory counts what others use (sched_dev_free); a device avoided
+/* Free memory counts what others use (sched__dev_free); a device avoided
  * for it is like a claimed one: nothing new starts there. */
 static uint64_t free_mib(const sched_dev *d)
 {
-	return sched_dev_free(d);
+	return sched__dev_free(d);
 }
 
 static uint64_t leaf_key(const sched_dev *d)

@@ -44,19 +44,19 @@ const char *sched_fit_name(sched_fit f)
 
 size_t est_profile_find(const sched *s, uint64_t shape)
 {
-	return sched_map_get(&s->prof_map, shape, 0);
+	return sched__map_get(&s->prof_map, shape, 0);
 }
 
 static size_t family_ensure(sched *s, uint64_t family)
 {
-	size_t fi = sched_map_get(&s->fam_map, family, 0);
+	size_t fi = sched__map_get(&s->fam_map, family, 0);
 	if (fi != SCHED_NONE)
 		return fi;
-	if (sched_grow((void **)&s->fam, &s->cap_fam, s->n_fam + 1, sizeof *s->fam) ||
-	    sched_grow((void **)&s->fstamp, &s->cap_fstamp, s->n_fam + 1, sizeof *s->fstamp))
+	if (sched__grow((void **)&s->fam, &s->cap_fam, s->n_fam + 1, sizeof *s->fam) ||
+	    sched__grow((void **)&s->fstamp, &s->cap_fstamp, s->n_fam + 1, sizeof *s->fstamp))
 		return SCHED_NONE;
 	fi = s->n_fam;
-	if (sched_map_put(&s->fam_map, family, 0, fi))
+	if (sched__map_put(&s->fam_map, family, 0, fi))
 		return SCHED_NONE;
 	memset(&s->fam[fi], 0, sizeof s->fam[fi]);
 	s->fam[fi].family = family;
@@ -75,11 +75,11 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	size_t fi = family_ensure(s, req->family);
 	if (fi == SCHED_NONE)
 		return SCHED_NONE;
-	if (sched_grow((void **)&s->prof, &s->cap_prof, s->n_prof + 1, sizeof *s->prof) ||
-	    sched_grow((void **)&s->pstamp, &s->cap_pstamp, s->n_prof + 1, sizeof *s->pstamp))
+	if (sched__grow((void **)&s->prof, &s->cap_prof, s->n_prof + 1, sizeof *s->prof) ||
+	    sched__grow((void **)&s->pstamp, &s->cap_pstamp, s->n_prof + 1, sizeof *s->pstamp))
 		return SCHED_NONE;
 	pi = s->n_prof;
-	if (sched_map_put(&s->prof_map, req->shape, 0, pi))
+	if (sched__map_put(&s->prof_map, req->shape, 0, pi))
 		return SCHED_NONE;
 	sched_profile *p = &s->prof[pi];
 	memset(p, 0, sizeof *p);
@@ -90,7 +90,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->util = -1;
 	p->run_head = SCHED_NONE;
 	p->guess_prev = p->guess_next = SCHED_NONE;
-	p->psig = s->n_pair ? sched_map_get(&s->paired_map, req->shape, 0) : SCHED_NONE;
+	p->psig = s->n_pair ? sched__map_get(&s->paired_map, req->shape, 0) : SCHED_NONE;
 	p->paired = p->psig != SCHED_NONE;
 	s->pstamp[pi] = (sched_est_stamp){ 0, fi };
 	s->n_prof++;
@@ -340,7 +340,7 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 	memset(out, 0, sizeof *out);
 	out->basis = SCHED_BASIS_EXCLUSIVE;
 	int measured = p && p->n_measured > 0;
-	size_t fi = p ? p->fam : sched_map_get(&s->fam_map, req->family, 0);
+	size_t fi = p ? p->fam : sched__map_get(&s->fam_map, req->family, 0);
 	double fam_pred = measured ? 0 : family_predict(s, fi, req->feat, req->n_feat, p);
 
 	if (measured)
@@ -431,7 +431,7 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 
 void sched_estimate(const sched *s, const sched_request *req, sched_mem_estimate *out)
 {
-	est_reserve(s, req, est_profile_find(s, req->shape), sched_req_class(s, req), out);
+	est_reserve(s, req, est_profile_find(s, req->shape), sched__req_class(s, req), out);
 }
 
 uint64_t sched_estimate_mem(const sched *s, const sched_request *req, sched_basis *basis)
@@ -476,7 +476,7 @@ static void family_add_measure(sched *s, size_t pi, int new_shape)
 {
 	sched_family *f = &s->fam[s->prof[pi].fam];
 	if (new_shape) {
-		if (sched_grow((void **)&f->shapes, &f->cap_shapes, f->n_shapes + 1,
+		if (sched__grow((void **)&f->shapes, &f->cap_shapes, f->n_shapes + 1,
 			       sizeof *f->shapes))
 			return; /* the model just misses one point */
 		f->shapes[f->n_shapes++] = pi;
@@ -540,7 +540,7 @@ static void family_util_moved(sched *s, size_t fi)
 	f->stamp = s->est_stamp = ++s->stamp;
 	s->fstamp[fi] = f->stamp;
 	for (size_t pi = f->guess_head; pi != SCHED_NONE; pi = s->prof[pi].guess_next)
-		sched_touch_prof(s, pi);
+		sched__touch_prof(s, pi);
 }
 
 void est_running_changed(sched *s, size_t pi)
@@ -556,7 +556,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int company,
 		 uint64_t reserved_mib)
 {
 	sched_profile *p = &s->prof[pi];
-	if (obs->outcome == SCHED_OUT_OOM) {
+	if (obs->outcome == SEG_OUT_OOM) {
 		/* The peak seen at death is a lower bound; the segment needed
 		 * more than it had: the memory policy's floor (mem.c). */
 		uint64_t need = mem_oom_need(s, obs->peak_mem_mib, reserved_mib);
@@ -575,7 +575,7 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int company,
 			family_add_measure(s, pi, new_shape);
 		}
 	}
-	if (obs->outcome != SCHED_OUT_COMPLETED)
+	if (obs->outcome != SEG_OUT_COMPLETED)
 		return;
 	if (obs->mean_util >= 0 && isfinite(obs->mean_util)) {
 		sched_family *f = &s->fam[p->fam];
@@ -618,7 +618,7 @@ void sched_learn(sched *s, const sched_request *req, const sched_observation *ob
 	if (pi == SCHED_NONE || !obs)
 		return;
 	est_observe(s, pi, obs, EST_ALONE, 0);
-	sched_touch_all(s); /* what was rejected may fit now */
+	sched__touch_all(s); /* what was rejected may fit now */
 }
 
 void sched_shape_import(sched *s, const sched_request *req, const sched_shape_info *in)
@@ -629,7 +629,7 @@ void sched_shape_import(sched *s, const sched_request *req, const sched_shape_in
 	/* One observation teaches the estimator (the peak, the family's
 	 * point, the utilisation), then the counts are the stored ones. */
 	sched_observation o = {
-		.outcome = SCHED_OUT_COMPLETED, .peak_mem_mib = in->peak_mib,
+		.outcome = SEG_OUT_COMPLETED, .peak_mem_mib = in->peak_mib,
 		.mean_util = in->util, .work = in->thr_alone > 0 ? in->thr_alone : 0,
 		.duration_s = in->thr_alone > 0 ? 1 : 0,
 	};
@@ -641,13 +641,13 @@ void sched_shape_import(sched *s, const sched_request *req, const sched_shape_in
 		p->thr_shared = in->thr_shared;
 		p->n_shared = in->n_shared ? in->n_shared : 1;
 	}
-	sched_touch_all(s); /* what was rejected may fit now */
+	sched__touch_all(s); /* what was rejected may fit now */
 }
 
 int sched_family_fit(const sched *s, uint64_t family, sched_fit *fit, size_t *n_points,
 		     double *loo_rmse_mib)
 {
-	size_t fi = sched_map_get(&s->fam_map, family, 0);
+	size_t fi = sched__map_get(&s->fam_map, family, 0);
 	if (fi == SCHED_NONE || s->fam[fi].fit == SCHED_FIT_NONE)
 		return RL_ENOTFOUND;
 	if (fit)
@@ -686,6 +686,6 @@ void est_fini(sched *s)
 	free(s->prof);
 	free(s->pstamp);
 	free(s->fstamp);
-	sched_map_fini(&s->fam_map);
-	sched_map_fini(&s->prof_map);
+	sched__map_fini(&s->fam_map);
+	sched__map_fini(&s->prof_map);
 }

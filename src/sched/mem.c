@@ -71,12 +71,12 @@ void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h
 {
 	memset(out, 0, sizeof *out);
 	out->alone = e->alone;
-	if (e->outcome == SCHED_OUT_COMPLETED) {
+	if (e->outcome == SEG_OUT_COMPLETED) {
 		h->ooms_in_row = 0;
 		h->foreign_ooms = 0;
 		h->exclusive = 0;
 	}
-	if (e->outcome != SCHED_OUT_OOM) {
+	if (e->outcome != SEG_OUT_OOM) {
 		out->verdict = SCHED_MEM_NONE;
 		out->min_mem_mib = h->min_mem_mib;
 		out->exclusive = h->exclusive;
@@ -179,7 +179,7 @@ void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h
 int sched_mem_decide(const sched *s, uint64_t seg_id, const sched_observation *obs,
 		     sched_mem_history *h, sched_mem_decision *out, rl_err *err)
 {
-	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	size_t gi = sched__map_get(&s->seg_map, seg_id, 0);
 	if (gi == SCHED_NONE || s->seg[gi].state != SEG_RUNNING)
 		return rl_err_set(err, RL_ENOTFOUND, "segment %llu is not running",
 				  (unsigned long long)seg_id);
@@ -226,7 +226,7 @@ static int class_fits(const sched *s, const sched_request *req, int cls, char *w
 
 int sched_never_fits(const sched *s, const sched_request *req, char *why, size_t why_n)
 {
-	int cls = sched_req_class(s, req);
+	int cls = sched__req_class(s, req);
 	if (why && why_n)
 		why[0] = '\0';
 	if (!class_fits(s, req, cls, why, why_n))
@@ -250,7 +250,7 @@ int sched_fits_ever(const sched *s, const sched_request *req)
 
 int mem_class_placeable(const sched *s, const sched_request *req)
 {
-	return class_fits(s, req, sched_req_class(s, req), NULL, 0);
+	return class_fits(s, req, sched__req_class(s, req), NULL, 0);
 }
 
 /* ---- foreign use ---------------------------------------------------------- */
@@ -281,7 +281,7 @@ int sched_device_set_foreign(sched *s, int dev, uint64_t mib, double now)
 		d->foreign_raw = mib;
 		return 0;
 	}
-	uint64_t before = sched_dev_free(d);
+	uint64_t before = sched__dev_free(d);
 	int was_avoided = d->avoided, had = d->foreign || d->avoided;
 	d->foreign_raw = mib;
 	d->foreign = counted;
@@ -296,22 +296,22 @@ int sched_device_set_foreign(sched *s, int dev, uint64_t mib, double now)
 	devidx_update(s, d);
 	/* More free memory, or no longer avoided: what was refused there
 	 * may fit now.  Less needs no touch: a refusal stays a refusal. */
-	if (sched_dev_free(d) > before || (was_avoided && !avoided))
-		sched_touch_dev(s, d);
+	if (sched__dev_free(d) > before || (was_avoided && !avoided))
+		sched__touch_dev(s, d);
 	return 0;
 }
 
 sched_wait sched_foreign_wait(sched *s, uint64_t seg_id, double now, sched_wait_info *info)
 {
 	sched_wait_info wi = {.dev = -1, .since = -1};
-	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	size_t gi = sched__map_get(&s->seg_map, seg_id, 0);
 	if (gi == SCHED_NONE || s->seg[gi].state != SEG_QUEUED) {
 		if (info)
 			*info = wi;
 		return SCHED_WAIT_NONE;
 	}
 	sched_seg *g = &s->seg[gi];
-	int cls = sched_req_class(s, &g->req);
+	int cls = sched__req_class(s, &g->req);
 	sched_mem_estimate e;
 	est_reserve(s, &g->req, g->prof, cls, &e);
 	int whole = e.basis == SCHED_BASIS_EXCLUSIVE || g->req.n_devices > 1;
@@ -332,7 +332,7 @@ sched_wait sched_foreign_wait(sched *s, uint64_t seg_id, double now, sched_wait_
 		uint64_t total = d->info.mem_total_mib;
 		uint64_t clean_free = d->mem_res < total ? total - d->mem_res : 0;
 		int c = whole ? !d->n_run && total >= floor : !d->held && clean_free >= need;
-		int ok = c && !d->avoided && sched_dev_free(d) >= (whole ? floor : need);
+		int ok = c && !d->avoided && sched__dev_free(d) >= (whole ? floor : need);
 		now_ok += ok;
 		clean_ok += c;
 		if (c && !ok && (wi.dev < 0 || d->foreign_raw > wi.foreign_mib)) {

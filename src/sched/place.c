@@ -88,7 +88,7 @@ static void pend_settle(sched *s, int cls, int all)
 		if (!all && d->claimed)
 			s->pend_list[cls][w++] = di;
 		else
-			sched_touch_dev(s, d);
+			sched__touch_dev(s, d);
 	}
 	s->n_pend[cls] = w;
 }
@@ -103,7 +103,7 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	uint64_t mark = ++s->commit_id;
 	for (int k = 0; k < pl->n_dev; k++) {
 		sched_dev *d = &s->dev[pl->dev[k]];
-		if (sched_grow((void **)&d->run, &d->cap_run, d->n_run + 1, sizeof *d->run))
+		if (sched__grow((void **)&d->run, &d->cap_run, d->n_run + 1, sizeof *d->run))
 			return RL_ENOMEM;
 		for (size_t i = 0; i < d->n_run; i++) {
 			sched_seg *y = &s->seg[d->run[i]];
@@ -111,11 +111,11 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 				continue;
 			y->ov_mark = mark;
 			partners++;
-			if (sched_grow((void **)&y->ov, &y->cap_ov, y->n_ov + 1, sizeof *y->ov))
+			if (sched__grow((void **)&y->ov, &y->cap_ov, y->n_ov + 1, sizeof *y->ov))
 				return RL_ENOMEM;
 		}
 	}
-	if (sched_grow((void **)&g->ov, &g->cap_ov, g->n_ov + partners, sizeof *g->ov))
+	if (sched__grow((void **)&g->ov, &g->cap_ov, g->n_ov + partners, sizeof *g->ov))
 		return RL_ENOMEM;
 	s->work.partners += partners;
 	/* the user's and the job's books */
@@ -213,8 +213,8 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 		for (size_t k = 0; k < s->n_cls[cls]; k++) {
 			int di = s->cls_dev[cls][k];
 			const sched_dev *d = &s->dev[di];
-			if (d->n_run || d->claimed || d->avoided || sched_dev_free(d) < floor ||
-			    !sched_dev_free(d))
+			if (d->n_run || d->claimed || d->avoided || sched__dev_free(d) < floor ||
+			    !sched__dev_free(d))
 				continue;
 			/* insertion into the n best so far */
 			int at = m < n ? m : n;
@@ -245,7 +245,7 @@ static int place_whole(sched *s, const pass *ps, const sched_seg *g, int cls,
 	for (int k = 0; k < n; k++) {
 		const sched_dev *d = &s->dev[chosen[k]];
 		/* all of the device that others leave free */
-		uint64_t whole = sched_dev_free(d);
+		uint64_t whole = sched__dev_free(d);
 		if (whole < mem)
 			mem = whole;
 		if (d->info.compute_total < comp)
@@ -691,7 +691,7 @@ scan_search(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out
 	s->work.searched++;
 	const sched_profile *p = &s->prof[g->prof];
 	uint64_t fstamp = s->fstamp[p->fam]; /* = s->fam[p->fam].stamp */
-	int cls = sched_req_class(s, &g->req);
+	int cls = sched__req_class(s, &g->req);
 	/* Rejected before and nothing that could change the answer
 	 * happened since: no need to look again.  Own-estimate changes
 	 * reopen every device, device releases only that device. */
@@ -857,7 +857,7 @@ static void uheap_down(sched *s, size_t n, size_t i)
 
 static size_t scan_fair(sched *s, pass *ps, double now, sched_placement *out, size_t max)
 {
-	if (sched_grow((void **)&s->uheap, &s->cap_uheap, s->n_user, sizeof *s->uheap))
+	if (sched__grow((void **)&s->uheap, &s->cap_uheap, s->n_user, sizeof *s->uheap))
 		return scan_queue(s, ps, &s->user[0].q, now, out, max); /* degraded, not wrong */
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_user; i++) {
@@ -945,7 +945,7 @@ size_t place_run(sched *s, double now, sched_placement *out, size_t max)
 				d->pend = 1;
 				s->pend_list[d->cls][(*n)++] = s->claimed_list[i];
 			} else {
-				sched_touch_dev(s, d); /* no room: changed for all now */
+				sched__touch_dev(s, d); /* no room: changed for all now */
 			}
 		}
 		d->claim_blocked = 0;

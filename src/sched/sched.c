@@ -84,7 +84,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 
 /* ---- change stamps ---------------------------------------------------- */
 
-void sched_touch_dev(sched *s, sched_dev *d)
+void sched__touch_dev(sched *s, sched_dev *d)
 {
 	d->pend = 0; /* changed for everyone now (its list entry goes lazily) */
 	d->stamp = ++s->stamp;
@@ -98,28 +98,28 @@ void sched_touch_dev(sched *s, sched_dev *d)
 	devidx_touch(s, d);
 }
 
-void sched_touch_all(sched *s)
+void sched__touch_all(sched *s)
 {
 	s->all_stamp = ++s->stamp;
 }
 
-void sched_touch_prof(sched *s, size_t pi)
+void sched__touch_prof(sched *s, size_t pi)
 {
 	for (size_t gi = s->prof[pi].run_head; gi != SCHED_NONE; gi = s->seg[gi].srun_next)
 		for (int k = 0; k < s->seg[gi].pl.n_dev; k++)
-			sched_touch_dev(s, &s->dev[s->seg[gi].pl.dev[k]]);
+			sched__touch_dev(s, &s->dev[s->seg[gi].pl.dev[k]]);
 }
 
-void sched_touch_shape(sched *s, uint64_t shape)
+void sched__touch_shape(sched *s, uint64_t shape)
 {
 	size_t pi = est_profile_find(s, shape);
 	if (pi != SCHED_NONE)
-		sched_touch_prof(s, pi);
+		sched__touch_prof(s, pi);
 }
 
 /* ---- small containers ------------------------------------------------- */
 
-int sched_grow(void **arr, size_t *cap, size_t need, size_t elem)
+int sched__grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
@@ -143,7 +143,7 @@ static size_t map_hash(uint64_t a, uint64_t b)
 	return (size_t)h;
 }
 
-size_t sched_map_get(const sched_map *m, uint64_t a, uint64_t b)
+size_t sched__map_get(const sched_map *m, uint64_t a, uint64_t b)
 {
 	if (!m->cap)
 		return SCHED_NONE;
@@ -169,7 +169,7 @@ static void map_insert(sched_map_slot *slot, size_t cap, uint64_t a, uint64_t b,
 	}
 }
 
-int sched_map_put(sched_map *m, uint64_t a, uint64_t b, size_t val)
+int sched__map_put(sched_map *m, uint64_t a, uint64_t b, size_t val)
 {
 	if ((m->n + 1) * 2 > m->cap) { /* keep the load under one half */
 		size_t ncap = m->cap ? m->cap * 2 : 64;
@@ -183,13 +183,13 @@ int sched_map_put(sched_map *m, uint64_t a, uint64_t b, size_t val)
 		m->slot = ns;
 		m->cap = ncap;
 	}
-	if (sched_map_get(m, a, b) == SCHED_NONE)
+	if (sched__map_get(m, a, b) == SCHED_NONE)
 		m->n++;
 	map_insert(m->slot, m->cap, a, b, val + 1);
 	return 0;
 }
 
-void sched_map_del(sched_map *m, uint64_t a, uint64_t b)
+void sched__map_del(sched_map *m, uint64_t a, uint64_t b)
 {
 	if (!m->cap)
 		return;
@@ -214,7 +214,7 @@ void sched_map_del(sched_map *m, uint64_t a, uint64_t b)
 	m->n--;
 }
 
-void sched_map_fini(sched_map *m)
+void sched__map_fini(sched_map *m)
 {
 	free(m->slot);
 	memset(m, 0, sizeof *m);
@@ -293,10 +293,10 @@ void sched_free(sched *s)
 	free(s->user);
 	free(s->uheap);
 	spread_fini(s);
-	sched_map_fini(&s->user_map);
+	sched__map_fini(&s->user_map);
 	free(s->job);
-	sched_map_fini(&s->job_map);
-	sched_map_fini(&s->seg_map);
+	sched__map_fini(&s->job_map);
+	sched__map_fini(&s->seg_map);
 	est_fini(s);
 	colo_fini(s);
 	free(s);
@@ -308,8 +308,8 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 		return rl_err_set(err, RL_EINVAL,
 				  "device %s: expected memory > 0 MiB and compute > 0",
 				  dev->name);
-	if (sched_grow((void **)&s->dev, &s->cap_dev, s->n_dev + 1, sizeof *s->dev) ||
-	    sched_grow((void **)&s->hot, &s->cap_hot, s->n_dev + 1, sizeof *s->hot))
+	if (sched__grow((void **)&s->dev, &s->cap_dev, s->n_dev + 1, sizeof *s->dev) ||
+	    sched__grow((void **)&s->hot, &s->cap_hot, s->n_dev + 1, sizeof *s->hot))
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
 	memset(&s->hot[s->n_dev], 0, sizeof s->hot[0]);
 	sched_dev *d = &s->dev[s->n_dev];
@@ -318,7 +318,7 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 	d->info.name[sizeof d->info.name - 1] = '\0';
 	d->info.uuid[sizeof d->info.uuid - 1] = '\0';
 	d->cls = dev->is_gpu ? CLS_GPU : CLS_HOST;
-	if (sched_grow((void **)&s->cls_dev[d->cls], &s->cap_cls_dev[d->cls],
+	if (sched__grow((void **)&s->cls_dev[d->cls], &s->cap_cls_dev[d->cls],
 		       s->n_cls[d->cls] + 1, sizeof(int)))
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
 	d->cpos = s->n_cls[d->cls];
@@ -327,14 +327,14 @@ int sched_add_device(sched *s, const sched_device_info *dev, rl_err *err)
 		s->n_cls[d->cls]--;
 		return rl_err_set(err, RL_ENOMEM, "adding device %s", dev->name);
 	}
-	sched_touch_dev(s, d);
+	sched__touch_dev(s, d);
 	s->add_stamp = d->stamp;
 	return (int)s->n_dev++;
 }
 
 size_t sched_device_count(const sched *s) { return s->n_dev; }
 
-int sched_req_class(const sched *s, const sched_request *req)
+int sched__req_class(const sched *s, const sched_request *req)
 {
 	if (req->needs_gpu || !s->n_cls[CLS_HOST])
 		return CLS_GPU;
@@ -416,7 +416,7 @@ static void heap_down(sched *s, sched_queue *q, size_t i)
 
 static int heap_push(sched *s, sched_queue *q, sched_qent e)
 {
-	if (sched_grow((void **)&q->hbuf, &q->cap_back, q->n_back + 1, sizeof *q->hbuf))
+	if (sched__grow((void **)&q->hbuf, &q->cap_back, q->n_back + 1, sizeof *q->hbuf))
 		return RL_ENOMEM;
 	q->hbuf[q->n_back++] = e;
 	heap_up(s, q, q->n_back - 1);
@@ -562,7 +562,7 @@ static size_t seg_alloc(sched *s)
 		s->free_head = s->seg[i].next_free;
 		return i;
 	}
-	if (sched_grow((void **)&s->seg, &s->cap_seg, s->n_seg + 1, sizeof *s->seg))
+	if (sched__grow((void **)&s->seg, &s->cap_seg, s->n_seg + 1, sizeof *s->seg))
 		return SCHED_NONE;
 	memset(&s->seg[s->n_seg], 0, sizeof s->seg[0]);
 	return s->n_seg++;
@@ -578,11 +578,11 @@ double user_attained(const sched_user *u, double now)
 
 size_t user_ensure(sched *s, uint32_t id)
 {
-	size_t i = sched_map_get(&s->user_map, id, 0);
+	size_t i = sched__map_get(&s->user_map, id, 0);
 	if (i != SCHED_NONE)
 		return i;
-	if (sched_grow((void **)&s->user, &s->cap_user, s->n_user + 1, sizeof *s->user) ||
-	    sched_map_put(&s->user_map, id, 0, s->n_user))
+	if (sched__grow((void **)&s->user, &s->cap_user, s->n_user + 1, sizeof *s->user) ||
+	    sched__map_put(&s->user_map, id, 0, s->n_user))
 		return SCHED_NONE;
 	sched_user *u = &s->user[s->n_user];
 	memset(u, 0, sizeof *u);
@@ -623,7 +623,7 @@ int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim)
 
 int sched_user_get(const sched *s, uint32_t user, double now, sched_user_state *out)
 {
-	size_t i = sched_map_get(&s->user_map, user, 0);
+	size_t i = sched__map_get(&s->user_map, user, 0);
 	if (i == SCHED_NONE)
 		return RL_ENOTFOUND;
 	const sched_user *u = &s->user[i];
@@ -649,18 +649,18 @@ size_t sched_user_list(const sched *s, uint32_t *ids, size_t max)
 
 static size_t job_ensure(sched *s, uint64_t id)
 {
-	size_t i = sched_map_get(&s->job_map, id, 0);
+	size_t i = sched__map_get(&s->job_map, id, 0);
 	if (i != SCHED_NONE)
 		return i;
 	if (s->job_free != SCHED_NONE) {
 		i = s->job_free;
 		s->job_free = (size_t)s->job[i].id;
 	} else {
-		if (sched_grow((void **)&s->job, &s->cap_job, s->n_job + 1, sizeof *s->job))
+		if (sched__grow((void **)&s->job, &s->cap_job, s->n_job + 1, sizeof *s->job))
 			return SCHED_NONE;
 		i = s->n_job++;
 	}
-	if (sched_map_put(&s->job_map, id, 0, i)) {
+	if (sched__map_put(&s->job_map, id, 0, i)) {
 		s->job[i].id = s->job_free;
 		s->job_free = i;
 		return SCHED_NONE;
@@ -671,7 +671,7 @@ static size_t job_ensure(sched *s, uint64_t id)
 
 static void job_release(sched *s, size_t i)
 {
-	sched_map_del(&s->job_map, s->job[i].id, 0);
+	sched__map_del(&s->job_map, s->job[i].id, 0);
 	s->job[i].id = s->job_free;
 	s->job[i].n_live = 0;
 	s->job[i].attained_s = 0;
@@ -680,7 +680,7 @@ static void job_release(sched *s, size_t i)
 
 double sched_job_attained(const sched *s, uint64_t job_id, double now)
 {
-	size_t i = job_id ? sched_map_get(&s->job_map, job_id, 0) : SCHED_NONE;
+	size_t i = job_id ? sched__map_get(&s->job_map, job_id, 0) : SCHED_NONE;
 	if (i == SCHED_NONE)
 		return 0;
 	double a = s->job[i].attained_s;
@@ -694,7 +694,7 @@ double sched_job_attained(const sched *s, uint64_t job_id, double now)
 
 void sched_job_forget(sched *s, uint64_t job_id)
 {
-	size_t i = job_id ? sched_map_get(&s->job_map, job_id, 0) : SCHED_NONE;
+	size_t i = job_id ? sched__map_get(&s->job_map, job_id, 0) : SCHED_NONE;
 	if (i == SCHED_NONE)
 		return;
 	if (s->job[i].n_live)
@@ -727,7 +727,7 @@ static double order_key(const sched *s, double a)
 static void seg_release_slot(sched *s, size_t gi)
 {
 	sched_seg *g = &s->seg[gi];
-	sched_map_del(&s->seg_map, g->req.seg_id, 0);
+	sched__map_del(&s->seg_map, g->req.seg_id, 0);
 	if (g->job != SCHED_NONE) {
 		sched_job *j = &s->job[g->job];
 		if (j->n_live)
@@ -774,7 +774,7 @@ static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *e
 	int rc = check_request(req, err);
 	if (rc)
 		return rc;
-	if (sched_map_get(&s->seg_map, req->seg_id, 0) != SCHED_NONE)
+	if (sched__map_get(&s->seg_map, req->seg_id, 0) != SCHED_NONE)
 		return rl_err_set(err, RL_EEXISTS, "segment %llu is already known",
 				  (unsigned long long)req->seg_id);
 	size_t ui = user_ensure(s, req->user);
@@ -783,7 +783,7 @@ static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *e
 	size_t gi = prof == SCHED_NONE ? SCHED_NONE : seg_alloc(s);
 	if (gi == SCHED_NONE)
 		return rl_err_set(err, RL_ENOMEM, "submitting segment");
-	if (sched_map_put(&s->seg_map, req->seg_id, 0, gi)) {
+	if (sched__map_put(&s->seg_map, req->seg_id, 0, gi)) {
 		s->seg[gi].next_free = s->free_head;
 		s->free_head = gi;
 		return rl_err_set(err, RL_ENOMEM, "submitting segment");
@@ -860,7 +860,7 @@ static void seg_unplace(sched *s, size_t gi, double now)
 	}
 	for (int k = 0; k < g->pl.n_dev; k++) {
 		devidx_update(s, &s->dev[g->pl.dev[k]]);
-		sched_touch_dev(s, &s->dev[g->pl.dev[k]]);
+		sched__touch_dev(s, &s->dev[g->pl.dev[k]]);
 	}
 	/* off its shape's list of running segments */
 	if (g->srun_prev != SCHED_NONE)
@@ -893,7 +893,7 @@ static void seg_unplace(sched *s, size_t gi, double now)
 
 int sched_remove(sched *s, uint64_t seg_id)
 {
-	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	size_t gi = sched__map_get(&s->seg_map, seg_id, 0);
 	if (gi == SCHED_NONE)
 		return 0;
 	sched_seg *g = &s->seg[gi];
@@ -926,7 +926,7 @@ size_t sched_place(sched *s, double now, sched_placement *out, size_t max)
 int sched_finished(sched *s, uint64_t seg_id, double now,
 		   const sched_observation *obs, rl_err *err)
 {
-	size_t gi = sched_map_get(&s->seg_map, seg_id, 0);
+	size_t gi = sched__map_get(&s->seg_map, seg_id, 0);
 	if (gi == SCHED_NONE || s->seg[gi].state != SEG_RUNNING)
 		return rl_err_set(err, RL_ENOTFOUND, "segment %llu is not running",
 				  (unsigned long long)seg_id);
@@ -945,12 +945,12 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 		uint64_t before = s->prof[g->prof].stamp;
 		/* An out-of-memory beside others' memory says nothing about the
 		 * shape (mem.c): the trial's own floor handles it. */
-		if (obs->outcome != SCHED_OUT_OOM || !g->foreign_seen)
+		if (obs->outcome != SEG_OUT_OOM || !g->foreign_seen)
 			est_observe(s, g->prof, obs, !timed ? EST_UNTIMED : alone ? EST_ALONE : EST_SHARED,
 				    g->pl.mem_mib);
 		if (s->prof[g->prof].stamp != before)
-			sched_touch_shape(s, g->req.shape); /* its utilisation moved */
-		if (timed && !alone && obs->outcome == SCHED_OUT_COMPLETED &&
+			sched__touch_shape(s, g->req.shape); /* its utilisation moved */
+		if (timed && !alone && obs->outcome == SEG_OUT_COMPLETED &&
 		    obs->work > 0 && obs->duration_s > 0) {
 			const sched_profile *p = &s->prof[g->prof];
 			if (p->thr_alone > 0)
@@ -1009,7 +1009,7 @@ int sched_device_get(const sched *s, int dev, sched_device_state *out)
 	out->n_running = d->n_run;
 	out->foreign_mib = d->foreign_raw;
 	out->foreign_counted_mib = d->foreign;
-	out->mem_free_mib = sched_dev_free(d);
+	out->mem_free_mib = sched__dev_free(d);
 	out->avoided = d->avoided;
 	return 0;
 }

@@ -13,7 +13,7 @@
  *           observed peak memory and throughput update the shape's profile;
  *           the devices x seconds it held count as service of its job and
  *           its user, which the queue orders (las, tiresias, fair) read
- * An out-of-memory segment is reported with outcome SCHED_OUT_OOM; what it
+ * An out-of-memory segment is reported with outcome SEG_OUT_OOM; what it
  * means (re-queue with a raised floor, run alone, fail the trial) is the
  * core's decision too (sched_mem_decide, mem.c), and the estimator raises
  * the shape's reservation.
@@ -45,7 +45,7 @@ typedef struct sched_device_info {
 	double compute_total;   /* GPU: 100 (percent); host: number of CPUs */
 } sched_device_info;
 
-/* How a segment ended (SCHED_OUT_*, sched_outcome_name): common/outcome.h,
+/* How a segment ended (SEG_OUT_*, seg_outcome_name): common/outcome.h,
  * shared with the executors. */
 
 /* Where a reservation came from (reported per placement, kept in the store). */
@@ -105,7 +105,7 @@ typedef struct sched_placement {
 
 /* What the driver saw of a finished segment. */
 typedef struct sched_observation {
-	sched_outcome outcome;
+	seg_outcome outcome;
 	uint64_t peak_mem_mib;   /* measured peak (device memory, or RSS on host); 0 unknown */
 	double mean_util;        /* mean compute utilisation (percent of one device), <0 unknown */
 	double work;             /* resource units trained (b - a) */
@@ -486,7 +486,7 @@ const char *sched_mem_verdict_name(sched_mem_verdict v);
 
 /* The facts of a segment's end that the memory policy reads. */
 typedef struct sched_mem_end {
-	sched_outcome outcome;
+	seg_outcome outcome;
 	uint64_t peak_mib;      /* measured peak, 0 unknown */
 	uint64_t reserved_mib;  /* its reservation */
 	uint64_t device_mib;    /* memory of its (smallest) device */

@@ -23,12 +23,12 @@ typedef struct sched_map {
 } sched_map;
 
 /* Returns the stored index or (size_t)-1. */
-size_t sched_map_get(const sched_map *m, uint64_t a, uint64_t b);
+size_t sched__map_get(const sched_map *m, uint64_t a, uint64_t b);
 /* Insert or overwrite; 0 or RL_ENOMEM. */
-int sched_map_put(sched_map *m, uint64_t a, uint64_t b, size_t val);
+int sched__map_put(sched_map *m, uint64_t a, uint64_t b, size_t val);
 /* Remove when present (backward-shift deletion, no tombstones). */
-void sched_map_del(sched_map *m, uint64_t a, uint64_t b);
-void sched_map_fini(sched_map *m);
+void sched__map_del(sched_map *m, uint64_t a, uint64_t b);
+void sched__map_fini(sched_map *m);
 
 #define SCHED_NONE ((size_t)-1)
 #define SCHED_PSHAPES 4
@@ -51,7 +51,7 @@ typedef struct sched_dev {
 	double comp_res;
 	uint64_t foreign_raw; /* memory others use here, as last told */
 	uint64_t foreign;   /* ... with the margin, at most the total: taken
-			       off the free memory (sched_dev_free) */
+			       off the free memory (sched__dev_free) */
 	int avoided;        /* SCHED_FOREIGN_AVOID and others use it: takes
 			       nothing new (claimed-like in the indexes) */
 	size_t *run;        /* segment indices running here */
@@ -428,7 +428,7 @@ struct sched {
 
 /* Memory free for a new reservation on d: total - reserved - foreign
  * (with its margin), never below 0. */
-static inline uint64_t sched_dev_free(const sched_dev *d)
+static inline uint64_t sched__dev_free(const sched_dev *d)
 {
 	uint64_t used = d->mem_res + d->foreign;
 	return used < d->info.mem_total_mib ? d->info.mem_total_mib - used : 0;
@@ -436,17 +436,17 @@ static inline uint64_t sched_dev_free(const sched_dev *d)
 
 /* Mark a device changed (something may fit that did not), every device,
  * or the devices running a shape (by its key, or its profile index). */
-void sched_touch_dev(sched *s, sched_dev *d);
-void sched_touch_all(sched *s);
-void sched_touch_shape(sched *s, uint64_t shape);
-void sched_touch_prof(sched *s, size_t prof);
+void sched__touch_dev(sched *s, sched_dev *d);
+void sched__touch_all(sched *s);
+void sched__touch_shape(sched *s, uint64_t shape);
+void sched__touch_prof(sched *s, size_t prof);
 
 /* Grow an array to hold at least need elements; 0 or RL_ENOMEM. */
-int sched_grow(void **arr, size_t *cap, size_t need, size_t elem);
+int sched__grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* Device class a request is placed on (GPU, or host when a host device
  * exists, else GPU). */
-int sched_req_class(const sched *s, const sched_request *req);
+int sched__req_class(const sched *s, const sched_request *req);
 
 /* ---- estimate.c ---- */
 /* Reservations from measurements first (profiles, family model, the hint
@@ -570,7 +570,7 @@ typedef struct pass {
 
 static inline uint64_t dev_free(const sched_dev *d)
 {
-	return sched_dev_free(d);
+	return sched__dev_free(d);
 }
 
 /* A segment takes whole devices and holds them: its reservation is a

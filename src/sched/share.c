@@ -214,7 +214,7 @@ static spread_memo *memo_of(sched *s, size_t pi)
 {
 	if (pi >= s->n_smemo) {
 		size_t cap = s->cap_smemo;
-		if (sched_grow((void **)&s->smemo, &cap, pi + 1, sizeof *s->smemo))
+		if (sched__grow((void **)&s->smemo, &cap, pi + 1, sizeof *s->smemo))
 			return NULL;
 		memset(&s->smemo[s->n_smemo], 0, (cap - s->n_smemo) * sizeof *s->smemo);
 		s->cap_smemo = cap;

@@ -57,12 +57,12 @@ static const char *oom_words(const sched_end_facts *f)
 static void decide_action(const sched *s, const sched_end_facts *f, sched_trial_history *h,
 			  sched_end_record *out)
 {
-	sched_outcome o = f->obs.outcome;
+	seg_outcome o = f->obs.outcome;
 	out->action = SCHED_END_DONE;
 	out->cause = SCHED_CAUSE_NONE;
 	if (!f->engine_failed)
 		return;
-	if (o == SCHED_OUT_OOM) {
+	if (o == SEG_OUT_OOM) {
 		out->cause = SCHED_CAUSE_OOM;
 		if (out->mem.verdict == SCHED_MEM_FAIL) {
 			out->action = SCHED_END_FAIL;
@@ -72,7 +72,7 @@ static void decide_action(const sched *s, const sched_end_facts *f, sched_trial_
 		}
 		return;
 	}
-	if (o == SCHED_OUT_LOST && h->losses < s->opt.lost_max) {
+	if (o == SEG_OUT_LOST && h->losses < s->opt.lost_max) {
 		/* Its node failed or it was preempted: not the trial's fault. */
 		h->losses++;
 		out->action = SCHED_END_REQUEUE;
@@ -95,10 +95,10 @@ static void decide_action(const sched *s, const sched_end_facts *f, sched_trial_
  * line's version of it (which prints the reservation and peak itself). */
 static void describe(const sched_end_facts *f, uint64_t reserved_mib, sched_end_record *out)
 {
-	sched_outcome o = f->obs.outcome;
-	const char *oname = sched_outcome_name(o);
+	seg_outcome o = f->obs.outcome;
+	const char *oname = seg_outcome_name(o);
 	out->word = f->ended_short ? "ended" : oname;
-	if (o == SCHED_OUT_OOM) {
+	if (o == SEG_OUT_OOM) {
 		const char *what = oom_words(f);
 		char then[200] = "";
 		if (out->action == SCHED_END_REQUEUE)
@@ -111,12 +111,12 @@ static void describe(const sched_end_facts *f, uint64_t reserved_mib, sched_end_
 		snprintf(out->message, sizeof out->message, "%s",
 			 f->engine_reason ? f->engine_reason : "");
 		snprintf(out->shown, sizeof out->shown, "%s", out->message);
-	} else if (o != SCHED_OUT_COMPLETED) {
+	} else if (o != SEG_OUT_COMPLETED) {
 		snprintf(out->message, sizeof out->message, "%s",
 			 f->reason && f->reason[0] ? f->reason : oname);
 		snprintf(out->shown, sizeof out->shown, "%s", out->message);
 	}
-	if (o != SCHED_OUT_COMPLETED)
+	if (o != SEG_OUT_COMPLETED)
 		snprintf(out->event, sizeof out->event, "segment.%s", oname);
 }
 
@@ -130,7 +130,7 @@ int sched_end_decide(const sched *s, uint64_t seg_id, const sched_end_facts *f,
 	int rc = sched_mem_decide(s, seg_id, &f->obs, &h->mem, &r.mem, err);
 	if (rc < 0)
 		return rc;
-	const sched_seg *g = &s->seg[sched_map_get(&s->seg_map, seg_id, 0)];
+	const sched_seg *g = &s->seg[sched__map_get(&s->seg_map, seg_id, 0)];
 	decide_action(s, f, h, &r);
 	describe(f, g->pl.mem_mib, &r);
 	*out = r;

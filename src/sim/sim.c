@@ -672,20 +672,20 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 	if (s->killed) {
 		/* Others' memory took what it was using: it dies within its
 		 * reservation, with the peak it reached (the driver sampled it). */
-		o.outcome = SCHED_OUT_OOM;
+		o.outcome = SEG_OUT_OOM;
 		o.peak_mem_mib = job->mem_mib < s->res_mib ? job->mem_mib : s->res_mib;
 		o.mean_util = -1;
 		o.work = 0;
 		x->r->oom_count++;
 		x->r->oom_foreign_count++;
 	} else if (s->doomed) {
-		o.outcome = SCHED_OUT_OOM;
+		o.outcome = SEG_OUT_OOM;
 		o.peak_mem_mib = s->res_mib;
 		o.mean_util = -1;
 		o.work = 0;
 		x->r->oom_count++;
 	} else {
-		o.outcome = SCHED_OUT_COMPLETED;
+		o.outcome = SEG_OUT_COMPLETED;
 		o.peak_mem_mib = job->mem_mib;
 		o.mean_util = job->util_pct;
 		o.work = s->seg_work;

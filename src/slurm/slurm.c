@@ -702,7 +702,7 @@ static void job_result(sjob *j, exec_result *r)
 {
 	memset(r, 0, sizeof *r);
 	if (j->runtime_fault) {
-		r->outcome = SCHED_OUT_FAILED;
+		r->outcome = SEG_OUT_FAILED;
 		r->exited = 1;
 		r->exit_code = -1;
 		r->fault = EXEC_FAULT_RUNTIME;
@@ -710,36 +710,36 @@ static void job_result(sjob *j, exec_result *r)
 		return;
 	}
 	if (j->lost_why[0]) {
-		r->outcome = SCHED_OUT_LOST;
+		r->outcome = SEG_OUT_LOST;
 		r->exit_code = -1;
 		snprintf(r->reason, sizeof r->reason, "%s", j->lost_why);
 	} else {
 		slurm_job_outcome(j->final_state, j->final_raw, j->final_reason, r);
 	}
 	int ended = j->end_line_seen;
-	if (r->outcome == SCHED_OUT_CANCELLED && j->timed_out) {
-		r->outcome = SCHED_OUT_TIMEOUT;
+	if (r->outcome == SEG_OUT_CANCELLED && j->timed_out) {
+		r->outcome = SEG_OUT_TIMEOUT;
 		snprintf(r->reason, sizeof r->reason, "ran past its timeout of %g s (cancelled)",
 			 j->timeout_s);
-	} else if (r->outcome == SCHED_OUT_CANCELLED && j->cancel_want) {
+	} else if (r->outcome == SEG_OUT_CANCELLED && j->cancel_want) {
 		snprintf(r->reason, sizeof r->reason, "cancelled");
-	} else if ((r->outcome == SCHED_OUT_FAILED || r->outcome == SCHED_OUT_COMPLETED) && ended) {
+	} else if ((r->outcome == SEG_OUT_FAILED || r->outcome == SEG_OUT_COMPLETED) && ended) {
 		/* The wrapper saw the trial's own exit. */
 		if (j->end_line.exited) {
 			r->exited = 1;
 			r->exit_code = j->end_line.exit_code;
-			if (r->exit_code && r->outcome == SCHED_OUT_FAILED)
+			if (r->exit_code && r->outcome == SEG_OUT_FAILED)
 				snprintf(r->reason, sizeof r->reason, "exit code %d", r->exit_code);
-		} else if (r->outcome == SCHED_OUT_FAILED) {
-			r->outcome = SCHED_OUT_SIGNALED;
+		} else if (r->outcome == SEG_OUT_FAILED) {
+			r->outcome = SEG_OUT_SIGNALED;
 			r->exited = 0;
 			r->term_signal = j->end_line.term_signal;
 			snprintf(r->reason, sizeof r->reason, "killed by SIG%s",
 				 sigabbrev_np(r->term_signal) ? sigabbrev_np(r->term_signal) : "?");
 		}
 	}
-	if (r->outcome == SCHED_OUT_FAILED || r->outcome == SCHED_OUT_SIGNALED ||
-	    (r->outcome == SCHED_OUT_CANCELLED && !j->cancel_want)) {
+	if (r->outcome == SEG_OUT_FAILED || r->outcome == SEG_OUT_SIGNALED ||
+	    (r->outcome == SEG_OUT_CANCELLED && !j->cancel_want)) {
 		/* Where Slurm samples memory (JobAcctGatherParams=OverMemoryKill)
 		 * instead of the kernel enforcing it, a job over --mem ends
 		 * FAILED or CANCELLED with slurmstepd's words in its output. */
@@ -748,7 +748,7 @@ static void job_result(sjob *j, exec_result *r)
 		const char *m = strstr(j->tail, "xceeded job memory limit") ? overmem
 									 : contract_oom_marker(j->tail);
 		if (m) {
-			r->outcome = SCHED_OUT_OOM;
+			r->outcome = SEG_OUT_OOM;
 			r->oom_marker = m;
 			if (m == overmem)
 				snprintf(r->reason, sizeof r->reason, "%s", m);

@@ -448,17 +448,17 @@ void slurm_job_outcome(const char *state, int exit_raw, const char *reason, exec
 	int sig = exit_raw > 0 ? exit_raw & 0x7f : 0;
 	int code = exit_raw > 0 ? (exit_raw >> 8) & 0xff : 0;
 	if (state_is(state, "COMPLETED")) {
-		r->outcome = SCHED_OUT_COMPLETED;
+		r->outcome = SEG_OUT_COMPLETED;
 		r->reason[0] = '\0';
 	} else if (state_is(state, "FAILED")) {
 		if (sig) {
-			r->outcome = SCHED_OUT_SIGNALED;
+			r->outcome = SEG_OUT_SIGNALED;
 			r->exited = 0;
 			r->term_signal = sig;
 			snprintf(r->reason, sizeof r->reason, "killed by SIG%s (Slurm: FAILED)",
 				 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
 		} else {
-			r->outcome = SCHED_OUT_FAILED;
+			r->outcome = SEG_OUT_FAILED;
 			r->exit_code = exit_raw < 0 ? -1 : code;
 			if (exit_raw < 0)
 				snprintf(r->reason, sizeof r->reason, "Slurm: FAILED (%s)",
@@ -467,25 +467,25 @@ void slurm_job_outcome(const char *state, int exit_raw, const char *reason, exec
 				snprintf(r->reason, sizeof r->reason, "exit code %d", code);
 		}
 	} else if (state_is(state, "TIMEOUT") || state_is(state, "DEADLINE")) {
-		r->outcome = SCHED_OUT_TIMEOUT;
+		r->outcome = SEG_OUT_TIMEOUT;
 		r->exited = 0;
 		snprintf(r->reason, sizeof r->reason, "Slurm: %s (the job's time limit)", state);
 	} else if (state_is(state, "OUT_OF_MEMORY")) {
-		r->outcome = SCHED_OUT_OOM;
+		r->outcome = SEG_OUT_OOM;
 		r->exited = 0;
 		snprintf(r->reason, sizeof r->reason, "Slurm: OUT_OF_MEMORY (over the job's --mem)");
 	} else if (state_is(state, "CANCELLED")) {
-		r->outcome = SCHED_OUT_CANCELLED;
+		r->outcome = SEG_OUT_CANCELLED;
 		r->exited = 0;
 		snprintf(r->reason, sizeof r->reason, "Slurm: CANCELLED");
 	} else if (state_is(state, "NODE_FAIL") || state_is(state, "BOOT_FAIL") ||
 		   state_is(state, "PREEMPTED")) {
-		r->outcome = SCHED_OUT_LOST;
+		r->outcome = SEG_OUT_LOST;
 		r->exited = 0;
 		snprintf(r->reason, sizeof r->reason, "Slurm: %s (not the trial's fault: re-run "
 			 "from its checkpoint)", state);
 	} else {
-		r->outcome = SCHED_OUT_FAILED;
+		r->outcome = SEG_OUT_FAILED;
 		r->exit_code = exit_raw < 0 ? -1 : code;
 		snprintf(r->reason, sizeof r->reason, "Slurm: the job ended %s", state);
 	}

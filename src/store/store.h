@@ -83,7 +83,7 @@ typedef trial_state trial_status;
 #define TRIAL__COUNT TRIAL_N_STATES
 
 /* Segment state.  The first two are the lifecycle; the rest are outcomes of
- * a finished segment and use the same names as sched_outcome. */
+ * a finished segment and use the same names as seg_outcome. */
 typedef enum seg_status {
 	SEG_PLANNED, SEG_RUNNING,
 	SEG_COMPLETED, SEG_FAILED, SEG_SIGNALED, SEG_OOM, SEG_TIMEOUT,

@@ -37,7 +37,7 @@ static void check_job(const slurm_job *j)
 	exec_result r;
 	memset(&r, 0, sizeof r);
 	slurm_job_outcome(j->state, j->exit_raw, j->reason, &r);
-	if ((unsigned)r.outcome >= SCHED_OUT__COUNT || !TERMINATED(r.reason))
+	if ((unsigned)r.outcome >= SEG_OUT__COUNT || !TERMINATED(r.reason))
 		abort();
 }
 
