@@ -490,6 +490,50 @@ static void test_tiresias_schedule(void **state)
 	sim_trace_free(t);
 }
 
+/* The Tiresias peer's quantum (issue 26): within a queue its running job
+ * is not preempted by the queue's waiting ones.  One GPU, 1000 s
+ * segments, two queues split at 1500 GPU-s; A (4000 s) at 0, B (4000 s)
+ * at 100.  A runs 0-2000 and enters the second queue; B (first queue)
+ * runs from 2000 and enters the second at 4000, where B keeps running
+ * (done at 6000, JCT 5900) and A follows (done at 8000).  Without the
+ * quantum's rule (--tiresias-quantum-s 0) the second queue is FIFO by
+ * arrival at every boundary, so at 4000 A takes the GPU back from B:
+ * A 6000, B 7900. */
+static void test_tiresias_running_first(void **state)
+{
+	(void)state;
+	sim_trace *t = parse("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib\n"
+			     "A,0,4000,1,1000\nB,100,4000,1,1000\n");
+	sim_model *m = NULL;
+	assert_int_equal(sim_model_new(t, NULL, &m, NULL), 0);
+	sim_config c = small_config(1, 10000);
+	c.tune.tiresias_limit_s[0] = 1500;
+	static const struct {
+		double quantum, a, b;
+	} want[] = {{1000, 8000, 5900}, {0, 6000, 7900}};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		c.tune.tiresias_quantum_s = want[i].quantum;
+		sim_result *r = run(t, m, &c, SCHED_POLICY_TIRESIAS);
+		assert_near(r->jct_s[0], want[i].a);
+		assert_near(r->jct_s[1], want[i].b);
+		assert_near(r->segment_s, 1000);
+		sim_result_free(r);
+	}
+	/* a quantum shorter than a segment cuts the peer's segments (and
+	 * only the peer's) */
+	c.tune.tiresias_quantum_s = 500;
+	sim_result *r = run(t, m, &c, SCHED_POLICY_TIRESIAS);
+	assert_near(r->segment_s, 500);
+	assert_int_equal(r->n_segments, 16);
+	sim_result_free(r);
+	r = run(t, m, &c, SCHED_POLICY_EXCLUSIVE);
+	assert_near(r->segment_s, 1000);
+	assert_int_equal(r->n_segments, 8);
+	sim_result_free(r);
+	sim_model_free(m);
+	sim_trace_free(t);
+}
+
 static void test_gandiva_schedule(void **state)
 {
 	(void)state;
@@ -756,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_oom_then_recovers),
 		cmocka_unit_test(test_gangs),
 		cmocka_unit_test(test_tiresias_schedule),
+		cmocka_unit_test(test_tiresias_running_first),
 		cmocka_unit_test(test_gandiva_schedule),
 		cmocka_unit_test(test_unplaceable_job),
 		cmocka_unit_test(test_deterministic),

@@ -90,6 +90,75 @@ vals = [float(r["jct_h"]) for f in glob.glob(os.path.join(sys.argv[1], "jct_cdf_
 assert vals and lo <= min(vals) and max(vals) <= hi, (lo, hi, min(vals), max(vals))
 print("ok: the CDF's x range %g-%g h holds every job (%g-%g h)" % (lo, hi, min(vals), max(vals)))
 P
+# --order all (issue 26 item 3): every peer in fifo, las and tiresias
+# order, relish in its own; each pair is the very run that --order gives
+# alone, the default-order runs are --json's "policies" as without it, and
+# the summary names the best (peer, order) pair of each figure and relish
+# against it, agreeing with --json.
+"$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --order all >"$work/all.table"
+"$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --order all --json >"$work/all.json"
+"$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --policy gandiva,tiresias --order las \
+  --json >"$work/las.json"
+"$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --policy tiresias --json \
+  --tiresias-quantum-s 0 >"$work/tq0.json"
+set +e
+"$RELISH" simulate --trace "$trace" --gpus 8 --gpu-memory 32G --order every 2>"$work/err"; rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q 'expected default, fifo, las, tiresias, fair or all, got "every"' "$work/err" ||
+  fail "--order every: exit $rc $(cat "$work/err")"
+$PY - "$work/all.table" "$work/all.json" "$work/g.json" "$work/las.json" "$work/tq0.json" <<'P'
+import json, re, sys
+table = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+plain = json.load(open(sys.argv[3]))["policies"]
+las = json.load(open(sys.argv[4]))["policies"]
+tq0 = json.load(open(sys.argv[5]))["policies"]["tiresias"]
+peers = ("exclusive", "pack", "tiresias", "gandiva")
+want = {"%s-%s" % (p, o) for p in peers for o in ("fifo", "las", "tiresias")} | {"relish-las"}
+pairs = d["pairs"]
+assert set(pairs) == want, sorted(pairs)
+for k, r in pairs.items():
+    assert k == "%s-%s" % (r["policy"], r["order"]), (k, r["policy"], r["order"])
+rows = re.findall(r"^(exclusive|pack|relish|tiresias|gandiva) +(fifo|las|tiresias) ", table, re.M)
+assert {"%s-%s" % r for r in rows} == want and len(rows) == len(want), rows
+same = ("makespan_s", "mean_jct_s", "p95_jct_s", "mean_burst_jct_s", "oom_count", "segments")
+for p in ("gandiva", "tiresias"):
+    for k in same:
+        assert pairs[p + "-las"][k] == las[p][k], (p, k, pairs[p + "-las"][k], las[p][k])
+for p, r in plain.items():
+    for k in same:
+        assert d["policies"][p][k] == r[k], (p, k)
+# the Tiresias peer preempts every 1800 s of service by default (its
+# quantum), the others at --segment-s; 0 gives it --segment-s too
+assert pairs["tiresias-tiresias"]["segment_s"] == 1800, pairs["tiresias-tiresias"]["segment_s"]
+assert pairs["gandiva-las"]["segment_s"] == 3600 and tq0["segment_s"] == 3600
+assert tq0["segments"] < pairs["tiresias-tiresias"]["segments"], (tq0["segments"], pairs["tiresias-tiresias"]["segments"])
+figs = [("makespan", "makespan_s", "makespan"), ("mean JCT", "mean_jct_s", "mean_jct"),
+        ("p95 JCT", "p95_jct_s", "p95_jct"), ("HPO experiment time", "mean_burst_jct_s", "hpo_experiment"),
+        ("queueing", "mean_queue_s", "queue")]
+best_line = re.search(r"^best \(peer, order\) pair: (.*)$", table, re.M)
+vs_line = re.search(r"^relish vs the best \(peer, order\) pair: relish (.*)$", table, re.M)
+assert best_line and vs_line, table[-1500:]
+comp = d["comparisons"]
+for words, key, jkey in figs:
+    cands = {k: r for k, r in pairs.items() if r["policy"] != "relish"}
+    best = min(r[key] for r in cands.values())
+    m = re.search(r"(?:^|, )%s ([a-z]+-[a-z]+) ([0-9.]+) h" % re.escape(words), best_line.group(1))
+    assert m, (words, best_line.group(1))
+    assert cands[m.group(1)][key] == best, (words, m.group(1), "is not the best pair")
+    assert abs(float(m.group(2)) - best / 3600) < 0.006, (words, m.group(2), best / 3600)
+    bp = comp["best_pair"][jkey]
+    assert pairs["%s-%s" % (bp["peer"], bp["order"])][key] == best and bp["value_s"] == best, (jkey, bp)
+    r = pairs["relish-las"][key] / best
+    m = re.search(r"(?:^|, )%s ([0-9.]+)x ([a-z]+-[a-z]+)'s \((the same|\d+%% (longer|shorter))\)"
+                  % re.escape(words), vs_line.group(1))
+    assert m and cands[m.group(2)][key] == best, (words, vs_line.group(1))
+    assert abs(float(m.group(1)) - r) < 0.006, (words, m.group(1), r)
+    word = m.group(4) or "same"
+    assert word == ("longer" if r > 1.005 else "shorter" if r < 0.995 else "same"), (words, word, r)
+    assert abs(comp["relish_vs_best_pair"][jkey]["ratio"] - r) < 1e-9, (jkey, comp["relish_vs_best_pair"][jkey])
+print("ok: --order all, %d pairs, the best pair and relish against it" % len(pairs))
+P
 gp=$work/out/plots.gp
 grep -q "multiplot layout 5,1 title 'GPU compute and memory in use, 8 GPUs x 32768 MiB" "$gp" || fail "plots.gp: $(head -8 "$gp")"
 [ "$(grep -c "^plot 'series_.*_smooth.csv'" "$gp")" = 5 ] || fail "not one panel per policy: $(cat "$gp")"

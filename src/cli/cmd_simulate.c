@@ -39,7 +39,10 @@ static const char usage_text[] =
 	"  --order O            queue order: default (fifo for exclusive and pack, las for\n"
 	"                       relish), fifo, las (least attained service first),\n"
 	"                       tiresias (discretised 2D-LAS queues) or fair (users by\n"
-	"                       attained GPU-time over their share, LAS within a user)\n"
+	"                       attained GPU-time over their share, LAS within a user);\n"
+	"                       all: every peer in fifo, las and tiresias order, relish\n"
+	"                       in its own, and relish against the best (peer, order)\n"
+	"                       pair\n"
 	"  --half-life-s S      fair: each GPU-second a user attained counts half after\n"
 	"                       S seconds (default 604800, 7 days; 0: never forgets)\n"
 	"  --colocate FILE      measured co-location pairs (Lucid format), or 'none';\n"
@@ -72,6 +75,8 @@ static const char usage_text[] =
 	"                          at a time on a family estimate (default on)\n"
 	"  --tiresias-limits L     tiresias: queue thresholds, GPU-seconds, comma-separated\n"
 	"                          (default 1800,3600,...,230400)\n"
+	"  --tiresias-quantum-s Q  tiresias: its preemption quantum, the length of its\n"
+	"                          segments (default 1800; 0: --segment-s)\n"
 	"  --gandiva-timeslice N   gandiva: most segments time-sliced on a GPU (0: memory)\n"
 	"  --check-colocate F   instead of simulating: score the co-location model against\n"
 	"                       Gavel's V100 pairwise throughputs in F (and Lucid's pairs);\n"
@@ -80,6 +85,7 @@ static const char usage_text[] =
 typedef struct sim_opts {
 	const char *trace, *colocate, *out, *background, *check;
 	int gpus, json, placements, policies[SCHED_POLICY__COUNT];
+	int all_orders;             /* --order all */
 	long long mem;
 	int scale, scale_span, seed_set;
 	uint64_t scale_seed;
@@ -102,7 +108,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_T_LIMITS, O_G_TS, O_HALF_LIFE, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -129,6 +135,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-solo-after-s", required_argument, NULL, O_R_SOLO},
 		{"relish-family-probe", required_argument, NULL, O_R_FPROBE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
+		{"tiresias-quantum-s", required_argument, NULL, O_T_QUANTUM},
 		{"gandiva-timeslice", required_argument, NULL, O_G_TS},
 		{"half-life-s", required_argument, NULL, O_HALF_LIFE},
 		{"help", no_argument, NULL, O_HELP},
@@ -192,10 +199,13 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rc;
 			break;
 		case O_ORDER:
-			if (sched_order_from_name(optarg, &o->cfg.order) < 0)
+			o->all_orders = !strcmp(optarg, "all");
+			if (o->all_orders)
+				o->cfg.order = ORDER_DEFAULT;
+			else if (sched_order_from_name(optarg, &o->cfg.order) < 0)
 				return rl_err_set(err, RL_EUSAGE,
-						  "--order: expected default, fifo, las, tiresias or fair, got \"%s\"",
-						  optarg);
+						  "--order: expected default, fifo, las, tiresias, fair or all, "
+						  "got \"%s\"", optarg);
 			break;
 		case O_HINTS:
 			if (sim_hints_from_name(optarg, &o->cfg.hints) < 0)
@@ -274,6 +284,10 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			}
 			break;
 		}
+		case O_T_QUANTUM:
+			if ((rc = parse_num("--tiresias-quantum-s", optarg, 0, &o->cfg.tune.tiresias_quantum_s, err)) < 0)
+				return rc;
+			break;
 		case O_G_TS:
 			if ((rc = parse_num("--gandiva-timeslice", optarg, 0, &d, err)) < 0)
 				return rc;
@@ -342,38 +356,59 @@ static void log_placement(void *ctx, double now, const sched_request *req,
 		fputs(row, lg->f);
 }
 
+/* --order all: the orders each peer runs in (relish runs in its own). */
+static const queue_order peer_orders[] = {ORDER_FIFO, ORDER_LAS, ORDER_TIRESIAS};
+#define N_PEER_ORDERS (sizeof peer_orders / sizeof peer_orders[0])
+#define MAX_RUNS (SCHED_POLICY__COUNT * N_PEER_ORDERS)
+
 /*
  * Run the chosen policies side by side (sim_run_tasks: a thread per processor,
- * results identical to running them in turn); with --placements, each
- * writes DIR/placements_POLICY.csv through its on_place observer.
+ * results identical to running them in turn), each in the order asked, or
+ * with --order all each peer in every order of peer_orders: runs[0..*n_runs)
+ * in policy-major order, and res[policy] the run in the policy's own order
+ * (the table's and --json's "policies").  With --placements, each writes
+ * DIR/placements_POLICY.csv (placements_POLICY-ORDER.csv with --order all)
+ * through its on_place observer.
  */
 static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *m,
-			sim_result **res, rl_err *err)
+			sim_result **res, sim_result **runs, size_t *n_runs, rl_err *err)
 {
-	sim_task tasks[SCHED_POLICY__COUNT];
-	sim_config cfg[SCHED_POLICY__COUNT];
-	place_log lg[SCHED_POLICY__COUNT];
-	char name[SCHED_POLICY__COUNT][64];
+	sim_task tasks[MAX_RUNS];
+	sim_config cfg[MAX_RUNS];
+	place_log lg[MAX_RUNS];
+	char name[MAX_RUNS][64];
 	size_t n = 0;
 	int rc = 0;
+	*n_runs = 0;
 	if (o->placements && mkdir(o->out, 0777) != 0 && errno != EEXIST)
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", o->out);
 	for (int i = 0; i < SCHED_POLICY__COUNT && rc == 0; i++) {
 		if (!o->policies[i])
 			continue;
-		cfg[n] = o->cfg;
-		if (o->placements) {
-			snprintf(name[n], sizeof name[n], "placements_%s.csv",
-				 sched_policy_name((sched_policy)i));
-			lg[n] = (place_log){.t = t};
-			if ((rc = sim_report_open(o->out, name[n], &lg[n].f, err)) < 0)
-				break;
-			fputs(SIM_PLACEMENTS_CSV_HEADER, lg[n].f);
-			cfg[n].on_place = log_placement;
-			cfg[n].ctx = &lg[n];
+		sched_policy p = (sched_policy)i;
+		size_t n_orders = o->all_orders && p != SCHED_POLICY_RELISH ? N_PEER_ORDERS : 1;
+		for (size_t k = 0; k < n_orders && rc == 0; k++) {
+			cfg[n] = o->cfg;
+			if (o->all_orders && p != SCHED_POLICY_RELISH)
+				cfg[n].order = peer_orders[k];
+			if (o->placements) {
+				if (o->all_orders)
+					snprintf(name[n], sizeof name[n], "placements_%s-%s.csv",
+						 sched_policy_name(p),
+						 sched_order_name(sched_policy_order(p, cfg[n].order)));
+				else
+					snprintf(name[n], sizeof name[n], "placements_%s.csv",
+						 sched_policy_name(p));
+				lg[n] = (place_log){.t = t};
+				if ((rc = sim_report_open(o->out, name[n], &lg[n].f, err)) < 0)
+					break;
+				fputs(SIM_PLACEMENTS_CSV_HEADER, lg[n].f);
+				cfg[n].on_place = log_placement;
+				cfg[n].ctx = &lg[n];
+			}
+			tasks[n] = (sim_task){.policy = p, .cfg = &cfg[n]};
+			n++;
 		}
-		tasks[n] = (sim_task){.policy = (sched_policy)i, .cfg = &cfg[n]};
-		n++;
 	}
 	if (rc == 0)
 		sim_run_tasks(t, m, tasks, n);
@@ -383,9 +418,18 @@ static int run_policies(const sim_opts *o, const sim_trace *t, const sim_model *
 			*err = tasks[k].err;
 			rl_err_prefix(err, "policy %s", sched_policy_name(tasks[k].policy));
 		}
-		if (o->placements && fclose(lg[k].f) != 0 && rc == 0)
+		if (o->placements && lg[k].f && fclose(lg[k].f) != 0 && rc == 0)
 			rc = rl_err_sys(err, RL_EIO, errno, "writing %s/%s", o->out, name[k]);
-		res[tasks[k].policy] = tasks[k].result;
+		sim_result *r = tasks[k].result;
+		if (!r)
+			continue;
+		runs[(*n_runs)++] = r;
+		/* the policy's own order (or the one forced) is its run in
+		 * "policies" */
+		if (!res[tasks[k].policy] &&
+		    r->order == sched_policy_order(tasks[k].policy, o->all_orders ? ORDER_DEFAULT
+										   : o->cfg.order))
+			res[tasks[k].policy] = r;
 	}
 	return rc;
 }
@@ -418,7 +462,8 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 		return rc > 0 ? 0 : rc;
 	sim_trace *t = NULL;
 	sim_model *m = NULL;
-	sim_result *res[SCHED_POLICY__COUNT] = {NULL};
+	sim_result *res[SCHED_POLICY__COUNT] = {NULL}, *runs[MAX_RUNS] = {NULL};
+	size_t n_runs = 0;
 	json_t *report = NULL;
 	char *coloc = NULL;
 	sim_background *bg = NULL;
@@ -448,12 +493,13 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 		rc = check_colocate(&o, t, m, err);
 		goto done;
 	}
-	if ((rc = run_policies(&o, t, m, res, err)) < 0)
+	if ((rc = run_policies(&o, t, m, res, runs, &n_runs, err)) < 0)
 		goto done;
 	sim_report_setup rs = {
 		.trace = o.trace, .gpus = o.gpus, .gpu_memory_mib = o.mem, .scale = o.scale,
 		.scale_span = o.scale_span, .scale_seed = o.scale_seed, .background = o.background,
 		.colocate = coloc, .cfg = &o.cfg, .placements = o.placements,
+		.pairs = o.all_orders ? runs : NULL, .n_pairs = o.all_orders ? n_runs : 0,
 	};
 	report = sim_report_json(&rs, t, m, res);
 	if (!report) {
@@ -471,8 +517,8 @@ int cmd_simulate(int argc, char **argv, rl_err *err)
 	rc = 0;
 done:
 	json_decref(report);
-	for (int i = 0; i < SCHED_POLICY__COUNT; i++)
-		sim_result_free(res[i]);
+	for (size_t i = 0; i < n_runs; i++)
+		sim_result_free(runs[i]);
 	sim_model_free(m);
 	sim_trace_free(t);
 	sim_background_free(bg);

@@ -59,6 +59,26 @@ static void best_peers(sim_result *const *res, const sim_result *best[N_FIGURES]
 	}
 }
 
+/* For each figure, the best (lowest) run of a peer among the n runs (any
+ * order); NULL where there is none.  Ties go to the first, policy-major. */
+static void best_pairs(sim_result *const *runs, size_t n, const sim_result *best[N_FIGURES])
+{
+	for (size_t k = 0; k < N_FIGURES; k++) {
+		best[k] = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (runs[i] && runs[i]->policy != SCHED_POLICY_RELISH &&
+			    (!best[k] || figure_of(runs[i], k) < figure_of(best[k], k)))
+				best[k] = runs[i];
+	}
+}
+
+/* A run's name among pairs: "gandiva-las". */
+static const char *pair_label(const sim_result *r, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s-%s", sched_policy_name(r->policy), sched_order_name(r->order));
+	return buf;
+}
+
 /* Which way a ratio of times goes, in words: "7% longer", "20% shorter". */
 static void ratio_words(double v, double ref, char *buf, size_t n)
 {
@@ -84,17 +104,20 @@ void sim_report_table(FILE *out, const sim_report_setup *o, const sim_trace *t,
 			 (unsigned long long)o->scale_seed);
 	/* The model counts ordered pairs (A beside B, B beside A) of the
 	 * trace's own configurations, not the rows of the pairs file. */
-	fprintf(out, "trace %s%s: %zu jobs, %zu experiments; %d GPUs x %lld MiB; segments %g s, "
-	       "restart %g s, hints %s; co-location: measured speeds for %zu ordered pairs of "
+	fprintf(out, "trace %s%s: %zu jobs, %zu experiments; %d GPUs x %lld MiB; segments %g s "
+	       "(tiresias: %g s), restart %g s, hints %s; co-location: measured speeds for %zu ordered pairs of "
 	       "the trace's configurations%s%s\n",
 	       o->trace, scaled, t->n_jobs, t->n_exps, o->gpus, o->gpu_memory_mib, o->cfg->segment_s,
+	       o->cfg->tune.tiresias_quantum_s > 0 ? fmin(o->cfg->tune.tiresias_quantum_s, o->cfg->segment_s)
+						    : o->cfg->segment_s,
 	       o->cfg->restart_cost_s, sim_hints_name(o->cfg->hints), sim_model_pair_count(m),
 	       coloc ? " from " : " (none: utilisation fallback only)", coloc ? coloc : "");
 	fprintf(out, "%-9s %8s %11s %10s %9s %9s %9s %10s %9s %5s %5s %6s %5s %5s\n", "policy", "order",
 	       "makespan_h", "bound_h", "mean_jct", "med_jct", "p95_jct", "hpo_exp",
 	       "queue_h", "mem%", "res%", "comp%", "busy%", "ooms");
-	for (int i = 0; i < SCHED_POLICY__COUNT; i++) {
-		const sim_result *r = res[i];
+	size_t n_rows = o->n_pairs ? o->n_pairs : SCHED_POLICY__COUNT;
+	for (size_t i = 0; i < n_rows; i++) {
+		const sim_result *r = o->n_pairs ? o->pairs[i] : res[i];
 		if (!r)
 			continue;
 		fprintf(out, "%-9s %8s %11.1f %10.1f %9.2f %9.2f %9.2f %10.2f %9.2f %5.1f %5.1f %6.1f %5.1f %5zu\n",
@@ -145,6 +168,30 @@ void sim_report_table(FILE *out, const sim_report_setup *o, const sim_trace *t,
 		}
 		fprintf(out, "\n");
 	}
+	if (!o->n_pairs)
+		return;
+	/* --order all: the best (peer, order) pair of each figure, and relish
+	 * against it */
+	best_pairs(o->pairs, o->n_pairs, best);
+	if (!best[0])
+		return;
+	fprintf(out, "best (peer, order) pair:");
+	for (size_t k = 0; k < N_FIGURES; k++) {
+		char l[64];
+		fprintf(out, "%s %s %s %.2f h", k ? "," : "", figures[k].words,
+			pair_label(best[k], l, sizeof l), H(figure_of(best[k], k)));
+	}
+	fprintf(out, "\n");
+	if (!rr)
+		return;
+	fprintf(out, "relish vs the best (peer, order) pair: relish");
+	for (size_t k = 0; k < N_FIGURES; k++) {
+		char w[48], l[64];
+		ratio_words(figure_of(rr, k), figure_of(best[k], k), w, sizeof w);
+		fprintf(out, "%s %s %.2fx %s's (%s)", k ? "," : "", figures[k].words,
+			figure_of(rr, k) / figure_of(best[k], k), pair_label(best[k], l, sizeof l), w);
+	}
+	fprintf(out, "\n");
 }
 
 /* Finish-time fairness: the summary and one row per user. */
@@ -182,6 +229,8 @@ static json_t *result_json(const sim_trace *t, const sim_result *r)
 			 "events", (json_int_t)r->n_events, "gangs_capped", (json_int_t)r->n_gang_capped);
 	if (j)
 		json_object_set_new(j, "fairness", fairness_json(t, r));
+	if (j)
+		json_object_set_new(j, "segment_s", json_real(r->segment_s));
 	if (j && r->oom_foreign_count)
 		json_object_set_new(j, "oom_foreign", json_integer((json_int_t)r->oom_foreign_count));
 	return j;
@@ -189,7 +238,7 @@ static json_t *result_json(const sim_trace *t, const sim_result *r)
 
 /* The summary's comparisons as data: each policy's figures over
  * exclusive's, and relish's over the best peer's (with who that is). */
-static json_t *comparisons_json(sim_result *const *res)
+static json_t *comparisons_json(const sim_report_setup *o, sim_result *const *res)
 {
 	json_t *c = json_object(), *vs_ex = json_object();
 	for (int i = 1; res[0] && i < SCHED_POLICY__COUNT; i++) {
@@ -213,6 +262,26 @@ static json_t *comparisons_json(sim_result *const *res)
 						      figure_of(rr, k) / figure_of(best[k], k)));
 		json_object_set_new(c, "relish_vs_best_peer", peer);
 	}
+	if (!o->n_pairs)
+		return c;
+	best_pairs(o->pairs, o->n_pairs, best);
+	if (!best[0])
+		return c;
+	json_t *bp = json_object(), *vs = rr ? json_object() : NULL;
+	for (size_t k = 0; k < N_FIGURES; k++) {
+		const char *pn = sched_policy_name(best[k]->policy);
+		const char *on = sched_order_name(best[k]->order);
+		json_object_set_new(bp, figures[k].key,
+				    json_pack("{s:s, s:s, s:f}", "peer", pn, "order", on, "value_s",
+					      figure_of(best[k], k)));
+		if (vs)
+			json_object_set_new(vs, figures[k].key,
+					    json_pack("{s:s, s:s, s:f}", "peer", pn, "order", on, "ratio",
+						      figure_of(rr, k) / figure_of(best[k], k)));
+	}
+	json_object_set_new(c, "best_pair", bp);
+	if (vs)
+		json_object_set_new(c, "relish_vs_best_pair", vs);
 	return c;
 }
 
@@ -231,8 +300,10 @@ json_t *sim_report_json(const sim_report_setup *o, const sim_trace *t, const sim
 				"hints", sim_hints_name(o->cfg->hints), "colocate", coloc,
 				"measured_pairs", (json_int_t)sim_model_pair_count(m),
 				"scale", (json_int_t)o->scale);
-	if (cfg)
+	if (cfg) {
 		json_object_set_new(cfg, "window", json_integer(o->cfg->window > 0 ? o->cfg->window : 0));
+		json_object_set_new(cfg, "tiresias_quantum_s", json_real(o->cfg->tune.tiresias_quantum_s));
+	}
 	if (cfg && o->background) {
 		json_object_set_new(cfg, "background", json_string(o->background));
 		json_object_set_new(cfg, "background_steps",
@@ -242,8 +313,24 @@ json_t *sim_report_json(const sim_report_setup *o, const sim_trace *t, const sim
 		json_object_set_new(cfg, "scale_span", json_boolean(o->scale_span));
 		json_object_set_new(cfg, "scale_seed", json_integer((json_int_t)o->scale_seed));
 	}
+	if (o->n_pairs) {
+		json_t *pairs = json_object();
+		for (size_t i = 0; pairs && i < o->n_pairs; i++) {
+			char l[64];
+			json_t *r = result_json(t, o->pairs[i]);
+			if (r)
+				json_object_set_new(r, "policy",
+						    json_string(sched_policy_name(o->pairs[i]->policy)));
+			json_object_set_new(pairs, pair_label(o->pairs[i], l, sizeof l), r);
+		}
+		if (cfg)
+			json_object_set_new(cfg, "order", json_string("all"));
+		json_t *j = json_pack("{s:o, s:o, s:o, s:o}", "policies", pol, "pairs", pairs, "config",
+				      cfg, "comparisons", comparisons_json(o, res));
+		return j;
+	}
 	return json_pack("{s:o, s:o, s:o}", "policies", pol, "config", cfg, "comparisons",
-			 comparisons_json(res));
+			 comparisons_json(o, res));
 }
 
 int sim_report_open(const char *dir, const char *name, FILE **f, rl_err *err)

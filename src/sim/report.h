@@ -25,6 +25,13 @@ typedef struct sim_report_setup {
 	const char *colocate;        /* the pair table used, or NULL */
 	const sim_config *cfg;
 	int placements;              /* placements_*.csv were written */
+	/* --order all: every run, each peer in every order (policy-major);
+	 * NULL / 0 otherwise.  The table then has a row per run and says
+	 * which (peer, order) pair is best at each figure, and relish
+	 * against it; --json adds "pairs" and the comparisons
+	 * "best_pair" and "relish_vs_best_pair". */
+	sim_result *const *pairs;
+	size_t n_pairs;
 } sim_report_setup;
 
 /* res: SCHED_POLICY__COUNT results by policy, NULL for a policy not run. */

@@ -82,6 +82,7 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_solo_after_s = -1;
 	c->tune.relish_family_probe = -1;
 	c->tune.gandiva_timeslice_max = -1;
+	c->tune.tiresias_quantum_s = SIM_TIRESIAS_QUANTUM_S;
 	c->tune.fair_half_life_s = -1;
 }
 
@@ -164,6 +165,11 @@ typedef struct simctx {
 	sim_result *r;
 	size_t cap_series;
 	sim_order order;        /* resolved for this policy */
+	double segment_s;       /* this policy's segment length (the
+				   Tiresias peer's quantum, else segment_s) */
+	int quantum;            /* the Tiresias peer with its quantum:
+				   running jobs first within a queue
+				   (submit_segment) */
 } simctx;
 
 /* ---- heap ------------------------------------------------------------- */
@@ -515,6 +521,17 @@ static int submit_segment(simctx *x, size_t j, double now, double ready_at, rl_e
 	 * out-of-memory ends (sched_mem_decide), as for a live trial. */
 	sched_mem_apply(&s->mem, &q);
 	q.submit_time = job->submit_s;
+	/* The Tiresias peer with its quantum: within its queue a running job
+	 * is not preempted by the queue's waiting jobs (Tiresias preempts
+	 * only for a higher queue; its simulator keeps a queue's running jobs
+	 * ahead of its pending ones), so a segment that continues its job at
+	 * once comes before every segment already waiting in its queue: the
+	 * later it is submitted, the earlier its key.  A new job waits by its
+	 * arrival, behind them; a job that a higher queue preempted (its
+	 * continuing segment left waiting) stays ahead of those, the most
+	 * recently preempted first. */
+	if (x->quantum)
+		q.submit_time = ready_at == s->prev_end ? -1e12 - ready_at : ready_at;
 	/* The order is the core's: it counts the service each job (and
 	 * each user) attains from its placements and ends. */
 	q.job_id = (uint64_t)j + 1;
@@ -596,7 +613,7 @@ static int apply_placement(simctx *x, const sched_placement *pl, double now,
 	s->res_mib = pl->mem_mib;
 	s->doomed = job->mem_mib > pl->mem_mib;
 	s->killed = 0;
-	s->seg_work = fmin(x->c->segment_s, s->remaining);
+	s->seg_work = fmin(x->segment_s, s->remaining);
 	/* Restart cost unless the segment continues at once on the same GPUs
 	 * (the live driver keeps a warm process there). */
 	int seamless = s->prev_end == now && s->prev_n_dev == s->n_dev &&
@@ -899,6 +916,10 @@ static int setup(simctx *x, sched_policy policy, rl_err *err)
 	x->r->policy = policy;
 	x->order = sched_policy_order(policy, x->c->order);
 	x->r->order = x->order;
+	x->segment_s = policy == SCHED_POLICY_TIRESIAS && c->tune.tiresias_quantum_s > 0
+			       ? fmin(c->tune.tiresias_quantum_s, c->segment_s) : c->segment_s;
+	x->r->segment_s = x->segment_s;
+	x->quantum = policy == SCHED_POLICY_TIRESIAS && c->tune.tiresias_quantum_s > 0;
 	x->r->n_jobs = n;
 	x->t0 = INFINITY;
 	for (size_t j = 0; j < n; j++) {

@@ -94,8 +94,21 @@ typedef struct sim_tune {
 	int relish_family_probe;
 	double tiresias_limit_s[SCHED_MAX_TIERS];
 	int gandiva_timeslice_max;
+	/* The Tiresias peer's preemption quantum: its segments are this long
+	 * (seconds of exclusive work, at most segment_s), so it re-orders its
+	 * queues every quantum of a job's service, where Tiresias itself
+	 * preempts at any time (checkpointing on demand), and within a queue
+	 * its running jobs come before its waiting ones; 0: segment_s and the
+	 * core's order alone, as every other policy.  Default
+	 * SIM_TIRESIAS_QUANTUM_S (docs/simulator.md). */
+	double tiresias_quantum_s;
 	double fair_half_life_s;   /* the fair order's half-life, any policy; 0: none */
 } sim_tune;
+
+/* The Tiresias peer's default quantum (sim_tune.tiresias_quantum_s): its
+ * best mean JCT of those measured on the Philly trace (docs/evaluation.md,
+ * "The peers' own settings"). */
+#define SIM_TIRESIAS_QUANTUM_S 1800.0
 
 /* Apply t to policy p's options o. */
 void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o);
@@ -174,6 +187,7 @@ typedef struct sim_user_result {
 typedef struct sim_result {
 	sched_policy policy;
 	sim_order order;          /* the queue order used */
+	double segment_s;         /* its segment length (sim_tune's quantum) */
 	size_t n_jobs, n_segments, n_events, oom_count, n_gang_capped;
 	size_t oom_foreign_count; /* ... of oom_count: others' memory grew
 				     under a running segment (background) */

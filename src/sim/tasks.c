@@ -24,20 +24,27 @@
 
 #define SIM_WORKERS 8
 
-/* Relative cost of a run by policy, most expensive first (measured on the
- * Philly trace, docs/evaluation.md "Speed and memory": relish and gandiva
- * evaluate devices for every gang they try to place, the others read the
- * device index).  Only the order of these matters. */
-static int policy_cost(sched_policy p)
+/* Expected cost of a run: CPU seconds of each policy alone on the Philly
+ * trace at 64 GPUs, one-hour segments (docs/evaluation.md "Speed and
+ * memory": relish and gandiva evaluate devices for every gang they try to
+ * place, the others read the device index), times the segments per hour
+ * of work for the Tiresias peer's quantum (its events grow with them).
+ * Only the order of these matters. */
+static double task_cost(const sim_task *k)
 {
-	switch (p) {
-	case SCHED_POLICY_RELISH: return 5;
-	case SCHED_POLICY_GANDIVA: return 4;
-	case SCHED_POLICY_PACK: return 3;
-	case SCHED_POLICY_EXCLUSIVE: return 2;
-	case SCHED_POLICY_TIRESIAS: return 1;
-	default: return 0;
+	double c;
+	switch (k->policy) {
+	case SCHED_POLICY_RELISH: c = 2.1; break;
+	case SCHED_POLICY_GANDIVA: c = 1.2; break;
+	case SCHED_POLICY_PACK: c = 0.46; break;
+	case SCHED_POLICY_EXCLUSIVE: c = 0.25; break;
+	case SCHED_POLICY_TIRESIAS: c = 0.21; break;
+	default: c = 0; break;
 	}
+	double q = k->cfg->tune.tiresias_quantum_s;
+	if (k->policy == SCHED_POLICY_TIRESIAS && q > 0 && q < k->cfg->segment_s)
+		c *= k->cfg->segment_s / q;
+	return c;
 }
 
 typedef struct task_pool {
@@ -84,8 +91,7 @@ void sim_run_tasks(const sim_trace *t, const sim_model *m, sim_task *tasks, size
 		/* insertion sort by cost, stable (a batch is a handful) */
 		for (size_t i = 1; i < n; i++) {
 			size_t x = order[i], j = i;
-			for (; j > 0 && policy_cost(tasks[order[j - 1]].policy) <
-					       policy_cost(tasks[x].policy);
+			for (; j > 0 && task_cost(&tasks[order[j - 1]]) < task_cost(&tasks[x]);
 			     j--)
 				order[j] = order[j - 1];
 			order[j] = x;
