@@ -264,6 +264,37 @@ static void test_dynamic_state(void **state)
 	telemetry_close(t);
 }
 
+/* The busy directive: time-based utilisation, so a process that uses a
+ * sliver of the GPU reports 100 % as one that fills it (issue 26), and the
+ * device reads 100 % while anything runs; an SM field still wins. */
+static void test_busy_state(void **state)
+{
+	(void)state;
+	char script[1024], statef[512];
+	snprintf(statef, sizeof statef, "%s/state", tmpdir);
+	snprintf(script, sizeof script, "device GPU-b0 4096 Busy\ndevice GPU-b1 4096 Busy\n"
+		 "state %s\nbusy\n", statef);
+	use_script(script);
+	FILE *f = fopen(statef, "w");
+	assert_non_null(f);
+	fprintf(f, "0 %d 500\n0 %d 700 40\n", (int)getpid(), (int)getppid());
+	fclose(f);
+	telemetry *t = NULL;
+	rl_err err;
+	assert_int_equal(telemetry_open(&t, &err), 2);
+	telemetry_snapshot s;
+	assert_int_equal(telemetry_sample(t, 1, &s, &err), 0);
+	assert_true(s.dev[0].util_valid);
+	assert_int_equal(s.dev[0].util_gpu, 100);
+	assert_true(s.dev[1].util_valid);
+	assert_int_equal(s.dev[1].util_gpu, 0); /* nothing runs there */
+	uint32_t me = (uint32_t)getpid(), parent = (uint32_t)getppid();
+	assert_float_equal(telemetry_snapshot_util_for_pids(&s, 0, &me, 1), 100.0, 1e-9);
+	assert_float_equal(telemetry_snapshot_util_for_pids(&s, 0, &parent, 1), 40.0, 1e-9);
+	telemetry_snapshot_fini(&s);
+	telemetry_close(t);
+}
+
 static void test_absent_library(void **state)
 {
 	(void)state;
@@ -354,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_sampling),
 		cmocka_unit_test(test_many_processes_and_pgid),
 		cmocka_unit_test(test_dynamic_state),
+		cmocka_unit_test(test_busy_state),
 		cmocka_unit_test(test_absent_library),
 		cmocka_unit_test(test_library_without_nvml),
 		cmocka_unit_test(test_init_failure),

@@ -30,6 +30,14 @@
  *                                  left out (a process's memory is gone
  *                                  with it), so another process's line is
  *                                  foreign to relish exactly while it runs
+ *   busy                           time-based utilisation, as the real
+ *                                  library measures it for most training
+ *                                  processes: every state-mode process
+ *                                  without an SM field reports 100 % SM,
+ *                                  and a device without util lines 100 %
+ *                                  while any process runs on it (0 %
+ *                                  idle), however little of the GPU the
+ *                                  processes really occupy
  * Device memory used = used + the processes' memory; free = total - used.
  */
 #include <errno.h>
@@ -85,6 +93,7 @@ static struct {
 	} fail[SI_MAX_FAIL];
 	char state[512];
 	unsigned long long state_ts; /* timestamps of state-mode samples */
+	int busy;               /* the busy directive */
 } si;
 
 /* The exported NVML surface (prototypes keep -Wmissing-prototypes quiet). */
@@ -162,6 +171,8 @@ static int load_script(void)
 			   sscanf(rest, "%63s %d", si.fail[si.n_fail].fn, &si.fail[si.n_fail].code) == 2) {
 			si.n_fail++;
 		} else if (!strcmp(kw, "state") && sscanf(rest, "%511s", si.state) == 1) {
+		} else if (!strcmp(kw, "busy") && !*rest) {
+			si.busy = 1;
 		} else {
 			fprintf(stderr, "nvidia-ml stand-in: %s:%d: cannot read '%s'\n", path,
 				lineno, line);
@@ -190,7 +201,7 @@ static void refresh_state(void)
 		 * listed, as with the real library: its line may stay. */
 		if (sscanf(line, "%d %u %llu %d", &d, &pid, &mib, &sm) >= 3 && d >= 0 &&
 		    d < si.n_dev && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-			si.proc[si.n_proc++] = (struct si_proc){d, pid, mib, sm};
+			si.proc[si.n_proc++] = (struct si_proc){d, pid, mib, sm < 0 && si.busy ? 100 : sm};
 	}
 	fclose(f);
 }
@@ -326,6 +337,15 @@ nvml_return nvmlDeviceGetUtilizationRates(nvml_device h, nvml_utilization *u)
 	int rc = scripted_failure("nvmlDeviceGetUtilizationRates");
 	if (rc)
 		return rc;
+	if (!d->n_util && si.busy) {
+		/* time-based: 100 % while anything runs */
+		refresh_state();
+		u->gpu = u->memory = 0;
+		for (int i = 0; i < si.n_proc; i++)
+			if (si.proc[i].dev == index_of(h))
+				u->gpu = 100, u->memory = 50;
+		return 0;
+	}
 	if (!d->n_util)
 		return NVML_RC_NOT_SUPPORTED;
 	int k = d->next_util < d->n_util ? d->next_util++ : d->n_util - 1;
