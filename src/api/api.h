@@ -117,8 +117,13 @@ typedef struct api_options {
 	const char *listen[API_MAX_LISTEN]; /* "unix:PATH", "/PATH", "HOST:PORT" */
 	size_t n_listen;
 	const char *tokens_path;  /* token file (mode 0600); NULL: none */
-	unsigned max_connections; /* default 128 */
+	unsigned max_connections; /* open at once, every listener together; default 128 */
+	unsigned per_peer;        /* held by one uid (unix) or address (TCP); default 16 */
+	unsigned reserve;         /* the last ones, for root and the admin group; default 8 */
 	unsigned timeout_s;       /* idle connection timeout, default 30 */
+	unsigned head_s;          /* a request line and headers, from the end of the last
+				   * request (or the connection), in at most; default 10 */
+	unsigned body_s;          /* a body, from its headers, in at most; default 60 */
 	size_t header_max;        /* request line + headers, default 16 KiB */
 	unsigned threads;         /* HTTP threads per listener, default 2 */
 	/* one line per notable request and per listener event */

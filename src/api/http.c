@@ -23,13 +23,27 @@
  * this file did first): every read waited behind each spawn and every
  * other callback of the loop.
  *
- * Sockets are created here and handed to MHD (MHD_OPTION_LISTEN_SOCKET):
- * a unix socket (mode 0666: anyone may connect, the peer's uid says who
- * they are) or TCP on an address that must be loopback unless a token
- * file is configured.  Limits: connections (MHD_OPTION_CONNECTION_LIMIT),
- * an idle timeout, the request line and headers (the connection's memory
- * pool: beyond it MHD answers 431), and per route the body (413 before
- * the body is read when Content-Length says so, else as soon as it
+ * Sockets are created here: a unix socket (mode 0666: anyone may
+ * connect, the peer's uid says who they are) or TCP on an address that
+ * must be loopback unless a token file is configured.  They are accepted
+ * here too, by one thread (the acceptor), and handed to MHD
+ * (MHD_add_connection) only once admitted, so that one user cannot take
+ * the connections everyone shares (docs/serve.md, "Security model"):
+ *   - at most max_connections open, every listener together;
+ *   - at most per_peer held by one peer: a uid on the unix socket
+ *     (SO_PEERCRED, read at accept), an address over TCP;
+ *   - the last `reserve` of them only for root and the admin group;
+ *   - a request's line and headers must be in within head_s of the
+ *     connection (or of the end of its last request), its body within
+ *     body_s of its headers: deadlines, not idle timeouts, so a byte now
+ *     and then does not keep a connection (MHD's idle timeout, reset by
+ *     any byte, stays as well).  The acceptor cuts a late connection
+ *     (shutdown on a duplicate of its descriptor, which is ours alone,
+ *     so a descriptor MHD closed and the kernel reused is never hit).
+ * A connection over a limit is answered 429 (RL_ELIMIT) and closed at
+ * once.  Other limits: the request line and headers (the connection's
+ * memory pool: beyond it MHD answers 431), and per route the body (413
+ * before the body is read when Content-Length says so, else as soon as it
  * exceeds).  Every error is the JSON document of route.h with the status
  * of its err.h code.
  */
@@ -38,6 +52,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +74,8 @@
 #define DISCARD_MAX (16u << 20)
 /* Closing: how long answers the loop gave may take to be sent. */
 #define JOBS_DRAIN_S 2
+/* Refused connections waited on at once (beyond: answered and closed at once). */
+#define REFUSING_MAX 64
 
 typedef struct listener {
 	api_server *srv;
@@ -70,6 +87,7 @@ typedef struct listener {
 } listener;
 
 typedef struct req_state req_state;
+typedef struct conn_state conn_state;
 
 /* A reader's view (route.h) in the pool. */
 typedef struct view_slot {
@@ -100,14 +118,44 @@ struct api_server {
 	int wake_open;
 	api_view loop_view;          /* the loop thread's: ctx->st and its caches */
 	int freed_once;
+	/* the acceptor (one thread for every listener) and what it admitted */
+	pthread_t acceptor;
+	int acceptor_on;
+	int stop_pipe[2];            /* written to stop the acceptor */
+	pthread_mutex_t conn_lock;   /* conns and every conn_state's phase */
+	conn_state *conns;           /* every connection admitted, not yet closed */
+	uint64_t refused, refused_logged_ns;
+	/* refused connections whose request is awaited (a second at most),
+	 * so the client reads its 429 instead of a broken pipe; acceptor's */
+	struct refusing {
+		int fd;
+		uint64_t until_ns;
+		char why[300];
+	} refusing[REFUSING_MAX];
+	size_t n_refusing;
 };
 
-/* Per connection: the unix peer's user, decided once. */
-typedef struct conn_state {
+/* A connection's phase, for its deadlines. */
+enum { PH_HEAD, PH_BODY, PH_ANSWER };
+
+/* Per connection, from its admission (the acceptor) until MHD closes it
+ * (notify_connection); MHD's socket context. */
+struct conn_state {
+	conn_state *prev, *next;     /* srv->conns */
+	listener *l;
+	int fd;              /* MHD's: the descriptor accepted */
+	int hold;            /* a duplicate: ours, to cut it with */
+	int claimed;         /* MHD has started it */
+	int cut;             /* cut by a deadline */
+	char key[INET6_ADDRSTRLEN + 16]; /* whom it counts against: "uid 1001", an address */
+	int privileged;      /* root or the admin group: may take the reserve */
+	int phase;           /* PH_*, under conn_lock */
+	uint64_t since_ns;   /* when the phase began */
+	uint64_t born_ns;
 	int have_peer;
 	api_user peer;
 	unsigned pol_gen;    /* the policy generation peer was decided under */
-} conn_state;
+};
 
 /* Per request, from its first call to its completion. */
 enum { JOB_NONE, JOB_QUEUED, JOB_ANSWERED };
@@ -137,7 +185,11 @@ void api_options_default(api_options *o)
 {
 	memset(o, 0, sizeof *o);
 	o->max_connections = 128;
+	o->per_peer = 16;
+	o->reserve = 8;
 	o->timeout_s = 30;
+	o->head_s = 10;
+	o->body_s = 60;
 	o->header_max = 16 * 1024;
 	o->threads = 2;
 }
@@ -285,31 +337,64 @@ static int conf_read(api_server *s, api_policy *pol)
 	return tokens_on;
 }
 
+static void conn_unlink(api_server *s, conn_state *cs)
+{
+	if (cs->prev)
+		cs->prev->next = cs->next;
+	else
+		s->conns = cs->next;
+	if (cs->next)
+		cs->next->prev = cs->prev;
+	cs->prev = cs->next = NULL;
+	if (cs->hold >= 0)
+		close(cs->hold);
+	cs->hold = -1;
+}
+
+/* MHD starts a connection the acceptor admitted (found by its descriptor,
+ * which stays its own until MHD closes it, after CLOSED) or closes one. */
 static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			      enum MHD_ConnectionNotificationCode toe)
 {
 	listener *l = cls;
+	api_server *s = l->srv;
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-		free(*socket_context);
+		conn_state *cs = *socket_context;
 		*socket_context = NULL;
+		if (!cs)
+			return;
+		pthread_mutex_lock(&s->conn_lock);
+		conn_unlink(s, cs);
+		pthread_mutex_unlock(&s->conn_lock);
+		free(cs);
 		return;
 	}
-	if (!l->is_unix)
-		return;
-	conn_state *cs = calloc(1, sizeof *cs);
-	if (!cs)
-		return;
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	uid_t uid;
-	if (ci && api_peer_uid(ci->connect_fd, &uid, NULL) == 0) {
-		api_policy pol;
-		conf_read(l->srv, &pol);
-		api_user_of_uid(uid, &pol, API_VIA_UNIX, &cs->peer);
-		cs->pol_gen = pol.generation;
-		cs->have_peer = 1;
-	}
+	conn_state *cs = NULL;
+	pthread_mutex_lock(&s->conn_lock);
+	for (conn_state *x = s->conns; ci && x; x = x->next)
+		if (x->l == l && x->fd == ci->connect_fd && !x->claimed) {
+			x->claimed = 1;
+			cs = x;
+			break;
+		}
+	pthread_mutex_unlock(&s->conn_lock);
 	*socket_context = cs;
+}
+
+/* The connection's phase (PH_*) from now; cs may be NULL. */
+static void conn_phase(api_server *s, struct MHD_Connection *c, int phase)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	conn_state *cs = ci ? (conn_state *)ci->socket_context : NULL;
+	if (!cs)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	cs->phase = phase;
+	cs->since_ns = mono_ns();
+	pthread_mutex_unlock(&s->conn_lock);
 }
 
 /* ---- views: a reader's store, one request at a time ---- */
@@ -429,6 +514,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
+		conn_phase(s, c, PH_BODY);
 		r->t0_ns = mono_ns();
 		snprintf(r->method, sizeof r->method, "%s", method);
 		snprintf(r->path, sizeof r->path, "%s", url);
@@ -517,6 +603,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	r->rq.body = r->body;
 	r->rq.body_len = r->len;
+	conn_phase(s, c, PH_ANSWER);
 	if (r->route->where == API_LOOP)
 		return hand_to_loop(s, c, r);
 	rl_err err;
@@ -566,10 +653,10 @@ static enum MHD_Result hand_to_loop(api_server *s, struct MHD_Connection *c, req
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)c;
 	listener *l = cls;
 	api_server *s = l->srv;
 	req_state *r = *con_cls;
+	conn_phase(s, c, PH_HEAD); /* the next request's deadline runs from now */
 	if (!r)
 		return;
 	double ms = (double)(mono_ns() - r->t0_ns) / 1e6;
@@ -600,6 +687,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n = strlen(buf);
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		buf[--n] = '\0';
+	/* MHD is handed the unix socket's connections without being told
+	 * they are not TCP (MHD_add_connection): its TCP options fail on
+	 * them, harmlessly (a unix socket has no delay to push through). */
+	if (l->is_unix && (strstr(buf, "TCP_NODELAY") || strstr(buf, "TCP_CORK") ||
+			   strstr(buf, "Failed to push the data")))
+		return;
 	LOG(l->srv, "warn", "http.mhd", "listen=%s msg=\"%s\"", l->addr, buf);
 }
 
@@ -717,6 +810,220 @@ static int listen_tcp(listener *l, const char *where, int tokens_on, rl_err *err
 	return 0;
 }
 
+/* ---- the acceptor: admission and deadlines ---- */
+
+/* Answer a connection that is refused and close it: the 429 is written
+ * to a fresh socket (its buffer is empty), what the client sent is read
+ * and dropped so that closing does not reset the connection before the
+ * client has read the answer. */
+static void refuse(int fd, const char *msg)
+{
+	api_resp rs;
+	memset(&rs, 0, sizeof rs);
+	api_resp_error(&rs, RL_ELIMIT, msg);
+	resp_render(&rs);
+	char head[256];
+	int n = snprintf(head, sizeof head,
+			 "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+			 "Cache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\n"
+			 "Content-Length: %zu\r\n\r\n", rs.text_len);
+	if (n > 0 && send(fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && rs.text)
+		(void)!send(fd, rs.text, rs.text_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	api_resp_fini(&rs);
+	shutdown(fd, SHUT_WR);
+	char sink[4096];
+	for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+		;
+	close(fd);
+}
+
+/* Answer fd 429 once its request is in (or a second has passed). */
+static void refuse_later(api_server *s, int fd, const char *why)
+{
+	if (s->n_refusing == REFUSING_MAX) {
+		refuse(fd, why);
+		return;
+	}
+	struct refusing *r = &s->refusing[s->n_refusing++];
+	r->fd = fd;
+	r->until_ns = mono_ns() + 1000000000u;
+	snprintf(r->why, sizeof r->why, "%s", why);
+}
+
+/* Admit fd, just accepted on l, or refuse it (over a limit).  Acceptor. */
+static void admit(api_server *s, listener *l, int fd, const struct sockaddr *sa, socklen_t sl)
+{
+	conn_state *cs = calloc(1, sizeof *cs);
+	if (!cs) {
+		close(fd);
+		return;
+	}
+	cs->l = l;
+	cs->fd = fd;
+	cs->hold = -1;
+	if (l->is_unix) {
+		uid_t uid;
+		if (api_peer_uid(fd, &uid, NULL) == 0) {
+			api_policy pol;
+			conf_read(s, &pol);
+			api_user_of_uid(uid, &pol, API_VIA_UNIX, &cs->peer);
+			cs->pol_gen = pol.generation;
+			cs->have_peer = 1;
+			cs->privileged = cs->peer.root || cs->peer.admin;
+			snprintf(cs->key, sizeof cs->key, "uid %u", (unsigned)uid);
+		} else {
+			snprintf(cs->key, sizeof cs->key, "a unix peer of unknown uid");
+		}
+	} else {
+		char h[INET6_ADDRSTRLEN] = "?";
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, h, sizeof h);
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, h, sizeof h);
+		snprintf(cs->key, sizeof cs->key, "%s", h);
+	}
+	const api_options *o = &s->opt;
+	char why[300] = "";
+	unsigned total = 0, mine = 0;
+	uint64_t now = mono_ns();
+	pthread_mutex_lock(&s->conn_lock);
+	for (conn_state *x = s->conns, *next; x; x = next) {
+		next = x->next;
+		if (x->fd == fd && !x->claimed) {
+			/* MHD dropped it before starting it (the descriptor is
+			 * free again): it holds nothing */
+			conn_unlink(s, x);
+			free(x);
+			continue;
+		}
+		total++;
+		mine += !strcmp(x->key, cs->key);
+	}
+	unsigned reserve = o->reserve < o->max_connections ? o->reserve : 0;
+	if (total >= o->max_connections)
+		snprintf(why, sizeof why, "the service has %u connections open, its most; try again",
+			 total);
+	else if (mine >= o->per_peer)
+		snprintf(why, sizeof why, "%s holds %u connections to the service, the most one "
+			 "peer may hold; close some", cs->key, mine);
+	else if (total >= o->max_connections - reserve && !cs->privileged)
+		snprintf(why, sizeof why, "the service has %u connections open; the last %u are "
+			 "kept for root and the admin group; try again", total, reserve);
+	else if ((cs->hold = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		snprintf(why, sizeof why, "the service is out of descriptors");
+	if (!why[0]) {
+		cs->phase = PH_HEAD;
+		cs->since_ns = cs->born_ns = now;
+		cs->next = s->conns;
+		if (s->conns)
+			s->conns->prev = cs;
+		s->conns = cs;
+	} else {
+		s->refused++;
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+	if (why[0]) {
+		/* One line per second at most: refusals are what an attack
+		 * makes many of. */
+		if (now - s->refused_logged_ns >= 1000000000u) {
+			LOG(s, "warn", "http.refused", "listen=%s peer=\"%s\" refused=%llu msg=\"%s\"",
+			    l->addr, cs->key, (unsigned long long)s->refused, why);
+			s->refused_logged_ns = now;
+		}
+		free(cs);
+		refuse_later(s, fd, why);
+		return;
+	}
+	/* From here MHD may start, serve and close it on one of its threads
+	 * (and free cs): cs is not touched again unless MHD refused it. */
+	if (MHD_add_connection(l->mhd, fd, sa, sl) != MHD_YES) {
+		pthread_mutex_lock(&s->conn_lock);
+		conn_unlink(s, cs);
+		pthread_mutex_unlock(&s->conn_lock);
+		free(cs);
+	}
+}
+
+/* Cut the connections past their deadline.  Acceptor. */
+static void sweep(api_server *s)
+{
+	uint64_t now = mono_ns();
+	uint64_t head = (uint64_t)s->opt.head_s * 1000000000u;
+	uint64_t body = (uint64_t)s->opt.body_s * 1000000000u;
+	pthread_mutex_lock(&s->conn_lock);
+	for (conn_state *x = s->conns, *next; x; x = next) {
+		next = x->next;
+		if (!x->claimed && now - x->born_ns > head + 5000000000u) {
+			conn_unlink(s, x); /* MHD never started it */
+			free(x);
+			continue;
+		}
+		if (x->cut)
+			continue;
+		uint64_t lim = x->phase == PH_HEAD ? head : x->phase == PH_BODY ? body : 0;
+		if (!lim || now - x->since_ns <= lim)
+			continue;
+		/* MHD reads the end of the stream and closes it */
+		shutdown(x->hold, SHUT_RDWR);
+		x->cut = 1;
+		LOG(s, "warn", "http.deadline", "listen=%s peer=\"%s\" phase=%s limit_s=%u",
+		    x->l->addr, x->key, x->phase == PH_HEAD ? "headers" : "body",
+		    x->phase == PH_HEAD ? s->opt.head_s : s->opt.body_s);
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+static void *acceptor_main(void *arg)
+{
+	api_server *s = arg;
+	struct pollfd p[API_MAX_LISTEN + 1 + REFUSING_MAX];
+	for (;;) {
+		size_t n = 0;
+		for (size_t i = 0; i < s->n; i++)
+			p[n++] = (struct pollfd){.fd = s->l[i].fd, .events = POLLIN};
+		p[n] = (struct pollfd){.fd = s->stop_pipe[0], .events = POLLIN};
+		size_t nr = s->n_refusing;
+		for (size_t i = 0; i < nr; i++)
+			p[n + 1 + i] = (struct pollfd){.fd = s->refusing[i].fd, .events = POLLIN};
+		int k = poll(p, n + 1 + nr, nr ? 50 : 250);
+		if (k < 0 && errno != EINTR)
+			break;
+		if (k > 0 && p[n].revents)
+			break;
+		/* the refused whose request came, or whose second is up */
+		uint64_t now = mono_ns();
+		size_t keep = 0;
+		for (size_t i = 0; i < nr; i++) {
+			struct refusing *r = &s->refusing[i];
+			if ((k > 0 && p[n + 1 + i].revents) || now >= r->until_ns)
+				refuse(r->fd, r->why);
+			else
+				s->refusing[keep++] = *r;
+		}
+		s->n_refusing = keep;
+		for (size_t i = 0; k > 0 && i < n; i++) {
+			if (!(p[i].revents & POLLIN))
+				continue;
+			/* a bounded batch, so a flood on one listener
+			 * leaves time for the others and the deadlines */
+			for (int j = 0; j < 64; j++) {
+				struct sockaddr_storage ss;
+				socklen_t sl = sizeof ss;
+				int fd = accept4(s->l[i].fd, (struct sockaddr *)&ss, &sl,
+						 SOCK_NONBLOCK | SOCK_CLOEXEC);
+				if (fd < 0)
+					break;
+				admit(s, &s->l[i], fd, (struct sockaddr *)&ss, sl);
+			}
+		}
+		sweep(s);
+	}
+	for (size_t i = 0; i < s->n_refusing; i++)
+		close(s->refusing[i].fd);
+	s->n_refusing = 0;
+	return NULL;
+}
+
 static void server_maybe_free(api_server *s);
 
 static void wake_closed(uv_handle_t *h)
@@ -741,15 +1048,17 @@ static int start_listener(api_server *s, listener *l, const char *where, int tok
 	if (rc < 0)
 		return rc;
 	/* Its own threads (a pool of them; epoll each), suspend and resume
-	 * for the requests the loop answers. */
+	 * for the requests the loop answers; connections come from the
+	 * acceptor (MHD_add_connection), which keeps the limits, so MHD's
+	 * own is never reached. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET |
+			 MHD_USE_ITC;
 	unsigned threads = s->opt.threads ? s->opt.threads : 1;
 	l->mhd = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
-		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)l->fd,
 		MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections * 2 + 16,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->opt.timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->opt.header_max,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_NOTIFY_CONNECTION,
@@ -771,8 +1080,16 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 	s->loop = loop;
 	s->ctx = ctx;
 	s->opt = *o;
+	api_options dflt;
+	api_options_default(&dflt);
 	if (!s->opt.max_connections)
-		s->opt.max_connections = 128;
+		s->opt.max_connections = dflt.max_connections;
+	if (!s->opt.per_peer)
+		s->opt.per_peer = dflt.per_peer;
+	if (!s->opt.head_s)
+		s->opt.head_s = dflt.head_s;
+	if (!s->opt.body_s)
+		s->opt.body_s = dflt.body_s;
 	if (!s->opt.timeout_s)
 		s->opt.timeout_s = 30;
 	if (!s->opt.header_max)
@@ -784,6 +1101,8 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 	pthread_rwlock_init(&s->conf_lock, NULL);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->jobs_gone, NULL);
+	pthread_mutex_init(&s->conn_lock, NULL);
+	s->stop_pipe[0] = s->stop_pipe[1] = -1;
 	for (size_t i = 0; i < API_MAX_LISTEN; i++)
 		s->l[i].fd = -1;
 	uv_async_init(loop, &s->wake, wake_cb);
@@ -799,6 +1118,15 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 	for (size_t i = 0; rc == 0 && i < o->n_listen && i < API_MAX_LISTEN; i++) {
 		s->n = i + 1;
 		rc = start_listener(s, &s->l[i], o->listen[i], s->tokens != NULL, err);
+	}
+	if (rc == 0 && pipe2(s->stop_pipe, O_CLOEXEC) != 0)
+		rc = rl_err_sys(err, RL_EIO, errno, "HTTP server");
+	if (rc == 0) {
+		int e = pthread_create(&s->acceptor, NULL, acceptor_main, s);
+		if (e != 0)
+			rc = rl_err_sys(err, RL_EIO, e, "HTTP server: the acceptor's thread");
+		else
+			s->acceptor_on = 1;
 	}
 	if (rc < 0) {
 		api_server_close(s);
@@ -853,6 +1181,15 @@ static void server_maybe_free(api_server *s)
 	if (!s->closing || s->wake_open || s->freed_once)
 		return;
 	s->freed_once = 1;
+	for (int i = 0; i < 2; i++)
+		if (s->stop_pipe[i] >= 0)
+			close(s->stop_pipe[i]);
+	while (s->conns) { /* admitted, never started by MHD */
+		conn_state *x = s->conns;
+		conn_unlink(s, x);
+		free(x);
+	}
+	pthread_mutex_destroy(&s->conn_lock);
 	views_close(s);
 	api_tokens_free(s->tokens);
 	free(s->tokens_path);
@@ -878,6 +1215,12 @@ void api_server_close(api_server *s)
 	req_state *list = s->jobs;
 	s->jobs = s->jobs_tail = NULL;
 	pthread_mutex_unlock(&s->lock);
+	/* Nothing new is admitted. */
+	if (s->acceptor_on) {
+		(void)!write(s->stop_pipe[1], "x", 1);
+		pthread_join(s->acceptor, NULL);
+		s->acceptor_on = 0;
+	}
 	answer_jobs(s, list, 1);
 	/* Their answers (and those the loop gave just before) go out before
 	 * the connections are closed; a client that does not read them does
@@ -893,8 +1236,8 @@ void api_server_close(api_server *s)
 	for (size_t i = 0; i < s->n; i++) {
 		listener *l = &s->l[i];
 		if (l->mhd)
-			MHD_stop_daemon(l->mhd); /* joins its threads; closes connections and socket */
-		else if (l->fd >= 0)
+			MHD_stop_daemon(l->mhd); /* joins its threads; closes its connections */
+		if (l->fd >= 0)
 			close(l->fd);
 		l->mhd = NULL;
 		l->fd = -1;

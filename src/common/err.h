@@ -38,7 +38,8 @@
 	X(METHOD, "method not allowed", 2, 405)                                \
 	X(NOSERVER, "no relish server reachable", 7, 503)                      \
 	X(INTERNAL, "internal error", 70, 500)                                 \
-	X(INUSE, "state database in use by another relish", 5, 409)
+	X(INUSE, "state database in use by another relish", 5, 409)            \
+	X(LIMIT, "too many connections", 1, 429)
 
 enum rl_errno {
 	RL_OK = 0,
