@@ -11,6 +11,18 @@
 #            once, the ones held are cut when their headers are not in
 #            after 10 s (a deadline, not an idle timeout), and meanwhile
 #            $U2's and root's requests are answered at once
+#   envleak  ${VAR} in trial.mounts names a variable of the service's own
+#            environment: refused without its value (a service expands
+#            only what the submission declares: relish submit sends the
+#            submitter's own); $U1's declared variable is expanded
+#   oracle   mounts naming paths inside $U2's 0700 folder (one that
+#            exists, one that does not, behind "..") are resolved as $U1:
+#            both refused alike (Permission denied), nothing resolved
+#            shown
+#   presence $U1 binds (and listens on) the abstract name a service
+#            announces itself by, with its own pid and with pid 1: $U2's
+#            `relish run` is not refused (who listens is checked: root or
+#            the caller only), $U1's own is (the caller itself counts)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/serve-lib.sh"
@@ -21,6 +33,8 @@ cp "$here/support/slow_conns.py" "$work/bin/"
 chmod 755 "$work/bin/slow_conns.py"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
 : >"$work/config.yaml"
+# a value only the service's environment holds
+export RELISH_TEST_SECRET="s3cr3t-$RANDOM$RANDOM"
 serve_start --devices "$work/devices.yaml" --config "$work/config.yaml" --listen 127.0.0.1:0
 port=$(sed -n 's/.*event=serve.listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log" | head -1)
 [ -n "$port" ] || fail "no TCP port in the log"
@@ -76,7 +90,106 @@ attack_conns() {
   victim_ok
 }
 
-all="conns"
+# ---- envleak: the service's environment through ${VAR} -----------------------
+mount_spec() { # FILE NAME MOUNT
+  aspec "$1" "$2" 1 1 10 "  executor: podman
+  image: localhost/relish-none
+  mounts: [\"$3\"]"
+}
+attack_envleak() {
+  victim_start
+  local out rc
+  mount_spec "$work/leak.yaml" attack-leak '${RELISH_TEST_SECRET}:/x:ro'
+  set +e
+  out=$(post_spec "$U1" "$work/leak.yaml"); rc=$?
+  set -e
+  echo "envleak (API): $out"
+  case $out in *"$RELISH_TEST_SECRET"*) fail "the service's environment leaked: $out" ;; esac
+  [ "${out##*$'\n'}" = 400 ] && printf '%s' "$out" | grep -q "variable RELISH_TEST_SECRET is not among those the submission declares" ||
+    fail "\${RELISH_TEST_SECRET} was not refused as undeclared: $out"
+  set +e
+  out=$(as "$U1" env -u RELISH_TEST_SECRET "$R" submit leak.yaml 2>&1); rc=$?
+  set -e
+  case $out in *"$RELISH_TEST_SECRET"*) fail "the service's environment leaked through relish submit: $out" ;; esac
+  [ "$rc" = 2 ] || fail "relish submit of \${RELISH_TEST_SECRET} without it: exit $rc: $out"
+  # the submitter's own variable is theirs to use
+  mkdir -p "$work/u1data"
+  chown "$U1" "$work/u1data"
+  mount_spec "$work/mine-env.yaml" attack-leak-own '${MYDATA}:/data:ro'
+  set +e
+  out=$(as "$U1" env MYDATA="$work/u1data" "$R" submit mine-env.yaml 2>&1); rc=$?
+  set -e
+  [ "$rc" = 6 ] && printf '%s' "$out" | grep -q "trial.mounts: $work/u1data:/data:ro" ||
+    fail "\${MYDATA} from $U1's environment was not expanded (or not refused by allow:): exit $rc: $out"
+  victim_ok
+}
+
+# ---- oracle: what exists in another user's 0700 folder ------------------------
+attack_oracle() {
+  victim_start
+  mkdir -p "$work/u2priv/sub"
+  chown -R "$U2" "$work/u2priv"
+  chmod 700 "$work/u2priv"
+  local a b
+  mount_spec "$work/or-a.yaml" attack-oracle "$work/u2priv/sub/..:/a:ro"
+  mount_spec "$work/or-b.yaml" attack-oracle "$work/u2priv/nosub/..:/a:ro"
+  a=$(post_spec "$U1" "$work/or-a.yaml")
+  b=$(post_spec "$U1" "$work/or-b.yaml")
+  echo "oracle: existing: $a"
+  echo "oracle: missing:  $b"
+  [ "${a##*$'\n'}" = 403 ] && [ "${b##*$'\n'}" = 403 ] || fail "the mounts were not refused 403: $a / $b"
+  b=${b//nosub/sub}
+  [ "${a//or-a/OR}" = "${b//or-b/OR}" ] || fail "the answers tell an existing folder from a missing one: $a / $b"
+  printf '%s' "$a" | grep -q "cannot reach it (Permission denied)" || fail "the refusal does not say why: $a"
+  case $a in *"\"$work/u2priv:"*|*" $work/u2priv:/a"*) fail "a path inside $U2's folder was resolved: $a" ;; esac
+  victim_ok
+}
+
+# ---- presence: a forged service announcement --------------------------------
+attack_presence() {
+  victim_start
+  local m="spoof-$$" rc
+  cat >"$work/spoof.py" <<'P'
+import os, socket, sys, time
+m = sys.argv[1]
+held = []
+for pid in (os.getpid(), 1):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind("\0relish/serve/%s/%d/unix:/tmp/forged.sock" % (m, pid))
+    s.listen(8)
+    held.append(s)
+print("bound", flush=True)
+t0 = time.time()
+while not os.path.exists(sys.argv[2]) and time.time() - t0 < 120:
+    time.sleep(0.1)
+P
+  chmod 644 "$work/spoof.py"
+  as "$U1" env RELISH_MACHINE="$m" $PY "$work/spoof.py" "$m" "$work/spoof.stop" >"$work/spoof.out" 2>&1 &
+  local sp=$!
+  wait_for 10 grep -q bound "$work/spoof.out"
+  grep -q "@relish/serve/$m/" /proc/net/unix || fail "the forged names are not bound"
+  serve_spec "$work/mine.yaml" mine 2 1 10
+  mkdir -p "$work/u2run" "$work/u1run"
+  chown "$U2" "$work/u2run"
+  chown "$U1" "$work/u1run"
+  rc=0
+  (cd "$work/u2run" && setpriv --reuid="$U2" --regid="$(id -g "$U2")" --init-groups \
+     env -u RELISH_SERVER HOME="$work/u2run" RELISH_MACHINE="$m" "$R" run "$work/mine.yaml" \
+     --db "$work/u2run/run.db" --devices "$work/devices.yaml") >"$work/u2run.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "$U2's relish run was refused beside a forged announcement (exit $rc): $(tail -3 "$work/u2run.out")"
+  rc=0
+  (cd "$work/u1run" && setpriv --reuid="$U1" --regid="$(id -g "$U1")" --init-groups \
+     env -u RELISH_SERVER HOME="$work/u1run" RELISH_MACHINE="$m" "$R" run "$work/mine.yaml" \
+     --db "$work/u1run/run.db" --devices "$work/devices.yaml") >"$work/u1run.out" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "a relish service owns this machine's devices (pid [0-9]*" "$work/u1run.out" ||
+    fail "$U1's own announcement did not refuse $U1's relish run (exit $rc): $(tail -3 "$work/u1run.out")"
+  echo "presence: $U2 ran beside $U1's forged announcement; $U1's own run: $(tail -1 "$work/u1run.out")"
+  touch "$work/spoof.stop"
+  wait "$sp" 2>/dev/null || true
+  victim_ok
+}
+
+all="conns envleak oracle presence"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

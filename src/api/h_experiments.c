@@ -356,6 +356,16 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 	if (rc == 0 && dir && dir[0] != '/')
 		rc = rl_err_set(err, RL_EINVAL, "request body: \"dir\" must be an absolute path, got "
 				"'%s'", dir);
+	/* "env": the variables ${NAME} in trial.mounts may name, as the
+	 * submitter's client has them (the service's own are never read) */
+	json_t *env = json_object_get(body, "env");
+	if (rc == 0 && env && !json_is_object(env))
+		rc = rl_err_set(err, RL_EINVAL, "request body: \"env\" must be an object of "
+				"strings");
+	for (void *it = json_object_iter(env); rc == 0 && it; it = json_object_iter_next(env, it))
+		if (!json_is_string(json_object_iter_value(it)))
+			rc = rl_err_set(err, RL_EINVAL, "request body: \"env\": %.64s: expected a "
+					"string", json_object_iter_key(it));
 	if (rc == 0 && !text)
 		rc = rl_err_set(err, RL_ENOMEM, "submission");
 	char home[4096] = "/";
@@ -372,6 +382,8 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 					"format", as_json ? "json" : "yaml");
 		if (sub && rename)
 			json_object_set_new(sub, "experiment", json_string(rename));
+		if (sub && env && json_object_size(env))
+			json_object_set(sub, "env", env);
 		submission = sub ? json_dumps(sub, JSON_COMPACT) : NULL;
 		json_decref(sub);
 		if (!submission)
@@ -380,10 +392,6 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 	free(text);
 	json_decref(body);
 	spec *sp = NULL;
-	if (rc == 0)
-		rc = live_submission_parse(submission, &sp, err);
-	if (rc == 0 && rq->ctx->admit)
-		rc = rq->ctx->admit(rq->ctx->admit_ctx, u, sp, err);
 	live_owner ow;
 	if (rc == 0)
 		rc = live_owner_of_uid(u->uid, &ow, err);
@@ -392,12 +400,17 @@ int api_h_submit(api_req *rq, api_resp *rs, rl_err *err)
 		rc = rl_err_set(err, RL_EPERM, "this service runs as uid %u and cannot run trials as "
 				"%s (uid %u); trials always run as their submitter",
 				(unsigned)me, u->name, (unsigned)u->uid);
+	ow.run_as = u->uid != me; /* root runs everyone else's trials as them */
+	/* parsed as the submitter's: their variables, their view of paths */
+	if (rc == 0)
+		rc = live_submission_parse(submission, &ow, &sp, err);
+	if (rc == 0 && rq->ctx->admit)
+		rc = rq->ctx->admit(rq->ctx->admit_ctx, u, sp, err);
 	if (rc < 0) {
 		spec_free(sp);
 		free(submission);
 		return rc;
 	}
-	ow.run_as = u->uid != me; /* root runs everyone else's trials as them */
 	int64_t id;
 	rc = live_submit(rq->ctx->d, sp, &ow, submission, &id, err);
 	free(submission);

@@ -111,6 +111,27 @@ static int submit_one(api_client *c, const char *path, const char *rename, int j
 		return rl_err_set(err, RL_ENOMEM, "%s", path);
 	if (rename)
 		json_object_set_new(body, "experiment", json_string(rename));
+	/* ${NAME} in trial.mounts is expanded by the service from what the
+	 * submission declares, never from its own environment: declare the
+	 * ones the spec names that this environment has. */
+	json_t *env = json_object();
+	for (const char *p = json_string_value(json_object_get(body, "spec")); p && env &&
+	     (p = strstr(p, "${"));) {
+		p += 2;
+		size_t nl = strcspn(p, "}");
+		char var[128];
+		if (p[nl] == '}' && nl > 0 && nl < sizeof var) {
+			memcpy(var, p, nl);
+			var[nl] = '\0';
+			const char *v = getenv(var);
+			if (v && *v)
+				json_object_set_new(env, var, json_string(v));
+		}
+	}
+	if (env && json_object_size(env))
+		json_object_set_new(body, "env", env);
+	else
+		json_decref(env);
 	json_t *ans = NULL;
 	rc = api_client_json(c, "POST", "/api/v1/experiments", body, &ans, err);
 	json_decref(body);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,4 +233,122 @@ int runas_helper_find(char *buf, size_t len, rl_err *err)
 			  "release %s) and `make install` installs it beside relish; "
 			  "RELISH_RUNAS=PATH names another",
 			  RUNAS_HELPER_NAME, a, b, RUNAS_HELPER_NAME);
+}
+
+/* ---- paths as a user sees them ---- */
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The child: drop to u, answer each path as {int errno, int length, bytes}. */
+static void realpath_child(const exec_user *u, const char *const *paths, size_t n, int wfd)
+{
+	/* Raw calls: glibc's wrappers would try to reach threads this
+	 * process no longer has. */
+	if (syscall(SYS_setgroups, u->n_groups, u->groups) != 0 ||
+	    syscall(SYS_setresgid, u->gid, u->gid, u->gid) != 0 ||
+	    syscall(SYS_setresuid, u->uid, u->uid, u->uid) != 0 ||
+	    (u->uid != 0 && syscall(SYS_setresuid, 0, 0, 0) == 0))
+		_exit(125);
+	static char buf[PATH_MAX];
+	for (size_t i = 0; i < n; i++) {
+		int rec[2] = {0, 0};
+		if (!realpath(paths[i], buf))
+			rec[0] = errno ? errno : EINVAL;
+		else
+			rec[1] = (int)strlen(buf);
+		if (write_all(wfd, rec, sizeof rec) < 0 ||
+		    (rec[1] && write_all(wfd, buf, (size_t)rec[1]) < 0))
+			_exit(124);
+	}
+	_exit(0);
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+	while (n) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int runas_realpath(const exec_user *u, const char *const *paths, size_t n, char **out,
+		   int *errs, rl_err *err)
+{
+	if (n == 0)
+		return 0;
+	if (u->n_groups > RUNAS_MAX_GROUPS)
+		return rl_err_set(err, RL_EINVAL, "uid %u has more than %d groups", (unsigned)u->uid,
+				  RUNAS_MAX_GROUPS);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return rl_err_sys(err, RL_EIO, errno, "resolving paths as uid %u", (unsigned)u->uid);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return rl_err_sys(err, RL_EIO, e, "resolving paths as uid %u", (unsigned)u->uid);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		realpath_child(u, paths, n, p[1]);
+	}
+	close(p[1]);
+	size_t got = 0;
+	int bad = 0;
+	for (; got < n; got++) {
+		int rec[2];
+		if (read_all(p[0], rec, sizeof rec) < 0 || rec[1] < 0 || rec[1] >= PATH_MAX) {
+			bad = 1;
+			break;
+		}
+		out[got] = NULL;
+		errs[got] = rec[0];
+		if (rec[1]) {
+			char *s = malloc((size_t)rec[1] + 1);
+			if (!s || read_all(p[0], s, (size_t)rec[1]) < 0) {
+				free(s);
+				bad = 1;
+				break;
+			}
+			s[rec[1]] = '\0';
+			out[got] = s;
+		}
+	}
+	close(p[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (bad || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		for (size_t i = 0; i < got; i++) {
+			free(out[i]);
+			out[i] = NULL;
+		}
+		return rl_err_set(err, RL_EIO, "resolving paths as uid %u: the child %s",
+				  (unsigned)u->uid,
+				  WIFEXITED(status) && WEXITSTATUS(status) == 125
+					  ? "could not take the user's rights"
+					  : "failed");
+	}
+	return 0;
 }

@@ -96,4 +96,17 @@ void runas_spawn_done(runas_spawn *rs);
  */
 int runas_helper_find(char *buf, size_t len, rl_err *err);
 
+/*
+ * Resolve paths[0..n) (realpath: "..", links) with the rights of u (its
+ * groups, gid and uid; u->helper unused), so that what a user names is
+ * seen as that user sees it: a link to a folder they cannot enter, or a
+ * file in one, resolves for them to EACCES, whether it exists or not.
+ * Done in a child process (fork) that drops to u with raw system calls
+ * and writes the answers to a pipe.  out[i] is the resolved path
+ * (malloc'd) or NULL with errs[i] the errno u got.  0, or RL_EIO when the
+ * child could not run (nothing is written then).
+ */
+int runas_realpath(const exec_user *u, const char *const *paths, size_t n, char **out,
+		   int *errs, rl_err *err);
+
 #endif

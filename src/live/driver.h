@@ -176,16 +176,27 @@ const char *live_db_path(const live *d);
 int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission, int64_t *id,
 		rl_err *err);
 
-/* Parse a submission ({"spec", "name", "dir", "format"}) into a spec:
- * errors are the spec parser's (FILE:LINE:COL as `relish validate`). */
-int live_submission_parse(const char *submission, spec **out, rl_err *err);
+/* Parse a submission ({"spec", "name", "dir", "format", "env"}) of ow
+ * into a spec: errors are the spec parser's (FILE:LINE:COL as `relish
+ * validate`).  Read for its author (spec_origin): ${NAME} in trial.mounts
+ * from the submission's "env" object only (what the client declared),
+ * never from this process's environment; mount paths resolved with ow's
+ * rights (runas_realpath): one ow cannot reach is refused with the error
+ * ow would get (RL_EPERM), one that does not exist is kept as written
+ * (the engine names it when it runs). */
+int live_submission_parse(const char *submission, const live_owner *ow, spec **out,
+			  rl_err *err);
 
 /*
  * Resume an experiment the store holds in state running (the service
  * restarting): its spec is parsed again from the stored submission, its
- * owner is ow.  Errors as live_add_experiment.
+ * owner is ow; admit (may be NULL) decides again whether ow may run it
+ * (the service's rules may have changed since it was submitted).  Errors
+ * as live_add_experiment, or admit's.
  */
-int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err);
+int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
+		       int (*admit)(void *ctx, const live_owner *ow, const spec *sp, rl_err *err),
+		       void *admit_ctx, rl_err *err);
 
 /*
  * Cancel experiment id: it is marked cancelled (committed before anything

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "exec/runas.h"
 #include "live/live_int.h"
 
 /* ---- owners ---------------------------------------------------------------- */
@@ -213,7 +214,74 @@ int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission,
 	return 0;
 }
 
-int live_submission_parse(const char *submission, spec **out, rl_err *err)
+/* ${NAME} in trial.mounts: what the submission declares. */
+static const char *submission_var(const char *name, void *ctx)
+{
+	return json_string_value(json_object_get(ctx, name));
+}
+
+/* The mounts' host paths as ow sees them (spec_origin left them as
+ * written). */
+static int mounts_resolve(spec *sp, const live_owner *ow, rl_err *err)
+{
+	size_t n = sp->trial.n_mounts;
+	if (!n)
+		return 0;
+	const char **paths = calloc(n, sizeof *paths);
+	char **res = calloc(n, sizeof *res);
+	int *errs = calloc(n, sizeof *errs);
+	int rc = paths && res && errs ? 0 : rl_err_set(err, RL_ENOMEM, "resolving mounts");
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		paths[i] = sp->trial.mounts[i].host;
+	if (rc == 0 && ow->run_as) {
+		exec_user u = {.uid = ow->uid, .gid = ow->gid, .n_groups = (size_t)ow->n_groups,
+			       .groups = ow->groups};
+		rc = runas_realpath(&u, paths, n, res, errs, err);
+	} else {
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			if (!(res[i] = realpath(paths[i], NULL)))
+				errs[i] = errno;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		spec_mount *m = &sp->trial.mounts[i];
+		if (!res[i] && errs[i] != ENOENT) {
+			rc = rl_err_set(err, RL_EPERM, "%s: trial.mounts[%zu]: %s: %s cannot reach it "
+					"(%s)", sp->source ? sp->source : sp->name, i, m->host,
+					ow->name, strerror(errs[i]));
+			break;
+		}
+		if (!res[i])
+			continue; /* missing: the engine names it when it runs */
+		if (!strcmp(m->target, m->host)) {
+			char *t = strdup(res[i]);
+			if (!t) {
+				rc = rl_err_set(err, RL_ENOMEM, "resolving mounts");
+				break;
+			}
+			free(m->target);
+			m->target = t;
+		}
+		free(m->host);
+		m->host = res[i];
+		res[i] = NULL;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		for (size_t j = 0; j < i && rc == 0; j++)
+			if (!strcmp(sp->trial.mounts[i].target, sp->trial.mounts[j].target))
+				rc = rl_err_set(err, RL_ESPEC, "%s: trial.mounts[%zu]: expected each "
+						"mount target once, got %s again (item %zu mounts "
+						"there)", sp->source ? sp->source : sp->name, i,
+						sp->trial.mounts[i].target, j);
+	for (size_t i = 0; res && i < n; i++)
+		free(res[i]);
+	free(paths);
+	free(res);
+	free(errs);
+	return rc;
+}
+
+int live_submission_parse(const char *submission, const live_owner *ow, spec **out,
+			  rl_err *err)
 {
 	json_error_t je;
 	json_t *j = json_loads(submission, 0, &je);
@@ -223,29 +291,42 @@ int live_submission_parse(const char *submission, spec **out, rl_err *err)
 	const char *format = json_string_value(json_object_get(j, "format"));
 	/* relish submit --name: the experiment's name instead of the spec's */
 	const char *rename = json_string_value(json_object_get(j, "experiment"));
+	json_t *env = json_object_get(j, "env");
+	spec_origin origin = {.var = json_is_object(env) ? submission_var : NULL, .ctx = env};
 	int rc;
+	spec *sp = NULL;
 	if (!text || !name || !dir)
 		rc = rl_err_set(err, RL_ESPEC, "a submission needs \"spec\", \"name\" and \"dir\"");
 	else
-		rc = spec_parse_text_in(text, strlen(text), name, dir,
-					format && !strcmp(format, "json"), out, err);
-	if (rc == 0 && rename && (rc = spec_rename(*out, rename, err)) < 0) {
-		spec_free(*out);
-		*out = NULL;
-	}
+		rc = spec_parse_text_from(text, strlen(text), name, dir,
+					  format && !strcmp(format, "json"), &origin, &sp, err);
+	if (rc == 0 && rename)
+		rc = spec_rename(sp, rename, err);
+	if (rc == 0)
+		rc = mounts_resolve(sp, ow, err);
+	if (rc < 0)
+		spec_free(sp);
+	else
+		*out = sp;
 	json_decref(j);
 	return rc;
 }
 
-int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err)
+int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
+		       int (*admit)(void *ctx, const live_owner *ow, const spec *sp, rl_err *err),
+		       void *admit_ctx, rl_err *err)
 {
 	if (!e->submission)
 		return rl_err_set(err, RL_ESPEC, "experiment %s was not submitted to a service (it "
 				  "has no stored submission); resume it with relish run", e->name);
 	spec *sp = NULL;
-	int rc = live_submission_parse(e->submission, &sp, err);
+	int rc = live_submission_parse(e->submission, ow, &sp, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "experiment %s: its stored submission", e->name);
+	if (admit && (rc = admit(admit_ctx, ow, sp, err)) < 0) {
+		spec_free(sp);
+		return rl_err_prefix(err, "experiment %s is not resumed", e->name);
+	}
 	return live__add_owned(d, sp, ow, 0, NULL, NULL, err);
 }
 

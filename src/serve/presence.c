@@ -17,6 +17,17 @@
  * a read-only service that owns no device, would fool it).  The kernel
  * removes the name with the last descriptor, so a killed service leaves
  * nothing behind; the socket is close-on-exec, so no trial holds it.
+ *
+ * Anyone may bind any abstract name, so a name alone proves nothing: a
+ * user who bound one would stop every other user's `relish run` (a denial
+ * of service).  The socket listens, and `relish run` connects to it and
+ * reads who listens (SO_PEERCRED: the kernel's word, set at listen()):
+ * only root, or the caller itself, with the pid the name gives, counts.  A
+ * service run by another unprivileged user is not believed (it could be
+ * anyone's); docs/serve.md says so.  The service accepts and closes
+ * these connections at once (serve_presence_answer, on its loop; a
+ * connection is queued, and its credentials read, before it is accepted,
+ * so a busy loop delays nothing).
  */
 #include "serve/serve.h"
 
@@ -49,16 +60,48 @@ int serve_presence_announce(const char *addr, int *fd_out, rl_err *err)
 	int n = snprintf(sa.sun_path + 1, sizeof sa.sun_path - 1, "%s%d/%s", prefix,
 			 (int)getpid(), addr ? addr : "");
 	size_t len = n < 0 ? 0 : (size_t)n < sizeof sa.sun_path - 1 ? (size_t)n : sizeof sa.sun_path - 2;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return rl_err_sys(err, RL_EIO, errno, "announcing the service on this machine");
-	if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) < 0 ||
+	    listen(fd, 64) < 0) {
 		int e = errno;
 		close(fd);
 		return rl_err_sys(err, RL_EIO, e, "announcing the service on this machine");
 	}
 	*fd_out = fd;
 	return 0;
+}
+
+void serve_presence_answer(int fd)
+{
+	for (int i = 0; i < 256; i++) {
+		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			return;
+		close(c);
+	}
+}
+
+/* Who listens on the abstract name (len bytes): 0 with its credentials,
+ * -1 when nobody does (or a full queue: not believed either). */
+static int presence_owner(const char *name, size_t len, struct ucred *cr)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (len == 0 || len > sizeof sa.sun_path - 1)
+		return -1;
+	memcpy(sa.sun_path + 1, name, len);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	socklen_t cl = sizeof *cr;
+	int rc = connect(fd, (struct sockaddr *)&sa,
+			 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0 &&
+				 getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cr, &cl) == 0
+			 ? 0
+			 : -1;
+	close(fd);
+	return rc;
 }
 
 int serve_presence_find(pid_t *pid, char *addr, size_t addr_n)
@@ -85,13 +128,18 @@ int serve_presence_find(pid_t *pid, char *addr, size_t addr_n)
 		p += strspn(p, " ");
 		if (*p != '@' || strncmp(p + 1, prefix, plen) != 0)
 			continue;
+		char *name = p + 1;
+		name[strcspn(name, "\n")] = '\0';
 		p += 1 + plen;
 		char *end;
 		long v = strtol(p, &end, 10);
 		if (end == p || *end != '/' || v <= 0 || (pid_t)v == self)
 			continue;
 		end++;
-		end[strcspn(end, "\n")] = '\0';
+		struct ucred cr;
+		if (presence_owner(name, strlen(name), &cr) < 0 || cr.pid != (pid_t)v ||
+		    (cr.uid != 0 && cr.uid != getuid()))
+			continue; /* a name anyone could have bound */
 		*pid = (pid_t)v;
 		snprintf(addr, addr_n, "%s", end);
 		found = 1;

@@ -49,6 +49,8 @@ typedef struct service {
 	char runas[PATH_MAX];
 	int lock_fd;
 	int presence_fd;         /* serve_presence_announce's, -1 before */
+	uv_poll_t presence_poll; /* answers those who check it */
+	int presence_polled;
 	serve_config cfg;
 	api_policy pol;          /* what the API reads; replaced on reload */
 	live *d;
@@ -207,6 +209,16 @@ static void apply_users(service *s)
 
 /* ---- resume ---- */
 
+/* A resumed experiment is admitted again, under the rules of now: a
+ * grant taken out of allow: since it was submitted is not kept. */
+static int admit_owner(void *ctx, const live_owner *ow, const spec *sp, rl_err *err)
+{
+	service *s = ctx;
+	api_user u = {.via = API_VIA_UNIX, .uid = ow->uid, .gid = ow->gid, .root = ow->uid == 0};
+	snprintf(u.name, sizeof u.name, "%s", ow->name);
+	return serve_admit(&s->cfg, &u, sp, err);
+}
+
 static int resume_all(service *s, rl_err *err)
 {
 	store_experiment *v;
@@ -227,7 +239,7 @@ static int resume_all(service *s, rl_err *err)
 				: rl_err_set(&e2, RL_ENOTFOUND, "it has no owner");
 		if (r == 0) {
 			ow.run_as = ow.uid != geteuid();
-			r = live_resume_stored(s->d, e, &ow, &e2);
+			r = live_resume_stored(s->d, e, &ow, admit_owner, s, &e2);
 		}
 		if (r < 0) {
 			/* One bad experiment does not keep the others down. */
@@ -267,10 +279,22 @@ static void answer_queued(void *ctx)
 		api_server_answer_queued(s->api);
 }
 
+static void presence_cb(uv_poll_t *h, int status, int events)
+{
+	(void)status;
+	(void)events;
+	service *s = h->data;
+	serve_presence_answer(s->presence_fd);
+}
+
 /* The driver is done: close what keeps the loop alive besides it. */
 static void on_finish(void *ctx)
 {
 	service *s = ctx;
+	if (s->presence_polled) {
+		s->presence_polled = 0;
+		uv_close((uv_handle_t *)&s->presence_poll, close_cb);
+	}
 	if (s->signals) {
 		s->signals = 0;
 		uv_close((uv_handle_t *)&s->sig_term, close_cb);
@@ -452,6 +476,11 @@ int serve_run(const serve_options *o, rl_err *err)
 	if ((rc = serve_presence_announce(ao.listen[0], &s->presence_fd, err)) < 0)
 		goto out;
 	uv_loop_t *loop = live_loop(s->d);
+	if (uv_poll_init(loop, &s->presence_poll, s->presence_fd) == 0) {
+		s->presence_poll.data = s;
+		s->presence_polled = 1;
+		uv_poll_start(&s->presence_poll, UV_READABLE, presence_cb);
+	}
 	uv_signal_init(loop, &s->sig_term);
 	uv_signal_init(loop, &s->sig_int);
 	uv_signal_init(loop, &s->sig_hup);
@@ -476,7 +505,7 @@ int serve_run(const serve_options *o, rl_err *err)
 	serve_log(rc < 0 ? "error" : "info", "serve.stopped", "rc=%d%s%s%s", rc,
 		  rc < 0 ? " msg=\"" : "", rc < 0 ? err->msg : "", rc < 0 ? "\"" : "");
 out:
-	if (s->signals)
+	if (s->signals || s->presence_polled)
 		on_finish(s);
 	if (s->api) {
 		api_server_close(s->api);

@@ -30,8 +30,11 @@
  * addr (where clients reach it); *fd_out (close-on-exec) keeps it while
  * open. */
 int serve_presence_announce(const char *addr, int *fd_out, rl_err *err);
-/* A relish serve (not this process) announced on this machine: 1 with its
- * pid and address (cut to addr_n), 0 when none. */
+/* Accept and close what connected to the announcement (fd readable). */
+void serve_presence_answer(int fd);
+/* A relish serve (not this process) announced on this machine by root or
+ * by this user (who listens is checked: a name alone is not believed): 1
+ * with its pid and address (cut to addr_n), 0 when none. */
 int serve_presence_find(pid_t *pid, char *addr, size_t addr_n);
 
 /* ---- log.c ---- */

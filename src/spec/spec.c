@@ -53,6 +53,12 @@ int spec_parse_text(const char *text, size_t len, const char *name, int json, sp
 int spec_parse_text_in(const char *text, size_t len, const char *name, const char *in_dir,
 		       int json, spec **out, rl_err *err)
 {
+	return spec_parse_text_from(text, len, name, in_dir, json, NULL, out, err);
+}
+
+int spec_parse_text_from(const char *text, size_t len, const char *name, const char *in_dir,
+			 int json, const spec_origin *origin, spec **out, rl_err *err)
+{
 	node *root = NULL;
 	int rc = node_parse(text, len, name, json, &root, err);
 	if (rc < 0)
@@ -63,7 +69,7 @@ int spec_parse_text_in(const char *text, size_t len, const char *name, const cha
 		return rl_err_set(err, RL_ENOMEM, "%s: out of memory", name);
 	}
 	spec *s = NULL;
-	rc = spec_from_tree(root, name, dir, &s, err);
+	rc = spec_from_tree(root, name, dir, origin, &s, err);
 	free(dir);
 	node_free(root);
 	if (rc < 0)

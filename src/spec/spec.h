@@ -149,6 +149,21 @@ int spec_parse_text(const char *text, size_t len, const char *name, int json,
  * is spec_parse_text's choice (the folder of name). */
 int spec_parse_text_in(const char *text, size_t len, const char *name, const char *dir,
 		       int json, spec **out, rl_err *err);
+
+/* A spec read by a process that is not its author's (relish serve, as
+ * root): ${NAME} in trial.mounts is looked up with var (the variables the
+ * author's client declared; NULL: none), never in this process's
+ * environment, whose values are not the author's to read; and mount paths
+ * are left as written (absolute), not resolved here: resolving follows
+ * links and enters folders with this process's rights, not the author's
+ * (the service resolves them as the author, live_submission_parse). */
+typedef struct spec_origin {
+	const char *(*var)(const char *name, void *ctx); /* NULL or the value */
+	void *ctx;
+} spec_origin;
+/* spec_parse_text_in read for origin (NULL: spec_parse_text_in). */
+int spec_parse_text_from(const char *text, size_t len, const char *name, const char *dir,
+			 int json, const spec_origin *origin, spec **out, rl_err *err);
 void spec_free(spec *s);
 /* 1 when name may name an experiment: 1-64 of A-Z a-z 0-9 _ . - */
 int spec_name_valid(const char *name);

@@ -24,6 +24,7 @@
 typedef struct sx {
 	const char *file;
 	rl_err *err;
+	const spec_origin *origin;                /* NULL: the author's own process */
 	char path[SX_PATH_MAX];
 	size_t plen;
 	int n_errs;                               /* all errors found */
@@ -101,7 +102,8 @@ int spec_parse_mounts(sx *x, const node *v, const char *dir, spec_mount **out, s
 
 /* Tree to spec (spec_schema.c).  dir is the absolute folder relative
  * workdirs are resolved against.  *out owned by the caller. */
-int spec_from_tree(const node *root, const char *file, const char *dir, spec **out, rl_err *err);
+int spec_from_tree(const node *root, const char *file, const char *dir,
+		   const spec_origin *origin, spec **out, rl_err *err);
 
 /* Names of param kinds, indexed by param_kind. */
 extern const char *const spec_param_kind_names[5];

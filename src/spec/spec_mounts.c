@@ -7,9 +7,13 @@
  * not a runtime failure of every segment:
  *   - ${NAME} anywhere in the item is replaced by the environment variable
  *     NAME at load time (a build folder, a data set); an unset or empty
- *     variable is an error naming it;
+ *     variable is an error naming it.  Read for another (spec_origin: a
+ *     service), NAME comes from the variables the author declared and
+ *     never from this process's environment, and no message holds a
+ *     value the author did not give;
  *   - a relative HOST is taken from the spec's folder, like trial.workdir,
- *     and an existing HOST is resolved (realpath: "..", symlinks);
+ *     and an existing HOST is resolved (realpath: "..", symlinks), except
+ *     when read for another (the service resolves it as the author);
  *   - TARGET, when given, must be absolute; without it the path inside is
  *     the host path;
  *   - the options are exactly "ro" or "rw" (default rw).
@@ -43,7 +47,16 @@ static int expand_env(sx *x, const node *at, const char *in, char **out)
 			}
 			memcpy(name, p + 2, nl);
 			name[nl] = '\0';
-			const char *val = getenv(name);
+			const char *val = !x->origin ? getenv(name)
+					  : x->origin->var ? x->origin->var(name, x->origin->ctx)
+							   : NULL;
+			if ((!val || !*val) && x->origin) {
+				free(buf);
+				return sx_fail(x, at, "\"%s\": variable %s is not among those the "
+					       "submission declares (relish submit sends the ones the "
+					       "spec names from its environment; a service never reads "
+					       "its own)", in, name);
+			}
 			if (!val || !*val) {
 				free(buf);
 				return sx_fail(x, at, "\"%s\": environment variable %s is not set", in, name);
@@ -118,7 +131,7 @@ static int parse_one(sx *x, const node *at, const char *dir, spec_mount *m)
 		host[--hl] = '\0';
 	/* ".." and symlinks resolved where the path exists (it must, for the
 	 * engine to mount it; a missing one fails at run time, named). */
-	char *real = host ? realpath(host, NULL) : NULL;
+	char *real = host && !x->origin ? realpath(host, NULL) : NULL;
 	if (real) {
 		free(host);
 		host = real;

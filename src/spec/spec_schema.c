@@ -929,9 +929,10 @@ static int spec_defaults(spec *s)
 	return s->schedule.resource && s->trial.network ? 0 : RL_ENOMEM;
 }
 
-int spec_from_tree(const node *root, const char *file, const char *dir, spec **out, rl_err *err)
+int spec_from_tree(const node *root, const char *file, const char *dir,
+		   const spec_origin *origin, spec **out, rl_err *err)
 {
-	sx x = {.file = file, .err = err};
+	sx x = {.file = file, .err = err, .origin = origin};
 	char got[96];
 	if (!root || node_is_null(root))
 		return rl_err_set(err, RL_ESPEC, "%s:1:1: expected a map with keys name, objective, search, trial; "
