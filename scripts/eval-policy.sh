@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The policy evaluation of docs/evaluation.md: relish against the best of
-# the peers (tiresias, gandiva, pack, exclusive) at each size, the ablation
+# The policy evaluation of docs/evaluation.md: relish against the best
+# (peer, order) pair (tiresias, gandiva, pack, exclusive, each in fifo, las
+# and tiresias order: --order all) at each size, every pair, the ablation
 # of relish's rules, the peers' own settings, fairness between users, the
 # co-location model against Gavel's measurements, and the simulator's speed.
 #   scripts/eval-policy.sh BUILD_DIR [TRACE] [OUT_DIR]
@@ -17,7 +18,7 @@ abl=${ABLATION:-"64 128 256"}
 mkdir -p "$out"
 sim() { "$build/relish" simulate --trace "$trace" --gpu-memory 32768 --json "$@"; }
 for n in $sizes; do
-	sim --gpus "$n" --policy all >"$out/all_$n.json"
+	sim --gpus "$n" --policy all --order all >"$out/all_$n.json"
 done
 for n in $abl; do
 	# LAS without sharing: the limit of Tiresias with ever finer queues
@@ -36,16 +37,24 @@ for n in $abl; do
 	sim --gpus "$n" --policy all --segment-s 7200 >"$out/seg7200_$n.json"
 	# the peers' own settings
 	sim --gpus "$n" --policy tiresias --tiresias-limits 3600 >"$out/t2q_$n.json"
+	sim --gpus "$n" --policy tiresias --tiresias-limits 3600 --tiresias-quantum-s 0 >"$out/t2q_q0_$n.json"
 	sim --gpus "$n" --policy tiresias --tiresias-limits 3600,36000,360000 >"$out/t10_$n.json"
+	sim --gpus "$n" --policy tiresias --tiresias-limits 3600 --tiresias-quantum-s 3600 >"$out/t2q_q3600_$n.json"
+	sim --gpus "$n" --policy tiresias --tiresias-quantum-s 0 >"$out/t9_q0_$n.json"
+	sim --gpus "$n" --policy tiresias --tiresias-quantum-s 3600 >"$out/t9_q3600_$n.json"
+	sim --gpus "$n" --policy tiresias --tiresias-quantum-s 900 >"$out/t9_q900_$n.json"
 	sim --gpus "$n" --policy gandiva --gandiva-timeslice 0 >"$out/gts0_$n.json"
 	# fair share between the trace's users
 	sim --gpus "$n" --policy relish --order fair >"$out/fair_$n.json"
 	sim --gpus "$n" --policy relish --order fair --half-life-s 0 >"$out/fair0_$n.json"
 done
 "$build/relish" simulate --trace "$trace" --check-colocate "$gavel" --json >"$out/check.json"
-# speed and memory: the whole trace, every policy side by side, three runs
+# speed and memory: the whole trace, every policy side by side, then every
+# peer in every order, three runs each, alternating
 for i in 1 2 3; do
 	/usr/bin/time -f "%e %M" -o "$out/time_$i.txt" "$build/relish" simulate --trace "$trace" \
 		--gpus 64 --gpu-memory 32768 --policy all --json >/dev/null
+	/usr/bin/time -f "%e %M" -o "$out/time_all_$i.txt" "$build/relish" simulate --trace "$trace" \
+		--gpus 64 --gpu-memory 32768 --policy all --order all --json >/dev/null
 done
 /usr/bin/python3 "$(dirname "$0")/policy-tables.py" "$out" "$sizes" "$abl"

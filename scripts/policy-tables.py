@@ -9,6 +9,7 @@ import json
 import sys
 
 PEERS = ("tiresias", "gandiva", "pack", "exclusive")
+ORDERS = ("fifo", "las", "tiresias")
 
 
 def load(path, key="policies"):
@@ -35,23 +36,42 @@ def best(d, key):
     return p, d[p][key]
 
 
+def best_pair(f, key):
+    """The (peer, order) pair with the least value of key in an --order all
+    run's pairs, and its value."""
+    pairs = load(f, "pairs")
+    name = min((k for k, r in pairs.items() if r["policy"] != "relish"),
+               key=lambda k: pairs[k][key])
+    return name, pairs[name][key]
+
+
 def headline(out, sizes):
-    print("**relish against the best peer** (each figure against the best of "
-          "tiresias, gandiva, pack and exclusive for that figure):\n")
-    header("GPUs", "relish mean JCT h", "best peer", "ratio", "relish HPO exp. h",
-           "best peer", "ratio", "relish makespan h", "best peer", "relish / best",
+    print("**relish against the best (peer, order) pair** (each figure against the best "
+          "of tiresias, gandiva, pack and exclusive, each in fifo, las and tiresias order, "
+          "for that figure; ratio: the pair's time over relish's):\n")
+    header("GPUs", "relish mean JCT h", "best pair", "ratio", "relish HPO exp. h",
+           "best pair", "ratio", "relish makespan h", "best pair", "relish / best",
            "relish OOMs")
     for n in sizes:
-        d = load(f"{out}/all_{n}.json")
-        r = d["relish"]
+        f = f"{out}/all_{n}.json"
+        r = load(f)["relish"]
         cells = []
         for key in ("mean_jct_s", "mean_burst_jct_s"):
-            p, v = best(d, key)
+            p, v = best_pair(f, key)
             cells += [f"{h(r, key):.1f}", f"{p} {v / 3600:.1f}", f"**{v / r[key]:.2f}x**"]
-        p, v = best(d, "makespan_s")
+        p, v = best_pair(f, "makespan_s")
         cells += [f"{h(r, 'makespan_s'):.0f}", f"{p} {v / 3600:.0f}",
                   f"{r['makespan_s'] / v:.3f}"]
         print(f"| {n} | " + " | ".join(cells) + f" | {r['oom_count']} |")
+
+
+def pairs_table(out, sizes):
+    print("\nEvery peer in every order (mean JCT h / HPO experiment h / makespan h / OOMs):\n")
+    header("peer, order", *[f"{n} GPUs" for n in sizes])
+    for p in ("relish",) + PEERS:
+        for o in (("las",) if p == "relish" else ORDERS):
+            cells = [cell(load(f"{out}/all_{n}.json", "pairs")[f"{p}-{o}"]) for n in sizes]
+            print(f"| {p}, {o} | " + " | ".join(cells) + " |")
 
 
 def sweep(out, sizes):
@@ -116,9 +136,18 @@ def peers(out, sizes):
     print("\nThe peers' own settings (mean JCT h / HPO experiment h / makespan h / OOMs):\n")
     header("peer", *[f"{n} GPUs" for n in sizes])
     rows = [
-        ("tiresias, 2 queues (threshold 3600 GPU-s)", "t2q", "tiresias"),
-        ("tiresias, 4 queues (x10 from 3600 GPU-s)", "t10", "tiresias"),
-        ("tiresias, 9 queues (x2 from 1800 GPU-s; the default)", "all", "tiresias"),
+        ("tiresias, 2 queues (threshold 3600 GPU-s), as before issue 26: 1-hour segments, "
+         "a queue FIFO by arrival at every boundary", "t2q_q0", "tiresias"),
+        ("tiresias, 2 queues, running jobs first in a queue, 3600 s quantum", "t2q_q3600",
+         "tiresias"),
+        ("tiresias, 2 queues, running jobs first, 1800 s quantum", "t2q", "tiresias"),
+        ("tiresias, 4 queues (x10 from 3600 GPU-s), running jobs first, 1800 s quantum",
+         "t10", "tiresias"),
+        ("tiresias, 9 queues (x2 from 1800 GPU-s), as before issue 26", "t9_q0", "tiresias"),
+        ("tiresias, 9 queues, running jobs first, 3600 s quantum", "t9_q3600", "tiresias"),
+        ("tiresias, 9 queues, running jobs first, 900 s quantum", "t9_q900", "tiresias"),
+        ("tiresias, 9 queues, running jobs first, 1800 s quantum (the default)", "all",
+         "tiresias"),
         ("gandiva, time-slicing as deep as memory allows", "gts0", "gandiva"),
         ("gandiva, two segments time-sliced at most (the default)", "all", "gandiva"),
     ]
@@ -165,19 +194,23 @@ def check(out):
 
 
 def speed(out):
-    runs = []
-    for i in (1, 2, 3):
-        with open(f"{out}/time_{i}.txt") as f:
-            wall, rss = f.read().split()[-2:]
-        runs.append((float(wall), int(rss)))
-    print("\nThe whole trace, every policy side by side (64 GPUs): wall "
-          + ", ".join(f"{w:.2f} s" for w, _ in runs)
-          + f"; peak RSS {max(r for _, r in runs) / 1024:.0f} MB")
+    for what, f in (("the five policies in their own orders", "time"),
+                    ("every peer in every order (--order all, 13 runs)", "time_all")):
+        runs = []
+        for i in (1, 2, 3):
+            with open(f"{out}/{f}_{i}.txt") as fh:
+                wall, rss = fh.read().split()[-2:]
+            runs.append((float(wall), int(rss)))
+        print(f"\nThe whole trace at 64 GPUs, {what}, side by side: wall "
+              + ", ".join(f"{w:.2f} s" for w, _ in runs)
+              + f" (median {sorted(w for w, _ in runs)[1]:.2f} s); "
+              f"peak RSS {max(r for _, r in runs) / 1024:.0f} MB")
 
 
 def main():
     out, sizes, abl = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
     headline(out, sizes)
+    pairs_table(out, abl)
     sweep(out, sizes)
     ablation(out, abl)
     segments(out, abl)
