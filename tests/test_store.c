@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -613,6 +614,101 @@ static void test_migrate_handle_v9(void **state)
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments WHERE handle = '4242'"), 1);
 }
 
+/* Pages by id with the filters; a page costs its rows (after/limit). */
+static void test_experiment_pages(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	for (int i = 0; i < 25; i++) {
+		char name[16], owner[8];
+		snprintf(name, sizeof name, "p%d", i);
+		snprintf(owner, sizeof owner, "u%d", i % 3);
+		store_experiment e = {.name = name, .spec_text = (char *)"name: x\n",
+				      .created_at = 1000.0 + i, .objective_metric = (char *)"acc",
+				      .mode = (char *)"max", .owner_uid = 100 + i % 3, .owner = owner};
+		int64_t id;
+		OK(store_experiment_create(s, &e, &id, err));
+		assert_int_equal(id, i + 1);
+		if (i % 4 == 0)
+			OK(store_experiment_set_status(s, id, EXP_DONE, 2000.0, err));
+	}
+	store_experiment *v;
+	size_t n;
+	/* Every page in turn, ten at a time, gives each once in id order. */
+	store_exp_filter q = STORE_EXP_FILTER_ALL;
+	q.limit = 10;
+	int64_t want = 1;
+	for (int page = 0; page < 3; page++) {
+		OK(store_experiment_page(s, &q, &v, &n, err));
+		assert_int_equal(n, page < 2 ? 10 : 5);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(v[i].id, want++);
+		assert_non_null(v[0].spec_text); /* not brief */
+		q.after = v[n - 1].id;
+		store_experiments_free(v, n);
+	}
+	/* Filters: state, owner, age; together; brief leaves the spec out. */
+	q = STORE_EXP_FILTER_ALL;
+	q.status = EXP_DONE;
+	OK(store_experiment_page(s, &q, &v, &n, err));
+	assert_int_equal(n, 7); /* 0, 4, ..., 24 */
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(v[i].status, EXP_DONE);
+	store_experiments_free(v, n);
+	q = STORE_EXP_FILTER_ALL;
+	q.owner = "u1";
+	q.since = 1010.0;
+	q.brief = 1;
+	OK(store_experiment_page(s, &q, &v, &n, err));
+	assert_int_equal(n, 5); /* 10, 13, 16, 19, 22 (0-based) */
+	assert_int_equal(v[0].id, 11);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(v[i].owner, "u1");
+		assert_true(v[i].created_at >= 1010.0);
+		assert_null(v[i].spec_text);
+	}
+	store_experiments_free(v, n);
+	q.status = EXP_DONE;
+	OK(store_experiment_page(s, &q, &v, &n, err));
+	assert_int_equal(n, 1); /* 16 */
+	assert_int_equal(v[0].id, 17);
+	store_experiments_free(v, n);
+	store_close(s);
+}
+
+/* A backup is the database as it was, whole, and refuses to overwrite. */
+static void test_backup(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "b", "max");
+	OK(store_trial_insert(s, exp, 0, NULL, 1, NULL, err));
+	char dest[PATH_MAX + 16];
+	snprintf(dest, sizeof dest, "%s.bak", f->path);
+	size_t pages = 0;
+	/* A write group open on the service's own connection is not in the copy. */
+	OK(store_begin(s, err));
+	OK(store_trial_insert(s, exp, 1, NULL, 1, NULL, err));
+	store *r = open_ok(f->path, STORE_READONLY);
+	OK(store_backup(r, dest, &pages, err));
+	assert_true(pages > 1);
+	OK(store_commit(s, err));
+	rl_err e;
+	assert_int_equal(store_backup(r, dest, NULL, &e), RL_EEXISTS);
+	store_close(r);
+	store_close(s);
+	assert_int_equal(raw_int(dest, "SELECT count(*) FROM trials"), 1);
+	assert_int_equal(raw_int(dest, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	/* The copy opens as a state database; no stray part file is left. */
+	s = open_ok(dest, STORE_READONLY);
+	store_close(s);
+	char part[PATH_MAX + 48];
+	snprintf(part, sizeof part, "%s.part-%ld", dest, (long)getpid());
+	struct stat sb;
+	assert_int_not_equal(stat(part, &sb), 0);
+	unlink(dest);
+}
+
 static void test_groups_are_atomic(void **state)
 {
 	struct fixture *f = *state;
@@ -1134,6 +1230,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_fresh_and_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_newer_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_experiment_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_statuses_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trials_end_with_experiment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_trials_v6, setup, teardown),

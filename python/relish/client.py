@@ -168,9 +168,18 @@ class Client:
 
     # ---- experiments ----
 
-    def experiments(self, user=None, status=None):
-        """Experiments, oldest first (filters: owner name, status)."""
-        return self._get("experiments", user=user, status=status)["experiments"]
+    def experiments(self, user=None, status=None, since=None, limit=None, after=None):
+        """Experiments, oldest first (filters: owner name, status, since: a
+        unix time or an age such as "7d").  Every page in turn unless limit
+        or after asks for one page (the service answers 1,000 at most)."""
+        q = dict(user=user, status=status, since=since, limit=limit, after=after)
+        page = self._get("experiments", **q)
+        out = page["experiments"]
+        while limit is None and after is None and page.get("next_after"):
+            q["after"] = page["next_after"]
+            page = self._get("experiments", **q)
+            out += page["experiments"]
+        return out
 
     def experiment(self, ref):
         """One experiment by id or name."""

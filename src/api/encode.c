@@ -158,10 +158,17 @@ int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp
 	if (n == 0)
 		return 0;
 	/* A few experiments (those a status read finds changed): each one's
-	 * rows by the indexes, ~20 us each; more: every experiment's at once,
-	 * a statement per kind whatever their number (50 running: 0.5 ms
-	 * instead of 2-3 ms one by one with the best trial's segments). */
-	if (n > 1 && n <= API_SUMMARISE_FEW) {
+	 * rows by the indexes, ~20 us each; more: all of them at once, a
+	 * statement per kind whatever their number (50 running: 0.5 ms
+	 * instead of 2-3 ms one by one with the best trial's segments), over
+	 * the range of their ids, so a page of a long history reads its own
+	 * rows; ids far apart (a filtered page, say) one by one again. */
+	int64_t id_lo = n ? v[0].id : 0, id_hi = id_lo;
+	for (size_t i = 1; i < n; i++) {
+		id_lo = v[i].id < id_lo ? v[i].id : id_lo;
+		id_hi = v[i].id > id_hi ? v[i].id : id_hi;
+	}
+	if (n > 1 && (n <= API_SUMMARISE_FEW || (uint64_t)(id_hi - id_lo) > 4 * (uint64_t)n)) {
 		int rc = 0;
 		size_t i = 0;
 		for (; rc == 0 && i < n; i++)
@@ -170,10 +177,9 @@ int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp
 			api_exp_summary_fini(&sums[j]);
 		return rc;
 	}
-	int64_t only = n == 1 ? v[0].id : 0;
 	store_exp_stats *x = NULL;
 	size_t nx = 0;
-	int rc = store_trial_stats(s, only, &x, &nx, err);
+	int rc = store_trial_stats_range(s, id_lo, id_hi, &x, &nx, err);
 	if (rc < 0)
 		return rc;
 	store_event *w = NULL;
@@ -181,13 +187,13 @@ int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp
 	int any_running = 0;
 	for (size_t i = 0; i < n; i++)
 		any_running |= v[i].status == EXP_RUNNING;
-	if (any_running && (rc = store_event_waiting(s, only, &w, &nw, err)) < 0) {
+	if (any_running && (rc = store_event_waiting_range(s, id_lo, id_hi, &w, &nw, err)) < 0) {
 		free(x);
 		return rc;
 	}
 	store_event *nv = NULL;
 	size_t nn = 0;
-	if ((rc = store_event_notes(s, only, API_NOTES_PER_EXP, &nv, &nn, err)) < 0) {
+	if ((rc = store_event_notes_range(s, id_lo, id_hi, API_NOTES_PER_EXP, &nv, &nn, err)) < 0) {
 		free(x);
 		store_events_free(w, nw);
 		return rc;

@@ -64,9 +64,11 @@ typedef struct api_exp_summary {
 /* Count e's trials and find its best (store_trial_best's choice). */
 int api_exp_summarise(store *s, const store_experiment *e, api_exp_summary *out, rl_err *err);
 /* The same for v[0..n) into sums[0..n) (each freed with
- * api_exp_summary_fini), reading every experiment's trials in a few
- * statements (store_trial_stats, store_event_waiting), not a few per
- * experiment: `relish status` and GET /api/v1/experiments. */
+ * api_exp_summary_fini), reading the trials of the experiments whose ids
+ * lie between v's least and greatest in a few statements
+ * (store_trial_stats_range, store_event_waiting_range), not a few per
+ * experiment; ids far apart one by one: `relish status` and GET
+ * /api/v1/experiments. */
 int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp_summary *sums,
 			  rl_err *err);
 void api_exp_summary_fini(api_exp_summary *sum);

@@ -5,6 +5,7 @@
  */
 #include "api/route.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "api/encode.h"
+#include "common/units.h"
 
 static double api_now(void)
 {
@@ -35,64 +37,55 @@ static double api_now(void)
  * answer.  So a status read while 50 experiments run reads their rows,
  * summarises the few that changed (all of them in one go) and copies text.
  */
-#define EXP_CACHE_MAX_ID (1 << 20) /* ids beyond are not kept (rowids are dense) */
+#define EXP_CACHE_SLOTS 1024 /* a power of two: entries per view, by id */
 
 typedef struct exp_cached {
+	int64_t id;           /* whose text this is; 0: none */
 	char *text;           /* the resource as JSON text; NULL: none */
 	size_t len;
 	size_t at;            /* where the elapsed_s value goes; 0: it is in text */
 	double created_at;
 	exp_status status;
 	int64_t changes;      /* -1: unknown (kept only when final) */
+	int keep;             /* made now: may go into the cache */
 } exp_cached;
 
+/* Direct-mapped, id modulo its size: a view holds at most EXP_CACHE_SLOTS
+ * texts however many experiments the store has (a list page is at most
+ * API_EXP_PAGE_MAX of them, dense ids, so a page seldom evicts itself). */
 struct api_exp_cache {
-	exp_cached *v;        /* by id */
-	size_t n;
+	exp_cached v[EXP_CACHE_SLOTS];
 };
 
 void api_exp_cache_free(api_exp_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < EXP_CACHE_SLOTS; i++)
 		free(c->v[i].text);
-	free(c->v);
 	free(c);
 }
 
 static exp_cached *cache_slot(api_view *v, int64_t id)
 {
-	if (!v || id <= 0 || id >= EXP_CACHE_MAX_ID)
+	if (!v || id <= 0)
 		return NULL;
 	if (!v->exps && !(v->exps = calloc(1, sizeof *v->exps)))
 		return NULL;
-	api_exp_cache *c = v->exps;
-	if ((size_t)id >= c->n) {
-		size_t n = c->n ? c->n : 64;
-		while (n <= (size_t)id)
-			n *= 2;
-		exp_cached *nv = realloc(c->v, n * sizeof *nv);
-		if (!nv)
-			return NULL;
-		memset(nv + c->n, 0, (n - c->n) * sizeof *nv);
-		c->v = nv;
-		c->n = n;
-	}
-	return &c->v[id];
+	return &v->exps->v[(uint64_t)id & (EXP_CACHE_SLOTS - 1)];
 }
 
 static int cache_holds(const exp_cached *k, const store_experiment *e)
 {
-	return k && k->text && k->created_at == e->created_at && k->status == e->status &&
-	       k->changes == e->changes;
+	return k && k->text && k->id == e->id && k->created_at == e->created_at &&
+	       k->status == e->status && k->changes == e->changes;
 }
 
-/* The text of the resource of e with summary sum into k (the elapsed_s
- * value cut out unless it is final), or into *tmp when k is NULL or must
- * not keep it (the caller frees *tmp). */
-static int cache_fill(exp_cached *k, exp_cached *tmp, const store_experiment *e,
-		      const api_exp_summary *sum, rl_err *err)
+/* The text of the resource of e with summary sum into *tmp (the elapsed_s
+ * value cut out unless it is final), marked keep when the cache may hold
+ * it; the caller moves it there or frees it. */
+static int cache_fill(exp_cached *tmp, const store_experiment *e, const api_exp_summary *sum,
+		      rl_err *err)
 {
 	static const char key[] = ",\"elapsed_s\":";
 	int open = isnan(e->finished_at);
@@ -119,11 +112,11 @@ static int cache_fill(exp_cached *k, exp_cached *tmp, const store_experiment *e,
 		len -= 4;
 	}
 	int running_trials = sum->count[TRIAL_RUNNING];
-	int keep = k && (e->changes >= 0 || (e->status != EXP_RUNNING && running_trials == 0));
-	exp_cached *dst = keep ? k : tmp;
-	free(dst->text);
-	*dst = (exp_cached){.text = text, .len = len, .at = at, .created_at = e->created_at,
-			    .status = e->status, .changes = e->changes};
+	int keep = e->changes >= 0 || (e->status != EXP_RUNNING && running_trials == 0);
+	free(tmp->text);
+	*tmp = (exp_cached){.id = e->id, .text = text, .len = len, .at = at,
+			    .created_at = e->created_at, .status = e->status,
+			    .changes = e->changes, .keep = keep};
 	return 0;
 }
 
@@ -180,8 +173,9 @@ static void tb_experiment(textbuf *b, const exp_cached *k, const store_experimen
 	tb_add(b, k->text + k->at, k->len - k->at);
 }
 
-/* The answers of v[0..n) that want[] marks, into b: "[...]" (list) or
- * the one object. */
+/* The answers of v[0..n) that want[] marks, into b: "[...]" (list 1),
+ * the same without the brackets (list 2, a part of a list) or the one
+ * object (list 0). */
 static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
 			    const unsigned char *want, int list, textbuf *b, rl_err *err)
 {
@@ -204,32 +198,36 @@ static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
 		else if ((rc = api_exp_summarise_all(rq->st, stale, ns, sums, err)) == 0)
 			for (size_t i = 0; i < ns; i++) {
 				if (rc == 0)
-					rc = cache_fill(cache_slot(rq->view, stale[i].id), &tmp[i],
-							&stale[i], &sums[i], err);
+					rc = cache_fill(&tmp[i], &stale[i], &sums[i], err);
 				api_exp_summary_fini(&sums[i]);
 			}
 		free(sums);
 	}
-	if (list)
+	if (list == 1)
 		tb_add(b, "[", 1);
 	size_t si = 0, k = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (want && !want[i])
 			continue;
 		const exp_cached *c = cache_slot(rq->view, v[i].id);
-		if (si < ns && stale[si].id == v[i].id) {
-			if (tmp[si].text)
-				c = &tmp[si];
-			si++;
-		}
+		if (si < ns && stale[si].id == v[i].id)
+			c = &tmp[si++];
 		if (k++ && list)
 			tb_add(b, ",", 1);
 		tb_experiment(b, c, &v[i], now);
 	}
-	if (list)
+	if (list == 1)
 		tb_add(b, "]", 1);
-	for (size_t i = 0; i < ns; i++)
-		free(tmp[i].text);
+	/* Only now into the cache: a slot read above may be another's here. */
+	for (size_t i = 0; i < ns; i++) {
+		exp_cached *c = rc == 0 && tmp[i].keep ? cache_slot(rq->view, tmp[i].id) : NULL;
+		if (c) {
+			free(c->text);
+			*c = tmp[i];
+		} else {
+			free(tmp[i].text);
+		}
+	}
 	free(tmp);
 	free(stale);
 	if (rc == 0 && b->oom)
@@ -257,6 +255,31 @@ static int experiment_answer(api_req *rq, const store_experiment *e, api_resp *r
 	return text_answer(&b, experiments_text(rq, e, 1, NULL, 0, &b, err), rs);
 }
 
+/* A page of the experiment list: at most this many (?limit=, default and
+ * most), so that no answer grows with the service's history. */
+#define API_EXP_PAGE_MAX 1000
+
+/* ?since=: a unix time (a plain number), or a duration back from now
+ * ("90s", "12h", "7d"). */
+static int query_since(api_req *rq, double *since, rl_err *err)
+{
+	const char *v = rq->query ? rq->query(rq->qctx, "since") : NULL;
+	*since = NAN;
+	if (!v || !*v)
+		return 0;
+	char *end;
+	double d = strtod(v, &end);
+	if (!*end && isfinite(d) && isdigit((unsigned char)v[0])) {
+		*since = d;
+		return 0;
+	}
+	if (units_parse_duration(v, &d) < 0)
+		return rl_err_set(err, RL_EINVAL, "?since=: expected a unix time or a duration back "
+				  "from now (90s, 12h, 7d), got '%s'", v);
+	*since = api_now() - d;
+	return 0;
+}
+
 int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
 {
 	const char *user = rq->query ? rq->query(rq->qctx, "user") : NULL;
@@ -265,29 +288,66 @@ int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err)
 	if (status && *status && exp_status_from_name(status, &want_status, err) < 0)
 		return rl_err_set(err, RL_EINVAL, "?status=: expected running, done, cancelled or "
 				  "failed, got '%s'", status);
-	store_experiment *v;
-	size_t n;
-	int rc = store_experiment_list_brief(rq->st, &v, &n, err);
+	long long limit, after;
+	store_exp_filter f = STORE_EXP_FILTER_ALL;
+	int rc = api_query_int(rq, "limit", API_EXP_PAGE_MAX, &limit, err);
+	if (rc == 0)
+		rc = api_query_int(rq, "after", 0, &after, err);
+	if (rc == 0)
+		rc = query_since(rq, &f.since, err);
 	if (rc < 0)
 		return rc;
-	unsigned char *want = n ? malloc(n) : NULL;
-	if (n && !want)
-		rc = rl_err_set(err, RL_ENOMEM, "experiments");
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const store_experiment *e = &v[i];
-		rl_err quiet;
-		want[i] = !(user && *user && (!e->owner || strcmp(e->owner, user) != 0)) &&
-			  !(status && *status && e->status != want_status) &&
-			  /* read: own: others' experiments are not listed */
-			  api_may_read(rq, e, &quiet) == 0;
-	}
+	if (limit <= 0 || limit > API_EXP_PAGE_MAX)
+		limit = API_EXP_PAGE_MAX;
+	f.brief = 1;
+	f.status = status && *status ? (int)want_status : -1;
+	f.owner = user && *user ? user : NULL;
+	f.after = after;
+	f.limit = (size_t)limit;
+	/* Rows the caller may not read (read: own) are left out; pages are
+	 * read until this one is full or the list ends. */
+	store_experiment *v = NULL;
+	size_t n = 0, kept = 0;
+	unsigned char *want = NULL;
+	int more = 0;
 	textbuf b = {0};
 	tb_add(&b, "{\"experiments\":", 15);
-	if (rc == 0)
-		rc = experiments_text(rq, v, n, want, 1, &b, err);
-	tb_add(&b, "}", 1);
-	free(want);
-	store_experiments_free(v, n);
+	tb_add(&b, "[", 1);
+	while (rc == 0 && kept < (size_t)limit) {
+		f.limit = (size_t)limit - kept;
+		if ((rc = store_experiment_page(rq->st, &f, &v, &n, err)) < 0)
+			break;
+		want = n ? malloc(n) : NULL;
+		if (n && !want)
+			rc = rl_err_set(err, RL_ENOMEM, "experiments");
+		size_t w = 0;
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			rl_err quiet;
+			want[i] = api_may_read(rq, &v[i], &quiet) == 0;
+			w += want[i];
+		}
+		if (rc == 0 && w) {
+			if (kept)
+				tb_add(&b, ",", 1);
+			rc = experiments_text(rq, v, n, want, 2, &b, err);
+		}
+		kept += w;
+		more = n == f.limit;
+		if (n)
+			f.after = v[n - 1].id;
+		free(want);
+		want = NULL;
+		store_experiments_free(v, n);
+		v = NULL;
+		if (!more)
+			break;
+	}
+	tb_add(&b, "]", 1);
+	/* The next page's ?after=, or null at the end. */
+	char tail[64];
+	int k = more ? snprintf(tail, sizeof tail, ",\"next_after\":%lld}", (long long)f.after)
+		     : snprintf(tail, sizeof tail, ",\"next_after\":null}");
+	tb_add(&b, tail, (size_t)k);
 	if (rc == 0 && b.oom)
 		rc = rl_err_set(err, RL_ENOMEM, "experiments");
 	return text_answer(&b, rc, rs);

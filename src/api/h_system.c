@@ -7,6 +7,7 @@
 #include "api/route.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,6 +50,45 @@ int api_h_server(api_req *rq, api_resp *rs, rl_err *err)
 			     rq->pol->read_own ? "own" : "all", "admin_group",
 			     api_json_str(rq->pol->have_admin_gid ? rq->pol->admin_group : NULL));
 	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "server");
+}
+
+/* The service's resident memory in bytes, -1 unknown. */
+static long long rss_bytes(void)
+{
+	long long pages = -1, size, res;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f && fscanf(f, "%lld %lld", &size, &res) == 2)
+		pages = res;
+	if (f)
+		fclose(f);
+	return pages < 0 ? -1 : pages * sysconf(_SC_PAGESIZE);
+}
+
+/* Liveness: answered by the loop itself (an API_LOOP route), so a loop
+ * that no longer turns answers nothing and the probe times out. */
+int api_h_healthz(api_req *rq, api_resp *rs, rl_err *err)
+{
+	const live *d = rq->ctx->d;
+	rs->json = json_pack("{s:s, s:o, s:I, s:I, s:I}", "status", "ok", "uptime_s",
+			     api_json_real(api_now() - rq->ctx->started_at), "experiments_in_memory",
+			     (json_int_t)(d ? live_experiment_count(d) : 0), "segments",
+			     (json_int_t)(d ? live_segment_count(d) : 0), "rss_bytes",
+			     (json_int_t)rss_bytes());
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "healthz");
+}
+
+/* Readiness: the database answers and the service takes submissions
+ * (not stopping); 503 otherwise, with why. */
+int api_h_readyz(api_req *rq, api_resp *rs, rl_err *err)
+{
+	const char *why = NULL;
+	if (store_schema_version(rq->st) < 0)
+		why = "the state database does not answer";
+	else if (rq->ctx->d && live_is_stopping(rq->ctx->d))
+		why = "the service is stopping";
+	rs->status = why ? 503 : 200;
+	rs->json = json_pack("{s:b, s:o}", "ready", !why, "reason", api_json_str(why));
+	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "readyz");
 }
 
 int api_h_whoami(api_req *rq, api_resp *rs, rl_err *err)

@@ -41,6 +41,38 @@ static const store_experiment *exp_of(const store_experiment *v, size_t n, int64
 	return NULL;
 }
 
+/* The experiments of the segments shown (ids eid[0..n)), each once: not
+ * the whole list, which grows with the service's history. */
+static int segment_experiments(api_req *rq, const int64_t *eid, size_t n, store_experiment **out,
+			       size_t *nout, rl_err *err)
+{
+	store_experiment *v = NULL;
+	size_t nv = 0;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (exp_of(v, nv, eid[i]))
+			continue;
+		store_experiment *nvv = realloc(v, (nv + 1) * sizeof *v);
+		if (!nvv) {
+			rc = rl_err_set(err, RL_ENOMEM, "timeline");
+			break;
+		}
+		v = nvv;
+		rc = store_experiment_get(rq->st, eid[i], &v[nv], err);
+		if (rc == 0)
+			nv++;
+		else if (rc == RL_ENOTFOUND) /* deleted meanwhile: shown without */
+			rl_err_clear(err), rc = 0;
+	}
+	if (rc < 0) {
+		store_experiments_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*nout = nv;
+	return 0;
+}
+
 /* May the caller see e's names (read: own shows others' segments bare)? */
 static int sees(const api_req *rq, const store_experiment *e)
 {
@@ -155,7 +187,7 @@ int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err)
 	if ((rc = store_segment_list_between(rq->st, from, to, (size_t)limit, &gv, &eid, &ng,
 					     &total, err)) < 0)
 		return rc;
-	if ((rc = store_experiment_list(rq->st, &ev, &ne, err)) < 0) {
+	if ((rc = segment_experiments(rq, eid, ng, &ev, &ne, err)) < 0) {
 		store_segments_free(gv, ng);
 		free(eid);
 		return rc;

@@ -162,36 +162,39 @@ static void store_failed(expo *o, int rc)
 
 static void experiments_by_state(expo *o, const metric_def *m)
 {
-	store_experiment *ev;
-	size_t ne;
-	int rc = store_experiment_list(o->rq->st, &ev, &ne, o->err);
-	if (rc < 0)
-		return store_failed(o, rc);
-	for (int s = 0; s < EXP__COUNT; s++) {
-		size_t n = 0;
+	/* One page at a time without the specs: a scrape's memory does not
+	 * grow with the service's history. */
+	size_t count[EXP__COUNT] = {0};
+	store_exp_filter f = STORE_EXP_FILTER_ALL;
+	f.brief = 1;
+	f.limit = 1000;
+	for (;;) {
+		store_experiment *ev;
+		size_t ne;
+		int rc = store_experiment_page(o->rq->st, &f, &ev, &ne, o->err);
+		if (rc < 0)
+			return store_failed(o, rc);
 		for (size_t i = 0; i < ne; i++)
-			n += ev[i].status == (exp_status)s;
-		put(o, "%s{state=\"%s\"}", m->name, exp_status_name((exp_status)s));
-		val(o, (double)n);
+			count[ev[i].status]++;
+		if (ne)
+			f.after = ev[ne - 1].id;
+		store_experiments_free(ev, ne);
+		if (ne < f.limit)
+			break;
 	}
-	store_experiments_free(ev, ne);
+	for (int s = 0; s < EXP__COUNT; s++) {
+		put(o, "%s{state=\"%s\"}", m->name, exp_status_name((exp_status)s));
+		val(o, (double)count[s]);
+	}
 }
 
 static void trials_by_state(expo *o, const metric_def *m)
 {
-	store_experiment *ev;
-	size_t ne;
-	int rc = store_experiment_list(o->rq->st, &ev, &ne, o->err);
-	if (rc < 0)
-		return store_failed(o, rc);
+	int c[TRIAL__COUNT];
 	long long total[TRIAL__COUNT] = {0};
-	for (size_t i = 0; i < ne && rc == 0; i++) {
-		int c[TRIAL__COUNT];
-		if ((rc = store_trial_counts(o->rq->st, ev[i].id, c, o->err)) == 0)
-			for (int s = 0; s < TRIAL__COUNT; s++)
-				total[s] += c[s];
-	}
-	store_experiments_free(ev, ne);
+	int rc = store_trial_counts(o->rq->st, 0, c, o->err);
+	for (int s = 0; rc == 0 && s < TRIAL__COUNT; s++)
+		total[s] = c[s];
 	if (rc < 0)
 		return store_failed(o, rc);
 	for (int s = 0; s < TRIAL__COUNT; s++) {

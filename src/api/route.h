@@ -137,6 +137,8 @@ int api_query_int(const api_req *rq, const char *key, long long dflt, long long 
 /* Handlers (h_*.c), one per row. */
 int api_h_server(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_whoami(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_healthz(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_readyz(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_submit(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_experiment(api_req *rq, api_resp *rs, rl_err *err);

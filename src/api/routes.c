@@ -24,7 +24,7 @@ const api_route api_routes[] = {
 	{"GET", API_PREFIX "/whoami", api_h_whoami, API_PUBLIC, API_READER, 0,
 	 "the caller as the service sees them"},
 	{"GET", API_PREFIX "/experiments", api_h_experiments, API_READ, API_READER, 0,
-	 "experiments, oldest first (?user= ?status=)"},
+	 "experiments, oldest first, a page at a time (?user= ?status= ?since= ?limit= ?after=)"},
 	{"POST", API_PREFIX "/experiments", api_h_submit, API_USER, API_LOOP, API_BODY_SUBMIT,
 	 "submit a spec: 201 once it is committed"},
 	{"GET", API_PREFIX "/experiments/{ref}", api_h_experiment, API_READ, API_READER, 0,
@@ -64,6 +64,11 @@ const api_route api_routes[] = {
 	{"GET", "/ui/{file}", api_h_asset, API_PUBLIC, API_READER, 0,
 	 "the dashboard's modules, styles and uPlot"},
 	{"GET", "/metrics", api_h_metrics, API_READ, API_LOOP, 0, "Prometheus metrics (text format 0.0.4)"},
+	/* Probes (a service manager's, a load balancer's): no secrets, anyone. */
+	{"GET", "/healthz", api_h_healthz, API_PUBLIC, API_LOOP, 0,
+	 "liveness: the loop answers; what it holds in memory"},
+	{"GET", "/readyz", api_h_readyz, API_PUBLIC, API_LOOP, 0,
+	 "readiness: the database answers and the service is not stopping (else 503)"},
 };
 
 const size_t api_n_routes = sizeof api_routes / sizeof api_routes[0];

@@ -5,6 +5,8 @@
  */
 #include "cli/cli_source.h"
 
+#include <math.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -70,12 +72,79 @@ static json_t *get_list(cli_src *src, const char *path, const char *key, json_t 
 	return arr;
 }
 
-/* The experiment list, once per source (its summaries serve cli_src_summary). */
+/* The service's next page after a list answer, 0 at the end. */
+static long long next_after(const json_t *doc)
+{
+	return json_integer_value(json_object_get(doc, "next_after"));
+}
+
+/* The experiment list, once per source (its summaries serve
+ * cli_src_summary): every page, one after another, in one array. */
 static json_t *exp_list(cli_src *src, rl_err *err)
 {
 	if (src->exps)
 		return json_object_get(src->exps, "experiments");
-	return get_list(src, "/api/v1/experiments", "experiments", &src->exps, err);
+	json_t *arr = get_list(src, "/api/v1/experiments", "experiments", &src->exps, err);
+	for (long long after = arr ? next_after(src->exps) : 0; after > 0;) {
+		char path[96];
+		json_t *doc;
+		snprintf(path, sizeof path, "/api/v1/experiments?after=%lld", after);
+		json_t *more = get_list(src, path, "experiments", &doc, err);
+		if (!more) {
+			json_decref(src->exps);
+			src->exps = NULL;
+			return NULL;
+		}
+		json_array_extend(arr, more);
+		after = next_after(doc);
+		json_decref(doc);
+	}
+	return arr;
+}
+
+int cli_src_exp_page(cli_src *src, const store_exp_filter *f, store_experiment **v, size_t *n,
+		     int64_t *next, rl_err *err)
+{
+	*next = 0;
+	if (src->st) {
+		int rc = store_experiment_page(src->st, f, v, n, err);
+		if (rc == 0 && f->limit && *n == f->limit)
+			*next = (*v)[*n - 1].id;
+		return rc;
+	}
+	char path[640];
+	int k = snprintf(path, sizeof path, "/api/v1/experiments?after=%lld",
+			 (long long)f->after);
+	if (f->limit)
+		k += snprintf(path + k, sizeof path - (size_t)k, "&limit=%zu", f->limit);
+	if (f->status >= 0)
+		k += snprintf(path + k, sizeof path - (size_t)k, "&status=%s",
+			      exp_status_name((exp_status)f->status));
+	if (f->owner)
+		k += snprintf(path + k, sizeof path - (size_t)k, "&user=%s", f->owner);
+	if (!isnan(f->since))
+		k += snprintf(path + k, sizeof path - (size_t)k, "&since=%.3f", f->since);
+	if (k >= (int)sizeof path)
+		return rl_err_set(err, RL_EINVAL, "the list's filters are too long");
+	json_decref(src->exps);
+	src->exps = NULL;
+	json_t *arr = get_list(src, path, "experiments", &src->exps, err);
+	if (!arr)
+		return err->code;
+	size_t cnt = json_array_size(arr), i = 0;
+	store_experiment *out = calloc(cnt ? cnt : 1, sizeof *out);
+	int rc = out ? 0 : rl_err_set(err, RL_ENOMEM, "experiments");
+	for (; rc == 0 && i < cnt; i++)
+		if ((rc = api_experiment_from_json(json_array_get(arr, i), &out[i], NULL, err)) < 0)
+			break;
+	if (rc < 0) {
+		store_experiments_free(out, i);
+		return rc;
+	}
+	*v = out;
+	*n = cnt;
+	*next = next_after(src->exps);
+	return 0;
 }
 
 int cli_src_experiments(cli_src *src, const char *name, store_experiment **v, size_t *n,

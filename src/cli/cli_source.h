@@ -40,6 +40,11 @@ int cli_src_pick(cli_src *src, const char *name, store_experiment *e, rl_err *er
 /* Every experiment (name NULL) or the one called name, oldest first. */
 int cli_src_experiments(cli_src *src, const char *name, store_experiment **v, size_t *n,
 			rl_err *err);
+/* A page of experiments as store_experiment_page filters them (from a
+ * service: its list route's ?after=, ?limit=, ?status=, ?user=, ?since=);
+ * *next gets the id the next page starts after, 0 at the end. */
+int cli_src_exp_page(cli_src *src, const store_exp_filter *f, store_experiment **v, size_t *n,
+		     int64_t *next, rl_err *err);
 /* Trial counts and best of e (as `relish status` shows). */
 int cli_src_summary(cli_src *src, const store_experiment *e, api_exp_summary *sum,
 		    rl_err *err);

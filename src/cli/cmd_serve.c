@@ -18,7 +18,7 @@
 #include "serve/serve.h"
 
 static const char usage[] = "relish serve [--state DIR] [--listen ADDR]... [--config FILE] "
-			    "[--devices FILE] [--log-requests]\n"
+			    "[--devices FILE] [--log-requests] [--log-file FILE]\n"
 			    "       relish serve --read-only --db FILE [--listen ADDR]... [--config FILE]";
 
 static int serve_help(void)
@@ -33,19 +33,22 @@ static int serve_help(void)
 	       "  --config FILE      users' shares and limits, access, tokens (docs/serve.md)\n"
 	       "  --devices FILE     devices file instead of discovery (docs/gpu.md)\n"
 	       "  --log-requests     log every request, not only changes and errors\n"
+	       "  --log-file FILE    log there instead of on stderr (appended; SIGHUP\n"
+	       "                     opens it again, for logrotate)\n"
 	       "  --read-only        show a database without running anything (the\n"
 	       "                     dashboard of a `relish run`: --db FILE; listens on\n"
 	       "                     %s unless --listen says otherwise)\n"
 	       "  --db FILE          with --read-only: the database to show\n"
 	       "Signals: SIGTERM/SIGINT stop gracefully (a second one stops segments at\n"
-	       "once), SIGHUP reloads the config and the token file.\n"
+	       "once), SIGHUP reloads the config and the token file and reopens --log-file.\n"
 	       "Exit status: 0 stopped, 1 runtime failure, 2 bad option or config,\n"
 	       "4 state database error.\n",
 	       usage, SERVE_DEFAULT_STATE, SERVE_SOCKET_NAME, API_MAX_LISTEN, SERVE_READONLY_LISTEN);
 	return 0;
 }
 
-enum { OPT_STATE = 256, OPT_LISTEN, OPT_CONFIG, OPT_DEVICES, OPT_LOGREQ, OPT_RO, OPT_DB };
+enum { OPT_STATE = 256, OPT_LISTEN, OPT_CONFIG, OPT_DEVICES, OPT_LOGREQ, OPT_RO, OPT_DB,
+       OPT_LOGFILE };
 
 int cmd_serve(int argc, char **argv, rl_err *err)
 {
@@ -57,6 +60,7 @@ int cmd_serve(int argc, char **argv, rl_err *err)
 		{"log-requests", no_argument, NULL, OPT_LOGREQ},
 		{"read-only", no_argument, NULL, OPT_RO},
 		{"db", required_argument, NULL, OPT_DB},
+		{"log-file", required_argument, NULL, OPT_LOGFILE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -78,6 +82,7 @@ int cmd_serve(int argc, char **argv, rl_err *err)
 		case OPT_LOGREQ: so.log_reads = 1; break;
 		case OPT_RO: read_only = 1; break;
 		case OPT_DB: so.db_path = optarg; break;
+		case OPT_LOGFILE: so.log_file = optarg; break;
 		case 'h': return serve_help();
 		case ':':
 			return cli_usage_error(err, usage, "option '%s' needs a value", argv[optind - 1]);

@@ -4,6 +4,8 @@
  * objective so far and how long it has run, and below the table the trials
  * that wait for memory other processes hold.  Reads the state database only.
  */
+#include <ctype.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,66 @@
 #include "cli/table.h"
 #include "cli/cli_source.h"
 #include "api/encode.h"
+#include "common/units.h"
 
-static const char usage[] = "relish status [--db FILE | --server ADDR] [--json] [--wide] [EXPERIMENT]";
+static const char usage[] = "relish status [--db FILE | --server ADDR] [--json] [--wide] "
+			    "[--state S] [--user U] [--since AGE] [--limit N] [--after ID] "
+			    "[EXPERIMENT]";
+
+/* The list's filters and page (--state, --user, --since, --limit, --after). */
+struct status_opts {
+	store_exp_filter f;
+	int paged;              /* one of them was given */
+};
+
+enum { OPT_STATE = 1000, OPT_USER, OPT_SINCE, OPT_LIMIT, OPT_AFTER };
+
+static int status_opt(int c, const char *arg, void *ctx, rl_err *err)
+{
+	struct status_opts *so = ctx;
+	char *end;
+	so->paged = 1;
+	switch (c) {
+	case OPT_STATE: {
+		exp_status st;
+		if (exp_status_from_name(arg, &st, err) < 0)
+			return cli_usage_error(err, usage, "--state: expected running, done, cancelled "
+					       "or failed, got '%s'", arg);
+		so->f.status = (int)st;
+		return 0;
+	}
+	case OPT_USER:
+		for (const char *p = arg; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+				return cli_usage_error(err, usage, "--user: expected a user name, got "
+						       "'%s'", arg);
+		so->f.owner = arg;
+		return 0;
+	case OPT_SINCE: {
+		double age;
+		if (units_parse_duration(arg, &age) < 0)
+			return cli_usage_error(err, usage, "--since: expected an age such as 90m, 12h "
+					       "or 7d, got '%s'", arg);
+		so->f.since = cli_now() - age;
+		return 0;
+	}
+	case OPT_LIMIT:
+	case OPT_AFTER: {
+		long long v = strtoll(arg, &end, 10);
+		if (!*arg || *end || v < (c == OPT_LIMIT))
+			return cli_usage_error(err, usage, "--%s: expected a %s, got '%s'",
+					       c == OPT_LIMIT ? "limit" : "after",
+					       c == OPT_LIMIT ? "count above 0" : "experiment id",
+					       arg);
+		if (c == OPT_LIMIT)
+			so->f.limit = (size_t)v;
+		else
+			so->f.after = v;
+		return 0;
+	}
+	}
+	return rl_err_set(err, RL_EINTERNAL, "status: option %d", c);
+}
 
 /* The summary beside each row (shared with the API, api/encode.h): trial
  * counts, the best, and the trials that wait for memory other processes
@@ -139,12 +199,17 @@ static int status_row(cli_table *tb, const store_experiment *e, const struct exp
 	return cli_table_add(tb, cells);
 }
 
-static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
+static int status_run(cli_src *s, const cli_read_opts *o, const struct status_opts *so,
+		      rl_err *err)
 {
 	store_experiment *v = NULL;
 	size_t n = 0;
+	int64_t next = 0;
 	int rc;
-	if ((rc = cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
+	if (so->paged && o->experiment)
+		return cli_usage_error(err, usage, "name an experiment or filter the list, not both");
+	if ((rc = so->paged ? cli_src_exp_page(s, &so->f, &v, &n, &next, err)
+			    : cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
 		return rc;
 	double now = cli_now();
 	struct notes notes = {0}, said = {0};
@@ -181,6 +246,9 @@ static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 		printf("waiting for memory that other processes hold:\n%s", notes.text);
 	if (said.len)
 		printf("what the experiments said:\n%s", said.text);
+	if (next)
+		printf("more: relish status --after %lld%s\n", (long long)next,
+		       " (with the same filters)");
 	free(notes.text);
 	free(said.text);
 	return 0;
@@ -188,19 +256,35 @@ static int status_run(cli_src *s, const cli_read_opts *o, rl_err *err)
 
 int cmd_status(int argc, char **argv, rl_err *err)
 {
-	static const cli_read_spec spec = {
+	static const struct option own[] = {
+		{"state", required_argument, NULL, OPT_STATE},
+		{"user", required_argument, NULL, OPT_USER},
+		{"since", required_argument, NULL, OPT_SINCE},
+		{"limit", required_argument, NULL, OPT_LIMIT},
+		{"after", required_argument, NULL, OPT_AFTER},
+		{0},
+	};
+	struct status_opts so = {.f = STORE_EXP_FILTER_ALL};
+	const cli_read_spec spec = {
 		.usage = usage,
 		.help = "\nOne line per experiment: state, trials by state "
 			"(done/running/stopped/failed), best objective, start and elapsed time.\n"
-			"On a terminal the table fits its width (--wide: every column in full).\n",
+			"On a terminal the table fits its width (--wide: every column in full).\n"
+			"A service's history can be long: --state running|done|cancelled|failed, "
+			"--user NAME and --since AGE (90m, 12h, 7d) filter the list, --limit N "
+			"shows N at most and --after ID the page after experiment ID (the line "
+			"below the table names the next one).\n",
 		.flags = CLI_READ_EXP_ARG | CLI_READ_WIDE | CLI_READ_SERVER,
+		.own = own,
+		.own_opt = status_opt,
+		.ctx = &so,
 	};
 	cli_read_opts o = {0};
 	cli_src s;
 	int rc = cli_src_begin(argc, argv, &spec, &o, &s, NULL, err);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
-	rc = status_run(&s, &o, err);
+	rc = status_run(&s, &o, &so, err);
 	cli_src_close(&s);
 	return rc;
 }

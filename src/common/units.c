@@ -78,3 +78,45 @@ int units_parse_size_mib(const char *s, uint64_t *out)
 	*out = mib < 0 ? 0 : (uint64_t)mib;
 	return 0;
 }
+
+int units_parse_duration(const char *s, double *out)
+{
+	static const struct {
+		const char *name;
+		double factor;
+	} units[] = {
+		{"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400},
+	};
+	if (!s || !*s)
+		return UNITS_NOT_A_SIZE;
+	double total = 0, v;
+	size_t used = units_read_decimal(s, &v);
+	if (used && !s[used]) {
+		*out = v; /* a plain number: seconds */
+		return 0;
+	}
+	while (*s) {
+		used = units_read_decimal(s, &v);
+		if (!used)
+			return UNITS_NOT_A_SIZE;
+		s += used;
+		size_t best = 0;
+		double factor = 0;
+		for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+			size_t l = strlen(units[i].name);
+			if (l > best && !strncmp(s, units[i].name, l) &&
+			    !isalpha((unsigned char)s[l])) {
+				best = l;
+				factor = units[i].factor;
+			}
+		}
+		if (!best)
+			return UNITS_NOT_A_SIZE;
+		s += best;
+		total += v * factor;
+	}
+	if (!isfinite(total))
+		return UNITS_NOT_A_SIZE;
+	*out = total;
+	return 0;
+}

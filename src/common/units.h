@@ -37,4 +37,13 @@ size_t units_read_decimal(const char *s, double *v);
  */
 int units_parse_size_mib(const char *s, uint64_t *out);
 
+/*
+ * Parse a duration into seconds: one or more decimal numbers each with a
+ * unit, ms, s, m, h or d ("90s", "5m", "1h30m", "7d"), or a plain number
+ * of seconds; nothing else, no blanks.  Returns 0 with *out set, or
+ * UNITS_NOT_A_SIZE (*out untouched).  The spec, relish serve's config and
+ * the CLI's --since read durations this way.
+ */
+int units_parse_duration(const char *s, double *out);
+
 #endif

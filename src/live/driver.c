@@ -210,16 +210,18 @@ void live__check_end(live *d)
 			loop_finish(d);
 		return;
 	}
+	int all_done = 1;
 	for (size_t i = 0; i < d->n_exps; i++) {
 		live_exp *x = d->exps[i];
 		if (!x->done && (x->runtime_failed || x->cancelled) && x->n_active == 0)
 			x->done = 1;
 		if (!x->done)
-			return;
+			all_done = 0;
 	}
 	if (d->opt.service)
 		return; /* experiments come and go until live_stop */
-	loop_finish(d);
+	if (all_done)
+		loop_finish(d);
 }
 
 static void kick_cb(uv_timer_t *h)
@@ -259,6 +261,10 @@ static void tick_cb(uv_timer_t *h)
 	live__foreign_waits(d);
 	live__progress_draw(d, 0);
 	live__check_end(d);
+	/* Here, not in check_end: that runs inside an executor's callbacks,
+	 * and an experiment's executor must not leave under its own feet. */
+	if (d->opt.service && !d->finished)
+		live__exps_retire(d);
 }
 
 /* Stop launching; cancel what runs (SIGTERM, SIGKILL after the grace: each

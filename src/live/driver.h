@@ -149,8 +149,13 @@ int live_add_experiment(live *d, spec *sp, rl_err *err);
  */
 int live_run(live *d, rl_err *err);
 
-/* Experiments added, their store ids and names (for printing the best). */
+/* Experiments added, their store ids and names (for printing the best).
+ * A service's count is of those in memory: what runs (ended ones leave). */
 size_t live_experiment_count(const live *d);
+/* Segments queued or running, and whether the driver is stopping
+ * (relish serve's /healthz and /readyz). */
+size_t live_segment_count(const live *d);
+int live_is_stopping(const live *d);
 int64_t live_experiment_id(const live *d, size_t i);
 const char *live_experiment_name(const live *d, size_t i);
 /* 1 when experiment i has a trial with an objective value. */

@@ -267,6 +267,26 @@ fail:
 	return rc;
 }
 
+void live__exps_retire(live *d)
+{
+	for (size_t i = 0; i < d->n_exps;) {
+		live_exp *x = d->exps[i];
+		size_t left = 0;
+		for (const live_seg *g = d->segs; g && x->done; g = g->next)
+			left += g->x == x;
+		if (!x->done || left) {
+			i++;
+			continue;
+		}
+		/* Its trials' records in the core go with it (ended trials
+		 * left already; these are the ones it stopped short). */
+		for (size_t k = 0; k < x->n_trials && d->core; k++)
+			if (x->trials[k].store_id > 0)
+				sched_job_forget(d->core, (uint64_t)x->trials[k].store_id);
+		live__exp_remove(d, x); /* (moves the next one to i) */
+	}
+}
+
 void live__exp_remove(live *d, live_exp *x)
 {
 	for (size_t i = 0; i < d->n_exps; i++)
@@ -281,6 +301,19 @@ void live__exp_remove(live *d, live_exp *x)
 size_t live_experiment_count(const live *d)
 {
 	return d->n_exps;
+}
+
+size_t live_segment_count(const live *d)
+{
+	size_t n = 0;
+	for (const live_seg *g = d->segs; g; g = g->next)
+		n++;
+	return n;
+}
+
+int live_is_stopping(const live *d)
+{
+	return d->stopping || d->finished || d->stop_calls > 0;
 }
 
 int64_t live_experiment_id(const live *d, size_t i)

@@ -7,9 +7,11 @@
  * profiles), gpu.c, explain.c, service.c and progress.c (the terminal
  * display).  Not a public header.
  *
- * Memory stays small and flat: one live_trial (a few dozen bytes) per trial,
- * one live_seg per segment that is queued or running, no metric history
- * beyond what the engine keeps for its decisions.
+ * Memory stays small and flat: one live_trial (a few dozen bytes) per trial
+ * of an experiment that runs, one live_seg per segment that is queued or
+ * running, no metric history beyond what the engine keeps for its
+ * decisions.  A service's ended experiments leave (live__exps_retire) and
+ * a trial that ended leaves the core (sched_job_forget).
  */
 #ifndef RELISH_LIVE_INT_H
 #define RELISH_LIVE_INT_H
@@ -218,6 +220,10 @@ void live__seg_unlink_free(live *d, live_seg *g); /* drop an ended segment */
 void live__exp_stop_segments(live *d, live_exp *x); /* cancel its running, drop its queued */
 /* Take x out of the driver and free it (it has no segment left). */
 void live__exp_remove(live *d, live_exp *x);
+/* Service: every ended experiment none of whose segments is left leaves
+ * the driver (its rows are in the store, where every read comes from), so
+ * the service's memory follows what runs, not its history. */
+void live__exps_retire(live *d);
 /* Drop a segment that will not end through the executor (queued, ended,
  * or never started): out of the core and of the list. */
 void live__seg_drop(live *d, live_seg *g);

@@ -345,9 +345,14 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	/* Notify: the executor, the display, the experiment. */
 	if (rec.cause == SCHED_CAUSE_LOST && x->be->ops->suspect)
 		x->be->ops->suspect(x->be, g->dev); /* its node may have failed */
-	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM &&
-	    (tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED || tv.state == TRIAL_FAILED))
+	int final = tv.state == TRIAL_COMPLETED || tv.state == TRIAL_STOPPED ||
+		    tv.state == TRIAL_FAILED;
+	if (g->reuse_key && sp->trial.mode == TRIAL_MODE_WARM && final)
 		exec_release(live__exec(x), g->reuse_key);
+	/* It sends no more segments: the core forgets its service (a
+	 * trial's record there would otherwise last as long as relish). */
+	if (final)
+		sched_job_forget(d->core, (uint64_t)t->store_id);
 	live__progress_segment(d, g, rec.word, peak, rec.shown[0] ? rec.shown : NULL);
 	x->n_seg_done++;
 	live__seg_unlink_free(d, g);

@@ -1,10 +1,15 @@
 /*
- * log.c - the service's log: one line per event on stderr,
+ * log.c - the service's log: one line per event on stderr (or --log-file,
+ * opened onto stderr so libmicrohttpd's and the driver's lines go there
+ * too, and opened again on SIGHUP after logrotate moved it),
  *   2024-05-01T12:00:00.123Z level=info event=http method=POST path=... status=201
  * so `grep event=submit` or `grep level=error` finds what happened.  Each
  * line is formatted first and written with one write(2), so lines from the
  * driver, the API and libmicrohttpd never interleave.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,4 +57,37 @@ void serve_log_cb(void *ctx, const char *level, const char *event, const char *f
 	va_start(ap, fmt);
 	vlog(level, event, fmt, ap);
 	va_end(ap);
+}
+
+static char log_path[PATH_MAX]; /* --log-file, "" none: stderr as it is */
+
+int serve_log_open(const char *path, rl_err *err)
+{
+	if (path) {
+		if (snprintf(log_path, sizeof log_path, "%s", path) >= (int)sizeof log_path)
+			return rl_err_set(err, RL_EINVAL, "--log-file %s: path too long", path);
+	}
+	if (!log_path[0])
+		return 0;
+	/* Append, never follow a link planted where the log goes; 0640. */
+	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return rl_err_sys(err, RL_EIO, errno, "--log-file %s", log_path);
+	int rc = dup2(fd, STDERR_FILENO) < 0 ? rl_err_sys(err, RL_EIO, errno, "--log-file %s",
+							 log_path)
+					      : 0;
+	close(fd);
+	return rc;
+}
+
+void serve_log_reopen(void)
+{
+	if (!log_path[0])
+		return;
+	rl_err err;
+	rl_err_clear(&err);
+	if (serve_log_open(NULL, &err) < 0) /* the old file stays in use */
+		serve_log("error", "serve.log", "msg=\"%s; still writing to the old file\"", err.msg);
+	else
+		serve_log("info", "serve.log", "file=%s msg=\"reopened\"", log_path);
 }

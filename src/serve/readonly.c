@@ -46,6 +46,8 @@ int serve_run_readonly(const serve_options *o, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "relish serve --read-only");
 	int rc = 0, loop_ok = 0;
 	serve_config_default(&s->cfg);
+	if (o->log_file && (rc = serve_log_open(o->log_file, err)) < 0)
+		goto out;
 	if (o->config_path && (rc = serve_config_load(o->config_path, &s->cfg, err)) < 0)
 		goto out;
 	s->pol = s->cfg.api;

@@ -223,7 +223,9 @@ static int resume_all(service *s, rl_err *err)
 {
 	store_experiment *v;
 	size_t n;
-	int rc = store_experiment_list(live_store(s->d), &v, &n, err);
+	store_exp_filter f = STORE_EXP_FILTER_ALL;
+	f.status = EXP_RUNNING; /* not the finished ones: they may be many */
+	int rc = store_experiment_page(live_store(s->d), &f, &v, &n, err);
 	if (rc < 0)
 		return rc;
 	size_t resumed = 0, skipped = 0;
@@ -307,6 +309,7 @@ static void on_finish(void *ctx)
 
 static void reload(service *s)
 {
+	serve_log_reopen(); /* first: what follows goes to the new file */
 	if (!s->opt.config_path) {
 		serve_log("info", "serve.reload", "msg=\"no config file; tokens re-read\"");
 	} else {
@@ -370,6 +373,10 @@ int serve_run(const serve_options *o, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "relish serve");
 	s->opt = *o;
 	s->lock_fd = -1;
+	if (o->log_file && serve_log_open(o->log_file, err) < 0) {
+		free(s);
+		return err->code;
+	}
 	s->presence_fd = -1;
 	int rc = 0;
 	serve_config_default(&s->cfg);

@@ -46,6 +46,13 @@ void serve_log(const char *level, const char *event, const char *fmt, ...)
 /* The same through a context pointer (the API's and driver's hooks). */
 void serve_log_cb(void *ctx, const char *level, const char *event, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* --log-file: open path (append, 0640, no link followed) onto stderr, so
+ * every line of the process goes there; serve_log_reopen, on SIGHUP, opens
+ * the same path again (logrotate moved the old file), logging the outcome;
+ * a failure keeps the old file.  Without --log-file stderr stays (a
+ * service manager's journal takes it). */
+int serve_log_open(const char *path, rl_err *err);
+void serve_log_reopen(void);
 
 /* ---- config.c ---- */
 
@@ -128,6 +135,7 @@ typedef struct serve_options {
 	const char *devices_path;    /* NULL: discover */
 	int log_reads;               /* log every request */
 	const char *db_path;         /* --read-only: the database to show */
+	const char *log_file;        /* --log-file: the log there, not on stderr */
 } serve_options;
 
 /* Run the service until SIGTERM / SIGINT.  Returns 0 after a clean stop,

@@ -358,43 +358,19 @@ int sx_memory(sx *x, const node *n, uint64_t *mib)
 
 int sx_duration(sx *x, const node *n, double *seconds)
 {
-	static const struct unit units[] = {
-		{"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400},
-	};
 	const char *expect = "a duration such as 90, 30s, 5m or 1h30m (a plain number is seconds)";
 	const char *s = unit_text(n);
 	if (!s || !*s)
 		return expect_fail(x, n, expect);
-	double total = 0, v;
 	if (sx_is_number_text(s)) {
-		v = strtod(s, NULL);
+		double v = strtod(s, NULL);
 		if (!(v >= 0) || !isfinite(v))
 			return expect_fail(x, n, expect);
 		*seconds = v;
 		return 0;
 	}
-	while (*s) {
-		size_t used = units_read_decimal(s, &v);
-		if (!used)
-			return expect_fail(x, n, expect);
-		s += used;
-		size_t best = 0;
-		double factor = 0;
-		for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-			size_t l = strlen(units[i].name);
-			if (l > best && !strncmp(s, units[i].name, l) && !isalpha((unsigned char)s[l])) {
-				best = l;
-				factor = units[i].factor;
-			}
-		}
-		if (!best)
-			return expect_fail(x, n, expect);
-		s += best;
-		total += v * factor;
-	}
-	if (!isfinite(total))
+	if (units_parse_duration(s, seconds) < 0)
 		return expect_fail(x, n, expect);
-	*seconds = total;
 	return 0;
 }
 

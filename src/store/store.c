@@ -19,11 +19,14 @@
 #include "store/store_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- schema migrations: migrations[v - 1] takes version v-1 to v ---- */
 
@@ -785,6 +788,84 @@ void store_close(store *s)
 	st_lock_release(s);
 	free(s->path);
 	free(s);
+}
+
+/*
+ * A consistent copy of the database in one read transaction (SQLite's
+ * online backup, all pages in one step: writers go on meanwhile, in the
+ * WAL, and the copy is the database as of its start).  Written beside
+ * dest under a temporary name, checked (quick_check), made a rollback-
+ * journal file that needs nothing beside it, synced, and renamed into
+ * place: dest is the whole copy or nothing.  An existing dest is
+ * RL_EEXISTS.
+ */
+int store_backup(store *s, const char *dest, size_t *pages, rl_err *err)
+{
+	struct stat sb;
+	if (lstat(dest, &sb) == 0)
+		return rl_err_set(err, RL_EEXISTS, "%s exists already; give a new file", dest);
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s.part-%ld", dest, (long)getpid()) >= (int)sizeof tmp)
+		return rl_err_set(err, RL_EINVAL, "%s: path too long", dest);
+	sqlite3 *dst = NULL;
+	int rc = 0;
+	if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				     SQLITE_OPEN_EXCLUSIVE, NULL) != SQLITE_OK) {
+		rc = rl_err_set(err, RL_EIO, "creating %s: %s", tmp,
+				dst ? sqlite3_errmsg(dst) : "out of memory");
+		goto out;
+	}
+	sqlite3_backup *b = sqlite3_backup_init(dst, "main", s->db, "main");
+	if (!b) {
+		rc = rl_err_set(err, RL_ESTORE, "backing up %s: %s", s->path, sqlite3_errmsg(dst));
+		goto out;
+	}
+	int r;
+	while ((r = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || r == SQLITE_LOCKED)
+		sqlite3_sleep(50);
+	if (pages)
+		*pages = (size_t)sqlite3_backup_pagecount(b);
+	if (sqlite3_backup_finish(b) != SQLITE_OK || r != SQLITE_DONE) {
+		rc = rl_err_set(err, r == SQLITE_FULL ? RL_EIO : RL_ESTORE, "backing up %s to %s: %s",
+				s->path, tmp, sqlite3_errstr(r));
+		goto out;
+	}
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_exec(dst, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(dst, "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW ||
+	    strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0)
+		rc = rl_err_set(err, RL_ESTORE, "checking the copy %s: %s", tmp,
+				st && sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0)
+								 : sqlite3_errmsg(dst));
+	sqlite3_finalize(st);
+out:
+	if (dst && sqlite3_close(dst) != SQLITE_OK && rc == 0)
+		rc = rl_err_set(err, RL_EIO, "closing %s", tmp);
+	if (rc == 0) {
+		int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd) != 0)
+			rc = rl_err_sys(err, RL_EIO, errno, "syncing %s", tmp);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rc == 0 && link(tmp, dest) != 0) /* (link: never over a file made meanwhile) */
+		rc = rl_err_sys(err, errno == EEXIST ? RL_EEXISTS : RL_EIO, errno, "naming the copy %s",
+				dest);
+	unlink(tmp);
+	if (rc == 0) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", dest);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			fsync(fd); /* the name, too */
+			close(fd);
+		}
+	}
+	return rc;
 }
 
 int store_schema_version(store *s)

@@ -31,6 +31,7 @@
 #ifndef RELISH_STORE_H
 #define RELISH_STORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -253,6 +254,11 @@ typedef struct store_device {
 int store_open(const char *path, unsigned flags, store **out, rl_err *err);
 void store_close(store *s);          /* accepts NULL; rolls back an open group */
 int store_schema_version(store *s);  /* user_version as read, or -1 */
+/* A consistent copy of the database into the new file dest (SQLite's
+ * online backup: the database as of one moment, while others write), all
+ * or nothing; *pages (may be NULL) gets its size in pages.  RL_EEXISTS
+ * when dest exists, RL_IO when it cannot be written, RL_ESTORE. */
+int store_backup(store *s, const char *dest, size_t *pages, rl_err *err);
 const char *store_path(const store *s);
 
 /* Group writes into one transaction (BEGIN IMMEDIATE).  Groups do not nest:
@@ -304,6 +310,21 @@ int store_experiment_find_owned(store *s, const char *name, int64_t owner_uid,
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err);
 /* The same without spec_text and submission (NULL): what a status shows. */
 int store_experiment_list_brief(store *s, store_experiment **out, size_t *n, rl_err *err);
+/* A page of experiments, by id: those above after (0: from the first),
+ * with status status (-1: any), owner owner (NULL: any) and created at or
+ * after since (NAN: any), at most limit (0: all); brief leaves spec_text
+ * and submission out.  The next page is after the last id returned. */
+typedef struct store_exp_filter {
+	int64_t after;
+	size_t limit;
+	int status;
+	const char *owner;
+	double since;
+	int brief;
+} store_exp_filter;
+#define STORE_EXP_FILTER_ALL ((store_exp_filter){.status = -1, .since = NAN})
+int store_experiment_page(store *s, const store_exp_filter *f, store_experiment **out,
+			  size_t *n, rl_err *err);
 /* finished_at: NAN keeps it NULL (e.g. back to running on resume).  An
  * experiment that ends unfinished (cancelled, failed) ends its unfinished
  * trials (pending, running, paused) as cancelled in the same transaction,
@@ -336,7 +357,8 @@ enum { STORE_LIST_METRICS = 1 };
  * Free with store_trials_free. */
 int store_trial_list(store *s, int64_t experiment_id, unsigned flags, store_trial **out,
 		     size_t *n, rl_err *err);
-/* How many trials of an experiment are in each state (counts[state]). */
+/* How many trials of an experiment are in each state (counts[state]);
+ * experiment_id 0: of every experiment (one scan, for a scrape). */
 int store_trial_counts(store *s, int64_t experiment_id, int counts[TRIAL__COUNT], rl_err *err);
 /* The trials of an experiment whose row changed at or after since
  * (updated_at >= since), by idx: incremental polling (the API's ?after=). */
@@ -368,6 +390,10 @@ typedef struct store_exp_stats {
  * number (no segment is read).  Free with free(). */
 int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
 		      rl_err *err);
+/* The same for the experiments with ids in [lo, hi] (lo == hi: that one):
+ * a page of a long history reads its own rows, not every experiment's. */
+int store_trial_stats_range(store *s, int64_t lo, int64_t hi, store_exp_stats **out, size_t *n,
+			    rl_err *err);
 
 /* ---- segments (store_segment.c) ---- */
 
@@ -462,6 +488,11 @@ int store_event_notes(store *s, int64_t experiment_id, size_t per_exp, store_eve
 		      size_t *n, rl_err *err);
 int store_event_waiting(store *s, int64_t experiment_id, store_event **out, size_t *n,
 			rl_err *err);
+/* Both for the experiments with ids in [lo, hi] (lo == hi: that one). */
+int store_event_notes_range(store *s, int64_t lo, int64_t hi, size_t per_exp,
+			    store_event **out, size_t *n, rl_err *err);
+int store_event_waiting_range(store *s, int64_t lo, int64_t hi, store_event **out, size_t *n,
+			      rl_err *err);
 
 /* ---- profiles and devices (store_profile.c) ---- */
 

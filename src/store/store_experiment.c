@@ -40,6 +40,17 @@ static const char SQL_EXP_ALL_BRIEF[] =
 	"SELECT " EXP_COLS_BRIEF EXP_CHANGES " FROM experiments ORDER BY id";
 static const char SQL_EXP_ALL_BRIEF_V4[] =
 	"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES " FROM experiments ORDER BY id";
+/* A page (store_experiment_page): ids above ?1, the filters that are not
+ * NULL, at most ?5 rows (-1: all).  The id is the rowid, so a page costs
+ * its own rows, however many there are before it. */
+#define EXP_PAGE " FROM experiments WHERE id > ?1 AND (?2 IS NULL OR status = ?2)" \
+		 " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR created_at >= ?4)" \
+		 " ORDER BY id LIMIT ?5"
+static const char *const SQL_EXP_PAGE[2][2] = { /* [brief][version >= 5] */
+	{"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PAGE, "SELECT " EXP_COLS EXP_CHANGES EXP_PAGE},
+	{"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PAGE,
+	 "SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PAGE},
+};
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
 /* Its trials with it (store_experiment_set_status); ?2: when, the
@@ -242,12 +253,23 @@ int store_experiment_find(store *s, const char *name, const char *owner, int64_t
 			  "id or as OWNER/NAME", n, name, list, n > SHOWN ? ", ..." : "");
 }
 
-static int exp_list(store *s, const char *sql, store_experiment **out, size_t *n, rl_err *err)
+static int exp_list_page(store *s, const char *sql, const store_exp_filter *f,
+			 store_experiment **out, size_t *n, rl_err *err)
 {
 	sqlite3_stmt *st;
 	int rc = st_prepare(s, sql, &st, err);
 	if (rc < 0)
 		return rc;
+	if (f) {
+		sqlite3_bind_int64(st, 1, f->after > 0 ? f->after : 0);
+		if (f->status >= 0)
+			st_bind_text(st, 2, exp_status_name((exp_status)f->status));
+		if (f->owner)
+			st_bind_text(st, 3, f->owner);
+		if (!isnan(f->since))
+			sqlite3_bind_double(st, 4, f->since);
+		sqlite3_bind_int64(st, 5, f->limit > 0 ? (sqlite3_int64)f->limit : -1);
+	}
 	store_experiment *v = NULL;
 	size_t nv = 0, cap = 0;
 	int r = SQLITE_DONE;
@@ -270,6 +292,17 @@ static int exp_list(store *s, const char *sql, store_experiment **out, size_t *n
 	*out = v;
 	*n = nv;
 	return 0;
+}
+
+static int exp_list(store *s, const char *sql, store_experiment **out, size_t *n, rl_err *err)
+{
+	return exp_list_page(s, sql, NULL, out, n, err);
+}
+
+int store_experiment_page(store *s, const store_exp_filter *f, store_experiment **out,
+			  size_t *n, rl_err *err)
+{
+	return exp_list_page(s, SQL_EXP_PAGE[f->brief != 0][s->version >= 5], f, out, n, err);
 }
 
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err)

@@ -9,6 +9,7 @@
 #include "store/store_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,7 +232,8 @@ int store_event_list(store *s, int64_t experiment_id, int64_t after_id, size_t l
 static const char SQL_EVENT_WAITING[] = WAITING_LATEST(
 	"w.experiment_id = ?1 AND (SELECT status FROM experiments x WHERE x.id = ?1) = 'running'");
 static const char SQL_EVENT_WAITING_ALL[] = WAITING_LATEST(
-	"w.experiment_id IN (SELECT x.id FROM experiments x WHERE x.status = 'running')");
+	"w.experiment_id IN (SELECT x.id FROM experiments x WHERE x.status = 'running'"
+	" AND x.id BETWEEN ?1 AND ?2)");
 
 #define NOTE_KINDS "kind IN ('trial.warning', 'experiment.failed', 'experiment.done')"
 /* the latest ?2 of one experiment, or of each (a window over the index) */
@@ -240,11 +242,11 @@ static const char SQL_EVENT_NOTES[] =
 	" ORDER BY id DESC LIMIT ?2) ORDER BY id";
 static const char SQL_EVENT_NOTES_ALL[] =
 	EVENT_COLS " WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY"
-	" experiment_id ORDER BY id DESC) AS r FROM events WHERE experiment_id IS NOT NULL AND "
-	NOTE_KINDS ") WHERE r <= ?2) ORDER BY experiment_id, id";
+	" experiment_id ORDER BY id DESC) AS r FROM events WHERE experiment_id BETWEEN ?3 AND ?4"
+	" AND " NOTE_KINDS ") WHERE r <= ?2) ORDER BY experiment_id, id";
 
-int store_event_notes(store *s, int64_t experiment_id, size_t per_exp, store_event **out,
-		      size_t *n, rl_err *err)
+int store_event_notes_range(store *s, int64_t lo, int64_t hi, size_t per_exp,
+			    store_event **out, size_t *n, rl_err *err)
 {
 	if (s->version < 8) {
 		*out = NULL;
@@ -252,23 +254,44 @@ int store_event_notes(store *s, int64_t experiment_id, size_t per_exp, store_eve
 		return 0;
 	}
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, experiment_id ? SQL_EVENT_NOTES : SQL_EVENT_NOTES_ALL, &st, err);
+	int rc = st_prepare(s, lo == hi ? SQL_EVENT_NOTES : SQL_EVENT_NOTES_ALL, &st, err);
 	if (rc < 0)
 		return rc;
-	if (experiment_id)
-		sqlite3_bind_int64(st, 1, experiment_id);
+	if (lo == hi) {
+		sqlite3_bind_int64(st, 1, lo);
+	} else {
+		sqlite3_bind_int64(st, 3, lo);
+		sqlite3_bind_int64(st, 4, hi);
+	}
 	sqlite3_bind_int64(st, 2, (int64_t)per_exp);
+	return event_rows(s, st, out, n, err);
+}
+
+int store_event_notes(store *s, int64_t experiment_id, size_t per_exp, store_event **out,
+		      size_t *n, rl_err *err)
+{
+	return experiment_id
+		       ? store_event_notes_range(s, experiment_id, experiment_id, per_exp, out, n, err)
+		       : store_event_notes_range(s, 1, INT64_MAX, per_exp, out, n, err);
+}
+
+int store_event_waiting_range(store *s, int64_t lo, int64_t hi, store_event **out, size_t *n,
+			      rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, lo == hi ? SQL_EVENT_WAITING : SQL_EVENT_WAITING_ALL, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, lo);
+	if (lo != hi)
+		sqlite3_bind_int64(st, 2, hi);
 	return event_rows(s, st, out, n, err);
 }
 
 int store_event_waiting(store *s, int64_t experiment_id, store_event **out, size_t *n,
 			rl_err *err)
 {
-	sqlite3_stmt *st;
-	int rc = st_prepare(s, experiment_id ? SQL_EVENT_WAITING : SQL_EVENT_WAITING_ALL, &st, err);
-	if (rc < 0)
-		return rc;
-	if (experiment_id)
-		sqlite3_bind_int64(st, 1, experiment_id);
-	return event_rows(s, st, out, n, err);
+	return experiment_id
+		       ? store_event_waiting_range(s, experiment_id, experiment_id, out, n, err)
+		       : store_event_waiting_range(s, 1, INT64_MAX, out, n, err);
 }

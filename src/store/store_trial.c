@@ -8,6 +8,7 @@
 #include "store/store_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,7 @@ static const char SQL_TRIAL_BY_ID[] = TRIAL_SELECT "WHERE t.id = ?1";
 static const char SQL_TRIAL_LIST[] = TRIAL_SELECT "WHERE t.experiment_id = ?1 ORDER BY t.idx";
 static const char SQL_TRIAL_COUNTS[] =
 	"SELECT status, count(*) FROM trials WHERE experiment_id = ?1 GROUP BY status";
+static const char SQL_TRIAL_COUNTS_ALL[] = "SELECT status, count(*) FROM trials GROUP BY status";
 static const char SQL_TRIAL_SINCE[] =
 	TRIAL_SELECT "WHERE t.experiment_id = ?1 AND t.updated_at >= ?2 ORDER BY t.idx";
 /* Completed trials first, then the best value for the experiment's mode,
@@ -299,10 +301,11 @@ int store_trial_list_since(store *s, int64_t experiment_id, double since, store_
 int store_trial_counts(store *s, int64_t experiment_id, int counts[TRIAL__COUNT], rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, SQL_TRIAL_COUNTS, &st, err);
+	int rc = st_prepare(s, experiment_id ? SQL_TRIAL_COUNTS : SQL_TRIAL_COUNTS_ALL, &st, err);
 	if (rc < 0)
 		return rc;
-	sqlite3_bind_int64(st, 1, experiment_id);
+	if (experiment_id)
+		sqlite3_bind_int64(st, 1, experiment_id);
 	int c[TRIAL__COUNT] = {0};
 	int r;
 	while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -337,23 +340,25 @@ int store_trial_counts(store *s, int64_t experiment_id, int counts[TRIAL__COUNT]
 /* Two statements each, not "(?1 = 0 OR ...)": that would keep one
  * experiment's read off the (experiment_id, idx) index. */
 static const char SQL_STATS_BEST_ONE[] = STATS_BEST " WHERE e.id = ?1";
-static const char SQL_STATS_BEST_ALL[] = STATS_BEST " ORDER BY e.id";
+static const char SQL_STATS_BEST_ALL[] = STATS_BEST " WHERE e.id BETWEEN ?1 AND ?2 ORDER BY e.id";
 static const char SQL_STATS_COUNTS_ONE[] =
 	"SELECT experiment_id, status, count(*) FROM trials WHERE experiment_id = ?1"
 	" GROUP BY status";
 static const char SQL_STATS_COUNTS_ALL[] =
-	"SELECT experiment_id, status, count(*) FROM trials GROUP BY experiment_id, status"
-	" ORDER BY experiment_id";
+	"SELECT experiment_id, status, count(*) FROM trials WHERE experiment_id BETWEEN ?1 AND ?2"
+	" GROUP BY experiment_id, status ORDER BY experiment_id";
 
-static int stats_best(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
+/* Experiment lo alone (lo == hi) or those in [lo, hi]. */
+static int stats_best(store *s, int64_t lo, int64_t hi, store_exp_stats **out, size_t *n,
 		      rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, experiment_id ? SQL_STATS_BEST_ONE : SQL_STATS_BEST_ALL, &st, err);
+	int rc = st_prepare(s, lo == hi ? SQL_STATS_BEST_ONE : SQL_STATS_BEST_ALL, &st, err);
 	if (rc < 0)
 		return rc;
-	if (experiment_id)
-		sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 1, lo);
+	if (lo != hi)
+		sqlite3_bind_int64(st, 2, hi);
 	store_exp_stats *v = NULL;
 	size_t nv = 0, cap = 0;
 	int r;
@@ -391,16 +396,16 @@ static int stats_best(store *s, int64_t experiment_id, store_exp_stats **out, si
 }
 
 /* Add the trial counts to v (by experiment id, as the counts come). */
-static int stats_counts(store *s, int64_t experiment_id, store_exp_stats *v, size_t n,
+static int stats_counts(store *s, int64_t lo, int64_t hi, store_exp_stats *v, size_t n,
 			rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, experiment_id ? SQL_STATS_COUNTS_ONE : SQL_STATS_COUNTS_ALL, &st,
-			    err);
+	int rc = st_prepare(s, lo == hi ? SQL_STATS_COUNTS_ONE : SQL_STATS_COUNTS_ALL, &st, err);
 	if (rc < 0)
 		return rc;
-	if (experiment_id)
-		sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 1, lo);
+	if (lo != hi)
+		sqlite3_bind_int64(st, 2, hi);
 	size_t k = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -424,8 +429,8 @@ static int stats_counts(store *s, int64_t experiment_id, store_exp_stats *v, siz
 	return rc;
 }
 
-int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
-		      rl_err *err)
+int store_trial_stats_range(store *s, int64_t lo, int64_t hi, store_exp_stats **out, size_t *n,
+			    rl_err *err)
 {
 	/* One snapshot for both statements. */
 	int rc = st_tx_read(s, err);
@@ -433,9 +438,9 @@ int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, si
 		return rc;
 	store_exp_stats *v = NULL;
 	size_t nv = 0;
-	rc = stats_best(s, experiment_id, &v, &nv, err);
+	rc = stats_best(s, lo, hi, &v, &nv, err);
 	if (rc == 0)
-		rc = stats_counts(s, experiment_id, v, nv, err);
+		rc = stats_counts(s, lo, hi, v, nv, err);
 	rc = st_tx_end(s, rc, err);
 	if (rc < 0) {
 		free(v);
@@ -444,4 +449,12 @@ int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, si
 	*out = v;
 	*n = nv;
 	return 0;
+}
+
+int store_trial_stats(store *s, int64_t experiment_id, store_exp_stats **out, size_t *n,
+		      rl_err *err)
+{
+	if (experiment_id)
+		return store_trial_stats_range(s, experiment_id, experiment_id, out, n, err);
+	return store_trial_stats_range(s, 1, INT64_MAX, out, n, err);
 }
