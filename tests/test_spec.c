@@ -6,6 +6,7 @@
  * truncated, deep or hostile input must fail cleanly, never crash.
  * Malformed specs and their messages are in test_spec_cases.c.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -690,6 +691,91 @@ static void test_hostile_input(void **state)
 
 /* Every key the schema knows appears in docs/spec.md, so the docs cannot
  * fall behind the tables. */
+/* objective: as a list, and constraints; the single map stays as it was
+ * (its identity JSON unchanged: no list, no constraints key). */
+static void test_several_objectives(void **state)
+{
+	(void)state;
+	const char *one = "name: e\nobjective: {metric: acc, mode: max}\n"
+			  "search: {space: {x: {type: uniform, low: 0, high: 1}}}\n"
+			  "trial: {command: [./run, \"{x}\"]}\n";
+	spec *s = parse_ok(one, "one.yaml", 0);
+	assert_int_equal(spec_n_objectives(s), 1);
+	assert_int_equal(s->n_constraints, 0);
+	assert_string_equal(spec_objective_at(s, 0).metric, "acc");
+	char *j1 = spec_to_json(s);
+	assert_non_null(strstr(j1, "\"objective\": {\n    \"metric\": \"acc\""));
+	assert_null(strstr(j1, "constraints"));
+	free(j1);
+	spec_free(s);
+
+	const char *many = "name: e\n"
+			   "objective:\n"
+			   "  - {metric: acc, mode: max}\n"
+			   "  - {metric: latency_ms, mode: min}\n"
+			   "  - {metric: size_mb, mode: min}\n"
+			   "constraints:\n"
+			   "  - mem_excess\n"
+			   "  - {metric: latency_ms, max: 20}\n"
+			   "  - {metric: params_m, min: 1, max: 50}\n"
+			   "  - {metric: temp, min: -3}\n"
+			   "search: {space: {x: {type: uniform, low: 0, high: 1}}}\n"
+			   "trial: {command: [./run, \"{x}\"]}\n";
+	s = parse_ok(many, "many.yaml", 0);
+	assert_int_equal(spec_n_objectives(s), 3);
+	assert_string_equal(s->objective.metric, "acc");
+	assert_int_equal(s->objective.mode, MODE_MAX);
+	assert_string_equal(spec_objective_at(s, 1).metric, "latency_ms");
+	assert_int_equal(spec_objective_at(s, 1).mode, MODE_MIN);
+	assert_string_equal(spec_objective_at(s, 2).metric, "size_mb");
+	assert_int_equal(s->search.multivariate, 0); /* several: univariate by default */
+	assert_int_equal(s->n_constraints, 4);
+	assert_string_equal(s->constraints[0].metric, "mem_excess");
+	assert_true(isinf(s->constraints[0].lo) && s->constraints[0].lo < 0);
+	assert_true(s->constraints[0].hi == 0);
+	assert_true(s->constraints[1].hi == 20 && isinf(s->constraints[1].lo));
+	assert_true(s->constraints[2].lo == 1 && s->constraints[2].hi == 50);
+	assert_true(s->constraints[3].lo == -3 && isinf(s->constraints[3].hi) && s->constraints[3].hi > 0);
+	/* The violation: the distance to the nearer bound outside, NaN never feasible. */
+	assert_true(spec_constraint_violation(&s->constraints[0], -1) == 0);
+	assert_true(spec_constraint_violation(&s->constraints[0], 0.5) == 0.5);
+	assert_true(spec_constraint_violation(&s->constraints[2], 0.25) == 0.75);
+	assert_true(spec_constraint_violation(&s->constraints[2], 60) == 10);
+	assert_true(spec_constraint_violation(&s->constraints[2], 7) == 0);
+	assert_true(isinf(spec_constraint_violation(&s->constraints[1], NAN)));
+
+	/* Round trip: the spec JSON reads back as the same spec. */
+	char *sj = spec_to_spec_json(s);
+	assert_non_null(sj);
+	spec *back = parse_ok(sj, "back.json", 1);
+	assert_int_equal(spec_n_objectives(back), 3);
+	assert_string_equal(spec_objective_at(back, 2).metric, "size_mb");
+	assert_int_equal(spec_objective_at(back, 2).mode, MODE_MIN);
+	assert_int_equal(back->n_constraints, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_string_equal(back->constraints[i].metric, s->constraints[i].metric);
+		assert_true(back->constraints[i].lo == s->constraints[i].lo);
+		assert_true(back->constraints[i].hi == s->constraints[i].hi);
+	}
+	char *a = spec_to_json(s), *b = spec_to_json(back);
+	assert_non_null(strstr(a, "\"objective\": [\n"));
+	free(a);
+	free(b);
+	free(sj);
+	spec_free(back);
+	spec_free(s);
+
+	/* A one-item list is one objective. */
+	const char *single = "name: e\nobjective: [{metric: acc, mode: min}]\n"
+			     "search: {space: {x: {type: uniform, low: 0, high: 1}}}\n"
+			     "trial: {command: [./run, \"{x}\"]}\n";
+	s = parse_ok(single, "single.yaml", 0);
+	assert_int_equal(spec_n_objectives(s), 1);
+	assert_int_equal(s->objective.mode, MODE_MIN);
+	assert_int_equal(s->search.multivariate, 1);
+	spec_free(s);
+}
+
 static void note_key(const char *path, const char *help, void *ctx)
 {
 	const char *doc = ctx;
@@ -735,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_hostile_input),
 		cmocka_unit_test(test_docs_cover_schema),
+		cmocka_unit_test(test_several_objectives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,6 +112,12 @@ void spec_free(spec *s)
 	free(s->name);
 	free(s->source);
 	free(s->objective.metric);
+	for (size_t i = 0; s->more_objectives && i < s->n_more_objectives; i++)
+		free(s->more_objectives[i].metric);
+	free(s->more_objectives);
+	for (size_t i = 0; s->constraints && i < s->n_constraints; i++)
+		free(s->constraints[i].metric);
+	free(s->constraints);
 	space_fini(&s->search.space);
 	free(s->schedule.resource);
 	for (size_t i = 0; s->trial.argv && i < s->trial.argc; i++)

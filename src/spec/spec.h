@@ -30,6 +30,23 @@ typedef enum pending_rule {
 } pending_rule;
 
 typedef enum objective_mode { MODE_MAX, MODE_MIN } objective_mode;
+
+#define SPEC_OBJECTIVES_MAX 16  /* objective: as a list, at most this many */
+#define SPEC_CONSTRAINTS_MAX 32 /* constraints: at most this many */
+
+/* One objective of several (objective: as a list). */
+typedef struct spec_objective {
+	char *metric;        /* owned */
+	objective_mode mode;
+} spec_objective;
+
+/* A constraint: metric must lie in [lo, hi] (a plain name: (-inf, 0]); a
+ * trial that misses by v (lo - value or value - hi) is infeasible, its
+ * violation the sum of those misses (docs/search.md, "Constraints"). */
+typedef struct spec_constraint {
+	char *metric;        /* owned */
+	double lo, hi;       /* -INFINITY / INFINITY when not bounded that way */
+} spec_constraint;
 typedef enum search_algo { SEARCH_RANDOM, SEARCH_GRID, SEARCH_TPE, SEARCH_SOBOL, SEARCH_GP } search_algo;
 typedef enum schedule_algo { SCHED_NONE, SCHED_ASHA, SCHED_HYPERBAND, SCHED_MEDIAN } schedule_algo;
 typedef enum executor_kind { EXEC_PROCESS, EXEC_PODMAN, EXEC_DOCKER, EXEC_SLURM } executor_kind;
@@ -74,7 +91,13 @@ typedef struct spec {
 	struct {
 		char *metric;           /* required */
 		objective_mode mode;    /* required */
-	} objective;
+	} objective;                /* the first (or only) objective */
+	/* objective: as a list of {metric, mode}: the ones after the first
+	 * (objective above), in the spec's order; 0 and NULL for one. */
+	size_t n_more_objectives;
+	spec_objective *more_objectives; /* owned */
+	size_t n_constraints;
+	spec_constraint *constraints;    /* owned; constraints: */
 
 	struct {
 		search_algo algorithm;  /* default tpe */
@@ -174,6 +197,15 @@ int spec_rename(spec *s, const char *name, rl_err *err);
 /* Names for enums (for messages, the store and --json output); the
  * sharing section's are the core's (sched/policy.h). */
 const char *spec_mode_name(objective_mode m);
+
+/* Objectives: how many (1 + n_more_objectives), and objective i of them
+ * (0: s->objective), pointers borrowed from s. */
+size_t spec_n_objectives(const spec *s);
+spec_objective spec_objective_at(const spec *s, size_t i);
+/* By how much value misses constraint c: 0 inside its bounds, the
+ * distance to the nearer bound outside, +INFINITY for NaN (a metric never
+ * reported proves nothing). */
+double spec_constraint_violation(const spec_constraint *c, double value);
 const char *spec_search_name(search_algo a);
 const char *spec_schedule_name(schedule_algo a);
 const char *spec_executor_name(executor_kind k);

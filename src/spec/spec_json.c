@@ -7,6 +7,7 @@
 #include "spec/spec.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,31 @@ char *spec_to_json(const spec *s)
 		"sharing", "policy", sched_policy_name(s->sharing.policy), "memory_margin", s->sharing.memory_margin);
 	if (!root)
 		return NULL;
+	/* Several objectives: the list; one keeps the map (and with it the
+	 * stored identity of every experiment written before lists). */
+	if (s->n_more_objectives) {
+		json_t *list = json_array();
+		for (size_t i = 0; i < spec_n_objectives(s); i++) {
+			spec_objective o = spec_objective_at(s, i);
+			json_array_append_new(list, json_pack("{s:s, s:s}", "metric", o.metric, "mode",
+							      spec_mode_name(o.mode)));
+		}
+		json_object_set_new(root, "objective", list);
+	}
+	/* Constraints: only when given; a bound that is not there is left out. */
+	if (s->n_constraints) {
+		json_t *list = json_array();
+		for (size_t i = 0; i < s->n_constraints; i++) {
+			const spec_constraint *c = &s->constraints[i];
+			json_t *o = json_pack("{s:s}", "metric", c->metric);
+			if (isfinite(c->lo))
+				json_object_set_new(o, "min", json_real(c->lo));
+			if (isfinite(c->hi))
+				json_object_set_new(o, "max", json_real(c->hi));
+			json_array_append_new(list, o);
+		}
+		json_object_set_new(root, "constraints", list);
+	}
 	/* Only when given: specs without mounts keep the JSON (and with it the
 	 * stored experiment identity) they had before the key existed. */
 	if (s->trial.n_mounts) {

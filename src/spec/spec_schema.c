@@ -75,6 +75,8 @@ static int read_capabilities(sx *x, const node *v, spec *s);
 static int read_user(sx *x, const node *v, spec *s);
 static int read_sbatch_args(sx *x, const node *v, spec *s);
 static int read_multivariate(sx *x, const node *v, spec *s);
+static int read_objective(sx *x, const node *v, spec *s);
+static int read_constraints(sx *x, const node *v, spec *s);
 
 static const field objective_rows[] = {
 	{.key = "metric", .type = F_STR, .off = OFF(objective.metric), .required = 1,
@@ -209,7 +211,11 @@ static const section sharing_section = SECTION(sharing_rows);
 static const field top_rows[] = {
 	{.key = "name", .type = F_FN, .required = 1, .fn = read_name,
 	 .help = "experiment name: 1-64 of A-Z a-z 0-9 _ . -"},
-	{.key = "objective", .type = F_SUB, .required = 1, .sub = &objective_section, .help = "what to optimise"},
+	{.key = "objective", .type = F_FN, .required = 1, .fn = read_objective,
+	 .help = "what to optimise: {metric, mode}, or a list of them for several objectives"},
+	{.key = "constraints", .type = F_FN, .fn = read_constraints,
+	 .help = "metrics a trial must keep <= 0 (a name) or within {metric, min, max}; "
+		 "infeasible trials are never on the front"},
 	{.key = "search", .type = F_SUB, .required = 1, .sub = &search_section, .help = "how to pick trials"},
 	{.key = "schedule", .type = F_SUB, .sub = &schedule_section, .help = "early stopping and segments"},
 	{.key = "trial", .type = F_SUB, .required = 1, .sub = &trial_section, .help = "how to run one trial"},
@@ -539,6 +545,209 @@ static int read_gpus(sx *x, const node *v, spec *s)
 /* ---- the generic walk -------------------------------------------------- */
 
 static int read_field(sx *x, const field *f, const node *v, spec *s);
+static int parse_section(sx *x, const node *m, const section *sec, spec *s);
+
+/* ---- objective: a map, or a list of maps; constraints ------------------ */
+
+static void free_objectives(size_t n, spec_objective *o)
+{
+	for (size_t i = 0; o && i < n; i++)
+		free(o[i].metric);
+	free(o);
+}
+
+/* One {metric, mode} map through the objective section's rows, read into a
+ * scratch spec (the rows write s->objective) and moved to *out. */
+static int read_one_objective(sx *x, const node *v, spec_objective *out)
+{
+	spec tmp;
+	memset(&tmp, 0, sizeof tmp);
+	int rc = parse_section(x, v, &objective_section, &tmp);
+	if (rc < 0) {
+		free(tmp.objective.metric);
+		return rc;
+	}
+	out->metric = tmp.objective.metric;
+	out->mode = tmp.objective.mode;
+	return 0;
+}
+
+/*
+ * objective: {metric, mode} (one objective, as always), or a list of such
+ * maps (several: relish keeps their Pareto front).  A metric named twice is
+ * refused: the second could only repeat or contradict the first.
+ */
+static int read_objective(sx *x, const node *v, spec *s)
+{
+	char got[96];
+	if (v->kind == NODE_MAP) {
+		int rc = parse_section(x, v, &objective_section, s);
+		return rc;
+	}
+	if (v->kind != NODE_SEQ || v->n == 0)
+		return sx_fail(x, v, "expected a map {metric, mode} or a non-empty list of them, got %s",
+			       v->kind == NODE_SEQ ? "an empty list" : sx_got(v, got, sizeof got));
+	if (v->n > SPEC_OBJECTIVES_MAX)
+		return sx_fail(x, v, "expected at most %d objectives, got %zu", SPEC_OBJECTIVES_MAX, v->n);
+	spec_objective *all = calloc(v->n, sizeof *all);
+	if (!all)
+		return nomem(x);
+	int failed = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		size_t saved = sx_push_index(x, i);
+		int rc = read_one_objective(x, v->items[i], &all[i]);
+		sx_push(x, "metric");
+		for (size_t j = 0; rc == 0 && j < i; j++)
+			if (all[j].metric && !strcmp(all[j].metric, all[i].metric))
+				rc = sx_fail(x, node_get(v->items[i], "metric"),
+					     "expected each metric once, got \"%s\" again (objective[%zu] names it)",
+					     all[i].metric, j);
+		sx_pop(x, saved);
+		if (rc < 0 && rc != RL_ESPEC) {
+			free_objectives(v->n, all);
+			return rc;
+		}
+		if (rc < 0)
+			failed = rc;
+	}
+	if (failed < 0) {
+		free_objectives(v->n, all);
+		return failed;
+	}
+	free(s->objective.metric);
+	s->objective.metric = all[0].metric;
+	s->objective.mode = all[0].mode;
+	free_objectives(s->n_more_objectives, s->more_objectives);
+	s->n_more_objectives = v->n - 1;
+	s->more_objectives = NULL;
+	if (v->n > 1) {
+		s->more_objectives = all; /* shifted down by one below */
+		memmove(all, all + 1, (v->n - 1) * sizeof *all);
+	} else {
+		free(all);
+	}
+	return 0;
+}
+
+static void free_constraints(size_t n, spec_constraint *c)
+{
+	for (size_t i = 0; c && i < n; i++)
+		free(c[i].metric);
+	free(c);
+}
+
+/* One constraint: a metric's name (it must stay <= 0), or a map
+ * {metric, min, max} with at least one bound. */
+static int read_one_constraint(sx *x, const node *v, spec_constraint *out)
+{
+	char got[96];
+	out->lo = -INFINITY;
+	out->hi = 0;
+	if (v->kind == NODE_SCALAR)
+		return sx_string(x, v, &out->metric);
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a metric name (kept <= 0) or a map {metric, min, max}, got %s",
+			       sx_got(v, got, sizeof got));
+	static const char *const keys[] = {"metric", "min", "max"};
+	int failed = sx_check_keys(x, v, keys, 3), rc;
+	const node *m = node_get(v, "metric"), *lo = node_get(v, "min"), *hi = node_get(v, "max");
+	if (!m)
+		failed = sx_fail(x, v, "missing required key \"metric\"");
+	else {
+		size_t saved = sx_push(x, "metric");
+		if ((rc = sx_string(x, m, &out->metric)) < 0)
+			failed = rc;
+		sx_pop(x, saved);
+	}
+	if (!lo && !hi && failed == 0) /* not after "maxx: did you mean max?" */
+		failed = sx_fail(x, v, "expected a bound: min, max or both");
+	out->hi = INFINITY;
+	const node *b[2] = {lo, hi};
+	double *dst[2] = {&out->lo, &out->hi};
+	for (int k = 0; k < 2; k++) {
+		if (!b[k])
+			continue;
+		size_t saved = sx_push(x, k ? "max" : "min");
+		double d;
+		if ((rc = sx_number(x, b[k], "a finite number", &d)) < 0)
+			failed = rc;
+		else if (!isfinite(d))
+			failed = sx_fail(x, b[k], "expected a finite number, got %s", sx_got(b[k], got, sizeof got));
+		else
+			*dst[k] = d;
+		sx_pop(x, saved);
+	}
+	if (failed == 0 && out->lo > out->hi) {
+		size_t saved = sx_push(x, "min");
+		failed = sx_fail(x, lo, "expected a number <= max (%g), got %s", out->hi, sx_got(lo, got, sizeof got));
+		sx_pop(x, saved);
+	}
+	if (failed < 0) {
+		free(out->metric);
+		out->metric = NULL;
+	}
+	return failed;
+}
+
+static int read_constraints(sx *x, const node *v, spec *s)
+{
+	char got[96];
+	if (v->kind != NODE_SEQ)
+		return sx_fail(x, v, "expected a list of metric names or {metric, min, max} maps, got %s",
+			       sx_got(v, got, sizeof got));
+	if (v->n > SPEC_CONSTRAINTS_MAX)
+		return sx_fail(x, v, "expected at most %d constraints, got %zu", SPEC_CONSTRAINTS_MAX, v->n);
+	spec_constraint *all = calloc(v->n ? v->n : 1, sizeof *all);
+	if (!all)
+		return nomem(x);
+	int failed = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		size_t saved = sx_push_index(x, i);
+		int rc = read_one_constraint(x, v->items[i], &all[i]);
+		if (v->items[i]->kind == NODE_MAP)
+			sx_push(x, "metric");
+		for (size_t j = 0; rc == 0 && j < i; j++)
+			if (all[j].metric && !strcmp(all[j].metric, all[i].metric))
+				rc = sx_fail(x, v->items[i]->kind == NODE_MAP ? node_get(v->items[i], "metric")
+									     : v->items[i],
+					     "expected each metric once, got \"%s\" again (constraints[%zu] names "
+					     "it; one map takes both bounds)", all[i].metric, j);
+		sx_pop(x, saved);
+		if (rc < 0 && rc != RL_ESPEC) {
+			free_constraints(v->n, all);
+			return rc;
+		}
+		if (rc < 0)
+			failed = rc;
+	}
+	if (failed < 0) {
+		free_constraints(v->n, all);
+		return failed;
+	}
+	free_constraints(s->n_constraints, s->constraints);
+	s->n_constraints = v->n;
+	s->constraints = all;
+	return 0;
+}
+
+size_t spec_n_objectives(const spec *s)
+{
+	return 1 + s->n_more_objectives;
+}
+
+spec_objective spec_objective_at(const spec *s, size_t i)
+{
+	if (i == 0)
+		return (spec_objective){s->objective.metric, s->objective.mode};
+	return s->more_objectives[i - 1];
+}
+
+double spec_constraint_violation(const spec_constraint *c, double value)
+{
+	if (isnan(value))
+		return INFINITY;
+	return value < c->lo ? c->lo - value : value > c->hi ? value - c->hi : 0;
+}
 
 static int parse_section(sx *x, const node *m, const section *sec, spec *s)
 {
@@ -784,6 +993,21 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 			return rc;
 		failed = rc;
 	}
+	/* Several objectives: gp models one (tpe, random, sobol and grid take
+	 * any number). */
+	if (spec_n_objectives(s) > 1 && s->search.algorithm == SEARCH_GP &&
+	    !sx_failed_under(x, "objective")) {
+		saved = sx_push(x, "search.algorithm");
+		failed = sx_fail(x, at_path(root, "search", "algorithm"),
+				 "expected tpe, random, sobol or grid with several objectives (objective "
+				 "lists %zu), got gp (it models one)", spec_n_objectives(s));
+		sx_pop(x, saved);
+	}
+	/* Several objectives: the univariate estimator unless the spec says
+	 * otherwise (docs/search.md, "Several objectives": the joint one is
+	 * worse there). */
+	if (spec_n_objectives(s) > 1 && !at_path(root, "search", "multivariate"))
+		s->search.multivariate = 0;
 	/* grid: the default budget is the whole grid */
 	if (space_ok && s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
 		uint64_t g = spec_grid_size(&s->search.space);
@@ -973,6 +1197,14 @@ static void foreach_section(const section *sec, const char *prefix,
 		fn(path, f->help, ctx);
 		if (f->type == F_SUB)
 			foreach_section(f->sub, path, fn, ctx);
+		if (!strcmp(path, "objective"))
+			foreach_section(&objective_section, path, fn, ctx);
+		if (!strcmp(path, "constraints")) {
+			fn("constraints.metric", "the metric a trial reports", ctx);
+			fn("constraints.min", "smallest value a feasible trial reports (default: none)", ctx);
+			fn("constraints.max", "largest value a feasible trial reports (default 0 for a plain name; "
+			   "none in a map)", ctx);
+		}
 		if (!strcmp(path, "search.space"))
 			spec_space_foreach(fn, ctx);
 	}
