@@ -52,6 +52,11 @@ static double fake_loss(const config *c, double r)
 	return (x - 0.3) * (x - 0.3) + 0.5 * (y - 0.6) * (y - 0.6) + 1.0 / (1.0 + r);
 }
 
+static double side_value(const char *name, const config *c)
+{
+	return !strcmp(name, "cost") ? value_as_double(&c->v[1]) : value_as_double(&c->v[0]);
+}
+
 /* ---- the simulated driver -------------------------------------------------- */
 
 typedef struct sim_seg {
@@ -135,6 +140,12 @@ static void sim_step(sim *s)
 		double l = fake_loss(g.cfg, r);
 		assert_int_equal(engine_report(s->e, g.trial, r, s->mode == MODE_MAX ? 2 - l : l,
 					       &err), 0);
+		/* Side metrics (several objectives, constraints): "cost" is y,
+		 * "mem" is x, both known from the start. */
+		for (size_t q = 0; q < engine_n_side(s->e); q++)
+			assert_int_equal(engine_report_side(s->e, g.trial, q,
+							    side_value(engine_side_metric(s->e, q), g.cfg),
+							    &err), 0);
 	}
 	engine_decision d;
 	assert_int_equal(engine_segment_done(s->e, g.trial, 1, g.to, &d, &err), 0);
@@ -841,6 +852,124 @@ static void test_best_prefers_completed(void **state)
 	engine_free(e);
 }
 
+/*
+ * Two objectives (loss min, cost = y min) and a constraint (mem = x <= 0.5):
+ * early stopping decides on the first objective alone, so ASHA takes the
+ * decisions it takes with that objective alone; the front is the completed
+ * feasible trials no other dominates (checked by brute force), never an
+ * infeasible one; the best trial is feasible; and an engine restored from
+ * the trials' records keeps the same front.
+ */
+static void test_several_objectives(void **state)
+{
+	(void)state;
+	spec one = make_spec(MODE_MIN, SCHED_ASHA, 40, 4);
+	spec two = make_spec(MODE_MIN, SCHED_ASHA, 40, 4);
+	spec_objective more[1] = {{"cost", MODE_MIN}};
+	spec_constraint cons[1] = {{"mem", -INFINITY, 0.5}};
+	two.n_more_objectives = 1;
+	two.more_objectives = more;
+	two.n_constraints = 1;
+	two.constraints = cons;
+	sim *a = sim_new(&one), *b = sim_new(&two);
+	assert_int_equal(engine_n_side(a->e), 0);
+	assert_int_equal(engine_n_side(b->e), 2);
+	assert_string_equal(engine_side_metric(b->e, 0), "cost");
+	assert_string_equal(engine_side_metric(b->e, 1), "mem");
+	sim_run(a, 10000);
+	sim_run(b, 10000);
+	assert_true(engine_done(b->e));
+	assert_int_equal(a->n_log, b->n_log);
+	size_t stops = 0;
+	for (size_t i = 0; i < a->n_log; i++) {
+		assert_int_equal(a->log[i].trial, b->log[i].trial);
+		assert_true(a->log[i].to == b->log[i].to);
+		assert_int_equal(a->log[i].oc, b->log[i].oc);
+		stops += b->log[i].oc == ENG_STOP;
+	}
+	assert_true(stops > 0);
+	engine_trial_view best;
+	rl_err err;
+	assert_int_equal(engine_best(b->e, &best, &err), 0);
+	assert_true(best.feasible);
+	/* With one objective the front is the best completed trial. */
+	engine_trial_view best1;
+	assert_int_equal(engine_best(a->e, &best1, &err), 0);
+	uint64_t one_front[MAX_TRIALS];
+	assert_int_equal(engine_front(a->e, one_front, MAX_TRIALS), 1);
+	assert_int_equal(one_front[0], best1.index);
+	sim_free(a);
+	sim_free(b);
+
+	/* The front by brute force, every trial completed (no stopping). */
+	spec all = two;
+	all.schedule.algorithm = SCHED_NONE;
+	all.schedule.max = 3;
+	b = sim_new(&all);
+	sim_run(b, 10000);
+	assert_true(engine_done(b->e));
+	uint64_t n = engine_n_trials(b->e), want[MAX_TRIALS];
+	size_t n_want = 0, infeasible_done = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		engine_trial_view v, w;
+		assert_int_equal(engine_trial(b->e, i, &v, &err), 0);
+		if (v.state != TRIAL_COMPLETED)
+			continue;
+		assert_non_null(v.objectives);
+		assert_true(v.objectives[0] == v.value);
+		assert_true(v.objectives[1] == value_as_double(&v.cfg->v[1]));
+		double x = value_as_double(&v.cfg->v[0]);
+		assert_int_equal(v.feasible, x <= 0.5);
+		assert_float_equal(v.violation, x > 0.5 ? x - 0.5 : 0, 1e-15);
+		if (!v.feasible) {
+			infeasible_done++;
+			continue;
+		}
+		int dominated = 0;
+		for (uint64_t j = 0; j < n && !dominated; j++) {
+			assert_int_equal(engine_trial(b->e, j, &w, &err), 0);
+			if (j == i || w.state != TRIAL_COMPLETED || !w.feasible)
+				continue;
+			dominated = w.objectives[0] <= v.objectives[0] && w.objectives[1] <= v.objectives[1] &&
+				    (w.objectives[0] < v.objectives[0] || w.objectives[1] < v.objectives[1]);
+		}
+		if (!dominated)
+			want[n_want++] = i;
+	}
+	uint64_t got[MAX_TRIALS];
+	long nf = engine_front(b->e, got, MAX_TRIALS);
+	print_message("several objectives: front of %ld, %zu completed infeasible\n", nf, infeasible_done);
+	assert_int_equal(nf, (long)n_want);
+	assert_true(n_want >= 1);
+	assert_true(infeasible_done >= 1); /* the test has teeth: some were left out */
+	for (size_t i = 0; i < n_want; i++)
+		assert_int_equal(got[i], want[i]);
+	assert_int_equal(engine_best(b->e, &best, &err), 0);
+	assert_true(best.feasible);
+
+	/* Restored from records (the side values at the last boundary), the
+	 * front is the same. */
+	engine *r;
+	assert_int_equal(engine_new(&all, &r, &err), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		engine_trial_view v;
+		assert_int_equal(engine_trial(b->e, i, &v, &err), 0);
+		double side[2] = {side_value("cost", v.cfg), side_value("mem", v.cfg)};
+		engine_trial_record rec = {
+			.index = i, .cfg = v.cfg, .state = v.state, .n_reports = v.n_reports,
+			.reports = v.reports, .n_boundaries = v.n_boundaries, .boundaries = v.boundaries,
+			.side = side,
+		};
+		assert_int_equal(engine_restore_trial(r, &rec, &err), 0);
+	}
+	uint64_t again[MAX_TRIALS];
+	assert_int_equal(engine_front(r, again, MAX_TRIALS), nf);
+	for (long i = 0; i < nf; i++)
+		assert_int_equal(again[i], got[i]);
+	engine_free(r);
+	sim_free(b);
+}
+
 static void test_bad_spec(void **state)
 {
 	(void)state;
@@ -882,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(test_fail_fast),
 		cmocka_unit_test(test_best_prefers_completed),
 		cmocka_unit_test(test_bad_spec),
+		cmocka_unit_test(test_several_objectives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,9 +106,9 @@ static void test_migrate_fresh_and_reopen(void **state)
 	assert_string_equal(store_path(s), f->path);
 	new_experiment(s, "a", "max");
 	store_close(s);
-	/* Nine tables, WAL on disk, version recorded. */
+	/* Twelve tables, WAL on disk, version recorded. */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type='table'"),
-			 9);
+			 12);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	/* Re-opening applies nothing and keeps the data. */
 	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);
@@ -709,6 +709,69 @@ static void test_backup(void **state)
 	unlink(dest);
 }
 
+/* Schema 10: several objectives.  A version 9 database (its tables taken
+ * back) upgrades with its rows kept and nothing recorded for them; read-only,
+ * a version 9 file reads as one without values.  Values round-trip (NaN as
+ * none, the violation only when given) and go with their experiment. */
+static void test_migrate_objectives_v10(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	int64_t exp = new_experiment(s, "mo", "max"), t0, t1;
+	OK(store_trial_insert(s, exp, 0, NULL, 1, &t0, err));
+	OK(store_trial_insert(s, exp, 1, NULL, 1, &t1, err));
+	store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE objectives; DROP TABLE trial_values;"
+				      "DROP TABLE trial_violations; PRAGMA user_version = 9;",
+				      NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	store *r = open_ok(f->path, STORE_READONLY);
+	assert_int_equal(store_schema_version(r), 9);
+	store_trial_values *vv;
+	store_objective *ob;
+	size_t n;
+	OK(store_trial_values_list(r, exp, &vv, &n, err));
+	assert_int_equal(n, 0);
+	OK(store_objectives_get(r, exp, &ob, &n, err));
+	assert_int_equal(n, 0);
+	store_close(r);
+
+	s = open_ok(f->path, 0);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+	OK(store_trial_values_list(s, exp, &vv, &n, err));
+	assert_int_equal(n, 0);
+	store_objective two[2] = {{"acc", "max"}, {"latency", "min"}};
+	OK(store_objectives_set(s, exp, two, 2, err));
+	OK(store_objectives_set(s, exp, two, 2, err)); /* replaces */
+	OK(store_objectives_get(s, exp, &ob, &n, err));
+	assert_int_equal(n, 2);
+	assert_string_equal(ob[1].metric, "latency");
+	assert_string_equal(ob[1].mode, "min");
+	store_objectives_free(ob, n);
+	double v1[2] = {0.9, 12.5}, v0[2] = {0.8, NAN};
+	OK(store_trial_set_values(s, t1, v1, 2, 0.25, err));
+	OK(store_trial_set_values(s, t0, v0, 2, NAN, err));
+	OK(store_trial_set_values(s, t1, v1, 2, 0, err)); /* replaces */
+	OK(store_trial_values_list(s, exp, &vv, &n, err));
+	assert_int_equal(n, 2);
+	assert_int_equal(vv[0].trial_id, t0);
+	assert_int_equal(vv[0].n, 2);
+	assert_true(vv[0].v[0] == 0.8 && isnan(vv[0].v[1]) && isnan(vv[0].violation));
+	assert_int_equal(vv[1].idx, 1);
+	assert_true(vv[1].v[1] == 12.5 && vv[1].violation == 0);
+	free(vv);
+	rl_err e;
+	double many[STORE_OBJECTIVES_MAX + 1] = {0};
+	assert_int_equal(store_trial_set_values(s, t0, many, STORE_OBJECTIVES_MAX + 1, 0, &e), RL_EINVAL);
+	OK(store_experiment_delete(s, exp, err));
+	store_close(s);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trial_values"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trial_violations"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM objectives"), 0);
+}
+
 static void test_groups_are_atomic(void **state)
 {
 	struct fixture *f = *state;
@@ -1238,6 +1301,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_names_per_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_names_v7, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_handle_v9, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_objectives_v10, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_are_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),

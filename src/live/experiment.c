@@ -250,8 +250,25 @@ int live__add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 			.owner_uid = (int64_t)ow->uid, .owner = (char *)ow->name,
 			.submission = (char *)submission,
 		};
-		if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0)
+		/* Several objectives: their list with the experiment, in one
+		 * transaction (an experiment of one writes none). */
+		size_t no = spec_n_objectives(x->sp);
+		store_objective obj[SPEC_OBJECTIVES_MAX];
+		for (size_t k = 0; k < no && no > 1; k++) {
+			spec_objective o = spec_objective_at(x->sp, k);
+			obj[k] = (store_objective){o.metric, (char *)spec_mode_name(o.mode)};
+		}
+		if (no == 1) {
+			if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0)
+				goto fail;
+		} else if ((rc = store_begin(d->st, err)) < 0) {
 			goto fail;
+		} else if ((rc = store_experiment_create(d->st, &ne, &x->id, err)) < 0 ||
+			   (rc = store_objectives_set(d->st, x->id, obj, no, err)) < 0 ||
+			   (rc = store_commit(d->st, err)) < 0) {
+			store_rollback(d->st);
+			goto fail;
+		}
 	}
 	d->exps[d->n_exps++] = x;
 	if (id_out)

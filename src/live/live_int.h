@@ -248,6 +248,10 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r);
 /* A write to g's log failed with errnum: said once per run, then relish
  * goes on (a full runs folder costs logs, not results). */
 void live__log_failed(live *d, const live_seg *g, int errnum);
+/* Several objectives and constraints: the side metrics a metric line holds,
+ * told to the engine (segment_end.c). */
+struct contract_line;
+void live__report_side(live_exp *x, live_seg *g, const struct contract_line *line);
 
 /* request.c: scheduler requests and memory profiles */
 uint64_t live__hash(uint64_t h, const void *p, size_t n);

@@ -347,10 +347,24 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 				  err);
 	if (rc < 0)
 		return rl_err_prefix(err, "trial %d of %s", t->idx, sp->name);
+	/* Side metrics (several objectives, constraints): the latest value
+	 * of each up to the last boundary, as the engine had them. */
+	size_t n_side = engine_n_side(x->eng);
+	double side[SPEC_OBJECTIVES_MAX + SPEC_CONSTRAINTS_MAX];
+	for (size_t k = 0; k < n_side; k++) {
+		side[k] = NAN;
+		const char *name = engine_side_metric(x->eng, k);
+		for (size_t i = 0; nb && i < t->n_metrics; i++) {
+			const store_metric *m = &t->metrics[i];
+			if (!strcmp(m->name, name) && (!skip_seg || m->segment_id != skip_seg) &&
+			    m->resource <= (*bnd)[nb - 1].resource)
+				side[k] = m->value;
+		}
+	}
 	engine_trial_record rec = {
 		.index = (uint64_t)t->idx, .cfg = &cfg, .state = t->status,
 		.n_reports = nr, .reports = *rep, .n_boundaries = nb, .boundaries = *bnd,
-		.reason = t->error,
+		.reason = t->error, .side = n_side ? side : NULL,
 	};
 	rc = engine_restore_trial(x->eng, &rec, err);
 	config_fini(&cfg);

@@ -43,6 +43,7 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		if (contract_metric_get(line, x->sp->objective.metric, &v) &&
 		    engine_report(x->eng, g->trial, resource, v, NULL) == 0)
 			g->last_obj = v;
+		live__report_side(x, g, line);
 		return;
 	}
 	store_metric m[CONTRACT_MAX_METRICS];
@@ -66,6 +67,17 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 	if (contract_metric_get(line, x->sp->objective.metric, &v) &&
 	    engine_report(x->eng, g->trial, resource, v, NULL) == 0)
 		g->last_obj = v;
+	live__report_side(x, g, line);
+}
+
+/* Several objectives and constraints: each side metric the line holds
+ * (engine.h), the latest counting at the segment's boundary. */
+void live__report_side(live_exp *x, live_seg *g, const contract_line *line)
+{
+	double v;
+	for (size_t k = 0; k < engine_n_side(x->eng); k++)
+		if (contract_metric_get(line, engine_side_metric(x->eng, k), &v))
+			engine_report_side(x->eng, g->trial, k, v, NULL);
 }
 
 void live__log_failed(live *d, const live_seg *g, int errnum)
@@ -328,6 +340,9 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	    (rc = store_trial_set_progress(d->st, t->store_id, tv.resource, tv.value,
 					   isnan(tv.value) ? NAN : tv.resource, now, &err)) == 0 &&
 	    (rc = store_trial_set_status(d->st, t->store_id, tv.state, fail_reason, now, &err)) == 0 &&
+	    (!tv.objectives || isnan(tv.value) ||
+	     (rc = store_trial_set_values(d->st, t->store_id, tv.objectives, spec_n_objectives(sp),
+					  sp->n_constraints ? tv.violation : NAN, &err)) == 0) &&
 	    (!rec.event[0] ||
 	     (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id, rec.event,
 				      rec.message, NULL, &err)) == 0) &&

@@ -10,6 +10,7 @@
  * segment that trains for minutes.
  */
 #include "search/engine.h"
+#include "search/pareto.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -33,10 +34,16 @@ typedef struct trial_slot {
 	size_t n_bounds, cap_bounds;
 	engine_point *bounds;      /* owned */
 	char reason[256];
+	/* Several objectives or constraints (e->n_side > 0), else NULL: */
+	double *side;              /* owned: latest value of each side metric */
+	double *obj;               /* owned: every objective at the last boundary */
+	double violation;          /* there; 0 without constraints */
 } trial_slot;
 
 struct engine {
 	const spec *sp;            /* borrowed */
+	size_t n_obj;              /* objectives (spec_n_objectives) */
+	size_t n_side;             /* objectives after the first, then constraints */
 	sampler *smp;              /* owned */
 	stopper *stp;              /* owned */
 	uint64_t n_slots, cap_slots;
@@ -110,9 +117,12 @@ int engine_new(const spec *sp, engine **out, rl_err *err)
 	if (!e)
 		return rl_err_set(err, RL_ENOMEM, "creating the experiment engine");
 	e->sp = sp;
+	e->n_obj = spec_n_objectives(sp);
+	e->n_side = e->n_obj - 1 + sp->n_constraints;
 	sampler_options opt = {.n_startup = sp->search.n_startup > 0 ? sp->search.n_startup : 10,
 			       .n_candidates = 24, .pending = sp->search.pending,
-			       .multivariate = sp->search.multivariate};
+			       .multivariate = sp->search.multivariate,
+			       .n_objectives = (int)e->n_obj};
 	int rc = sampler_new(sp->search.algorithm, &sp->search.space, sp->search.seed, &opt,
 			     &e->smp, err);
 	if (rc == 0)
@@ -132,6 +142,8 @@ static void slot_free(trial_slot *t)
 	config_fini(&t->cfg);
 	free(t->reports);
 	free(t->bounds);
+	free(t->side);
+	free(t->obj);
 	free(t);
 }
 
@@ -164,6 +176,18 @@ static trial_slot *slot_add(engine *e, uint64_t index, rl_err *err)
 		e->cap_slots = cap;
 	}
 	trial_slot *t = calloc(1, sizeof *t);
+	if (t && e->n_side) {
+		t->side = malloc(e->n_side * sizeof *t->side);
+		t->obj = malloc(e->n_obj * sizeof *t->obj);
+		if (!t->side || !t->obj) {
+			slot_free(t);
+			t = NULL;
+		}
+		for (size_t k = 0; t && k < e->n_side; k++)
+			t->side[k] = NAN;
+		for (size_t k = 0; t && k < e->n_obj; k++)
+			t->obj[k] = NAN;
+	}
 	if (!t) {
 		rl_err_set(err, RL_ENOMEM, "creating trial %llu", (unsigned long long)index);
 		return NULL;
@@ -208,12 +232,42 @@ static double to_loss(const engine *e, double value)
 	return e->sp->objective.mode == MODE_MAX ? -value : value;
 }
 
+/* Objective k's value to its loss. */
+static double to_loss_k(const engine *e, size_t k, double value)
+{
+	return spec_objective_at(e->sp, k).mode == MODE_MAX ? -value : value;
+}
+
+/* The boundary's objectives and violation from the first objective's value
+ * and the side metrics' latest values. */
+static void side_settle(const engine *e, trial_slot *t)
+{
+	if (!e->n_side)
+		return;
+	t->obj[0] = t->value;
+	for (size_t k = 1; k < e->n_obj; k++)
+		t->obj[k] = t->side[k - 1];
+	double v = 0;
+	for (size_t c = 0; c < e->sp->n_constraints; c++)
+		v += spec_constraint_violation(&e->sp->constraints[c], t->side[e->n_obj - 1 + c]);
+	t->violation = v;
+}
+
 static int tell(engine *e, uint64_t index, const trial_slot *t, obs_state st, rl_err *err)
 {
 	/* A NaN objective is no usable observation for a model. */
 	if (isnan(t->value) && st != OBS_FAILED)
 		st = OBS_FAILED;
-	int rc = sampler_tell(e->smp, index, &t->cfg, to_loss(e, t->value), t->resource, st, err);
+	int rc;
+	if (e->n_side) {
+		double loss[SPEC_OBJECTIVES_MAX];
+		for (size_t k = 0; k < e->n_obj; k++)
+			loss[k] = to_loss_k(e, k, t->obj[k]);
+		rc = sampler_tell_constrained(e->smp, index, &t->cfg, loss, e->n_obj, t->violation,
+					      t->resource, st, err);
+	} else {
+		rc = sampler_tell(e->smp, index, &t->cfg, to_loss(e, t->value), t->resource, st, err);
+	}
 	if (rc < 0)
 		return rl_err_prefix(err, "trial %llu: telling the sampler",
 				     (unsigned long long)index);
@@ -342,6 +396,31 @@ static trial_slot *running_slot(engine *e, uint64_t trial, const char *what, rl_
 	return t;
 }
 
+size_t engine_n_side(const engine *e)
+{
+	return e->n_side;
+}
+
+const char *engine_side_metric(const engine *e, size_t k)
+{
+	if (k + 1 < e->n_obj)
+		return spec_objective_at(e->sp, k + 1).metric;
+	k -= e->n_obj - 1;
+	return k < e->sp->n_constraints ? e->sp->constraints[k].metric : NULL;
+}
+
+int engine_report_side(engine *e, uint64_t trial, size_t k, double value, rl_err *err)
+{
+	int rc = 0;
+	trial_slot *t = running_slot(e, trial, "report", err, &rc);
+	if (!t)
+		return rc;
+	if (k >= e->n_side)
+		return rl_err_set(err, RL_ENOTFOUND, "report: no side metric %zu", k);
+	t->side[k] = value;
+	return 0;
+}
+
 int engine_report(engine *e, uint64_t trial, double resource, double value, rl_err *err)
 {
 	int rc = 0;
@@ -429,6 +508,7 @@ int engine_segment_done(engine *e, uint64_t trial, int segment_ok, double reache
 	}
 	t->resource = boundary;
 	t->value = value;
+	side_settle(e, t);
 	e->any_ok = 1;
 	t->from = boundary;
 	t->to = next;
@@ -599,6 +679,10 @@ int engine_restore_trial(engine *e, const engine_trial_record *rec, rl_err *err)
 	}
 	t->resource = rec->n_boundaries ? rec->boundaries[rec->n_boundaries - 1].resource : 0;
 	t->value = rec->n_boundaries ? rec->boundaries[rec->n_boundaries - 1].value : NAN;
+	if (e->n_side && rec->side)
+		memcpy(t->side, rec->side, e->n_side * sizeof *t->side);
+	if (rec->n_boundaries)
+		side_settle(e, t);
 	if (rec->n_boundaries)
 		e->any_ok = 1;
 	if (rec->reason)
@@ -677,7 +761,8 @@ static void view_of(uint64_t index, const trial_slot *t, engine_trial_view *out)
 		.resource = t->resource, .value = t->value,
 		.n_reports = t->n_reports, .reports = t->reports,
 		.n_boundaries = t->n_bounds, .boundaries = t->bounds,
-		.reason = t->reason,
+		.reason = t->reason, .objectives = t->obj, .violation = t->violation,
+		.feasible = t->violation == 0,
 	};
 }
 
@@ -690,12 +775,53 @@ int engine_trial(const engine *e, uint64_t index, engine_trial_view *out, rl_err
 	return 0;
 }
 
+long engine_front(const engine *e, uint64_t *out, size_t max)
+{
+	size_t n = 0, m = e->n_obj;
+	for (uint64_t i = 0; i < e->n_slots; i++)
+		n += e->slots[i] && e->slots[i]->state == TRIAL_COMPLETED;
+	double *pts = malloc((n ? n : 1) * m * sizeof *pts);
+	uint64_t *idx = malloc((n ? n : 1) * sizeof *idx);
+	unsigned char *ok = malloc(n ? n : 1), *on = malloc(n ? n : 1);
+	long count = 0;
+	if (!pts || !idx || !ok || !on) {
+		count = RL_ENOMEM;
+		goto out;
+	}
+	size_t j = 0;
+	for (uint64_t i = 0; i < e->n_slots; i++) {
+		const trial_slot *t = e->slots[i];
+		if (!t || t->state != TRIAL_COMPLETED)
+			continue;
+		idx[j] = i;
+		ok[j] = t->violation == 0;
+		for (size_t k = 0; k < m; k++)
+			pts[j * m + k] = to_loss_k(e, k, e->n_side ? t->obj[k] : t->value);
+		j++;
+	}
+	pareto_front(pts, n, m, ok, on);
+	for (size_t i = 0; i < n; i++)
+		if (on[i]) {
+			if ((size_t)count < max)
+				out[count] = idx[i];
+			count++;
+		}
+out:
+	free(pts);
+	free(idx);
+	free(ok);
+	free(on);
+	return count;
+}
+
 /* Is a better than b (trial slots with values), by the rule in engine.h? */
 static int best_before(const engine *e, const trial_slot *a, const trial_slot *b)
 {
 	int ac = a->state == TRIAL_COMPLETED, bc = b->state == TRIAL_COMPLETED;
 	if (ac != bc)
 		return ac;
+	if ((a->violation == 0) != (b->violation == 0))
+		return a->violation == 0; /* 0 for both without constraints */
 	if (!stopper_same_resource(a->resource, b->resource))
 		return a->resource > b->resource;
 	return to_loss(e, a->value) < to_loss(e, b->value);

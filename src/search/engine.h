@@ -100,6 +100,24 @@ void engine_free(engine *e);
 int engine_next(engine *e, engine_work *out, rl_err *err);
 
 /*
+ * Several objectives and constraints (docs/search.md, "Several objectives"
+ * and "Constraints").  Besides the first objective (engine_report), the
+ * engine watches "side" metrics: the objectives after the first, then each
+ * constraint's metric, in the spec's order (a name may come twice: as an
+ * objective and as a constraint).  The latest value of each that a trial
+ * printed counts at its boundary; the sampler is told every objective and
+ * the trial's violation (the sum of its constraints'
+ * spec_constraint_violation; a constraint never reported counts as
+ * violated).  Early stopping decides on the first objective alone.
+ */
+size_t engine_n_side(const engine *e);
+/* The metric side value k stands for (borrowed from the spec). */
+const char *engine_side_metric(const engine *e, size_t k);
+/* A value of side metric k the running trial printed.  RL_ENOTFOUND for an
+ * unknown trial or k, RL_EINVAL when the trial is not running. */
+int engine_report_side(engine *e, uint64_t trial, size_t k, double value, rl_err *err);
+
+/*
  * An objective value the running trial printed, at `resource` (any number
  * per segment).  It joins the trial's learning curve; the last one of a
  * segment is the trial's objective at that segment's boundary.
@@ -164,6 +182,8 @@ typedef struct engine_trial_record {
 					   * objective there (engine_decision.resource
 					   * and .value), in order (copied) */
 	const char *reason;               /* failed trials: why (may be NULL) */
+	const double *side;               /* engine_n_side values at the last
+					   * boundary (copied); NULL: none known */
 } engine_trial_record;
 
 /*
@@ -215,19 +235,38 @@ typedef struct engine_trial_view {
 	size_t n_boundaries;
 	const engine_point *boundaries;
 	const char *reason;            /* failed: why; otherwise "" */
+	/* Several objectives and constraints, at the last boundary (before
+	 * one: NaN): every objective in the spec's order, objectives[0] ==
+	 * value (NULL when the spec has one objective and no constraint),
+	 * and the violation (0 when the spec has no constraint). */
+	const double *objectives;
+	double violation;
+	int feasible;                  /* violation == 0 */
 } engine_trial_view;
 
 /* RL_ENOTFOUND when no trial has that index. */
 int engine_trial(const engine *e, uint64_t index, engine_trial_view *out, rl_err *err);
 
 /*
- * The best trial: among completed trials, the best objective at max; when
+ * The best trial: among completed trials, the best objective at max (with
+ * constraints, a feasible trial before every infeasible one; with several
+ * objectives, by the first); when
  * none has completed yet, among the trials that trained furthest, the best
  * objective at that resource (a value at a lower resource is not
  * comparable: curves improve with training).  Ties go to the lower index;
  * NaN values never win.  RL_ENOTFOUND when no trial has a value yet.
  */
 int engine_best(const engine *e, engine_trial_view *out, rl_err *err);
+
+/*
+ * The Pareto front: the completed, feasible trials that no other such trial
+ * dominates in every objective (engine_trial_view.objectives, each by its
+ * mode).  Writes at most max trial indices to out, ascending, and returns
+ * how many there are (out may be NULL with max 0), or RL_ENOMEM.  With one
+ * objective, the best completed feasible trial(s): every one tied at the
+ * best value.
+ */
+long engine_front(const engine *e, uint64_t *out, size_t max);
 
 /* The stopper and sampler in use (borrowed), for introspection. */
 const stopper *engine_stopper(const engine *e);

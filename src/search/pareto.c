@@ -170,3 +170,32 @@ int pareto_select(const double *pts, size_t n, size_t m, size_t k, const double 
 	free(score);
 	return 0;
 }
+
+size_t pareto_front(const double *pts, size_t n, size_t m, const unsigned char *eligible,
+		    unsigned char *on)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		int ok = !eligible || eligible[i];
+		for (size_t q = 0; ok && q < m; q++)
+			ok = !isnan(pts[i * m + q]);
+		on[i] = (unsigned char)ok;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!on[i])
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (j == i || (eligible && !eligible[j]))
+				continue;
+			int nan = 0;
+			for (size_t q = 0; q < m && !nan; q++)
+				nan = isnan(pts[j * m + q]);
+			if (!nan && pareto_dominates(pts + j * m, pts + i * m, m)) {
+				on[i] = 0;
+				break;
+			}
+		}
+		count += on[i];
+	}
+	return count;
+}

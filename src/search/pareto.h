@@ -36,4 +36,13 @@ double pareto_hypervolume2(const double *pts, size_t n, const double *ref);
 int pareto_select(const double *pts, size_t n, size_t m, size_t k, const double *ref,
 		  unsigned char *keep);
 
+/*
+ * The front of n candidates of m losses (row-major pts): on[i] = 1 when
+ * candidate i is eligible (eligible NULL: all are; a row with a NaN never
+ * is) and no eligible candidate dominates it, else 0.  Equal points are
+ * all on it.  O(n^2 m); no allocation.  Returns how many are on it.
+ */
+size_t pareto_front(const double *pts, size_t n, size_t m, const unsigned char *eligible,
+		    unsigned char *on);
+
 #endif

@@ -52,6 +52,13 @@ typedef struct sampler_ops {
 	 * them makes the observation a failure. */
 	int (*tell_multi)(sampler *s, uint64_t index, const config *c, const double *losses,
 			  size_t n, double resource, obs_state state, rl_err *err);
+	/* Constraints (optional; NULL: see sampler_tell_constrained): as
+	 * tell_multi with the trial's violation, 0 when feasible, > 0 by how
+	 * much it misses.  Infeasible observations rank after every feasible
+	 * one, among themselves by violation (a constraint-aware split). */
+	int (*tell_constrained)(sampler *s, uint64_t index, const config *c, const double *losses,
+				size_t n, double violation, double resource, obs_state state,
+				rl_err *err);
 } sampler_ops;
 
 /* Base fields; implementations embed this first. */
@@ -101,6 +108,24 @@ static inline int sampler_tell_multi(sampler *s, uint64_t index, const config *c
 		return rl_err_set(err, RL_EUNSUPPORTED, "%s: takes one objective, not %zu",
 				  s->ops->name, n);
 	return s->ops->tell(s, index, c, losses[0], resource, state, err);
+}
+
+/*
+ * Several losses and a violation (>= 0; 0: feasible).  A sampler without
+ * tell_constrained learns an infeasible observation as a failed trial (a
+ * bad outcome: GP's liar at the worst value), so it too steers away from
+ * infeasible regions, though without ranking them by violation.
+ */
+static inline int sampler_tell_constrained(sampler *s, uint64_t index, const config *c,
+					   const double *losses, size_t n, double violation,
+					   double resource, obs_state state, rl_err *err)
+{
+	if (s->ops->tell_constrained)
+		return s->ops->tell_constrained(s, index, c, losses, n, violation, resource, state,
+						err);
+	if (violation > 0 && state != OBS_PENDING)
+		state = OBS_FAILED;
+	return sampler_tell_multi(s, index, c, losses, n, resource, state, err);
 }
 
 /* The random sampler's configuration from rng: one uniform draw per

@@ -67,6 +67,9 @@ static int cmp_rank(const tpe_sampler *t, size_t p, uint32_t a, uint32_t b)
 {
 	if (t->res[a] != t->res[b])
 		return t->res[a] > t->res[b] ? -1 : 1;
+	/* Constraints: feasible (0) first, infeasible by violation. */
+	if (t->viol[a] != t->viol[b])
+		return t->viol[a] < t->viol[b] ? -1 : 1;
 	if (t->loss[a] != t->loss[b])
 		return t->loss[a] < t->loss[b] ? -1 : 1;
 	return t->idx[a] < t->idx[b] ? -1 : t->idx[a] > t->idx[b];
@@ -503,12 +506,23 @@ static long split_multi(tpe_sampler *t)
 			nb += g;
 			continue;
 		}
-		for (size_t k = 0; k < g; k++)
+		/* Constraints: the feasible ones (viol 0, first in by_rank
+		 * within the group) by Pareto rank; the infeasible after them,
+		 * one rank each in by_rank's order (by violation). */
+		size_t nf_ok = 0;
+		while (nf_ok < g && t->viol[grp[nf_ok]] == 0)
+			nf_ok++;
+		for (size_t k = 0; k < nf_ok; k++)
 			memcpy(pts + k * m, t->lossv + (size_t)grp[k] * m, m * sizeof *pts);
-		if (pareto_ranks(pts, g, m, rank) < 0) {
+		if (pareto_ranks(pts, nf_ok, m, rank) < 0) {
 			rc = RL_ENOMEM;
 			break;
 		}
+		int top = -1;
+		for (size_t k = 0; k < nf_ok; k++)
+			top = rank[k] > top ? rank[k] : top;
+		for (size_t k = nf_ok; k < g; k++)
+			rank[k] = top + 1 + (int)(k - nf_ok);
 		for (int r = 0; nb < want; r++) {
 			size_t nf = 0;
 			for (size_t k = 0; k < g; k++)
@@ -700,6 +714,7 @@ static int tpe_reserve(tpe_sampler *t)
 		return RL_ENOMEM;
 	SEARCH_GROW(t->idx, cap);
 	SEARCH_GROW(t->loss, cap);
+	SEARCH_GROW(t->viol, cap);
 	SEARCH_GROW(t->res, cap);
 	SEARCH_GROW(t->w, cap);
 	SEARCH_GROW(t->u, cap * (t->d ? t->d : 1));
@@ -769,8 +784,8 @@ static int tell_unit(const tpe_sampler *t, size_t p, const config *c, uint64_t i
 	}
 }
 
-static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, double resource,
-		    obs_state state, rl_err *err)
+static int tpe_tell_v(sampler *s, uint64_t index, const config *c, double loss, double violation,
+		      double resource, obs_state state, rl_err *err)
 {
 	tpe_sampler *t = (tpe_sampler *)s;
 	long found = find_slot(t, index);
@@ -825,6 +840,7 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 		t->pend[sl] = failed ? OBS_MARK_FAILED : OBS_MARK_NONE;
 		t->n_failed += (size_t)failed;
 		t->loss[sl] = loss;
+		t->viol[sl] = pending || failed ? 0 : violation;
 		t->res[sl] = resource;
 		order_insert(t, t->by_rank, t->n - 1, 0, sl, cmp_rank);
 		for (size_t p = 0; p < t->d; p++) {
@@ -843,6 +859,7 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 		t->n_pending += (size_t)pending;
 		t->n_failed += (size_t)failed;
 		t->loss[sl] = loss;
+		t->viol[sl] = pending || failed ? 0 : violation;
 		t->res[sl] = resource;
 		memcpy(&t->u[sl * t->d], u, t->d * sizeof *u);
 		order_insert(t, t->by_time, t->n, 0, sl, cmp_time);
@@ -855,6 +872,43 @@ static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, do
 	t->dirty = 1;
 	if (u != ustack)
 		free(u);
+	return 0;
+}
+
+static int tpe_tell(sampler *s, uint64_t index, const config *c, double loss, double resource,
+		    obs_state state, rl_err *err)
+{
+	return tpe_tell_v(s, index, c, loss, 0, resource, state, err);
+}
+
+/*
+ * Constraints (as Optuna's constrained TPE): an infeasible observation is
+ * reported, not failed, but ranks after every feasible one at its resource
+ * and, among infeasible ones, by violation (cmp_rank; split_multi with
+ * several objectives).  So while no trial is feasible, the "below" set is
+ * the trials that came closest, and TPE moves towards the feasible region.
+ */
+static int tpe_tell_constrained(sampler *s, uint64_t index, const config *c, const double *losses,
+				size_t n, double violation, double resource, obs_state state,
+				rl_err *err)
+{
+	tpe_sampler *t = (tpe_sampler *)s;
+	if (n != (t->n_obj > 1 ? t->n_obj : 1))
+		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: %zu losses for %zu objectives",
+				  (unsigned long long)index, n, t->n_obj > 1 ? t->n_obj : 1);
+	if (isnan(violation) || violation < 0)
+		return rl_err_set(err, RL_EINVAL, "tpe: trial %llu: violation %g is not >= 0",
+				  (unsigned long long)index, violation);
+	int bad = state == OBS_FAILED;
+	for (size_t k = 0; k < n && state != OBS_PENDING; k++)
+		bad |= isnan(losses[k]);
+	int rc = tpe_tell_v(s, index, c, bad ? NAN : losses[0], violation, resource,
+			    bad ? OBS_FAILED : state, err);
+	if (rc < 0 || n == 1 || bad || state == OBS_PENDING)
+		return rc;
+	long sl = find_slot(t, index);
+	if (sl >= 0)
+		memcpy(t->lossv + (size_t)sl * n, losses, n * sizeof *losses);
 	return 0;
 }
 
@@ -899,6 +953,7 @@ static void tpe_destroy(sampler *s)
 	free(t->by_u);
 	free(t->idx);
 	free(t->loss);
+	free(t->viol);
 	free(t->res);
 	free(t->w);
 	free(t->u);
@@ -921,6 +976,7 @@ static const sampler_ops tpe_ops = {
 	.tell = tpe_tell,
 	.destroy = tpe_destroy,
 	.tell_multi = tpe_tell_multi,
+	.tell_constrained = tpe_tell_constrained,
 };
 
 /* Options <= 0 (or opt NULL) take the defaults: 10 start-up trials, 24

@@ -55,6 +55,8 @@ typedef struct tpe_sampler {
 	size_t cap, used;
 	uint64_t *idx;
 	double *loss, *res, *u;  /* u[slot * d + p]: unit value or choice index */
+	double *viol;            /* constraint violation, 0 when feasible (and
+				  * for pending and failed trials) */
 	double *w;               /* weight in its set, set by fit */
 	unsigned char *below;
 	unsigned char *pend;     /* OBS_MARK_*: a pending or failed trial

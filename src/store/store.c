@@ -242,6 +242,27 @@ static const char *const migrations[] = {
 	/* 9: a segment's container is a handle: a container's name, or a
 	 * Slurm job id (what its executor knows it by). */
 	"ALTER TABLE segments RENAME COLUMN container TO handle;",
+	/* 10: several objectives and constraints (store_objective.c): an
+	 * experiment's objectives in order (none for an experiment of one:
+	 * experiments.objective_metric is it), and each trial's objectives
+	 * and constraint violation at its last boundary.  Tables of their
+	 * own: the queries that read trials stay as they were, so a
+	 * read-only open of an older file reads as before.  (IF NOT EXISTS: as
+	 * in 5, for a database taken back by hand.) */
+	"CREATE TABLE IF NOT EXISTS objectives("
+	" experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,"
+	" k INTEGER NOT NULL CHECK(k >= 0),"
+	" metric TEXT NOT NULL,"
+	" mode TEXT NOT NULL CHECK(mode IN ('max','min')),"
+	" PRIMARY KEY(experiment_id, k));"
+	"CREATE TABLE IF NOT EXISTS trial_values("
+	" trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+	" k INTEGER NOT NULL CHECK(k >= 0),"
+	" value REAL,"
+	" PRIMARY KEY(trial_id, k));"
+	"CREATE TABLE IF NOT EXISTS trial_violations("
+	" trial_id INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,"
+	" violation REAL NOT NULL CHECK(violation >= 0));",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

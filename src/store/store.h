@@ -42,7 +42,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -444,6 +444,43 @@ typedef void (*store_service_fn)(void *ctx, int64_t owner_uid, double started_at
 int store_owner_service(store *s, double since, store_service_fn fn, void *ctx, rl_err *err);
 void store_segment_fini(store_segment *g);
 void store_segments_free(store_segment *v, size_t n);
+
+/* ---- several objectives and constraints (store_objective.c) ---- */
+
+#define STORE_OBJECTIVES_MAX 16 /* as SPEC_OBJECTIVES_MAX */
+
+typedef struct store_objective {
+	char *metric;           /* owned in results */
+	char *mode;             /* "max" or "min"; owned in results */
+} store_objective;
+
+/* Record an experiment's objectives in order (n >= 2; an experiment of one
+ * has none here).  Replaces what was there. */
+int store_objectives_set(store *s, int64_t experiment_id, const store_objective *o, size_t n,
+			 rl_err *err);
+/* Its objectives in order: *n 0 (*out NULL) for an experiment of one, and
+ * in a database older than schema 10.  Free with store_objectives_free. */
+int store_objectives_get(store *s, int64_t experiment_id, store_objective **out, size_t *n,
+			 rl_err *err);
+void store_objectives_free(store_objective *o, size_t n);
+
+/* A trial's every objective (n <= STORE_OBJECTIVES_MAX, NAN: none) and its
+ * constraint violation (0 feasible, > 0 infeasible; NAN: the experiment has
+ * no constraint) at its last boundary.  Replaces what was there. */
+int store_trial_set_values(store *s, int64_t trial_id, const double *v, size_t n,
+			   double violation, rl_err *err);
+
+typedef struct store_trial_values {
+	int64_t trial_id;
+	int idx;
+	size_t n;                        /* objectives recorded */
+	double v[STORE_OBJECTIVES_MAX];  /* NAN where none */
+	double violation;                /* NAN: not recorded */
+} store_trial_values;
+/* Every trial of an experiment with values recorded, by idx (none in a
+ * database older than schema 10).  Free with free(). */
+int store_trial_values_list(store *s, int64_t experiment_id, store_trial_values **out,
+			    size_t *n, rl_err *err);
 
 /* ---- metrics and events (store_metric.c) ---- */
 
