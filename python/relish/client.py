@@ -220,6 +220,13 @@ class Client:
         """The best trial (id, params, objective); RelishError 404 while none has a value."""
         return self._get("experiments/%s/best" % self._ref(ref))
 
+    def front(self, ref):
+        """Every trial with a value of each objective, its feasibility and the
+        Pareto front: {"objectives": [{"metric", "mode"}], "constrained",
+        "front": [trial ids], "trials": [{"trial_id", "values", "violation",
+        "feasible", "front", ...}]} (docs/api.md, GET .../front)."""
+        return self._get("experiments/%s/front" % self._ref(ref))
+
     def trials(self, ref, status=None, after=None):
         """Trials of an experiment by index (after: a cursor, see follow_trials)."""
         return self._get("experiments/%s/trials" % self._ref(ref), status=status,
@@ -295,8 +302,14 @@ class Client:
     def trials_table(self, ref):
         """One dict per trial: its columns, params_NAME for each parameter
         and final_NAME for each metric's value at the trial's highest
-        resource: the columns of `relish export --what wide`."""
+        resource: the columns of `relish export --what wide`.  With several
+        objectives or constraints, also objective_METRIC for each objective
+        (its value at the trial's last boundary), violation, feasible and
+        front (on the Pareto front: completed, feasible, not dominated)."""
         trials = self.trials(ref)
+        fr = self.front(ref)
+        multi = len(fr["objectives"]) > 1 or fr["constrained"]
+        by_id = {t["trial_id"]: t for t in fr["trials"]}
         final = {}
         for m in self.metrics(ref):
             key = (m["trial_id"], m["name"])
@@ -323,6 +336,13 @@ class Client:
             for k in mnames:
                 v = final.get((t["id"], k))
                 r["final_" + k] = v[1] if v else None
+            if multi:
+                f = by_id.get(t["id"])
+                for i, o in enumerate(fr["objectives"]):
+                    r["objective_" + o["metric"]] = f["values"][i] if f else None
+                r["violation"] = f["violation"] if f else None
+                r["feasible"] = f["feasible"] if f else None
+                r["front"] = bool(f and f["front"])
             rows.append(r)
         return rows
 

@@ -84,6 +84,25 @@ json_t *api_json_segment(const store_experiment *e, const store_segment *g);
 json_t *api_json_metric(const store_experiment *e, const store_metric *m);
 json_t *api_json_event(const store_event *ev);
 
+/*
+ * The front resource (GET /api/v1/experiments/{ref}/front, `relish best`
+ * with several objectives or constraints; api/front.c): the experiment's
+ * objectives, whether it has constraints, and every trial with values:
+ *   {"experiment", "objectives": [{"metric", "mode"}], "constrained",
+ *    "front": [trial ids on the front],
+ *    "trials": [{"trial_id", "index", "status", "params", "values": [one per
+ *               objective], "violation" (null without constraints),
+ *               "feasible", "front"}]}
+ * The front: completed, feasible trials that no other such trial dominates
+ * (pareto_front, each objective by its mode).  An experiment of one
+ * objective without constraints gets its trials' objective as values.
+ * *out is a new reference.
+ */
+int api_front_json(store *s, const store_experiment *e, json_t **out, rl_err *err);
+/* 1 when e has several objectives or constraints (the front resource has
+ * more to say than the best trial), else 0; from a front resource j. */
+int api_front_is_multi(const json_t *j);
+
 /* (estimate - peak) / peak of a trial's latest segment, NAN when unknown. */
 double api_trial_est_error(const store_trial *t);
 

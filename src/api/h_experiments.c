@@ -553,6 +553,18 @@ int api_h_best(api_req *rq, api_resp *rs, rl_err *err)
 	return rc;
 }
 
+/* Every trial's objectives and the Pareto front (api_front_json). */
+int api_h_front(api_req *rq, api_resp *rs, rl_err *err)
+{
+	store_experiment e;
+	int rc = api_find_experiment(rq, rq->param[0], &e, err);
+	if (rc < 0)
+		return rc;
+	rc = api_front_json(rq->st, &e, &rs->json, err);
+	store_experiment_fini(&e);
+	return rc;
+}
+
 int api_h_exp_trials(api_req *rq, api_resp *rs, rl_err *err)
 {
 	store_experiment e;

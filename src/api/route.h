@@ -145,6 +145,7 @@ int api_h_experiment(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_cancel(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_delete(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_best(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_front(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_exp_trials(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_exp_segments(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_exp_metrics(api_req *rq, api_resp *rs, rl_err *err);

@@ -35,6 +35,8 @@ const api_route api_routes[] = {
 	 "remove an ended experiment with its folder: the owner, root or the admin group"},
 	{"GET", API_PREFIX "/experiments/{ref}/best", api_h_best, API_READ, API_READER, 0,
 	 "its best trial"},
+	{"GET", API_PREFIX "/experiments/{ref}/front", api_h_front, API_READ, API_READER, 0,
+	 "its trials' objectives, feasibility and Pareto front"},
 	{"GET", API_PREFIX "/experiments/{ref}/trials", api_h_exp_trials, API_READ, API_READER, 0,
 	 "its trials (?after= for what changed, ?status= ?limit= ?offset=)"},
 	{"GET", API_PREFIX "/experiments/{ref}/segments", api_h_exp_segments, API_READ, API_READER, 0,

@@ -323,6 +323,15 @@ int cli_src_best(cli_src *src, const store_experiment *e, store_trial *t, rl_err
 	return rc;
 }
 
+int cli_src_front(cli_src *src, const store_experiment *e, json_t **out, rl_err *err)
+{
+	if (src->st)
+		return api_front_json(src->st, e, out, err);
+	char path[128];
+	snprintf(path, sizeof path, "/api/v1/experiments/%lld/front", (long long)e->id);
+	return get(src, path, out, err);
+}
+
 int cli_src_trial(cli_src *src, int64_t id, store_trial *t, rl_err *err)
 {
 	if (src->st)

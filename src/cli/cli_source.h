@@ -52,6 +52,8 @@ int cli_src_trials(cli_src *src, const store_experiment *e, store_trial **v, siz
 		   rl_err *err);
 /* The best trial; RL_ENOTFOUND while none has a value. */
 int cli_src_best(cli_src *src, const store_experiment *e, store_trial *t, rl_err *err);
+/* The front resource (api_front_json); *out a new reference. */
+int cli_src_front(cli_src *src, const store_experiment *e, json_t **out, rl_err *err);
 int cli_src_trial(cli_src *src, int64_t id, store_trial *t, rl_err *err);
 int cli_src_segments(cli_src *src, int64_t trial_id, store_segment **v, size_t *n,
 		     rl_err *err);

@@ -8,6 +8,7 @@
  * (one row per trial, params and final metrics as columns) learns its
  * columns from the data and is export_wide.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,22 @@ struct export_ctx {
 	cli_src *s;
 	int json;
 	json_t *arr;            /* JSON: the output array */
+	int multi;              /* trials: an experiment has several objectives or
+				 * constraints: the front columns are written */
+	json_t *front;          /* trials: the front resource of the experiment
+				 * being written (api_front_json), or NULL */
 };
+
+/* The front resource's row of trial id, or NULL. */
+static json_t *front_row(const json_t *front, int64_t id)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(front, "trials"), i, t)
+		if (json_integer_value(json_object_get(t, "trial_id")) == id)
+			return t;
+	return NULL;
+}
 
 /* One CSV row on stdout, written column by column; each writer puts the
  * comma before its field, so rows read in the order of the header. */
@@ -70,8 +86,20 @@ static int export_trials(struct export_ctx *x, const store_experiment *e, rl_err
 		return rc;
 	for (size_t i = 0; i < nt; i++) {
 		const store_trial *t = &tv[i];
+		/* Several objectives or constraints: every objective's value,
+		 * the violation, feasibility and whether it is on the front. */
+		json_t *fr = x->front && api_front_is_multi(x->front) ? front_row(x->front, t->id) : NULL;
 		if (x->json) {
-			json_array_append_new(x->arr, cli_trial_json(e, t));
+			json_t *j = cli_trial_json(e, t);
+			if (x->front && api_front_is_multi(x->front)) {
+				json_object_set(j, "values", fr ? json_object_get(fr, "values") : json_null());
+				json_object_set(j, "violation", fr ? json_object_get(fr, "violation") : json_null());
+				json_object_set_new(j, "feasible", fr ? json_incref(json_object_get(fr, "feasible"))
+								      : json_null());
+				json_object_set_new(j, "front", json_boolean(fr && json_is_true(
+											 json_object_get(fr, "front"))));
+			}
+			json_array_append_new(x->arr, j);
 			continue;
 		}
 		struct csv_row r = {0};
@@ -88,6 +116,17 @@ static int export_trials(struct export_ctx *x, const store_experiment *e, rl_err
 		col_real(&r, t->created_at);
 		col_real(&r, t->updated_at);
 		col_str(&r, t->params_json);
+		if (x->multi) {
+			char *vals = fr ? json_dumps(json_object_get(fr, "values"), JSON_COMPACT |
+						     JSON_REAL_PRECISION(16)) : NULL;
+			json_t *vi = fr ? json_object_get(fr, "violation") : NULL;
+			col_str(&r, vals);
+			col_real(&r, json_is_number(vi) ? json_number_value(vi) : NAN);
+			col_str(&r, !fr ? NULL : json_is_true(json_object_get(fr, "feasible")) ? "true" : "false");
+			col_str(&r, !x->front || !api_front_is_multi(x->front) ? NULL
+				    : fr && json_is_true(json_object_get(fr, "front")) ? "true" : "false");
+			free(vals);
+		}
 		putchar('\n');
 	}
 	store_trials_free(tv, nt);
@@ -195,10 +234,27 @@ static int export_run(cli_src *s, const struct export_kind *k, const cli_read_op
 	if ((rc = cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
 		return rc;
 	struct export_ctx x = {.s = s, .json = o->json, .arr = o->json ? json_array() : NULL};
+	/* Trials of experiments with several objectives or constraints get
+	 * their front columns; the others' rows leave them empty (and an
+	 * export without such an experiment is as it always was). */
+	json_t **fronts = k->fn == export_trials ? calloc(n ? n : 1, sizeof *fronts) : NULL;
+	if (k->fn == export_trials && !fronts)
+		rc = rl_err_set(err, RL_ENOMEM, "exporting trials");
+	for (size_t i = 0; rc == 0 && fronts && i < n; i++) {
+		rl_err e2 = {0};
+		if (cli_src_front(s, &v[i], &fronts[i], &e2) < 0)
+			fronts[i] = NULL; /* an older service: no front to mark */
+		x.multi |= fronts[i] && api_front_is_multi(fronts[i]);
+	}
 	if (!o->json)
-		printf("%s\n", k->csv_header);
-	for (size_t i = 0; rc == 0 && i < n; i++)
+		printf("%s%s\n", k->csv_header, x.multi ? ",values,violation,feasible,front" : "");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		x.front = fronts ? fronts[i] : NULL;
 		rc = k->fn(&x, &v[i], err);
+	}
+	for (size_t i = 0; fronts && i < n; i++)
+		json_decref(fronts[i]);
+	free(fronts);
 	store_experiments_free(v, n);
 	if (rc < 0) {
 		json_decref(x.arr);

@@ -90,6 +90,44 @@ for r in rows:
         assert math.isclose(a, b, rel_tol=0, abs_tol=0), (k, a, b)
 ok("trials_table() has the columns and values of `relish export --what wide`")
 
+# several objectives and a constraint: trials_dataframe has every objective,
+# feasibility and the front, as the API's front says (checked here by
+# brute force: completed, feasible, not dominated)
+mo = c.submit({
+    "name": "py-front",
+    "objective": [{"metric": "f1", "mode": "min"}, {"metric": "f2", "mode": "min"}],
+    "constraints": [{"metric": "c", "max": 0}],
+    "search": {"algorithm": "random", "seed": 4, "max_trials": 16, "max_concurrent": 4,
+               "space": {"x": {"type": "uniform", "low": 0.0, "high": 1.0},
+                         "y": {"type": "uniform", "low": 0.0, "high": 1.0}}},
+    "trial": {"command": ["/usr/bin/awk",
+                          "BEGIN {{ x = {x}; y = {y}; printf \"RELISH epoch=1 f1=%.6f f2=%.6f "
+                          "c=%.6f\\n\", x, (1 + y) * (1 - sqrt(x)), x + y - 1.2 }}"],
+              "resources": {"memory": "32MiB", "cpus": 0.5}},
+})
+assert c.wait(mo["id"], interval=0.2, timeout=60)["status"] == "done"
+fr = c.front(mo["id"])
+assert [o["metric"] for o in fr["objectives"]] == ["f1", "f2"] and fr["constrained"], fr["objectives"]
+df = c.trials_dataframe(mo["id"])
+assert len(df) == 16, len(df)
+for col in ("objective_f1", "objective_f2", "violation", "feasible", "front"):
+    assert col in df.columns, (col, list(df.columns))
+pts = {}
+for tid, row in df.iterrows():
+    x, y = row["params_x"], row["params_y"]
+    assert math.isclose(row["objective_f1"], x, abs_tol=1e-5), (row["objective_f1"], x)
+    assert math.isclose(row["objective_f2"], (1 + y) * (1 - math.sqrt(x)), abs_tol=1e-5)
+    assert bool(row["feasible"]) == (x + y - 1.2 <= 0), (x, y, row["feasible"])
+    if row["feasible"] and row["status"] == "completed":
+        pts[tid] = (row["objective_f1"], row["objective_f2"])
+want = {i for i, p in pts.items()
+        if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in pts.values())}
+got = set(df.index[df["front"]])
+assert got == want and got == set(fr["front"]), (got, want, fr["front"])
+assert len(df[~df["feasible"]]) >= 1, "no infeasible trial: the check has no teeth"
+ok("several objectives: trials_dataframe has objective_f1, objective_f2, feasible and the "
+   "front (%d of %d, %d infeasible)" % (len(got), len(df), int((~df["feasible"]).sum())))
+
 # a spec file, and a bad spec: relish validate's message
 path = os.path.join(work, "py-file.yaml")
 with open(path, "w") as f:

@@ -12,6 +12,7 @@
 import { get, post, h, clear, fill, poll, badge, fmtNum, fmtDur, fmtTime, fmtMiB, errorBox,
          whoami, ApiError } from './api.js';
 import { makeTable } from './table.js';
+import { frontCard } from './front.js';
 import { chart, historyData, historyOpts, curvesData, curvesOpts, importance, importanceBars,
          parcoords } from './plots.js';
 
@@ -44,6 +45,7 @@ export function mount(el, [ref]) {
   };
   let table = null;
   const tableBox = h('div');
+  const front = frontCard();
 
   el.append(head, msg,
     h('div', { class: 'grid' },
@@ -67,6 +69,7 @@ export function mount(el, [ref]) {
           h('span', { title: 'share of the variance of the objective\'s ranks explained by each parameter (eta squared over quantile bins), normalised' },
             'rank variance explained per parameter (η²; docs/dashboard.md)')),
         impEl)),
+    front.el,
     h('div', { class: 'card', style: { marginTop: '16px' } }, h('h2', {}, 'Trials'), tableBox));
 
   function buildTable() {
@@ -200,6 +203,7 @@ export function mount(el, [ref]) {
       lastLoad = now;
       await loadTrials();
       await loadCurves();
+      await front.update(ref);
       if (exp.status !== 'running') loadedFinal = true;
     }
     draw(false);
@@ -209,5 +213,5 @@ export function mount(el, [ref]) {
     fill(msg, errorBox(e));
     throw e;
   }), 2000);
-  return () => { stopped = true; stop(); for (const c of Object.values(charts)) c.destroy(); };
+  return () => { stopped = true; stop(); front.destroy(); for (const c of Object.values(charts)) c.destroy(); };
 }
