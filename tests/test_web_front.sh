@@ -52,7 +52,7 @@ S
 front_spec "$work/two.yaml" "web-front2-$RANDOM" "[{metric: f1, mode: min}, {metric: f2, mode: min}]" \
   "constraints: [{metric: c, max: 0}]"
 front_spec "$work/three.yaml" "web-front3-$RANDOM" \
-  "[{metric: f1, mode: min}, {metric: f2, mode: min}, {metric: f3, mode: max}]" ""
+  "[{metric: f1, mode: min}, {metric: f2, mode: min}, {metric: f3, mode: min}]" ""
 front_spec "$work/one.yaml" "web-front1-$RANDOM" "{metric: f1, mode: min}" ""
 TWO=$(as "$U1" "$R" submit two.yaml | awk '{print $1}')
 THREE=$(as "$U1" "$R" submit three.yaml | awk '{print $1}')
