@@ -135,7 +135,7 @@ t["fail_fast"] = 0          # every failure stays visible as a failed trial
 t["retries"] = 0            # and none is hidden by a retry
 json.dump(s, open(sys.argv[2], "w"), indent=2)
 P
-  metric=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["objective"]["metric"])' "$work/$name.json")
+  metric=$($PY -c 'import json,sys; o = json.load(open(sys.argv[1]))["objective"]; print((o[0] if isinstance(o, list) else o)["metric"])' "$work/$name.json")
   sname=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$work/$name.json")
   # finish DB: the same command runs the experiment to its end; it has a
   # best trial, and no trial or segment failed on the way.
