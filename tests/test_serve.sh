@@ -243,6 +243,27 @@ set +e
 out=$("$RELISH" status --server "127.0.0.1:$port" 2>&1); rc=$?
 set -e
 [ "$rc" = 6 ] && printf '%s' "$out" | grep -q "needs a token" || fail "status over TCP without a token: $rc $out"
+# with tokens, Host names are the admin's business (a page has no token)
+c=$(code -H "Host: relish.example" -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/v1/experiments")
+[ "$c" = 200 ] || fail "Host: relish.example with a token: $c"
+# a token file rewritten to revoke a token, with one bad line: fails closed
+# (before, the old tokens stayed, the revoked one with them)
+printf '%s %s\nthis-line-is-bad\n' "relish-other-token-$RANDOM$RANDOM" "$(id -un)" >"$work/tokens"
+n=$(grep -c 'event=serve.reloaded' "$work/serve.log" || true)
+kill -HUP "$spid"
+wait_for_log() { [ "$(grep -c 'event=serve.reloaded' "$work/serve.log")" -gt "$n" ]; }
+for _ in $(seq 200); do wait_for_log && break; sleep 0.05; done
+wait_for_log || fail "no reload after SIGHUP"
+grep 'event=serve.reloaded' "$work/serve.log" | tail -1 | grep -q 'tokens=none-taken' ||
+  fail "the reload line does not say no token is taken: $(grep 'event=serve.reload' "$work/serve.log" | tail -2)"
+c=$(code -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/v1/experiments")
+[ "$c" = 401 ] || fail "the revoked token still reads after a bad token file: $c"
+c=$(code "http://127.0.0.1:$port/api/v1/experiments")
+[ "$c" = 401 ] || fail "a bad token file made TCP anonymous: $c"
+printf '%s %s\n' "$tok" "$(id -un)" >"$work/tokens"
+kill -HUP "$spid"
+for _ in $(seq 200); do c=$(code -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/v1/experiments"); [ "$c" = 200 ] && break; sleep 0.05; done
+[ "$c" = 200 ] || fail "the token file, right again, was not taken: $c"
 kill -TERM "$spid"
 wait "$spid" || fail "second service exited $?"
 spid=

@@ -19,6 +19,12 @@
 #            exists, one that does not, behind "..") are resolved as $U1:
 #            both refused alike (Permission denied), nothing resolved
 #            shown
+#   logforge a URL path holding a newline, an escape byte and a forged
+#            " level=error event=..." field: serve.log holds one line for
+#            it, the bytes escaped (\x0a, \x1b), no forged line
+#   state    a state folder $U1 owns (or others may write), a serve.lock
+#            that is a link to a file of root's: relish serve refuses to
+#            start, the file is untouched
 #   presence $U1 binds (and listens on) the abstract name a service
 #            announces itself by, with its own pid and with pid 1: $U2's
 #            `relish run` is not refused (who listens is checked: root or
@@ -145,6 +151,53 @@ attack_oracle() {
   victim_ok
 }
 
+# ---- logforge: fields and lines forged through a URL path ------------------------
+attack_logforge() {
+  victim_start
+  local path='/api/v1/experiments/x%0a2031-01-01T00:00:00.000Z%20level=error%20event=forged%20by=attacker%1b%5b2J'
+  as "$U1" curl -s -o /dev/null --unix-socket "$sock" "http://relish$path" || true
+  wait_for 10 grep -q 'experiments/x' "$work/serve.log"
+  grep -q '^2031-01-01' "$work/serve.log" && fail "a forged line reached serve.log: $(grep '^2031' "$work/serve.log")"
+  grep -q $'\x1b' "$work/serve.log" && fail "an escape byte reached serve.log"
+  local line
+  line=$(grep 'experiments/x' "$work/serve.log" | tail -1)
+  echo "logforge: $line"
+  printf '%s' "$line" | grep -q 'path="/api/v1/experiments/x\\x0a2031-01-01T00:00:00.000Z level=error event=forged by=attacker\\x1b\[2J"' ||
+    fail "the path is not quoted and escaped: $line"
+  victim_ok
+}
+
+# ---- state: the state folder and its lock ------------------------------------------
+attack_state() {
+  victim_start
+  local out rc
+  mkdir -p "$work/st-user"
+  chown "$U1" "$work/st-user"
+  set +e
+  out=$("$R" serve --state "$work/st-user" --devices "$work/devices.yaml" 2>&1); rc=$?
+  set -e
+  [ "$rc" != 0 ] && printf '%s' "$out" | grep -q "belongs to uid $UID1, not to the service's user" ||
+    fail "a state folder $U1 owns was used: exit $rc: $out"
+  mkdir -p "$work/st-open"
+  chmod 777 "$work/st-open"
+  set +e
+  out=$("$R" serve --state "$work/st-open" --devices "$work/devices.yaml" 2>&1); rc=$?
+  set -e
+  [ "$rc" != 0 ] && printf '%s' "$out" | grep -q "mode 0777: others may write into it" ||
+    fail "a state folder others may write was used: exit $rc: $out"
+  mkdir -p "$work/st-link"
+  chmod 711 "$work/st-link"
+  printf 'root data\n' >"$work/rootfile"
+  ln -s "$work/rootfile" "$work/st-link/serve.lock"
+  set +e
+  out=$("$R" serve --state "$work/st-link" --devices "$work/devices.yaml" 2>&1); rc=$?
+  set -e
+  [ "$rc" != 0 ] || fail "relish serve started with serve.lock a link: $out"
+  [ "$(cat "$work/rootfile")" = "root data" ] || fail "the file behind serve.lock was changed: $(cat "$work/rootfile")"
+  echo "state: refused: ${out##*: }"
+  victim_ok
+}
+
 # ---- presence: a forged service announcement --------------------------------
 attack_presence() {
   victim_start
@@ -189,7 +242,7 @@ P
   victim_ok
 }
 
-all="conns envleak oracle presence"
+all="conns envleak oracle logforge state presence"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

@@ -226,7 +226,7 @@ for pair in "ss-a $U1" "ss-b $U2" "ss-r root"; do
   [ "$seen" -ge 2 ] || fail "$n: only $seen segments said who ran them"
   if [ "$u" != root ]; then
     for l in "$work"/state/runs/"$n".*/trial-*/seg-*.log; do
-      [ "$(stat -c '%U %a' "$l")" = "$u 640" ] || fail "log $l is $(stat -c '%U %a' "$l")"
+      [ "$(stat -c '%U %a' "$l")" = "$u 600" ] || fail "log $l is $(stat -c '%U %a' "$l")"
     done
   fi
 done

@@ -90,7 +90,7 @@ for pair in "users-a1 $U1" "users-a2 $U1" "users-b1 $U2" "users-b2 $U2" "users-c
   case $n in users-?2) ;; *) [ "$count" -gt 0 ] || fail "$n: no trial left its uid" ;; esac
   for l in "$work"/state/runs/"$n".*/trial-*/seg-*.log; do
     [ -e "$l" ] || continue
-    [ "$(stat -c '%U %a' "$l")" = "$u 640" ] || fail "log $l is $(stat -c '%U %a' "$l")"
+    [ "$(stat -c '%U %a' "$l")" = "$u 600" ] || fail "log $l is $(stat -c '%U %a' "$l")"
   done
 done
 # u3 is in the admin group: its trials had that group too
@@ -103,7 +103,13 @@ kill -HUP "$spid"
 wait_for 10 grep -q 'event=serve.reloaded.*read=own' "$work/serve.log"
 a1=$(id_of users-a1)
 c=$(as "$U2" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/v1/experiments/$a1")
-[ "${c: -3}" = 403 ] && printf '%s' "$c" | grep -q "belongs to $U1" || fail "read: own let $U2 read a1: $c"
+# not even that it exists: another's is "not found", as a missing one is
+[ "${c: -3}" = 404 ] && printf '%s' "$c" | grep -q "no experiment with id $a1\"" || fail "read: own let $U2 read a1: $c"
+c2=$(as "$U2" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/v1/experiments/999999")
+[ "${c/$a1/999999}" = "$c2" ] || fail "read: own tells $U1's a1 from a missing experiment: $c / $c2"
+case $c in *"$U1"*) fail "read: own names a1's owner to $U2: $c" ;; esac
+c=$(as "$U2" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/v1/experiments/users-a1")
+[ "${c: -3}" = 404 ] && ! printf '%s' "$c" | grep -q "$U1" || fail "read: own: users-a1 by name to $U2: $c"
 as "$U2" curl -s --unix-socket "$sock" http://relish/api/v1/experiments >"$work/list-u2"
 grep -q users-a1 "$work/list-u2" && fail "read: own lists $U1's experiment to $U2"
 grep -q users-b1 "$work/list-u2" || fail "read: own hides $U2's own experiment"

@@ -147,8 +147,10 @@ int api_server_start(uv_loop_t *loop, api_ctx *ctx, const api_options *o, api_se
 		     rl_err *err);
 /* Where listener i listens ("unix:/path", "127.0.0.1:40123"); NULL past the end. */
 const char *api_server_address(const api_server *s, size_t i);
-/* Read the token file again (SIGHUP).  On error the old tokens stay.
- * Loop thread; requests in flight finish with the tokens they began with. */
+/* Read the token file again (SIGHUP).  On error no token is taken until
+ * a reload reads it well (the old ones are dropped: a file rewritten to
+ * revoke one must not leave it in force).  Loop thread; requests in
+ * flight finish with the tokens they began with. */
 int api_server_reload_tokens(api_server *s, rl_err *err);
 /* How many requests are queued for the loop thread now (handed over, not
  * yet taken up by it).  Any thread. */

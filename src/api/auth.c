@@ -38,6 +38,11 @@ void api_tokens_free(api_tokens *t)
 	free(t);
 }
 
+api_tokens *api_tokens_none(void)
+{
+	return calloc(1, sizeof(api_tokens));
+}
+
 size_t api_tokens_count(const api_tokens *t)
 {
 	return t ? t->n : 0;

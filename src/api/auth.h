@@ -19,6 +19,8 @@ typedef struct api_tokens api_tokens;
 
 int api_tokens_load(const char *path, api_tokens **out, rl_err *err);
 void api_tokens_free(api_tokens *t);
+/* A token set that holds none (every token refused); NULL: no memory. */
+api_tokens *api_tokens_none(void);
 size_t api_tokens_count(const api_tokens *t);
 
 /* The uid a token names: 0 with *uid, RL_EAUTH when it names nobody.

@@ -109,6 +109,15 @@ static int sees(const api_req *rq, const live_running_seg *r)
 	       (u->via != API_VIA_NONE && r->owner_uid == u->uid);
 }
 
+/* May the caller see user uid's row of /queue?  (read: own: only their
+ * own; the totals still count everyone's.) */
+static int sees_user(const api_req *rq, uid_t uid)
+{
+	const api_user *u = rq->user;
+	return !rq->pol->read_own || u->root || u->admin ||
+	       (u->via != API_VIA_NONE && u->uid == uid);
+}
+
 #define MAX_RUNNING 4096
 
 /* Read-only (serve --read-only): the devices the store knows, nothing
@@ -260,6 +269,8 @@ static int queue_stored(api_req *rq, api_resp *rs, rl_err *err)
 	json_t *arr = rc >= 0 ? json_array() : NULL;
 	for (size_t i = 0; arr && i < o.n; i++) {
 		const struct owner_sum *u = &o.v[i];
+		if (!sees_user(rq, (uid_t)u->uid))
+			continue;
 		json_array_append_new(
 			arr, json_pack("{s:s, s:I, s:f, s:n, s:o, s:o, s:I, s:I, s:I, s:{s:n, s:n, s:n}}",
 				       "user", u->name ? u->name : "unknown", "uid",
@@ -295,6 +306,8 @@ int api_h_queue(api_req *rq, api_resp *rs, rl_err *err)
 		const live_user_view *v = &uv[i];
 		running += v->running;
 		queued += v->queued;
+		if (!sees_user(rq, v->uid))
+			continue; /* counted in the totals, not shown */
 		json_t *lim = json_pack("{s:o, s:o, s:o}", "gpus",
 					api_json_int_or_null(v->max_gpus, v->max_gpus > 0),
 					"gpu_memory_mib",

@@ -61,21 +61,34 @@ int api_find_experiment(api_req *rq, const char *ref, store_experiment *e, rl_er
 {
 	store_experiment x;
 	int rc;
+	const api_user *u = rq->user;
+	/* Under read: own a user is told nothing of others' experiments, not
+	 * even that one exists: another's is "not found", as a missing one
+	 * (a 403 naming its owner told ids and owners apart). */
+	int own_only = rq->pol->read_own && !u->root && !u->admin && u->via != API_VIA_NONE;
 	if (all_digits(ref)) {
 		errno = 0;
 		long long id = strtoll(ref, NULL, 10);
 		if (errno)
 			return rl_err_set(err, RL_ENOTFOUND, "no experiment %s", ref);
 		rc = store_experiment_get(rq->st, id, &x, err);
+		if (rc == 0 && own_only && !(x.owner && x.owner_uid == (int64_t)u->uid)) {
+			store_experiment_fini(&x);
+			rc = RL_ENOTFOUND;
+		}
 		if (rc == RL_ENOTFOUND)
 			rl_err_set(err, rc, "no experiment with id %lld", id);
 	} else {
 		/* Names are per owner: the caller's own, else the only one so
 		 * named; ?owner=NAME picks another user's. */
 		const char *owner = rq->query ? rq->query(rq->qctx, "owner") : NULL;
-		const api_user *u = rq->user;
-		rc = store_experiment_find(rq->st, ref, owner && *owner ? owner : NULL,
+		if (own_only && owner && *owner && strcmp(owner, u->name) != 0)
+			return rl_err_set(err, RL_ENOTFOUND, "%s has no experiment named '%s'", owner,
+					  ref);
+		rc = store_experiment_find(rq->st, ref, own_only ? u->name : owner && *owner ? owner : NULL,
 					   u->via != API_VIA_NONE ? (int64_t)u->uid : -1, &x, err);
+		if (rc == RL_ENOTFOUND && own_only)
+			rl_err_set(err, rc, "no experiment named '%s'", ref);
 	}
 	if (rc < 0)
 		return rc;

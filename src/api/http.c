@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -68,6 +69,7 @@
 #include "api/encode.h"
 #include "api/prometheus.h"
 #include "api/route.h"
+#include "common/logtext.h"
 
 /* Body bytes read and dropped after a route's limit before the connection
  * is cut (so that an honest client still reads its 413). */
@@ -327,6 +329,34 @@ static int identify(listener *l, struct MHD_Connection *c, req_state *r, rl_err 
 	return 0;
 }
 
+/* Host: an address or localhost (with a port or not).  Without tokens,
+ * TCP answers anyone who reaches it; a web page of another site reaches a
+ * loopback port through DNS rebinding (its name resolved to 127.0.0.1),
+ * and what it sends then is Host: its own name.  Returns 1 when host may
+ * be answered. */
+static int host_is_address(const char *host)
+{
+	char h[256];
+	if (!host || !*host)
+		return 1; /* HTTP/1.0 without Host: not a browser's */
+	if (host[0] == '[') {
+		const char *end = strchr(host, ']');
+		if (!end || (size_t)(end - host - 1) >= sizeof h || (end[1] && end[1] != ':'))
+			return 0;
+		memcpy(h, host + 1, (size_t)(end - host - 1));
+		h[end - host - 1] = '\0';
+		struct in6_addr a6;
+		return inet_pton(AF_INET6, h, &a6) == 1;
+	}
+	size_t n = strcspn(host, ":");
+	if (n >= sizeof h)
+		return 0;
+	memcpy(h, host, n);
+	h[n] = '\0';
+	struct in_addr a4;
+	return inet_pton(AF_INET, h, &a4) == 1 || !strcasecmp(h, "localhost");
+}
+
 /* The policy now, and whether a token file is in use. */
 static int conf_read(api_server *s, api_policy *pol)
 {
@@ -524,6 +554,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		int rc = identify(l, c, r, &err);
 		if (rc < 0)
 			return send_error(c, r, rc, err.msg);
+		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+		if (!l->is_unix && !tokens_on && !host_is_address(host)) {
+			char hq[200];
+			snprintf(err.msg, sizeof err.msg,
+				 "Host: %s: without a token file this service answers over TCP only "
+				 "requests for an address (such as %s) or localhost, so that a web "
+				 "page of another site cannot reach it (DNS rebinding)",
+				 rl_log_text(host, hq, sizeof hq), l->addr);
+			return send_error(c, r, RL_EPERM, err.msg);
+		}
 		r->rq.ctx = s->ctx;
 		r->rq.pol = &r->pol;
 		r->rq.user = &r->user;
@@ -662,11 +702,17 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	double ms = (double)(mono_ns() - r->t0_ns) / 1e6;
 	api_prometheus_observe(r->route, r->status, ms / 1e3);
 	int change = strcmp(r->method, "GET") != 0;
-	if (s->opt.log_reads || change || r->status >= 400 || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+	if (s->opt.log_reads || change || r->status >= 400 ||
+	    toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+		/* the method and path are the client's: quoted, escaped */
+		char m[sizeof r->method * 4], p[sizeof r->path * 4], u[sizeof r->user.name * 4];
 		LOG(s, r->status >= 500 ? "error" : "info", "http",
-		    "method=%s path=%s status=%d user=%s via=%s ms=%.2f%s", r->method, r->path,
-		    r->status, r->user.name[0] ? r->user.name : "-", l->is_unix ? "unix" : "tcp", ms,
+		    "method=%s path=%s status=%d user=%s via=%s ms=%.2f%s",
+		    rl_log_value(r->method, m, sizeof m), rl_log_value(r->path, p, sizeof p),
+		    r->status, rl_log_value(r->user.name[0] ? r->user.name : "-", u, sizeof u),
+		    l->is_unix ? "unix" : "tcp", ms,
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
+	}
 	api_resp_fini(&r->resp); /* a loop's answer that was never sent */
 	if (r->job != JOB_NONE) {
 		pthread_mutex_lock(&s->lock);
@@ -1147,8 +1193,21 @@ int api_server_reload_tokens(api_server *s, rl_err *err)
 		return 0;
 	api_tokens *t;
 	int rc = api_tokens_load(s->tokens_path, &t, err);
-	if (rc < 0)
+	if (rc < 0) {
+		/* Fail closed: a file being rewritten to revoke a token must not
+		 * leave the old tokens in force; none is taken until it reads
+		 * well (and TCP does not become anonymous: the set is empty,
+		 * not absent). */
+		api_tokens *none = api_tokens_none();
+		if (none) {
+			pthread_rwlock_wrlock(&s->conf_lock);
+			api_tokens *old = s->tokens;
+			s->tokens = none;
+			pthread_rwlock_unlock(&s->conf_lock);
+			api_tokens_free(old);
+		}
 		return rc;
+	}
 	pthread_rwlock_wrlock(&s->conf_lock);
 	api_tokens *old = s->tokens;
 	s->tokens = t;

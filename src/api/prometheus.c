@@ -461,6 +461,13 @@ int api_prometheus_text(api_req *rq, char **text, size_t *len, rl_err *err)
 
 int api_h_metrics(api_req *rq, api_resp *rs, rl_err *err)
 {
+	/* Every user's usage and experiments, by name: under read: own not
+	 * for each user to read (docs/serve.md, "Security model"). */
+	const api_user *u = rq->user;
+	if (rq->pol->read_own && !u->root && !u->admin)
+		return rl_err_set(err, RL_EPERM, "/metrics shows every user's work; under read: own "
+				  "it is for root and the admin group (a token of theirs for a "
+				  "scraper)");
 	int rc = api_prometheus_text(rq, &rs->text, &rs->text_len, err);
 	if (rc == 0)
 		rs->content_type = "text/plain; version=0.0.4; charset=utf-8";

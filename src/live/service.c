@@ -180,10 +180,12 @@ int live__segment_dirs(live *d, const live_exp *x, const char *trial_dir, const 
 		return rl_err_sys(err, RL_EIO, e, "giving %s to %s", ckpt, x->owner.name);
 	}
 	close(fd);
-	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+	/* 0600: a group such as "users" holds others too, whose logs are
+	 * not theirs to read */
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return rl_err_sys(err, RL_EIO, errno, "creating log %s", log_path);
-	rc = fchown(fd, x->owner.uid, x->owner.gid) == 0
+	rc = fchmod(fd, 0600) == 0 && fchown(fd, x->owner.uid, x->owner.gid) == 0
 		     ? 0 : rl_err_sys(err, RL_EIO, errno, "giving %s to %s", log_path, x->owner.name);
 	close(fd);
 	return rc;

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/logtext.h"
 #include "exec/runas.h"
 #include "live/driver.h"
 #include "serve/serve.h"
@@ -73,7 +74,9 @@ static double now_s(void)
 static void driver_line(void *ctx, const char *line)
 {
 	(void)ctx;
-	serve_log("info", "driver", "msg=\"%s\"", line);
+	/* it may hold a trial's own output: quoted, escaped */
+	char q[1600];
+	serve_log("info", "driver", "msg=\"%s\"", rl_log_text(line, q, sizeof q));
 }
 
 /* The Slurm backend's settings from the config's slurm: section (borrowed
@@ -153,6 +156,27 @@ static int admit(void *ctx, const api_user *u, const spec *sp, rl_err *err)
 
 /* ---- state folder and lock ---- */
 
+/* dir must be a folder of the service's user that no one else may write
+ * (else another user could put links where the service writes, or take
+ * its database): refused, naming what is wrong. */
+static int state_dir_check(const char *dir, rl_err *err)
+{
+	struct stat st;
+	if (lstat(dir, &st) != 0)
+		return rl_err_sys(err, RL_EIO, errno, "state folder %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return rl_err_set(err, RL_EINVAL, "%s is not a folder (a link or a file): the "
+				  "service's state must be a folder of its own", dir);
+	if (st.st_uid != geteuid())
+		return rl_err_set(err, RL_EPERM, "%s belongs to uid %u, not to the service's user "
+				  "(uid %u): chown it, or give another --state", dir,
+				  (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & 022)
+		return rl_err_set(err, RL_EPERM, "%s is mode %04o: others may write into it; chmod "
+				  "711 %s", dir, (unsigned)(st.st_mode & 07777), dir);
+	return 0;
+}
+
 static int state_prepare(service *s, rl_err *err)
 {
 	const char *dir = s->opt.state_dir ? s->opt.state_dir : SERVE_DEFAULT_STATE;
@@ -160,13 +184,19 @@ static int state_prepare(service *s, rl_err *err)
 		return rl_err_sys(err, RL_EIO, errno, "creating the state folder %s", dir);
 	if (!realpath(dir, s->state))
 		return rl_err_sys(err, RL_EIO, errno, "state folder %s", dir);
+	int rc = state_dir_check(s->state, err);
+	if (rc < 0)
+		return rc;
 	snprintf(s->db, sizeof s->db, "%s/relish.db", s->state);
 	snprintf(s->runs, sizeof s->runs, "%s/runs", s->state);
 	snprintf(s->sock, sizeof s->sock, "%s/%s", s->state, SERVE_SOCKET_NAME);
 	snprintf(s->lock, sizeof s->lock, "%s/serve.lock", s->state);
 	if (mkdir(s->runs, 0711) != 0 && errno != EEXIST)
 		return rl_err_sys(err, RL_EIO, errno, "creating %s", s->runs);
-	s->lock_fd = open(s->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if ((rc = state_dir_check(s->runs, err)) < 0)
+		return rc;
+	/* Not through a link; truncated only once it is ours (flock). */
+	s->lock_fd = open(s->lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (s->lock_fd < 0)
 		return rl_err_sys(err, RL_EIO, errno, "opening %s", s->lock);
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -245,8 +275,9 @@ static int resume_all(service *s, rl_err *err)
 		}
 		if (r < 0) {
 			/* One bad experiment does not keep the others down. */
+			char q[RL_ERR_MSG_MAX * 4];
 			serve_log("error", "serve.resume", "experiment=%s id=%lld msg=\"%s\"", e->name,
-				  (long long)e->id, e2.msg);
+				  (long long)e->id, rl_log_text(e2.msg, q, sizeof q));
 			skipped++;
 			if (r == RL_ESTORE) {
 				store_experiments_free(v, n);
@@ -310,6 +341,7 @@ static void on_finish(void *ctx)
 static void reload(service *s)
 {
 	serve_log_reopen(); /* first: what follows goes to the new file */
+	char q[RL_ERR_MSG_MAX * 4];
 	if (!s->opt.config_path) {
 		serve_log("info", "serve.reload", "msg=\"no config file; tokens re-read\"");
 	} else {
@@ -318,7 +350,7 @@ static void reload(service *s)
 		rl_err_clear(&err);
 		if (serve_config_load(s->opt.config_path, &c, &err) < 0) {
 			serve_log("error", "serve.reload", "config=%s msg=\"%s; the old config stays\"",
-				  s->opt.config_path, err.msg);
+				  s->opt.config_path, rl_log_text(err.msg, q, sizeof q));
 			return;
 		}
 		if (c.policy != s->cfg.policy || c.order != s->cfg.order ||
@@ -344,11 +376,13 @@ static void reload(service *s)
 	}
 	rl_err err;
 	rl_err_clear(&err);
-	if (s->api && api_server_reload_tokens(s->api, &err) < 0)
-		serve_log("error", "serve.reload", "msg=\"%s; the old tokens stay\"", err.msg);
-	serve_log("info", "serve.reloaded", "config=%s read=%s users=%zu",
+	int tokens_bad = s->api && api_server_reload_tokens(s->api, &err) < 0;
+	if (tokens_bad)
+		serve_log("error", "serve.reload", "msg=\"%s; no token is taken until the file "
+			  "reads well (SIGHUP again)\"", rl_log_text(err.msg, q, sizeof q));
+	serve_log(tokens_bad ? "warn" : "info", "serve.reloaded", "config=%s read=%s users=%zu tokens=%s",
 		  s->opt.config_path ? s->opt.config_path : "-", s->pol.read_own ? "own" : "all",
-		  s->cfg.n_users);
+		  s->cfg.n_users, !s->cfg.tokens ? "-" : tokens_bad ? "none-taken" : "read");
 }
 
 static void signal_cb(uv_signal_t *h, int signum)

@@ -188,7 +188,8 @@ typedef struct spec_origin {
 int spec_parse_text_from(const char *text, size_t len, const char *name, const char *dir,
 			 int json, const spec_origin *origin, spec **out, rl_err *err);
 void spec_free(spec *s);
-/* 1 when name may name an experiment: 1-64 of A-Z a-z 0-9 _ . - */
+/* 1 when name may name an experiment: 1-64 of A-Z a-z 0-9 _ . -, not all
+ * digits (those name experiments by id) */
 int spec_name_valid(const char *name);
 /* Give s another experiment name (relish submit --name); RL_ESPEC naming
  * the rule for one that may not be. */

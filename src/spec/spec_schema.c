@@ -210,7 +210,7 @@ static const section sharing_section = SECTION(sharing_rows);
 
 static const field top_rows[] = {
 	{.key = "name", .type = F_FN, .required = 1, .fn = read_name,
-	 .help = "experiment name: 1-64 of A-Z a-z 0-9 _ . -"},
+	 .help = "experiment name: 1-64 of A-Z a-z 0-9 _ . -, not all digits"},
 	{.key = "objective", .type = F_FN, .required = 1, .fn = read_objective,
 	 .help = "what to optimise: {metric, mode}, or a list of them for several objectives"},
 	{.key = "constraints", .type = F_FN, .fn = read_constraints,
@@ -233,18 +233,22 @@ static int nomem(sx *x)
 int spec_name_valid(const char *name)
 {
 	size_t len = strlen(name);
-	int ok = len >= 1 && len <= 64;
-	for (size_t i = 0; ok && i < len; i++)
+	int ok = len >= 1 && len <= 64, digits = 1;
+	for (size_t i = 0; ok && i < len; i++) {
 		ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
 		     (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]);
-	return ok;
+		digits &= name[i] >= '0' && name[i] <= '9';
+	}
+	/* all digits reads as an id wherever an experiment is named
+	 * (relish cancel 4): such a name would be another's shadow */
+	return ok && !digits;
 }
 
 int spec_rename(spec *s, const char *name, rl_err *err)
 {
 	if (!spec_name_valid(name))
 		return rl_err_set(err, RL_ESPEC, "experiment name: expected 1-64 characters of "
-				  "A-Z a-z 0-9 _ . -, got \"%s\"", name);
+				  "A-Z a-z 0-9 _ . -, not all digits, got \"%s\"", name);
 	char *n = strdup(name);
 	if (!n)
 		return rl_err_set(err, RL_ENOMEM, "experiment name");
@@ -262,7 +266,8 @@ static int read_name(sx *x, const node *v, spec *s)
 	if (!spec_name_valid(name)) {
 		free(name);
 		char got[96];
-		return sx_fail(x, v, "expected 1-64 characters of A-Z a-z 0-9 _ . -, got %s", sx_got(v, got, sizeof got));
+		return sx_fail(x, v, "expected 1-64 characters of A-Z a-z 0-9 _ . -, not all digits (a "
+			       "number names an experiment by id), got %s", sx_got(v, got, sizeof got));
 	}
 	free(s->name);
 	s->name = name;
