@@ -18,6 +18,13 @@
 #   alias    a 108 KB spec whose aliases name one 100 KB scalar 2,000 times
 #            (200 MB expanded): refused 400 by the parser's byte budget,
 #            the service's peak RSS grows by less than 64 MB
+#   grid     a grid axis of 2^24 values (uniform, step 1): refused 400 naming
+#            search.space.x.step and the cap; the same axis under random
+#            search (accepted: a grid size is arithmetic, never enumerated)
+#            submitted over and over while the victim submits: each of the
+#            victim's submits answers within 3 s (10.4 s before: the loop
+#            enumerated the axis) and the service's peak RSS grows by less
+#            than 64 MB (~1 GB per submission before)
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -26,6 +33,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/attack-lib.sh"
 serve_lib_init serve-attacks
 serve_users 2
+# The service's peak RSS is measured: ASan's quarantine of freed memory
+# (256 MB by default) would count as the service's own.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
 export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
 : >"$work/config.yaml"
@@ -105,7 +115,45 @@ P
   victim_ok
 }
 
-all="env grants alias"
+# ---- grid: huge grid axes -------------------------------------------------------
+# GRID_SPEC FILE NAME ALGORITHM: one trial, x's axis 2^24 values
+grid_spec() {
+  aspec "$work/$1.yaml" "$2" 1 1 10
+  sed -i -e "s/algorithm: random/algorithm: $3/" \
+    -e 's/x: {type: uniform, low: 0.0, high: 1.0}/x: {type: uniform, low: 0, high: 16777216, step: 1}/' "$work/$1.yaml"
+}
+ms_now() { date +%s%3N; }
+attack_grid() {
+  victim_start
+  local out rc before after i t0 t1 worst=0
+  grid_spec grid-g attack-grid grid
+  set +e
+  out=$(as "$U1" "$R" submit grid-g.yaml 2>&1); rc=$?
+  set -e
+  [ "$rc" != 0 ] || fail "a grid of 2^24 values per axis was admitted: $out"
+  printf '%s' "$out" | grep -q "search.space.x.step: grid search would take 16777217 values of x (at most 100000" ||
+    fail "the grid refusal does not name the field and the cap: $out"
+  grid_spec grid-r attack-grid-r random
+  before=$(hwm_kib)
+  ( for i in $(seq 8); do as "$U1" "$R" submit --name "attack-grid-r$i" grid-r.yaml >/dev/null 2>&1; done ) &
+  local bg=$!
+  for i in $(seq 5); do
+    aspec "$work/gv$i.yaml" "victim-grid-$i" 1 1 10
+    t0=$(ms_now)
+    as "$U2" "$R" submit "gv$i.yaml" >/dev/null || fail "the victim's submit gv$i.yaml failed"
+    t1=$(ms_now)
+    [ $((t1 - t0)) -gt "$worst" ] && worst=$((t1 - t0))
+  done
+  wait "$bg" || true
+  after=$(hwm_kib)
+  echo "grid: the victim's slowest submit during the attack: ${worst} ms; the service's peak RSS $((before / 1024)) -> $((after / 1024)) MiB"
+  [ "$worst" -lt 3000 ] || fail "the victim's submit took ${worst} ms while the attacker submitted huge axes"
+  [ $((after - before)) -lt 65536 ] || fail "huge axes grew the service's peak RSS by $(((after - before) / 1024)) MiB"
+  api "/api/v1/experiments/attack-grid-r8?owner=$U1" | grep -q '"id"' || fail "the random-search submissions were not taken"
+  victim_ok
+}
+
+all="env grants alias grid"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

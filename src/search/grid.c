@@ -2,7 +2,7 @@
  * grid.c - grid search: the full Cartesian product of per-parameter value
  * lists, visited in a seed-determined order.
  *
- * Each parameter contributes a list of values (see grid_axis_build): every
+ * Each parameter contributes an axis of values (axis_value): every
  * choice, every integer of a small int range (or grid_points evenly spaced
  * integers of a large one), grid_points values or `step` spacing for floats,
  * one value for a fixed parameter.  Point p of the product is decoded as a
@@ -15,6 +15,13 @@
  * two (odd multiplications, xor-shifts and key additions, all invertible modulo
  * 2^k) with cycle walking back into [0, size), so it needs O(1) memory however
  * large the grid is, and ask(index) does not depend on earlier asks.
+ *
+ * An axis is computed, not held: the value at position t of a range is
+ * arithmetic, so a grid's size and its points cost nothing whatever the
+ * ranges (a `step: 1` over 2^24 values once cost seconds and a gigabyte per
+ * submission).  Only rounded, spread integers, which can coincide, are held
+ * as a table, of at most grid_points values; every axis holds at most
+ * SAMPLER_GRID_AXIS_MAX values (the spec refuses more under grid search).
  */
 #include "search/rng.h"
 #include "search/sampler.h"
@@ -26,8 +33,9 @@
 #define GRID_DEFAULT_POINTS 5
 
 typedef struct grid_axis {
-	size_t n;
-	rl_value *values; /* owned, n values */
+	uint64_t n;
+	rl_value *values; /* owned, n values; NULL: computed from the parameter
+			   * (axis_value) when asked, never held */
 } grid_axis;
 
 typedef struct grid_sampler {
@@ -43,8 +51,26 @@ static int axis_points(const param_def *p)
 	return p->grid_points > 0 ? p->grid_points : GRID_DEFAULT_POINTS;
 }
 
+/* floor(x) + 1 as a count, UINT64_MAX when it does not fit (a cast of a
+ * double past 2^64 is undefined). */
+static uint64_t count_of(double x)
+{
+	double n = floor(x) + 1;
+	if (!(n >= 1))
+		return 0;
+	return n >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)n;
+}
+
+/* Values of an int range (every integer at the step's spacing). */
+static uint64_t int_every(const param_def *p)
+{
+	double step = p->step > 1 ? p->step : 1;
+	return count_of((p->high - p->low) / step);
+}
+
 /* Number of values the axis of p holds (before removing duplicates that
- * rounding may create, which only shrinks it). */
+ * rounding may create, which only shrinks it), by arithmetic: an axis is
+ * never enumerated to be counted. */
 static uint64_t axis_count(const param_def *p)
 {
 	switch (p->kind) {
@@ -53,8 +79,7 @@ static uint64_t axis_count(const param_def *p)
 	case PARAM_FIXED:
 		return 1;
 	case PARAM_INT: {
-		double step = p->step > 1 ? p->step : 1;
-		uint64_t every = (uint64_t)floor((p->high - p->low) / step) + 1;
+		uint64_t every = int_every(p);
 		uint64_t gp = (uint64_t)axis_points(p);
 		return every <= gp ? every : gp;
 	}
@@ -62,9 +87,16 @@ static uint64_t axis_count(const param_def *p)
 	case PARAM_LOGUNIFORM:
 	default:
 		if (p->kind == PARAM_UNIFORM && p->step > 0)
-			return (uint64_t)floor((p->high - p->low) / p->step + 1e-9) + 1;
+			return count_of((p->high - p->low) / p->step + 1e-9);
 		return (uint64_t)axis_points(p);
 	}
+}
+
+/* Rounded, spread integers can coincide: only those axes are built as a
+ * table (at most grid_points values), the rest are computed per point. */
+static int axis_tabled(const param_def *p)
+{
+	return p->kind == PARAM_INT && int_every(p) > axis_count(p);
 }
 
 /* The t-th of n evenly spaced positions in [0, 1] (the middle when n == 1). */
@@ -73,65 +105,76 @@ static double axis_frac(uint64_t t, uint64_t n)
 	return n > 1 ? (double)t / (double)(n - 1) : 0.5;
 }
 
+/* Value t of p's axis of n values (before duplicates are removed). */
+static int axis_value(const param_def *p, uint64_t t, uint64_t n, rl_value *out, rl_err *err)
+{
+	rl_value v = {0};
+	switch (p->kind) {
+	case PARAM_CHOICE:
+		return value_copy(out, &p->choices[t], err);
+	case PARAM_FIXED:
+		return value_copy(out, &p->fixed, err);
+	case PARAM_INT: {
+		double step = p->step > 1 ? p->step : 1;
+		uint64_t every = int_every(p);
+		double k;
+		if (every <= n)
+			k = p->low + (double)t * step;
+		else if (p->log && p->low > 0)
+			k = round(exp(log(p->low) + axis_frac(t, n) * (log(p->high) - log(p->low))));
+		else
+			k = round(p->low + axis_frac(t, n) * (p->high - p->low));
+		if (every > n && step > 1)
+			k = p->low + round((k - p->low) / step) * step;
+		if (k > p->high)
+			k = p->high;
+		v.type = VAL_INT;
+		v.i = (int64_t)k;
+		break;
+	}
+	case PARAM_UNIFORM:
+	case PARAM_LOGUNIFORM:
+	default: {
+		double x;
+		if (p->kind == PARAM_UNIFORM && p->step > 0)
+			x = p->low + (double)t * p->step;
+		else if (p->kind == PARAM_LOGUNIFORM)
+			x = exp(log(p->low) + axis_frac(t, n) * (log(p->high) - log(p->low)));
+		else
+			x = p->low + axis_frac(t, n) * (p->high - p->low);
+		/* exp(log(high)) may miss high by an ulp: keep the ends exact. */
+		if (t == 0 && n > 1)
+			x = p->low;
+		if (t == n - 1 && n > 1 && !(p->kind == PARAM_UNIFORM && p->step > 0))
+			x = p->high;
+		v.type = VAL_FLOAT;
+		v.f = x < p->low ? p->low : x > p->high ? p->high : x;
+		break;
+	}
+	}
+	*out = v;
+	return 0;
+}
+
 static int axis_build(const param_def *p, grid_axis *ax, rl_err *err)
 {
 	uint64_t n = axis_count(p);
-	if (n == 0 || n > (1u << 24))
+	if (n == 0 || n > SAMPLER_GRID_AXIS_MAX)
 		return rl_err_set(err, RL_EINVAL,
 				  "grid: parameter %s has %llu grid values (expected 1 to %u)",
-				  p->name, (unsigned long long)n, 1u << 24);
+				  p->name, (unsigned long long)n, SAMPLER_GRID_AXIS_MAX);
+	if (!axis_tabled(p)) {
+		ax->n = n;
+		ax->values = NULL;
+		return 0;
+	}
 	rl_value *vals = calloc(n, sizeof *vals);
 	if (!vals)
 		return rl_err_set(err, RL_ENOMEM, "grid: parameter %s", p->name);
 	size_t m = 0;
 	for (uint64_t t = 0; t < n; t++) {
 		rl_value v = {0};
-		int rc = 0;
-		switch (p->kind) {
-		case PARAM_CHOICE:
-			rc = value_copy(&v, &p->choices[t], err);
-			break;
-		case PARAM_FIXED:
-			rc = value_copy(&v, &p->fixed, err);
-			break;
-		case PARAM_INT: {
-			double step = p->step > 1 ? p->step : 1;
-			uint64_t every = (uint64_t)floor((p->high - p->low) / step) + 1;
-			double k;
-			if (every <= n)
-				k = p->low + (double)t * step;
-			else if (p->log && p->low > 0)
-				k = round(exp(log(p->low) + axis_frac(t, n) * (log(p->high) - log(p->low))));
-			else
-				k = round(p->low + axis_frac(t, n) * (p->high - p->low));
-			if (every > n && step > 1)
-				k = p->low + round((k - p->low) / step) * step;
-			if (k > p->high)
-				k = p->high;
-			v.type = VAL_INT;
-			v.i = (int64_t)k;
-			break;
-		}
-		case PARAM_UNIFORM:
-		case PARAM_LOGUNIFORM:
-		default: {
-			double x;
-			if (p->kind == PARAM_UNIFORM && p->step > 0)
-				x = p->low + (double)t * p->step;
-			else if (p->kind == PARAM_LOGUNIFORM)
-				x = exp(log(p->low) + axis_frac(t, n) * (log(p->high) - log(p->low)));
-			else
-				x = p->low + axis_frac(t, n) * (p->high - p->low);
-			/* exp(log(high)) may miss high by an ulp: keep the ends exact. */
-			if (t == 0 && n > 1)
-				x = p->low;
-			if (t == n - 1 && n > 1 && !(p->kind == PARAM_UNIFORM && p->step > 0))
-				x = p->high;
-			v.type = VAL_FLOAT;
-			v.f = x < p->low ? p->low : x > p->high ? p->high : x;
-			break;
-		}
-		}
+		int rc = axis_value(p, t, n, &v, err);
 		if (rc < 0) {
 			for (size_t i = 0; i < m; i++)
 				value_fini(&vals[i]);
@@ -139,7 +182,7 @@ static int axis_build(const param_def *p, grid_axis *ax, rl_err *err)
 			return rc;
 		}
 		/* Rounding log-spaced integers can repeat a value: keep it once. */
-		if (p->kind == PARAM_INT && m > 0 && value_equal(&vals[m - 1], &v))
+		if (m > 0 && value_equal(&vals[m - 1], &v))
 			continue;
 		vals[m++] = v;
 	}
@@ -150,29 +193,41 @@ static int axis_build(const param_def *p, grid_axis *ax, rl_err *err)
 
 static void axis_fini(grid_axis *ax)
 {
-	for (size_t j = 0; j < ax->n; j++)
+	for (size_t j = 0; ax->values && j < ax->n; j++)
 		value_fini(&ax->values[j]);
 	free(ax->values);
 	ax->values = NULL;
 	ax->n = 0;
 }
 
-/* Builds each axis once so that the count is exact (rounded log-spaced
- * integers can coincide); grids are small enough for this to be cheap. */
+/* Only an axis of rounded, spread integers is built to be counted (its
+ * values can coincide; it holds at most grid_points); every other count is
+ * arithmetic, so a spec's grid size costs nothing whatever its ranges. */
 uint64_t sampler_grid_size(const space *sp)
 {
 	uint64_t size = 1;
 	for (size_t i = 0; i < sp->n; i++) {
-		grid_axis ax = {0};
-		if (axis_build(&sp->params[i], &ax, NULL) < 0)
+		const param_def *p = &sp->params[i];
+		uint64_t n = axis_count(p);
+		if (n > SAMPLER_GRID_AXIS_MAX)
 			return 0;
-		uint64_t n = ax.n;
-		axis_fini(&ax);
+		if (axis_tabled(p)) {
+			grid_axis ax = {0};
+			if (axis_build(p, &ax, NULL) < 0)
+				return 0;
+			n = ax.n;
+			axis_fini(&ax);
+		}
 		if (n == 0 || size > UINT64_MAX / n)
 			return 0;
 		size *= n;
 	}
 	return size;
+}
+
+uint64_t sampler_grid_axis_count(const param_def *p)
+{
+	return axis_count(p);
 }
 
 /* One keyed, invertible mixing of [0, 2^bits). */
@@ -216,7 +271,9 @@ static int grid_ask(sampler *s, uint64_t index, config *out, rl_err *err)
 		return RL_ENOMEM;
 	for (size_t i = 0; i < s->space->n; i++) {
 		const grid_axis *ax = &g->axes[i];
-		int rc = value_copy(&c.v[i], &ax->values[point % ax->n], err);
+		uint64_t t = point % ax->n;
+		int rc = ax->values ? value_copy(&c.v[i], &ax->values[t], err)
+				    : axis_value(&s->space->params[i], t, ax->n, &c.v[i], err);
 		point /= ax->n;
 		if (rc < 0) {
 			config_fini(&c);

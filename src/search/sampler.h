@@ -135,8 +135,16 @@ struct rl_rng;
 int sampler_random_config(const space *sp, struct rl_rng *rng, config *c, rl_err *err);
 
 /* Number of points of the full grid (choices x ints x grid_points), or 0 if
- * it overflows.  Used for grid's default max_trials. */
+ * it overflows or an axis holds more than SAMPLER_GRID_AXIS_MAX values.
+ * Used for grid's default max_trials; arithmetic, never an enumeration. */
 uint64_t sampler_grid_size(const space *sp);
+/* The most values one parameter's grid axis may hold (a `step` or
+ * `grid_points` asking for more is a spec error under grid search): an
+ * axis of rounded, spread integers is held as a table of its values. */
+#define SAMPLER_GRID_AXIS_MAX 100000u
+/* The values p's grid axis has, by arithmetic (before rounded integers
+ * that coincide are merged; UINT64_MAX when past 2^64). */
+uint64_t sampler_grid_axis_count(const param_def *p);
 
 /* Implementations (one file each). */
 int sampler_random_new(const space *sp, uint64_t seed, const sampler_options *opt,

@@ -11,6 +11,7 @@
  * in spec_check(), with the tree at hand for positions.
  */
 #include "spec/spec_internal.h"
+#include "search/sampler.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1013,6 +1014,31 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 	 * worse there). */
 	if (spec_n_objectives(s) > 1 && !at_path(root, "search", "multivariate"))
 		s->search.multivariate = 0;
+	/* grid: each axis bounded (counted by arithmetic: spec_grid_size) */
+	if (space_ok && s->search.algorithm == SEARCH_GRID) {
+		const node *sn = at_path(root, "search", "space");
+		for (size_t i = 0; i < s->search.space.n; i++) {
+			const param_def *p = &s->search.space.params[i];
+			uint64_t n = sampler_grid_axis_count(p);
+			if (n <= SAMPLER_GRID_AXIS_MAX)
+				continue;
+			const node *pn = node_get(sn, p->name);
+			const char *key = node_get(pn, "step") ? "step" : "grid_points";
+			const node *at = node_get(pn, key);
+			char path[300];
+			snprintf(path, sizeof path, "search.space.%s%s%s", p->name, at ? "." : "",
+				 at ? key : "");
+			saved = sx_push(x, path);
+			rc = sx_fail(x, at ? at : pn ? pn : sn,
+				     "grid search would take %s%llu values of %s (at most %u per "
+				     "parameter): a larger step or fewer grid_points",
+				     n == UINT64_MAX ? "more than " : "", (unsigned long long)n,
+				     p->name, SAMPLER_GRID_AXIS_MAX);
+			sx_pop(x, saved);
+			failed = rc;
+			break;
+		}
+	}
 	/* grid: the default budget is the whole grid */
 	if (space_ok && s->search.algorithm == SEARCH_GRID && !at_path(root, "search", "max_trials")) {
 		uint64_t g = spec_grid_size(&s->search.space);
