@@ -238,10 +238,12 @@ void live__backends_close(live *d)
 void live__seg_event(live *d, live_seg *g, const exec_event *ev)
 {
 	rl_err err = {0};
+	if (g->x->suspended || d->fatal)
+		return; /* nothing more of it is written */
 	if (ev->kind == EXEC_EV_SUBMITTED) {
 		/* its handle (a job id) is known: a restarted relish finds it */
 		if (store_segment_set_pid(d->st, g->store_id, 0, 0, ev->handle, &err) < 0)
-			live__fatal(d, &err);
+			live__store_failed(d, g->x, &err);
 		return;
 	}
 	/* STARTED: the backend chose the device within what it was asked
@@ -264,5 +266,5 @@ void live__seg_event(live *d, live_seg *g, const exec_event *ev)
 		g->dev = dev;
 	}
 	if (store_segment_set_device(d->st, g->store_id, d->devs->dev[dev].info.uuid, &err) < 0)
-		live__fatal(d, &err);
+		live__store_failed(d, g->x, &err);
 }

@@ -255,8 +255,10 @@ static void tick_cb(uv_timer_t *h)
 		live__fatal(d, &err);
 	live__gpu_sample(d);
 	live__backends_tick(d);
-	if (d->opt.service)
+	if (d->opt.service) {
 		live__sample_rss(d); /* the API shows memory in use */
+		live__space_tick(d);
+	}
 	live__place(d);
 	live__foreign_waits(d);
 	live__progress_draw(d, 0);
@@ -445,8 +447,15 @@ int live_new(const live_options *o, live **out, rl_err *err)
 		store_device sd = {.name = (char *)di->name, .uuid = (char *)di->uuid,
 				   .is_gpu = di->is_gpu, .mem_total_mib = (int64_t)di->mem_total_mib,
 				   .compute_total = di->compute_total};
-		if ((rc = store_device_put(d->st, &sd, NULL, err)) < 0)
+		if ((rc = store_device_put(d->st, &sd, NULL, err)) < 0) {
+			/* A service starts on a full disk (its experiments wait
+			 * for space: space.c); the rows are written next time. */
+			if (d->opt.service && store_err_no_space(err)) {
+				rl_err_clear(err);
+				continue;
+			}
 			goto fail;
+		}
 	}
 	if ((rc = live__profiles_load(d, err)) < 0)
 		goto fail;
@@ -549,6 +558,7 @@ void live_free(live *d)
 	store_profiles_free(d->profiles, d->n_profiles);
 	free(d->profile_used);
 	free(d->user_rules);
+	free(d->held);
 	store_close(d->st);
 	free(d->db_path);
 	free(d->runs_dir);

@@ -204,6 +204,15 @@ int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
 		       void *admit_ctx, rl_err *err);
 
 /*
+ * An experiment the store holds as running that a starting service could
+ * not resume for want of space (store_err_no_space): held, and resumed
+ * from the store once there is space again (space.c).
+ */
+int live_hold_stored(live *d, const store_experiment *e, const live_owner *ow, rl_err *err);
+/* Experiments paused for want of space and out of the driver. */
+size_t live_held_count(const live *d);
+
+/*
  * Cancel experiment id: it is marked cancelled (committed before anything
  * is stopped), its queued segments are dropped, its running ones stopped.
  * who goes into the event.  RL_ENOTFOUND when the driver does not run it,

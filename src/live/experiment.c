@@ -48,7 +48,8 @@ void live__experiment_finish(live *d, live_exp *x)
 	 * service's submitter to read. */
 	if (store_experiment_set_status(d->st, x->id, EXP_DONE, now, &err) < 0 ||
 	    store_event_append(d->st, now, x->id, 0, 0, "experiment.done", msg, NULL, &err) < 0) {
-		live__fatal(d, &err);
+		x->done = 0; /* a paused one finishes when resumed */
+		live__store_failed(d, x, &err);
 		return;
 	}
 	live__progress_line(d, "%s: %s", x->sp->name, msg);
@@ -234,8 +235,15 @@ int live__add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 		x->dir = NULL;
 		created += 0.001;
 	}
-	if ((rc = live__make_dirs(x->dir, err)) < 0 || (rc = engine_new(x->sp, &x->eng, err)) < 0 ||
-	    (rc = live__backend_attach(d, x, err)) < 0)
+	if ((rc = live__make_dirs(x->dir, err)) < 0) {
+		/* A service takes it on a full disk all the same: the folder
+		 * is made with its first segment's, and it waits for space
+		 * then (space.c). */
+		if (!live__no_space(d, err))
+			goto fail;
+		rl_err_clear(err);
+	}
+	if ((rc = engine_new(x->sp, &x->eng, err)) < 0 || (rc = live__backend_attach(d, x, err)) < 0)
 		goto fail;
 	if (found) {
 		x->id = se.id;

@@ -102,7 +102,7 @@ void live__foreign_waits(live *d)
 			live__progress_line(d, "%s: trial %lld %s", x->sp->name, (long long)t->store_id, msg);
 			if (store_event_append(d->st, wall, x->id, t->store_id, 0, "segment.waiting", msg,
 					       NULL, &err) < 0) {
-				live__fatal(d, &err);
+				live__store_failed(d, x, &err);
 				return;
 			}
 		} else if (w == SCHED_WAIT_EXPIRED) {
@@ -110,7 +110,7 @@ void live__foreign_waits(live *d)
 			snprintf(msg, sizeof msg, "waited %.0f s for memory (sharing.foreign_wait is %g s): %s",
 				 wi.waited_s, x->sp->sharing.foreign_wait_s, what);
 			if (fail_waited(d, g, msg, &err) < 0) {
-				live__fatal(d, &err);
+				live__store_failed(d, x, &err);
 				return;
 			}
 		}
@@ -188,8 +188,10 @@ static void fill(live *d)
 			if (rc == 0)
 				break;
 			if (submit_work(d, x, &w, &err) < 0) {
-				live__fatal(d, &err);
-				return;
+				live__store_failed(d, x, &err);
+				if (d->fatal)
+					return;
+				break;
 			}
 		}
 	}
@@ -269,7 +271,10 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	 * runs folder) fails this segment as not started (place()), which
 	 * stops its experiment instead of the whole run. */
 	if ((rc = live__segment_dirs(d, x, tdir, ckpt, logp, err)) < 0) {
-		*fault = EXEC_FAULT_NOT_STARTED;
+		/* (For want of space a service pauses the experiment instead:
+		 * place(), space.c.) */
+		if (!live__no_space(d, err))
+			*fault = EXEC_FAULT_NOT_STARTED;
 		return rc;
 	}
 
@@ -387,6 +392,15 @@ void live__place(live *d)
 			rl_err err = {0};
 			exec_fault fault = EXEC_FAULT_NONE;
 			if (launch(d, g, &pl[i], &fault, &err) < 0) {
+				/* For want of space (its folder, or a full store)
+				 * under a service: its experiment pauses, nothing
+				 * else does (space.c). */
+				if (!g->es && !d->fatal && live__no_space(d, &err)) {
+					live_exp *x = g->x;
+					live__seg_drop(d, g);
+					live__exp_suspend(d, x, &err);
+					continue;
+				}
 				/* A store failure (also: the database was taken
 				 * over), or one after the process started (its pid
 				 * could not be recorded): the run stops.  A process
@@ -394,7 +408,11 @@ void live__place(live *d)
 				 * through on_end; it must not be ended here. */
 				if (g->es || !g->store_id || err.code == RL_ESTORE ||
 				    err.code == RL_EINUSE || d->fatal) {
-					live__fatal(d, &err);
+					/* (Paused instead for want of space: g,
+					 * running, was cancelled with its experiment.) */
+					live__store_failed(d, g->x, &err);
+					if (!d->fatal)
+						continue;
 					if (!g->es)
 						live__seg_drop(d, g);
 					return;

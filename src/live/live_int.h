@@ -114,7 +114,18 @@ struct live_exp {
 	char **user_env;        /* owner.run_as: the environment its trials start from
 				 * (live__owner_env), not relish's own */
 	int cancelled;          /* live_cancel: nothing more is launched */
+	int suspended;          /* paused for want of space (space.c): nothing
+				 * more of it is written; it leaves the driver
+				 * once its segments have stopped */
 };
+
+/* An experiment paused for want of space, out of the driver (space.c). */
+typedef struct live_held {
+	int64_t id;
+	live_owner owner;
+	double retry_at;        /* live__mono */
+	double wait_s;          /* the next wait when a resume finds no space */
+} live_held;
 
 struct live {
 	live_options opt;
@@ -176,6 +187,8 @@ struct live {
 	size_t n_profiles;
 	uint8_t *profile_used;
 	rl_err runtime_err;     /* first experiment stopped by a runtime failure */
+	live_held *held;        /* paused for want of space (space.c) */
+	size_t n_held;
 	int profiles_seeded;    /* profiles with features given to the core */
 	/* foreign use per device (gpu.c): the last measurement, and the
 	 * memory no listed process accounts for at its least */
@@ -345,6 +358,22 @@ uint32_t live__core_user(const live *d, uid_t uid);
  * as its half-life says. */
 int live__service_usage_load(live *d, rl_err *err);
 void live__user_apply(live *d, uid_t uid);
+
+/* space.c: a service's experiments paused for want of space */
+/* err is a failure for want of space and the driver is a service's. */
+int live__no_space(const live *d, const rl_err *err);
+/* A store write for experiment x failed with err: x pauses when it was for
+ * want of space (a service), else the driver stops (live__fatal).  x may
+ * be NULL (no experiment: live__fatal). */
+void live__store_failed(live *d, live_exp *x, const rl_err *err);
+/* Pause x (err says why): its segments stop, nothing more of it is
+ * written, and the tick moves it to d->held once none is left. */
+void live__exp_suspend(live *d, live_exp *x, const rl_err *err);
+/* Every tick: paused experiments whose segments have stopped leave the
+ * driver; held ones are resumed from the store once there is space. */
+void live__space_tick(live *d);
+/* live_cancel of a held experiment: 1 cancelled, 0 not held, < 0 error. */
+int live__held_cancel(live *d, int64_t id, const char *who, rl_err *err);
 
 /* recover.c */
 int live__resume(live *d, live_exp *x, const store_experiment *se, rl_err *err);

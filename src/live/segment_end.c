@@ -31,8 +31,8 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		return;
 	live_exp *x = g->x;
 	live *d = x->d;
-	if (d->fatal)
-		return; /* stopping; the segment re-runs on resume (live_run) */
+	if (d->fatal || x->suspended)
+		return; /* stopping or paused; the segment re-runs on resume */
 	double resource;
 	if (!contract_metric_get(line, x->sp->schedule.resource, &resource))
 		resource = g->to;
@@ -60,8 +60,9 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 		/* A value the store could not keep: the run stops, and since
 		 * nothing more is written the segment stays "running" in the
 		 * store, so the next run re-runs it from its last boundary and
-		 * takes back from its log what the trial printed (recover.c). */
-		live__fatal(d, &err);
+		 * takes back from its log what the trial printed (recover.c).
+		 * A service's store that is full pauses this experiment only. */
+		live__store_failed(d, x, &err);
 		return;
 	}
 	if (contract_metric_get(line, x->sp->objective.metric, &v) &&
@@ -121,8 +122,8 @@ static void end_interrupted(live *d, live_seg *g, const exec_result *r, uint64_t
 				   ? "stopped: the executor's runtime failed for this experiment; re-run on resume"
 				   : "interrupted: relish was stopped; re-run on resume",
 	};
-	if (!d->fatal && store_segment_finish(d->st, g->store_id, &e, &err) < 0)
-		live__fatal(d, &err);
+	if (!d->fatal && !g->x->suspended && store_segment_finish(d->st, g->store_id, &e, &err) < 0)
+		live__store_failed(d, g->x, &err);
 	live__seg_drop(d, g);
 }
 
@@ -191,7 +192,7 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 	    (dec.outcome == ENG_FAILED &&
 	     engine_requeue(x->eng, g->trial, dec.resource, g->to, &err) < 0) ||
 	    engine_trial(x->eng, g->trial, &tv, &err) < 0) {
-		live__fatal(d, &err);
+		live__store_failed(d, x, &err);
 		live__seg_drop(d, g);
 		return;
 	}
@@ -208,7 +209,7 @@ static void end_runtime_failed(live *d, live_seg *g, const exec_result *r)
 		rc = store_commit(d->st, &err);
 	if (rc < 0) {
 		store_rollback(d->st);
-		live__fatal(d, &err);
+		live__store_failed(d, x, &err);
 		live__seg_drop(d, g);
 		return;
 	}
@@ -261,9 +262,10 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 
 	if (r->log_errno)
 		live__log_failed(d, g, r->log_errno);
-	if (d->fatal) {
-		/* The store failed or another driver owns it: write nothing
-		 * (the segment, "running" in the store, re-runs on resume). */
+	if (d->fatal || x->suspended) {
+		/* The store failed or another driver owns it, or x is paused
+		 * for want of space: write nothing (the segment, "running" in
+		 * the store, re-runs on resume). */
 		live__seg_drop(d, g);
 		live__check_end(d);
 		return;
@@ -380,8 +382,10 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	return;
 fatal:
 	/* Every way out drops the segment, or the loop, waiting for it to
-	 * end, would never end (the hang behind issue 14's items 1 and 2). */
-	live__fatal(d, &err);
+	 * end, would never end (the hang behind issue 14's items 1 and 2).
+	 * A service's full store pauses x alone (space.c): it leaves the
+	 * driver, engine and all, and is resumed from the store. */
+	live__store_failed(d, x, &err);
 	live__seg_drop(d, g);
 	live__check_end(d);
 }

@@ -335,9 +335,13 @@ int live_resume_stored(live *d, const store_experiment *e, const live_owner *ow,
 int live_cancel(live *d, int64_t id, const char *who, rl_err *err)
 {
 	live_exp *x = exp_by_id(d, id);
-	if (!x)
+	if (!x) {
+		int rc = live__held_cancel(d, id, who, err);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
 		return rl_err_set(err, RL_ENOTFOUND, "experiment %lld is not running",
 				  (long long)id);
+	}
 	if (x->done || x->cancelled)
 		return rl_err_set(err, RL_EEXISTS, "experiment %s is finished already", x->sp->name);
 	double now = live__now(d);

@@ -211,8 +211,14 @@ static int state_prepare(service *s, rl_err *err)
 	}
 	char pid[32];
 	int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-	if (ftruncate(s->lock_fd, 0) != 0 || pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
-		return rl_err_sys(err, RL_EIO, errno, "writing %s", s->lock);
+	/* Written over the old pid, then cut to length: on a full disk the
+	 * file keeps the block it had (a start there must work; space.c). */
+	if (pwrite(s->lock_fd, pid, (size_t)n, 0) != n || ftruncate(s->lock_fd, n) != 0) {
+		if (errno != ENOSPC && errno != EDQUOT)
+			return rl_err_sys(err, RL_EIO, errno, "writing %s", s->lock);
+		serve_log("warn", "serve.lock", "msg=\"writing its pid into %s: %s\"", s->lock,
+			  strerror(errno));
+	}
 	/* The database holds everyone's specs and parameters: the service's only. */
 	int fd = open(s->db, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0)
@@ -272,6 +278,14 @@ static int resume_all(service *s, rl_err *err)
 		if (r == 0) {
 			ow.run_as = ow.uid != geteuid();
 			r = live_resume_stored(s->d, e, &ow, admit_owner, s, &e2);
+			/* A full disk: held, resumed once there is space (the
+			 * service starts all the same, so an admin can act). */
+			if (r < 0 && store_err_no_space(&e2) && live_hold_stored(s->d, e, &ow, &e2) == 0) {
+				serve_log("warn", "serve.resume", "experiment=%s id=%lld msg=\"paused for "
+					  "want of space: %s\"", e->name, (long long)e->id, e2.msg);
+				skipped++;
+				continue;
+			}
 		}
 		if (r < 0) {
 			/* One bad experiment does not keep the others down. */

@@ -346,10 +346,32 @@ static const char *fail_hint(store *s)
 	}
 }
 
+/* A write that failed for want of space (SQLite's "database or disk is
+ * full", or an I/O error whose errno is ENOSPC or EDQUOT): err's sys_errno
+ * says so, and store_err_no_space tells it (a service pauses then; live/). */
+static void mark_space(store *s, rl_err *err)
+{
+	if (!err)
+		return;
+	int e = sqlite3_system_errno(s->db);
+	if (sqlite3_errcode(s->db) == SQLITE_FULL)
+		err->sys_errno = ENOSPC;
+	else if ((sqlite3_errcode(s->db) & 0xff) == SQLITE_IOERR && (e == ENOSPC || e == EDQUOT))
+		err->sys_errno = e;
+}
+
+int store_err_no_space(const rl_err *err)
+{
+	return err && (err->code == RL_ESTORE || err->code == RL_EIO) &&
+	       (err->sys_errno == ENOSPC || err->sys_errno == EDQUOT);
+}
+
 int st_fail(store *s, rl_err *err, const char *what)
 {
-	return rl_err_set(err, RL_ESTORE, "%s: %s: %s%s", s->path, what, sqlite3_errmsg(s->db),
-			  fail_hint(s));
+	int rc = rl_err_set(err, RL_ESTORE, "%s: %s: %s%s", s->path, what, sqlite3_errmsg(s->db),
+			    fail_hint(s));
+	mark_space(s, err);
+	return rc;
 }
 
 int st_exec(store *s, const char *sql, rl_err *err)
@@ -362,6 +384,7 @@ int st_exec(store *s, const char *sql, rl_err *err)
 		int rc = rl_err_set(err, RL_ESTORE, "%s: %s%s%s", s->path, what,
 				    msg ? msg : sqlite3_errmsg(s->db), fail_hint(s));
 		sqlite3_free(msg);
+		mark_space(s, err);
 		return rc;
 	}
 	return 0;

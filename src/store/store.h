@@ -92,6 +92,10 @@ typedef enum seg_status {
 	SEG__COUNT
 } seg_status;
 
+/* err is a failure for want of space (the database's file system full or
+ * over quota, SQLITE_FULL; also RL_EIO with errno ENOSPC or EDQUOT from a
+ * folder): a service pauses what it concerns instead of stopping. */
+int store_err_no_space(const rl_err *err);
 const char *exp_status_name(exp_status s);
 const char *trial_status_name(trial_status s);
 const char *seg_status_name(seg_status s);

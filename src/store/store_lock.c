@@ -144,8 +144,16 @@ int st_driver_register(store *s, rl_err *err)
 	}
 	int64_t id = sqlite3_last_insert_rowid(s->db);
 	rc = st_tx_end(s, rc, err);
-	if (rc == 0)
+	if (rc == 0) {
 		s->driver_id = id;
+	} else if (store_err_no_space(err)) {
+		/* A full disk: the service must start all the same (its
+		 * experiments wait for space).  The flock alone keeps other
+		 * drivers out; without a generation there is no takeover
+		 * check (store_driver_check) until a start can write one. */
+		rl_err_clear(err);
+		rc = 0;
+	}
 	return rc;
 }
 
