@@ -17,7 +17,8 @@
 #            400; every grant checked, 403 naming what is not allowed)
 #   alias    a 108 KB spec whose aliases name one 100 KB scalar 2,000 times
 #            (200 MB expanded): refused 400 by the parser's byte budget,
-#            the service's peak RSS grows by less than 64 MB
+#            the service's peak RSS (ASan's build) grows by less than
+#            128 MB (a read of 1,000,000 rows took ~0.9 GB before)
 #   grid     a grid axis of 2^24 values (uniform, step 1): refused 400 naming
 #            search.space.x.step and the cap; the same axis under random
 #            search (accepted: a grid size is arithmetic, never enumerated)
@@ -25,6 +26,12 @@
 #            victim's submits answers within 3 s (10.4 s before: the loop
 #            enumerated the axis) and the service's peak RSS grows by less
 #            than 64 MB (~1 GB per submission before)
+#   metrics  a trial prints 200,000 metric lines of 5 metrics each (10 MB):
+#            one segment stores at most 10,000 lines (50,001 rows with the
+#            last objective; 1,000,000 before, and the loop blocked), the
+#            rest are counted in an event (segment.metrics_dropped); a read
+#            of its metrics answers one page (20,000 rows, "more": true);
+#            the service's peak RSS grows by less than 64 MB
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -153,7 +160,38 @@ attack_grid() {
   victim_ok
 }
 
-all="env grants alias grid"
+# ---- metrics: unbounded metric rows -------------------------------------------
+attack_metrics() {
+  victim_start
+  cat >"$work/spew.sh" <<'W'
+#!/bin/sh
+awk 'BEGIN { for (i = 1; i <= 200000; i++) printf "RELISH epoch=%.6f accuracy=0.5 loss=0.5 a=1 b=2\n", i / 200000 }'
+W
+  chmod 755 "$work/spew.sh"
+  aspec "$work/metrics.yaml" attack-metrics 1 1 10
+  sed -i "s|^  command: .*|  command: [\"$work/spew.sh\"]|" "$work/metrics.yaml"
+  local before after rows page
+  before=$(hwm_kib)
+  as "$U1" "$R" submit metrics.yaml --follow >"$work/metrics.out" 2>&1 || fail "submit metrics.yaml: $(tail -5 "$work/metrics.out")"
+  rows=$($PY - "$work/state/relish.db" <<'P2'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+print(db.execute("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id"
+                 " JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'attack-metrics'").fetchone()[0])
+P2
+)
+  page=$(api "/api/v1/experiments/attack-metrics/metrics?owner=$U1" | $PY -c 'import json, sys; j = json.load(sys.stdin); print(len(j["metrics"]), j["more"], j["next_offset"])')
+  after=$(hwm_kib)
+  echo "metrics: 1,000,000 values printed, $rows rows stored; one read: $page; the service's peak RSS $((before / 1024)) -> $((after / 1024)) MiB"
+  [ "$rows" -le 50001 ] && [ "$rows" -ge 50000 ] || fail "the attacker's segment stored $rows metric rows"
+  [ "$page" = "20000 True 20000" ] || fail "a read of the metrics answered: $page"
+  api "/api/v1/experiments/attack-metrics/events?owner=$U1" | grep -q '190000 metric lines past the 10000 one segment may store were dropped' ||
+    fail "no event counts the dropped lines: $(api "/api/v1/experiments/attack-metrics/events?owner=$U1" | head -c 2000)"
+  [ $((after - before)) -lt 131072 ] || fail "the metric lines grew the service's peak RSS by $(((after - before) / 1024)) MiB"
+  victim_ok
+}
+
+all="env grants alias grid metrics"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

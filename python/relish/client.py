@@ -236,9 +236,18 @@ class Client:
         return self._get("trials/%d" % int(trial_id))
 
     def metrics(self, ref, trial=None, name=None):
-        """Metric rows: experiment, trial_id, segment_id, resource, name, value, at."""
-        return self._get("experiments/%s/metrics" % self._ref(ref), trial=trial,
-                         name=name)["metrics"]
+        """Metric rows: experiment, trial_id, segment_id, resource, name, value, at.
+
+        The service answers a page of rows at a time (20,000 at most); every
+        page is read here."""
+        rows, offset = [], 0
+        while True:
+            page = self._get("experiments/%s/metrics" % self._ref(ref), trial=trial,
+                             name=name, offset=offset or None)
+            rows.extend(page["metrics"])
+            if not page.get("more"):
+                return rows
+            offset = page["next_offset"]
 
     def segments(self, ref):
         return self._get("experiments/%s/segments" % self._ref(ref))["segments"]

@@ -644,17 +644,30 @@ int api_metrics_json(api_req *rq, const store_experiment *e, int64_t trial, json
 		     rl_err *err)
 {
 	const char *name = rq->query ? rq->query(rq->qctx, "name") : NULL;
+	long long offset, limit;
+	int rc = api_query_int(rq, "offset", 0, &offset, err);
+	if (rc == 0)
+		rc = api_query_int(rq, "limit", API_METRICS_PAGE, &limit, err);
+	if (rc < 0)
+		return rc;
+	/* One page at a time: a trial's rows once made a read hold ~0.9 GB. */
+	if (limit <= 0 || limit > API_METRICS_PAGE)
+		limit = API_METRICS_PAGE;
+	if (offset < 0)
+		offset = 0;
 	store_metric *mv;
 	size_t nm;
-	int rc = store_metric_list(rq->st, e->id, trial, &mv, &nm, err);
+	int more = 0;
+	rc = store_metric_page(rq->st, e->id, trial, name, (size_t)offset, (size_t)limit, &mv, &nm,
+			       &more, err);
 	if (rc < 0)
 		return rc;
 	json_t *arr = json_array();
 	for (size_t i = 0; i < nm; i++)
-		if (!name || !*name || (mv[i].name && !strcmp(mv[i].name, name)))
-			json_array_append_new(arr, api_json_metric(e, &mv[i]));
+		json_array_append_new(arr, api_json_metric(e, &mv[i]));
 	store_metrics_free(mv, nm);
-	*out = json_pack("{s:o}", "metrics", arr);
+	*out = json_pack("{s:o, s:b, s:I}", "metrics", arr, "more", more, "next_offset",
+			 (json_int_t)(offset + (long long)nm));
 	return 0;
 }
 

@@ -14,6 +14,9 @@
 
 #define API_MAX_PARAMS 4
 #define API_PARAM_MAX 256
+/* Metric rows one read answers at most (?offset= ?limit= page on; the
+ * answer says "more" and "next_offset"). */
+#define API_METRICS_PAGE 20000
 
 typedef enum api_access {
 	API_PUBLIC, /* anyone, anonymous too */

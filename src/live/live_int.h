@@ -32,6 +32,12 @@
 #define LIVE_TICK_MS 200     /* placement retries, GPU sampling, display */
 #define LIVE_SERVICE_BURST 4 /* service: launches per loop turn (place) */
 #define LIVE_MAX_DEVICES 64  /* devices whose foreign use is measured */
+/* Metric lines one segment may store: past it lines are counted and
+ * dropped (an event says so once, and at the segment's end how many), the
+ * last objective value still reaches the engine and the store.  A trial
+ * printing 5 MB of metric lines once made 640,000 rows and blocked the
+ * loop for 25 s (issue 25, item 7). */
+#define LIVE_METRIC_LINES_MAX 10000
 
 typedef struct live_exp live_exp;
 
@@ -79,6 +85,10 @@ typedef struct live_seg {
 	double last_obj;       /* last objective value, NAN none */
 	char reported[96];     /* metric names it printed, ", "-separated (explain.c) */
 	int n_missed;          /* lines that missed the metric format (BAD, NEAR) */
+	size_t n_lines;        /* metric lines stored (LIVE_METRIC_LINES_MAX) */
+	size_t n_dropped;      /* metric lines past the bound, not stored */
+	double drop_res, drop_obj; /* the last dropped line's resource and
+				    * objective (drop_obj NAN: it had none) */
 	int interrupted;       /* cancelled because relish is stopping */
 	char *reuse_key;       /* warm / worker */
 	double waiting_since;  /* queued: waiting for memory other processes

@@ -82,12 +82,15 @@ static int salvage_metrics(live *d, const live_exp *x, const store_segment *g, s
 	ssize_t n;
 	double now = live__now(d);
 	int rc = store_begin(d->st, err);
-	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+	size_t taken = 0;
+	/* As many lines as a live segment stores (LIVE_METRIC_LINES_MAX). */
+	while (rc == 0 && taken < LIVE_METRIC_LINES_MAX && (n = getline(&line, &cap, f)) > 0) {
 		if (line[n - 1] == '\n')
 			n--;
 		contract_line l;
 		if (contract_parse_line(line, (size_t)n, &l) != CONTRACT_METRICS || !l.n)
 			continue;
+		taken++;
 		double res;
 		if (!contract_metric_get(&l, x->sp->schedule.resource, &res))
 			res = g->resource_to;

@@ -37,6 +37,27 @@ static void on_line(void *ud, exec_segment *seg, const contract_line *line)
 	if (!contract_metric_get(line, x->sp->schedule.resource, &resource))
 		resource = g->to;
 	double v;
+	if (g->n_lines >= LIVE_METRIC_LINES_MAX) {
+		/* Counted, not stored nor kept by the engine; the last
+		 * objective is (drop_flush, at the segment's end). */
+		if (!g->n_dropped++) {
+			char msg[300];
+			snprintf(msg, sizeof msg, "trial %lld printed more than %d metric lines in one "
+				 "segment: the rest are counted and dropped (its last objective value "
+				 "is kept)", (long long)x->trials[g->trial].store_id,
+				 LIVE_METRIC_LINES_MAX);
+			live__progress_line(d, "%s: %s", x->sp->name, msg);
+			rl_err e2 = {0};
+			if (store_event_append(d->st, live__now(d), x->id, x->trials[g->trial].store_id,
+					       g->store_id, "trial.warning", msg, NULL, &e2) < 0)
+				live__store_failed(d, x, &e2);
+		}
+		g->drop_res = resource;
+		if (!contract_metric_get(line, x->sp->objective.metric, &g->drop_obj))
+			g->drop_obj = NAN;
+		return;
+	}
+	g->n_lines++;
 	if (g->adopted && resource <= g->replay_upto) {
 		/* Read again from the adopted segment's start: stored
 		 * already, and left out of the engine's restored curve. */
@@ -79,6 +100,26 @@ void live__report_side(live_exp *x, live_seg *g, const contract_line *line)
 	for (size_t k = 0; k < engine_n_side(x->eng); k++)
 		if (contract_metric_get(line, engine_side_metric(x->eng, k), &v))
 			engine_report_side(x->eng, g->trial, k, v, NULL);
+}
+
+/* The segment ends: the last objective among its dropped lines (when the
+ * lines after the bound carried one) is stored and reported, so the
+ * engine decides on the value the trial printed last. */
+static int drop_flush(live *d, live_seg *g, rl_err *err)
+{
+	live_exp *x = g->x;
+	if (!g->n_dropped || isnan(g->drop_obj))
+		return 0;
+	store_metric m = {.trial_id = x->trials[g->trial].store_id, .segment_id = g->store_id,
+			  .resource = g->drop_res, .name = x->sp->objective.metric,
+			  .value = g->drop_obj, .at = live__now(d)};
+	int rc = store_metrics_insert(d->st, &m, 1, err);
+	if (rc < 0)
+		return rc;
+	if (engine_report(x->eng, g->trial, g->drop_res, g->drop_obj, NULL) == 0)
+		g->last_obj = g->drop_obj;
+	g->drop_obj = NAN;
+	return 0;
 }
 
 void live__log_failed(live *d, const live_seg *g, int errnum)
@@ -246,6 +287,19 @@ static void check_fail_fast(live *d, live_exp *x)
 	stop_experiment(d, x, why, advice);
 }
 
+/* How many metric lines the segment printed past the bound, as an event
+ * in its end's transaction. */
+static int drop_record(live *d, const live_seg *g, double now, rl_err *err)
+{
+	if (!g->n_dropped)
+		return 0;
+	char msg[200];
+	snprintf(msg, sizeof msg, "%zu metric lines past the %d one segment may store were dropped",
+		 g->n_dropped, LIVE_METRIC_LINES_MAX);
+	return store_event_append(d->st, now, g->x->id, g->x->trials[g->trial].store_id, g->store_id,
+				  "segment.metrics_dropped", msg, NULL, err);
+}
+
 void live__end_segment(live *d, live_seg *g, const exec_result *r)
 {
 	live_exp *x = g->x;
@@ -287,6 +341,8 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 
 	/* Decide: the engine's view of the segment, then the core's record
 	 * of what its end means (retries, losses, the memory policy). */
+	if (drop_flush(d, g, &err) < 0)
+		goto fatal;
 	int ok = r->outcome == SEG_OUT_COMPLETED;
 	engine_decision dec;
 	if (engine_segment_done(x->eng, g->trial, ok, -1, &dec, &err) < 0)
@@ -350,6 +406,7 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 				      rec.message, NULL, &err)) == 0) &&
 	    (!fail_reason || (rc = store_event_append(d->st, now, x->id, t->store_id, g->store_id,
 						      "trial.failed", fail_reason, NULL, &err)) == 0) &&
+	    (rc = drop_record(d, g, now, &err)) == 0 &&
 	    (rc = live__gpu_record(d, g, &err)) == 0 &&
 	    (r->outcome != SEG_OUT_COMPLETED ||
 	     (rc = live__profile_update(d, g, peak, &err)) == 0))

@@ -502,6 +502,13 @@ int store_metrics_insert_missing(store *s, const store_metric *m, size_t n, size
  * the experiment).  Free with store_metrics_free. */
 int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_metric **out,
 		      size_t *n, rl_err *err);
+/* At most limit of them (limit 0: no bound), from the offset-th on, only
+ * those named name (NULL or "": every name); *more is set when rows are
+ * left after them.  A read of one page holds one page in memory, however
+ * many rows a trial printed. */
+int store_metric_page(store *s, int64_t experiment_id, int64_t trial_id, const char *name,
+		      size_t offset, size_t limit, store_metric **out, size_t *n, int *more,
+		      rl_err *err);
 void store_metrics_free(store_metric *v, size_t n);
 
 /* Ids 0 mean none.  Returns 0; *id (may be NULL) gets the event id. */

@@ -38,6 +38,12 @@ static const char SQL_METRIC_LIST[] =
 	" FROM metrics m JOIN trials t ON t.id = m.trial_id"
 	" WHERE t.experiment_id = ?1 AND (?2 = 0 OR m.trial_id = ?2)"
 	" ORDER BY t.idx, m.id";
+static const char SQL_METRIC_PAGE[] =
+	"SELECT m.trial_id, m.segment_id, m.resource, m.name, m.value, m.at"
+	" FROM metrics m JOIN trials t ON t.id = m.trial_id"
+	" WHERE t.experiment_id = ?1 AND (?2 = 0 OR m.trial_id = ?2)"
+	" AND (?3 IS NULL OR m.name = ?3)"
+	" ORDER BY t.idx, m.id LIMIT ?4 OFFSET ?5";
 static const char SQL_EVENT_INSERT[] =
 	"INSERT INTO events(at, experiment_id, trial_id, segment_id, kind, message)"
 	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
@@ -98,6 +104,9 @@ int store_metrics_insert_missing(store *s, const store_metric *m, size_t n, size
 	return metrics_insert(s, SQL_METRIC_INSERT_MISSING, m, n, added, err);
 }
 
+static int metric_rows(store *s, sqlite3_stmt *st, size_t max, store_metric **out, size_t *n,
+		       int *more, rl_err *err);
+
 int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_metric **out,
 		      size_t *n, rl_err *err)
 {
@@ -107,10 +116,47 @@ int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_m
 		return rc;
 	sqlite3_bind_int64(st, 1, experiment_id);
 	sqlite3_bind_int64(st, 2, trial_id);
+	return metric_rows(s, st, 0, out, n, NULL, err);
+}
+
+int store_metric_page(store *s, int64_t experiment_id, int64_t trial_id, const char *name,
+		      size_t offset, size_t limit, store_metric **out, size_t *n, int *more,
+		      rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_METRIC_PAGE, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_int64(st, 2, trial_id);
+	if (name && *name)
+		sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 3);
+	/* one row more than asked: whether rows are left */
+	sqlite3_bind_int64(st, 4, limit ? (sqlite3_int64)limit + 1 : -1);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)offset);
+	return metric_rows(s, st, limit, out, n, more, err);
+}
+
+/* Step st (prepared and bound) into rows: at most max (0: all), *more
+ * (may be NULL) set when there was another. */
+static int metric_rows(store *s, sqlite3_stmt *st, size_t max, store_metric **out, size_t *n,
+		       int *more, rl_err *err)
+{
+	int rc = 0;
+	if (more)
+		*more = 0;
 	store_metric *v = NULL;
 	size_t nv = 0, cap = 0;
 	int r = SQLITE_DONE;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (max && nv == max) {
+			if (more)
+				*more = 1;
+			r = SQLITE_DONE;
+			break;
+		}
 		store_metric *x = st_grow((void **)&v, &nv, &cap, sizeof *v);
 		int oom = !x;
 		if (x) {
