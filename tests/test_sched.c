@@ -645,11 +645,17 @@ static void test_relish_probe_per_shape(void **state)
  * utilisation was the default 100 %; a sibling of that shape (same family)
  * is then measured at 10 %, which becomes the family's estimate for the
  * running one, so the device now admits segment 4, though nothing ran or
- * stopped on it. */
+ * stopped on it.  (Without exploration, which would try the refused
+ * pairs: test_explore.c.) */
 static void test_relish_family_util_reopens(void **state)
 {
 	(void)state;
-	sched *s = mk(SHARE_RELISH);
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	o.explore_max = 0;
+	sched *s = NULL;
+	rl_err e;
+	assert_int_equal(sched_new(&o, &s, &e), 0);
 	int d0 = add_gpu(s, 40000), d1 = add_gpu(s, 40000);
 	sched_placement pl[8];
 	/* two busy measured shapes of other families */

@@ -73,6 +73,10 @@ static const char usage_text[] =
 	"                          (default 0: off)\n"
 	"  --relish-family-probe on|off  relish: one segment of a shape never measured\n"
 	"                          at a time on a family estimate (default on)\n"
+	"  --relish-explore N      relish: co-locations of a pair of shapes tried while\n"
+	"                          their gain is uncertain (default 2; 0: never explore)\n"
+	"  --observe-noise X       relative error of the progress rate the core is told\n"
+	"                          (uniform in [-X, X] per segment; default 0.05)\n"
 	"  --tiresias-limits L     tiresias: queue thresholds, GPU-seconds, comma-separated\n"
 	"                          (default 1800,3600,...,230400)\n"
 	"  --tiresias-quantum-s Q  tiresias: its preemption quantum, the length of its\n"
@@ -108,7 +112,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -134,6 +138,8 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-min-speedup", required_argument, NULL, O_R_SPEEDUP},
 		{"relish-solo-after-s", required_argument, NULL, O_R_SOLO},
 		{"relish-family-probe", required_argument, NULL, O_R_FPROBE},
+		{"relish-explore", required_argument, NULL, O_R_EXPLORE},
+		{"observe-noise", required_argument, NULL, O_NOISE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
 		{"tiresias-quantum-s", required_argument, NULL, O_T_QUANTUM},
 		{"gandiva-timeslice", required_argument, NULL, O_G_TS},
@@ -254,6 +260,21 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return rl_err_set(err, RL_EUSAGE, "--relish-family-probe: expected on or off, got \"%s\"", optarg);
 			o->cfg.tune.relish_family_probe = !strcmp(optarg, "on");
+			break;
+		case O_R_EXPLORE: {
+			double v;
+			if ((rc = parse_num("--relish-explore", optarg, 0, &v, err)) < 0)
+				return rc;
+			if (v != floor(v) || v > 1000)
+				return rl_err_set(err, RL_EUSAGE, "--relish-explore: expected a whole number 0..1000, got \"%s\"", optarg);
+			o->cfg.tune.relish_explore = (int)v;
+			break;
+		}
+		case O_NOISE:
+			if ((rc = parse_num("--observe-noise", optarg, 0, &o->cfg.observe_noise, err)) < 0)
+				return rc;
+			if (o->cfg.observe_noise >= 1)
+				return rl_err_set(err, RL_EUSAGE, "--observe-noise: expected a number in [0, 1), got \"%s\"", optarg);
 			break;
 		case O_R_MARGIN:
 			if ((rc = parse_num("--relish-margin", optarg, 0, &o->cfg.tune.relish_margin, err)) < 0)

@@ -518,6 +518,27 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	if (F < COLO_MIN_OVERLAP)
 		return;
 	pair_update(s, g->req.shape, partner, (1 / speed - 1) / F);
+	s->work.learnt++;
+}
+
+/* ---- exploration counts ---- */
+
+size_t colo_explored(const sched *s, uint64_t a, uint64_t b)
+{
+	size_t n = sched__map_get(&s->explore_map, a < b ? a : b, a < b ? b : a);
+	return n == SCHED_NONE ? 0 : n;
+}
+
+void colo_explore_note(sched *s, uint64_t a, uint64_t b)
+{
+	size_t n = colo_explored(s, a, b);
+	/* without memory the count stays: one more try of the pair at most */
+	(void)sched__map_put(&s->explore_map, a < b ? a : b, a < b ? b : a, n + 1);
+}
+
+size_t sched_colocate_explored(const sched *s, uint64_t shape_a, uint64_t shape_b)
+{
+	return colo_explored(s, shape_a, shape_b);
 }
 
 void sched_colocate_seed(sched *s, uint64_t shape_a, uint64_t shape_b, double speed_a,
@@ -582,4 +603,5 @@ void colo_fini(sched *s)
 	free(s->pair);
 	sched__map_fini(&s->pair_map);
 	sched__map_fini(&s->paired_map);
+	sched__map_fini(&s->explore_map);
 }

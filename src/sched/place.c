@@ -145,6 +145,18 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	g->state = SEG_RUNNING;
 	g->held = pl->basis == SCHED_BASIS_EXCLUSIVE || (pl->n_dev > 1 && !s->opt.share_gangs);
 	g->n_claim = 0;
+	/* an exploration (place_shared chose it as one): the device's one,
+	 * and one more try of the pair */
+	g->explore = 0;
+	if (g->explore_dev >= 0 && pl->n_dev == 1 && pl->dev[0] == g->explore_dev &&
+	    !g->held && s->dev[pl->dev[0]].n_run == 1 && !s->dev[pl->dev[0]].explore_gi1) {
+		sched_dev *d = &s->dev[pl->dev[0]];
+		g->explore = 1;
+		d->explore_gi1 = gi + 1;
+		colo_explore_note(s, g->req.shape, s->seg[d->run[0]].req.shape);
+		s->work.explored++;
+	}
+	g->explore_dev = -1;
 	mark = ++s->commit_id;
 	for (int k = 0; k < pl->n_dev; k++) {
 		sched_dev *d = &s->dev[pl->dev[k]];
@@ -308,6 +320,36 @@ static void xmemo_note(sched *s, int cls, uint64_t res, double util)
 	s->n_xmemo[cls] = w;
 }
 
+/*
+ * Exploration (relish): may candidate g, refused on device d by the
+ * model's pessimistic side, try it there so that the pair gets measured?
+ * Only beside one single-device member (the measurement is then the
+ * pair's, colo_observe), one exploration per device at a time, at most
+ * explore_max tries per pair of shapes, when the optimistic side admits
+ * it (the gain is uncertain, not measured to lose), and when one of the
+ * two shapes has been measured alone (else the try teaches nothing).
+ * *specific is set when the answer depends on the candidate's shape
+ * beyond its reservation and utilisation (refusals of other shapes then
+ * say nothing about it: xmemo).
+ */
+static int explore_ok(const sched *s, const sched_seg *g, const sched_dev *d, double gain,
+		      double n_changed, double t0, int *specific)
+{
+	if (!s->opt.explore_max || d->n_run != 1 || d->explore_gi1)
+		return 0;
+	const sched_seg *m = &s->seg[d->run[0]];
+	if (m->pl.n_dev != 1 || m->held)
+		return 0;
+	if (!place_may_gain(s, gain, n_changed, t0))
+		return 0;
+	if (colo_explored(s, g->req.shape, m->req.shape) >= (size_t)s->opt.explore_max ||
+	    (!(s->prof[g->prof].thr_alone > 0) && !(s->prof[m->prof].thr_alone > 0))) {
+		*specific = 1;
+		return 0;
+	}
+	return 1;
+}
+
 /* A shared placement: reservation res, best device by policy. */
 static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			const sched_mem_estimate *e, uint64_t since, sched_placement *pl)
@@ -321,6 +363,8 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	double best_gain = -INFINITY, best_comp = 0;
 	uint64_t best_left = UINT64_MAX;
 	int best_empty = 0;
+	int best_explore = 0, specific = 0;
+	g->explore_dev = -1;
 	int cand_paired = p->paired; /* the candidate's shape is in some pair */
 	/* answered by an index: no walk */
 	int answered = !relish && cls != CLS_HOST && devidx_fit_on(s, cls);
@@ -391,14 +435,24 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		if (cls == CLS_HOST && d->comp_res + comp > d->info.compute_total + 1e-9)
 			continue;
 		double gain = 0;
+		int explore = 0;
 		if (relish) {
 			double util = est_util(s, &g->req, g->prof, d);
 			if (d->n_run) {
+				/* an exploration runs here: its measurement
+				 * stays the pair's alone */
+				if (d->explore_gi1)
+					continue;
 				colo_cand cc;
 				colo_eval(s, d, g->prof, util, &cc);
 				gain = cc.speed + cc.loss;
-				if (!place_admits(s, gain, 1 + cc.weight, cc.t0))
-					continue;
+				if (!place_admits(s, gain, 1 + cc.weight, cc.t0)) {
+					if (!explore_ok(s, g, d, gain, 1 + cc.weight, cc.t0, &specific))
+						continue;
+					/* after every device the model admits */
+					explore = 1;
+					gain -= 2;
+				}
 			} else {
 				gain = colo_throughput(s, d, 1, g->req.shape, util);
 			}
@@ -423,13 +477,14 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			best_left = left;
 			best_comp = comp;
 			best_empty = empty;
+			best_explore = explore;
 		}
 		/* enough candidates compared (a refusal still looks at all) */
 		if (relish && s->opt.score_max && ++n_admit >= s->opt.score_max)
 			break;
 	}
 	if (best < 0) {
-		if (xmemo)
+		if (xmemo && !specific)
 			xmemo_note(s, cls, res, xutil);
 		/* Remember: this shape with at least this reservation and
 		 * compute fits nowhere until something changes. */
@@ -454,6 +509,8 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	pl->mem_mib = res;
 	pl->compute = best_comp;
 	pl->basis = e->basis;
+	if (best_explore)
+		g->explore_dev = best;
 	return 1;
 }
 

@@ -58,6 +58,10 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	/* the median |error| of the core's prior on Lucid's measured pairs
 	 * (relish simulate --check-colocate; docs/scheduling.md) */
 	o->colocate_margin = policy == SHARE_RELISH ? 0.044 : 0;
+	/* Two tries of a pair whose gain is uncertain: one measurement, and
+	 * a second when the first fell within the margin of no gain (the
+	 * model's error, above); docs/scheduling.md, Exploration */
+	o->explore_max = policy == SHARE_RELISH ? 2 : 0;
 	/* Gandiva: two segments time-sliced on a GPU at most; on the Philly
 	 * sweep this beat time-slicing as deep as memory allows in mean JCT
 	 * at 64 and 128 GPUs and in makespan at every size
@@ -242,9 +246,10 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 				  "oom_factor >= 1, oom_alone_after >= 0, default compute > 0, "
 				  "foreign_margin >= 0, oom_foreign_max >= 0, lost_max >= 0 and "
 				  "foreign share|avoid");
-	if (!(opt->colocate_margin >= 0) || opt->timeslice_max < 0)
+	if (!(opt->colocate_margin >= 0) || opt->timeslice_max < 0 || opt->explore_max < 0)
 		return rl_err_set(err, RL_EINVAL,
-				  "sched_new: expected colocate_margin >= 0 and timeslice_max >= 0");
+				  "sched_new: expected colocate_margin, timeslice_max and "
+				  "explore_max >= 0");
 	if ((unsigned)opt->order > ORDER_FAIR)
 		return rl_err_set(err, RL_EINVAL, "sched_new: unknown queue order %d", (int)opt->order);
 	for (int k = 0; k < SCHED_MAX_TIERS && opt->tiresias_limit_s[k] != 0; k++)
@@ -803,6 +808,8 @@ static int seg_create(sched *s, const sched_request *req, size_t *out, rl_err *e
 	g->okey = order_key(s, g->req.attained_s);
 	g->foreign_seen = 0;
 	g->wait_since = -1;
+	g->explore_dev = -1;
+	g->explore = 0;
 	*out = gi;
 	return 0;
 }
@@ -844,6 +851,13 @@ static void seg_unplace(sched *s, size_t gi, double now)
 			}
 		}
 		d->g_U = d->n_run ? d->g_U - g->g_util : 0;
+		/* an exploration ends with its segment, or when its partner
+		 * leaves (nothing more to measure) */
+		if (d->explore_gi1 == gi + 1 || d->n_run <= 1) {
+			if (d->explore_gi1 && d->explore_gi1 != gi + 1)
+				s->seg[d->explore_gi1 - 1].explore = 0;
+			d->explore_gi1 = 0;
+		}
 		d->g_unmeasured -= d->g_unmeasured ? (size_t)g->g_unm : 0;
 	}
 	/* close its open overlaps, and each partner's entry for them */
@@ -959,6 +973,14 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 	}
 	seg_release_slot(s, gi);
 	return 0;
+}
+
+int sched_segment_exploring(const sched *s, uint64_t seg_id)
+{
+	size_t gi = sched__map_get(&s->seg_map, seg_id, 0);
+	if (gi == SCHED_NONE || s->seg[gi].state != SEG_RUNNING)
+		return RL_ENOTFOUND;
+	return s->seg[gi].explore;
 }
 
 int sched_adopt(sched *s, const sched_request *req, const sched_placement *pl,

@@ -194,6 +194,13 @@ typedef struct sched_options {
 				    checked against the long way, and
 				    disagreements counted in
 				    sched_work.check_failures (slow) */
+	int explore_max;         /* relish: co-locations of a pair of shapes
+				    tried while their gain is uncertain (the
+				    model's optimistic side admits it, its
+				    pessimistic side does not), one at a time
+				    per device, so that it gets measured
+				    (docs/scheduling.md, Exploration); 0 =
+				    never explore */
 	double solo_after_s;     /* relish: a segment whose job has attained
 				    this much service runs alone (run times
 				    are heavy-tailed, so a job that has run
@@ -313,6 +320,10 @@ typedef struct sched_work {
 	uint64_t running;     /* segments running when each of those calls
 				 began, summed: the size of the state that
 				 a call, and the events around it, work on */
+	uint64_t explored;    /* placements that were explorations (relish:
+				 a co-location tried to measure it) */
+	uint64_t learnt;      /* pair observations taken from segments that
+				 shared their device */
 } sched_work;
 
 void sched_work_get(const sched *s, sched_work *out);
@@ -643,6 +654,15 @@ double sched_colocate_predict(const sched *s, const uint64_t *shapes,
  * seeded, RL_ENOTFOUND otherwise. */
 int sched_colocate_pair(const sched *s, uint64_t shape_a, uint64_t shape_b,
 			double *speed_a, size_t *n_obs);
+
+/* Co-locations of shapes a and b (either order) the core has tried as
+ * explorations so far (relish, sched_options.explore_max). */
+size_t sched_colocate_explored(const sched *s, uint64_t shape_a, uint64_t shape_b);
+
+/* Whether running segment seg_id was placed as an exploration: beside
+ * a partner whose co-location with it was not yet measured to gain.
+ * 1, 0, or RL_ENOTFOUND when it is not running. */
+int sched_segment_exploring(const sched *s, uint64_t seg_id);
 
 /* Running segments of a device (ids in placement order); returns how many
  * there are and writes at most max of them. */

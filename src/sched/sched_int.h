@@ -86,6 +86,10 @@ typedef struct sched_dev {
 	size_t cpos;        /* position in its class (cls_dev, the trees) */
 	int mru_prev;       /* most-recently-changed list of its class (the
 			       next link is in sched_hot) */
+	size_t explore_gi1; /* the segment (index + 1) trying a co-location
+			       here whose gain is not yet measured (place.c,
+			       exploration); 0 none: one at a time per device,
+			       and nothing else joins while it runs */
 } sched_dev;
 
 /* What the walk over recently changed devices reads of each device, kept
@@ -221,6 +225,9 @@ typedef struct sched_seg {
 	uint64_t ov_mark;   /* place_commit: partner already recorded */
 	double g_util;      /* what it added to its devices' g_U ... */
 	int g_unm;          /* ... and to their g_unmeasured */
+	int explore_dev;    /* place_shared chose this device as an
+			       exploration (place_commit marks it), -1 none */
+	int explore;        /* running as an exploration */
 } sched_seg;
 
 /* Feature transforms of the family models. */
@@ -390,6 +397,8 @@ struct sched {
 	size_t n_pair, cap_pair;
 	sched_map pair_map;     /* (a, b) -> index */
 	sched_map paired_map;   /* shape -> index into psig when it is in some pair */
+	sched_map explore_map;  /* unordered pair of shapes (lower first) ->
+				   co-locations of them tried as explorations */
 	sched_psig *psig;       /* per paired shape, the shapes it pairs with */
 	size_t n_psig, cap_psig;
 	/* A Bloom filter over the pairs (colocate.c): most lookups are of
@@ -514,6 +523,10 @@ void colo_eval(const sched *s, const sched_dev *d, size_t cand_prof, double cand
 	       colo_cand *out);
 /* Learn from a finished segment that shared its device. */
 void colo_observe(sched *s, const sched_seg *g, double now, double speed);
+/* Explorations of the pair of shapes a, b so far (either order), and one
+ * more (place_commit). */
+size_t colo_explored(const sched *s, uint64_t a, uint64_t b);
+void colo_explore_note(sched *s, uint64_t a, uint64_t b);
 void colo_fini(sched *s);
 
 /* ---- devindex.c ---- */
@@ -596,6 +609,14 @@ static inline int place_is_whole(const sched *s, const sched_seg *g, const sched
 static inline int place_admits(const sched *s, double gain, double n_changed, double t0)
 {
 	return gain - s->opt.colocate_margin * n_changed >= (s->opt.min_speedup - 1) * t0;
+}
+
+/* The same with the margin added instead of taken off: the estimate's
+ * optimistic side.  A co-location this admits and place_admits does not
+ * is uncertain: worth measuring (place.c, exploration). */
+static inline int place_may_gain(const sched *s, double gain, double n_changed, double t0)
+{
+	return gain + s->opt.colocate_margin * n_changed >= (s->opt.min_speedup - 1) * t0;
 }
 size_t place_run(sched *s, double now, sched_placement *out, size_t max);
 /* Put a segment on a set of devices (bookkeeping shared with adopt). */

@@ -58,6 +58,8 @@ void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 			o->solo_after_s = t->relish_solo_after_s;
 		if (t->relish_family_probe >= 0)
 			o->family_probe = t->relish_family_probe;
+		if (t->relish_explore >= 0)
+			o->explore_max = t->relish_explore;
 	}
 	if (p == SCHED_POLICY_TIRESIAS && t->tiresias_limit_s[0] > 0)
 		memcpy(o->tiresias_limit_s, t->tiresias_limit_s, sizeof o->tiresias_limit_s);
@@ -81,6 +83,8 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_margin = -1;
 	c->tune.relish_solo_after_s = -1;
 	c->tune.relish_family_probe = -1;
+	c->tune.relish_explore = -1;
+	c->observe_noise = 0.05;
 	c->tune.gandiva_timeslice_max = -1;
 	c->tune.tiresias_quantum_s = SIM_TIRESIAS_QUANTUM_S;
 	c->tune.fair_half_life_s = -1;
@@ -708,8 +712,14 @@ static int segment_ended(simctx *x, size_t j, double now, rl_err *err)
 		o.work = s->seg_work;
 		s->remaining -= s->seg_work;
 	}
-	o.duration_s = now - s->seg_start;
 	uint64_t seg = seg_id_of(j, s->attempts);
+	o.duration_s = now - s->seg_start;
+	if (x->c->observe_noise > 0) {
+		/* the measured rate's error (sim.h, observe_noise) */
+		uint64_t h = rng_mix(seg, 0x6e6f697365ULL);
+		double e = (2 * ((double)(h >> 11) * 0x1.0p-53) - 1) * x->c->observe_noise;
+		o.duration_s *= 1 + e;
+	}
 	/* What the end means for memory: the core's decision, as live. */
 	sched_mem_decision md;
 	int rc = sched_mem_decide(x->s, seg, &o, &s->mem, &md, err);

@@ -92,6 +92,7 @@ typedef struct sim_tune {
 	double relish_margin;
 	double relish_solo_after_s;
 	int relish_family_probe;
+	int relish_explore;        /* explore_max */
 	double tiresias_limit_s[SCHED_MAX_TIERS];
 	int gandiva_timeslice_max;
 	/* The Tiresias peer's preemption quantum: its segments are this long
@@ -136,6 +137,12 @@ typedef struct sim_config {
 	 * memory at once. */
 	const sim_background *background;
 	sim_tune tune;
+	/* The core is told what a live driver would see, not the model's
+	 * figures: each segment's observed time is its true time x (1 + e),
+	 * e uniform in [-observe_noise, observe_noise], drawn from the
+	 * segment's id (the progress rate a driver measures varies from run
+	 * to run).  Default 0.05; 0 = exact. */
+	double observe_noise;
 	/* Optional observers (e.g. to compare with the live driver's
 	 * decisions); called in event order.  May be NULL. */
 	void (*on_place)(void *ctx, double now, const sched_request *req,

@@ -1,0 +1,243 @@
+/*
+ * test_explore.c - co-location learnt from what runs (relish): a pair of
+ * shapes whose gain the model cannot promise (both measured 100 % busy,
+ * as NVML's time-based utilisation reports most training processes) is
+ * tried, one exploration per device at a time and at most explore_max
+ * times per pair; what the tries measure moves the pair's estimate; a
+ * pair measured to gain is packed from then on, one measured to lose is
+ * kept apart from its next segment on; nothing is tried where memory does
+ * not fit, and an idle device still wins over any co-location.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "sched/sched.h"
+#include "sched_fixture.h"
+
+enum { A = 10, B = 20, C = 30 };
+
+static sched_request rq(uint64_t id, uint64_t shape, double t)
+{
+	sched_request r;
+	memset(&r, 0, sizeof r);
+	r.seg_id = id;
+	r.shape = shape;
+	r.family = shape;
+	r.needs_gpu = 1;
+	r.submit_time = t;
+	return r;
+}
+
+/* A core with n_gpu GPUs of mem MiB and shapes A, B (and C at util_c)
+ * measured alone: 2000 MiB, 10 units in 100 s, A and B 100 % busy. */
+static sched *mk(int n_gpu, uint64_t mem, int explore_max, double util_c)
+{
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	if (explore_max >= 0)
+		o.explore_max = explore_max;
+	sched *s = fixture_sched(SHARE_RELISH, &o, n_gpu, mem);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100 };
+	sched_observation light = { SEG_OUT_COMPLETED, 2000, util_c, 10, 100 };
+	sched_request ra = rq(900, A, 0), rb = rq(901, B, 0), rc = rq(902, C, 0);
+	sched_learn(s, &ra, &busy);
+	sched_learn(s, &rb, &busy);
+	sched_learn(s, &rc, &light);
+	return s;
+}
+
+static void submit(sched *s, uint64_t id, uint64_t shape, double t)
+{
+	sched_request r = rq(id, shape, t);
+	rl_err e;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+}
+
+/* Finish segment id at now having done work units (speed = work / 10
+ * over a segment of 100 s, measured alone at 0.1 units per second). */
+static void finish(sched *s, uint64_t id, double now, double work)
+{
+	sched_observation o = { SEG_OUT_COMPLETED, 2000, 100, work, 100 };
+	rl_err e;
+	assert_int_equal(sched_finished(s, id, now, &o, &e), 0);
+}
+
+static size_t place(sched *s, double now, sched_placement *pl)
+{
+	return sched_place(s, now, pl, 8);
+}
+
+/* One round: a's and b's segments submitted at t, both start at t (b
+ * beside a), both end at t + 100 having run at speed sp.  Returns
+ * whether b explored. */
+static int round_shared(sched *s, uint64_t id, double t, double sp)
+{
+	sched_placement pl[8];
+	submit(s, id, A, t);
+	submit(s, id + 1, B, t);
+	assert_int_equal(place(s, t, pl), 2);
+	assert_int_equal(pl[0].dev[0], pl[1].dev[0]);
+	int explored = sched_segment_exploring(s, id + 1);
+	assert_int_equal(sched_segment_exploring(s, id), 0);
+	finish(s, id, t + 100, 10 * sp);
+	finish(s, id + 1, t + 100, 10 * sp);
+	return explored;
+}
+
+/* The prior alone (100 % + 100 %) predicts no gain, and its margin
+ * refuses: without exploration nothing is ever tried, and nothing learnt
+ * (the behaviour this replaces). */
+static void test_no_exploration_no_sharing(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 40000, 0, 100);
+	sched_placement pl[8];
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	assert_int_equal(place(s, 0, pl), 1);
+	assert_int_equal(sched_colocate_explored(s, A, B), 0);
+	sched_free(s);
+}
+
+/* Learning moves the estimate: from the prior's 0.5 to what the
+ * exploration measured (0.95 each way), and the pair, measured to gain,
+ * stays packed without exploring again. */
+static void test_learn_and_keep_packed(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 40000, -1, 100);
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), RL_ENOTFOUND);
+	uint64_t sh[2] = { A, B };
+	double sp[2];
+	sched_colocate_predict(s, sh, NULL, 2, sp);
+	assert_true(fabs(sp[0] - 0.5) < 1e-9); /* the prior */
+	assert_int_equal(round_shared(s, 1, 0, 0.95), 1);
+	assert_int_equal(sched_colocate_explored(s, A, B), 1);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	assert_true(fabs(v - 0.95) < 1e-9);
+	assert_int_equal(n, 1);
+	assert_int_equal(sched_colocate_pair(s, B, A, &v, &n), 0);
+	assert_true(fabs(v - 0.95) < 1e-9);
+	/* measured to gain (0.95 + 0.95 - 1 beyond the margins): packed
+	 * again at the next boundaries, as an exploit, not a try */
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(round_shared(s, 10 + 2 * (uint64_t)k, 100 + 100 * k, 0.95), 0);
+	assert_int_equal(sched_colocate_explored(s, A, B), 1);
+	/* each round moved the estimate (EWMA): 0.9 now pulls it down */
+	assert_int_equal(round_shared(s, 20, 400, 0.9), 0);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	assert_true(v < 0.95 && v > 0.9);
+	sched_free(s);
+}
+
+/* A pair measured to lose (0.4 each: 0.8 of one device's work) is
+ * separated at its next segment boundary: a's next segment starts alone,
+ * b's waits until a's ends, and the pair is never tried again. */
+static void test_loser_separated(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 40000, -1, 100);
+	sched_placement pl[8];
+	assert_int_equal(round_shared(s, 1, 0, 0.4), 1);
+	submit(s, 3, A, 100);
+	submit(s, 4, B, 100);
+	assert_int_equal(place(s, 100, pl), 1);
+	assert_int_equal(pl[0].seg_id, 3);
+	assert_int_equal(place(s, 150, pl), 0);
+	finish(s, 3, 200, 10);
+	assert_int_equal(place(s, 200, pl), 1);
+	assert_int_equal(pl[0].seg_id, 4);
+	submit(s, 5, A, 250);
+	assert_int_equal(place(s, 250, pl), 0);
+	assert_int_equal(sched_colocate_explored(s, A, B), 1);
+	sched_free(s);
+}
+
+/* Bounded per pair: a pair measured at no gain (0.5 + 0.5: within the
+ * margin either way) is tried again, up to explore_max (2) times in all,
+ * then kept apart. */
+static void test_bounded_per_pair(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 40000, -1, 100);
+	sched_placement pl[8];
+	assert_int_equal(round_shared(s, 1, 0, 0.5), 1);
+	assert_int_equal(round_shared(s, 3, 100, 0.5), 1);
+	assert_int_equal(sched_colocate_explored(s, A, B), 2);
+	submit(s, 5, A, 200);
+	submit(s, 6, B, 200);
+	assert_int_equal(place(s, 200, pl), 1);
+	assert_int_equal(sched_colocate_explored(s, A, B), 2);
+	sched_free(s);
+}
+
+/* Bounded per device: while b explores beside a, nothing else joins the
+ * device, not even c, whom the model would admit (5 % busy: modelled
+ * gain 0.46 against a margin of 0.13); once the exploration ends, c
+ * joins. */
+static void test_one_per_device(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 40000, -1, 5);
+	sched_placement pl[8];
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	assert_int_equal(place(s, 0, pl), 2);
+	assert_int_equal(sched_segment_exploring(s, 2), 1);
+	submit(s, 3, C, 10);
+	assert_int_equal(place(s, 10, pl), 0);
+	finish(s, 2, 50, 4);
+	assert_int_equal(place(s, 50, pl), 1);
+	assert_int_equal(pl[0].seg_id, 3);
+	assert_int_equal(sched_segment_exploring(s, 3), 0);
+	/* without exploration c joins a and b at once */
+	sched_free(s);
+	s = mk(1, 40000, 0, 5);
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	submit(s, 3, C, 0);
+	assert_int_equal(place(s, 0, pl), 2); /* a, then c beside it; b refused */
+	assert_int_equal(pl[1].seg_id, 3);
+	sched_free(s);
+}
+
+/* No exploration where memory does not fit (two reservations of 2656 MiB
+ * on 4 GiB), and an idle device beats any co-location. */
+static void test_memory_and_idle_first(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 4096, -1, 100);
+	sched_placement pl[8];
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	assert_int_equal(place(s, 0, pl), 1);
+	assert_int_equal(sched_colocate_explored(s, A, B), 0);
+	sched_free(s);
+	s = mk(2, 40000, -1, 100);
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	assert_int_equal(place(s, 0, pl), 2);
+	assert_true(pl[0].dev[0] != pl[1].dev[0]);
+	assert_int_equal(sched_colocate_explored(s, A, B), 0);
+	sched_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_exploration_no_sharing),
+		cmocka_unit_test(test_learn_and_keep_packed),
+		cmocka_unit_test(test_loser_separated),
+		cmocka_unit_test(test_bounded_per_pair),
+		cmocka_unit_test(test_one_per_device),
+		cmocka_unit_test(test_memory_and_idle_first),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
