@@ -32,6 +32,14 @@
 #            rest are counted in an event (segment.metrics_dropped); a read
 #            of its metrics answers one page (20,000 rows, "more": true);
 #            the service's peak RSS grows by less than 64 MB
+#   forever  a trial that names no memory and never ends (sleep 600): it
+#            reserves the service's trial_memory (256 MiB here), not the
+#            whole host (the victim runs beside it), and its segment ends
+#            as a timeout after max_segment_time (5 s here; it ran for
+#            ever before)
+#   experiments  users: {default: {experiments: 2}}: the attacker's third
+#            running experiment is refused (409, naming the limit) while
+#            the victim still submits
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -45,7 +53,7 @@ serve_users 2
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
 export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
-: >"$work/config.yaml"
+printf 'max_segment_time: 5s\ntrial_memory: 256MiB\n' >"$work/config.yaml"
 serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"
 
 # ---- env: trial.env reaching a program root executes ----------------------
@@ -191,7 +199,49 @@ P2
   victim_ok
 }
 
-all="env grants alias grid metrics"
+# ---- forever: starvation by a trial that never ends ---------------------------
+seg_field() { # EXPERIMENT OWNER FIELD: the values of FIELD in its segments
+  api "/api/v1/experiments/$1/segments?owner=$2" | $PY -c 'import json, sys; print(" ".join(str(g.get(sys.argv[1])) for g in json.load(sys.stdin)["segments"]))' "$3"
+}
+attack_forever() {
+  aspec "$work/forever.yaml" attack-forever 1 1 10
+  sed -i -e 's|^  command: .*|  command: ["/bin/sleep", "600"]|' -e '/^  resources:/d' "$work/forever.yaml"
+  as "$U1" "$R" submit forever.yaml >/dev/null || fail "submit forever.yaml"
+  wait_for 30 sh -c "[ -n \"\$(curl -s --unix-socket '$sock' 'http://relish/api/v1/experiments/attack-forever/segments?owner=$U1' | grep -o '\"status\":\"running\"')\" ]"
+  local res
+  res=$(seg_field attack-forever "$U1" mem_reserved_mib)
+  echo "forever: the trial that names no memory reserves ${res} MiB"
+  [ "${res%% *}" -le 512 ] || fail "a trial naming no memory reserved ${res} MiB"
+  victim_start
+  victim_ok 60
+  wait_for 30 sh -c "curl -s --unix-socket '$sock' 'http://relish/api/v1/experiments/attack-forever/segments?owner=$U1' | grep -q '\"status\":\"timeout\"'"
+  echo "forever: its segments ended: $(seg_field attack-forever "$U1" status)"
+  as "$U1" "$R" cancel "attack-forever" >/dev/null 2>&1 || true
+}
+
+# ---- experiments: one user's running experiments bounded ----------------------
+attack_experiments() {
+  local i out rc n
+  # the attacker's experiments of the cases before that still run, plus 2
+  n=$(api /api/v1/experiments | $PY -c 'import json, sys; print(sum(1 for e in json.load(sys.stdin)["experiments"] if e.get("owner") == sys.argv[1] and e.get("status") == "running"))' "$U1")
+  reload_config "users: {default: {experiments: $((n + 2))}}"
+  for i in 1 2; do
+    aspec "$work/many$i.yaml" "attack-many-$i" 1 1 3000
+    as "$U1" "$R" submit "many$i.yaml" >/dev/null || fail "the attacker's experiment $i was refused"
+  done
+  aspec "$work/many3.yaml" attack-many-3 1 1 3000
+  set +e
+  out=$(as "$U1" "$R" submit many3.yaml 2>&1); rc=$?
+  set -e
+  [ "$rc" != 0 ] && printf '%s' "$out" | grep -q "the most the service allows one user at once" ||
+    fail "a third running experiment was admitted: exit $rc: $out"
+  victim_start
+  victim_ok 60
+  for i in 1 2; do as "$U1" "$R" cancel "attack-many-$i" >/dev/null 2>&1 || true; done
+  reload_config ""
+}
+
+all="env grants alias grid metrics forever experiments"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

@@ -113,6 +113,13 @@ typedef struct live_options {
 	 * is outstanding when it runs. */
 	void (*before_launch)(void *ctx);
 	void *before_launch_ctx;
+	/* Service: no segment runs longer than this (seconds; a spec's
+	 * trial.timeout may be shorter; 0: none): a trial that never ends
+	 * cannot hold its devices for ever. */
+	double max_segment_s;
+	/* Service: what a host trial that names no trial.resources.memory
+	 * reserves (MiB; 0: the whole host, as relish run measures first). */
+	uint64_t default_memory_mib;
 } live_options;
 
 void live_options_default(live_options *o);
@@ -311,6 +318,7 @@ typedef struct live_user_policy {
 	int max_gpus;
 	uint64_t max_mem_mib;
 	int max_segments;
+	int max_experiments;     /* running at once (live_submit refuses more); 0 none */
 } live_user_policy;
 
 void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p);

@@ -208,6 +208,14 @@ static live_seg *seg_find(live *d, uint64_t sched_id)
 	return NULL;
 }
 
+/* A segment's time limit: the spec's trial.timeout, within the service's
+ * max_segment_s (0 each: none). */
+static double seg_timeout(const live *d, const spec *sp)
+{
+	double t = sp->trial.timeout_s, m = d->opt.max_segment_s;
+	return m > 0 && (t <= 0 || t > m) ? m : t;
+}
+
 /* Write the placement, build argv and environment, start the process.  On
  * failure *fault says whose it was (EXEC_FAULT_RUNTIME: an executor's engine
  * that could not be run or refused; NOT_STARTED: a program that cannot be
@@ -339,7 +347,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 				 .whole = whole, .seq = g->seq, .sp = sp};
 	exec_spec es = {
 		.mode = sp->trial.mode, .reuse_key = g->reuse_key, .argv = argv, .envp = envp,
-		.cwd = sp->trial.workdir, .log_path = logp, .timeout_s = sp->trial.timeout_s,
+		.cwd = sp->trial.workdir, .log_path = logp, .timeout_s = seg_timeout(d, sp),
 		.cpus = v.cpus, .memory_limit_mib = on_gpu ? 0 : pl->mem_mib,
 		.a = {.trial_id = tid, .params_json = params, .from = g->from, .to = g->to,
 		      .checkpoint_dir = ckpt},

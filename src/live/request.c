@@ -85,6 +85,21 @@ void live__request_build(const live_exp *x, const config *cfg, sched_request *ou
 		r.n_devices = res->gpus >= 2 ? (int)res->gpus : 1;
 	} else {
 		r.mem_hint_mib = res->memory_mib;
+		/* A service never lets a trial that names no memory reserve
+		 * the whole host (what relish run does to measure it first):
+		 * it reserves the service's default, and a trial that needs
+		 * more ends out of memory and is placed again with more. */
+		if (!r.mem_hint_mib && x->d->opt.service) {
+			/* (never more than the largest host holds: a small
+			 * host's trials take it whole, as before) */
+			uint64_t most = 0;
+			for (size_t i = 0; i < x->d->devs->n; i++)
+				if (!x->d->devs->dev[i].info.is_gpu &&
+				    x->d->devs->dev[i].info.mem_total_mib > most)
+					most = x->d->devs->dev[i].info.mem_total_mib;
+			if (x->d->opt.default_memory_mib < most)
+				r.mem_hint_mib = x->d->opt.default_memory_mib;
+		}
 		r.compute_hint = res->cpus;
 		r.n_devices = 1;
 	}

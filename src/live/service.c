@@ -201,6 +201,8 @@ static live_exp *exp_by_id(const live *d, int64_t id)
 	return NULL;
 }
 
+static const live_user_policy *user_policy(const live *d, uid_t uid);
+
 int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission, int64_t *id,
 		rl_err *err)
 {
@@ -208,6 +210,22 @@ int live_submit(live *d, spec *sp, const live_owner *ow, const char *submission,
 		spec_free(sp);
 		return rl_err_set(err, RL_EINTERRUPTED, "the service is stopping; submit again "
 				  "once it runs");
+	}
+	int max = user_policy(d, ow->uid)->max_experiments;
+	if (max > 0) {
+		int running = 0;
+		for (size_t i = 0; i < d->n_exps; i++)
+			running += d->exps[i]->owner.uid == ow->uid && !d->exps[i]->done &&
+				   !d->exps[i]->cancelled;
+		for (size_t i = 0; i < d->n_held; i++)
+			running += d->held[i].owner.uid == ow->uid;
+		if (running >= max) {
+			spec_free(sp);
+			return rl_err_set(err, RL_EBUSY, "%s runs %d experiments, the most the service "
+					  "allows one user at once (users.NAME.experiments in its config); "
+					  "submit again when one has ended, or cancel one", ow->name,
+					  running);
+		}
 	}
 	int rc = live__add_owned(d, sp, ow, 1, submission, id, err);
 	if (rc < 0)

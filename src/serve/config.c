@@ -7,6 +7,8 @@
  *   fair_half_life: 7d          # fair: past usage counts half after this (0: never forgets)
  *   memory_margin: 0.2
  *   grace: 60s                  # SIGTERM: how long running segments may go on
+ *   max_segment_time: 24h       # no segment runs longer (0: none)
+ *   trial_memory: 2GiB          # what a host trial naming no memory reserves
  *   read: all                   # or own: users see only their experiments
  *   admin_group: relish-admin   # members may cancel anyone's experiment
  *   tokens: /etc/relish/tokens  # bearer tokens for TCP (mode 0600)
@@ -52,6 +54,8 @@ void serve_config_default(serve_config *c)
 	c->memory_margin = 0.2;
 	c->foreign = SCHED_FOREIGN_SHARE;
 	c->grace_s = 60;
+	c->max_segment_s = 86400;
+	c->trial_memory_mib = 2048;
 	c->fair_half_life_s = 7 * 86400.0;
 	c->api.submit_max = 1u << 20;
 	c->dflt.share = 1;
@@ -178,6 +182,19 @@ static int k_admin_group(sx *x, const node *v, serve_config *c)
 	return 0;
 }
 
+static int k_max_segment(sx *x, const node *v, serve_config *c)
+{
+	return sx_duration(x, v, &c->max_segment_s);
+}
+
+static int k_trial_memory(sx *x, const node *v, serve_config *c)
+{
+	int rc = sx_memory(x, v, &c->trial_memory_mib);
+	if (rc == 0 && !c->trial_memory_mib)
+		rc = sx_fail(x, v, "expected a memory size > 0 such as 2GiB, got 0");
+	return rc;
+}
+
 static int k_tokens(sx *x, const node *v, serve_config *c)
 {
 	free(c->tokens);
@@ -233,13 +250,14 @@ static int k_allow(sx *x, const node *v, serve_config *c)
 	return 0;
 }
 
-/* One user's entry: {share, gpus, gpu_memory, segments}. */
+/* One user's entry: {share, gpus, gpu_memory, segments, experiments}. */
 static int user_rule(sx *x, const node *v, serve_user_rule *r)
 {
-	static const char *const keys[] = {"share", "gpus", "gpu_memory", "segments"};
+	static const char *const keys[] = {"share", "gpus", "gpu_memory", "segments",
+					   "experiments"};
 	if (v->kind != NODE_MAP)
 		return sx_fail(x, v, "expected a map such as {share: 1, gpus: 2}");
-	int rc = sx_check_keys(x, v, keys, 4);
+	int rc = sx_check_keys(x, v, keys, 5);
 	const node *n;
 	size_t saved;
 	if (rc == 0 && (n = node_get(v, "share"))) {
@@ -265,6 +283,12 @@ static int user_rule(sx *x, const node *v, serve_user_rule *r)
 		saved = sx_push(x, "segments");
 		if ((rc = sx_int(x, n, 0, 1 << 20, "a number of segments", &i)) == 0)
 			r->max_segments = (int)i;
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && (n = node_get(v, "experiments"))) {
+		saved = sx_push(x, "experiments");
+		if ((rc = sx_int(x, n, 0, 1 << 20, "a number of experiments", &i)) == 0)
+			r->max_experiments = (int)i;
 		sx_pop(x, saved);
 	}
 	return rc;
@@ -429,6 +453,7 @@ static const struct config_key {
 	{"memory_margin", k_margin}, {"grace", k_grace},         {"foreign", k_foreign},
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
+	{"max_segment_time", k_max_segment}, {"trial_memory", k_trial_memory},
 	{"slurm", k_slurm},
 };
 #define N_KEYS (sizeof config_keys / sizeof config_keys[0])

@@ -234,12 +234,14 @@ static void apply_users(service *s)
 		const serve_user_rule *r = &s->cfg.users[i];
 		live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
 				       .max_mem_mib = r->max_mem_mib,
-				       .max_segments = r->max_segments};
+				       .max_segments = r->max_segments,
+				       .max_experiments = r->max_experiments};
 		live_set_user_policy(s->d, r->uid, &up);
 	}
 	const serve_user_rule *r = &s->cfg.dflt;
 	live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
-			       .max_mem_mib = r->max_mem_mib, .max_segments = r->max_segments};
+			       .max_mem_mib = r->max_mem_mib, .max_segments = r->max_segments,
+			       .max_experiments = r->max_experiments};
 	live_set_default_user_policy(s->d, &up);
 }
 
@@ -464,6 +466,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.fair_half_life_s = s->cfg.fair_half_life_s;
 	lo.foreign_set = 1;
 	lo.foreign = s->cfg.foreign;
+	lo.max_segment_s = s->cfg.max_segment_s;
+	lo.default_memory_mib = s->cfg.trial_memory_mib;
 	lo.progress = 0;
 	lo.line_fn = driver_line;
 	lo.runas_helper = s->runas[0] ? s->runas : NULL;

@@ -65,6 +65,7 @@ typedef struct serve_user_rule {
 	int max_gpus;
 	uint64_t max_mem_mib;
 	int max_segments;
+	int max_experiments;     /* running at once */
 } serve_user_rule;
 
 /* The slurm: section (docs/serve.md, docs/slurm.md): the service places
@@ -92,6 +93,8 @@ typedef struct serve_config {
 	double memory_margin;    /* default 0.2 */
 	sched_foreign_policy foreign; /* devices others use: share (default) or avoid */
 	double grace_s;          /* SIGTERM grace, default 60 */
+	double max_segment_s;    /* no segment runs longer (default 24 h; 0: none) */
+	uint64_t trial_memory_mib; /* a host trial naming no memory reserves this (2 GiB) */
 	api_policy api;          /* read, admin group, submit limit */
 	char *tokens;            /* token file, NULL none */
 	/* What a spec may ask beyond the default (spec_grants): entries
