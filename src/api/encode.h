@@ -94,9 +94,10 @@ json_t *api_json_event(const store_event *ev);
  *               objective], "violation" (null without constraints),
  *               "feasible", "front"}]}
  * The front: completed, feasible trials that no other such trial dominates
- * (pareto_front, each objective by its mode).  An experiment of one
- * objective without constraints gets its trials' objective as values.
- * *out is a new reference.
+ * (pareto_front, each objective by its mode; O(n^2 m) in the n trials).
+ * An experiment of one objective without constraints lists no trial
+ * (api_front_is_multi is 0: its best trial says it all), so asking costs
+ * two small reads.  *out is a new reference.
  */
 int api_front_json(store *s, const store_experiment *e, json_t **out, rl_err *err);
 /* 1 when e has several objectives or constraints (the front resource has

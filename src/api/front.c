@@ -26,9 +26,12 @@ int api_front_json(store *s, const store_experiment *e, json_t **out, rl_err *er
 	store_trial_values *vv = NULL;
 	int rc = store_objectives_get(s, e->id, &ob, &no, err);
 	if (rc == 0)
-		rc = store_trial_list(s, e->id, 0, &tv, &nt, err);
-	if (rc == 0)
 		rc = store_trial_values_list(s, e->id, &vv, &nv, err);
+	/* One objective and no constraint (nothing recorded beside the
+	 * trials' objective column): no front to list, and no trial is read
+	 * (`relish best` and the dashboard ask every experiment). */
+	if (rc == 0 && (no || nv))
+		rc = store_trial_list(s, e->id, 0, &tv, &nt, err);
 	if (rc < 0)
 		goto done;
 	/* An experiment of one objective: the experiment's own. */
@@ -55,7 +58,7 @@ int api_front_json(store *s, const store_experiment *e, json_t **out, rl_err *er
 		while (j < nv && vv[j].idx < t->idx)
 			j++;
 		const store_trial_values *x = j < nv && vv[j].trial_id == t->id ? &vv[j] : NULL;
-		if (!x && (m > 1 || isnan(t->objective)))
+		if (!x)
 			continue; /* no value of every objective yet */
 		for (size_t k = 0; k < m; k++) {
 			double v = x ? (k < x->n ? x->v[k] : NAN) : t->objective;
