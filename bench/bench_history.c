@@ -26,8 +26,8 @@
  *
  * Usage (root): bench_history [RELISH [CTRIAL]]   (default: relish and
  * ctrial next to this program).  Env: HIST_EXPS, HIST_TRIALS, WAVES, WAVE,
- * READS; SLOPE_MAX=KIB makes it exit 1 when the slope per experiment is
- * above KIB (the soak test, tests/test_serve_soak.sh, uses this); KEEP=1
+ * READS, WARMUP (waves left out of the slope, default 1); SLOPE_MAX=KIB
+ * makes it exit 1 when the slope per experiment is above KIB (the soak test, tests/test_serve_soak.sh, uses this); KEEP=1
  * keeps the work folder.
  */
 #include <curl/curl.h>
@@ -375,9 +375,11 @@ int main(int argc, char **argv)
 	}
 	long n_exps = env_long("HIST_EXPS", 10000), n_trials = env_long("HIST_TRIALS", 1000000);
 	long waves = env_long("WAVES", 6), wave = env_long("WAVE", 50);
-	long n_reads = env_long("READS", 2000);
-	if (waves < 3 || wave < 1 || n_exps < 0 || n_trials < 0 || n_reads < 1)
-		die("WAVES >= 3, WAVE >= 1, HIST_EXPS >= 0, HIST_TRIALS >= 0, READS >= 1");
+	long n_reads = env_long("READS", 2000), warmup = env_long("WARMUP", 1);
+	if (warmup < 0 || waves < warmup + 2 || wave < 1 || n_exps < 0 || n_trials < 0 ||
+	    n_reads < 1)
+		die("WARMUP >= 0, WAVES >= WARMUP + 2, WAVE >= 1, HIST_EXPS >= 0, HIST_TRIALS >= 0, "
+		    "READS >= 1");
 	char self[PATH_MAX];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 	self[sl > 0 ? sl : 0] = '\0';
@@ -467,10 +469,10 @@ int main(int argc, char **argv)
 	double ref_page[64], ref_one[64];
 	direct_reads(db, n_exps, ref_page, ref_one, 64);
 
-	/* The slope after the first wave (warm-up), per finished experiment. */
+	/* The slope after the warm-up waves, per finished experiment. */
 	double sx = 0, sy = 0, sxx = 0, sxy = 0;
-	long m = waves - 1;
-	for (long w = 1; w < waves; w++) {
+	long m = waves - warmup;
+	for (long w = warmup; w < waves; w++) {
 		double x = (double)(w * wave), y = (double)rss[w];
 		sx += x, sy += y, sxx += x * x, sxy += x * y;
 	}
@@ -490,10 +492,10 @@ int main(int argc, char **argv)
 		printf(" %.0f", secs[w]);
 	printf(" s)\n");
 	int flat = slope <= (getenv("SLOPE_MAX") ? atof(getenv("SLOPE_MAX")) : 4.0);
-	printf("slope    %.2f KiB per finished experiment after the first wave (%.0f KiB over "
-	       "%ld experiments)   [goal flat, <= %s KiB: %s]\n", slope, slope * (double)(m - 1) *
-	       (double)wave, (m - 1) * wave, getenv("SLOPE_MAX") ? getenv("SLOPE_MAX") : "4",
-	       flat ? "met" : "MISSED");
+	printf("slope    %.2f KiB per finished experiment after %ld warm-up wave%s (%.0f KiB over "
+	       "%ld experiments)   [goal flat, <= %s KiB: %s]\n", slope, warmup,
+	       warmup == 1 ? "" : "s", slope * (double)(m - 1) * (double)wave, (m - 1) * wave,
+	       getenv("SLOPE_MAX") ? getenv("SLOPE_MAX") : "4", flat ? "met" : "MISSED");
 	printf("peak     relish serve VmHWM %.1f MiB   [goal < 100 MB: %s]\n", (double)hwm / 1024.0,
 	       hwm * 1024.0 < 100e6 ? "met" : "MISSED");
 	int fast = 1;

@@ -23,7 +23,8 @@ build_pkgs=(gcc libc6-dev make cmake pkg-config libsqlite3-dev libyaml-dev libja
 test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time curl
            clang libclang-rt-14-dev   # clang: libFuzzer for tests/test_fuzz.sh
            chromium prometheus        # the dashboard's browser tests, /metrics scraped
-           python3-venv python3-pip python3-pandas)  # the Python client's tests
+           python3-venv python3-pip python3-pandas   # the Python client's tests
+           systemd)   # systemd-analyze verify: test_install checks the unit
 # The dashboard's build (npm ci at build time).  A machine with another
 # Node.js (NodeSource's nodejs ships its own npm) counts as having them.
 web_pkgs=(nodejs npm)

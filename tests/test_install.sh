@@ -27,6 +27,21 @@ ex=$root/share/relish/examples
 [ -f "$ex/relish_trial.py" ] || fail "the examples' relish_trial.py missing"
 "$root/bin/relish" validate "$ex/quickstart/quickstart.yaml" >/dev/null ||
   fail "the installed quickstart spec does not validate"
+# The service unit and its snippets; the unit passes systemd-analyze
+# verify (where systemd's tools are) with ExecStart pointing here.
+pk=$root/share/relish/packaging
+for f in relish.service relish.sysusers relish.tmpfiles relish.logrotate; do
+  [ -f "$pk/$f" ] || fail "share/relish/packaging/$f missing"
+done
+grep -q '^ExecReload=/bin/kill -HUP \$MAINPID$' "$pk/relish.service" || fail "the unit has no ExecReload"
+grep -q '^StateDirectory=relish$' "$pk/relish.service" || fail "the unit has no StateDirectory"
+if command -v systemd-analyze >/dev/null; then
+  mkdir "$stage/unit"
+  sed "s|/usr/bin/relish|$root/bin/relish|g" "$pk/relish.service" >"$stage/unit/relish.service"
+  systemd-analyze verify "$stage/unit/relish.service" >"$stage/verify.out" 2>&1 ||
+    fail "systemd-analyze verify relish.service: $(cat "$stage/verify.out")"
+  [ ! -s "$stage/verify.out" ] || fail "systemd-analyze verify relish.service: $(cat "$stage/verify.out")"
+fi
 py=$(find "$root/lib" -name relish_trial.py -path '*dist-packages*' | head -1)
 [ -n "$py" ] || fail "relish_trial.py not installed under lib/python*/dist-packages"
 PYTHONPATH=$(dirname "$py") python3 -c 'import relish_trial; relish_trial.mode()' ||
@@ -53,6 +68,40 @@ if [ "$(id -u)" = 0 ]; then
     sleep 0.05
   done
   [ "$up" = 1 ] || { kill -9 "$spid" 2>/dev/null; fail "the installed relish serve did not start: $(cat "$stage/serve.log")"; }
+  # ... and runs a trial as the user who submitted it (a real user,
+  # made here and removed after), through the installed relish-runas.
+  if command -v useradd >/dev/null && command -v setpriv >/dev/null; then
+    u="rlti$(printf '%04x' $RANDOM)"
+    useradd -M -d /nonexistent -s /usr/sbin/nologin "$u" || fail "useradd $u"
+    trap 'pkill -9 -u "$u" 2>/dev/null || true; userdel "$u" 2>/dev/null || true; rm -rf "$stage"' EXIT
+    chmod 755 "$stage"
+    cat >"$stage/who.yaml" <<'S'
+name: who
+objective: {metric: accuracy, mode: max}
+search: {algorithm: random, seed: 1, max_trials: 1, max_concurrent: 1,
+         space: {x: {type: uniform, low: 0.0, high: 1.0}}}
+schedule: {algorithm: none, resource: epoch, max: 1}
+trial:
+  command: ["/bin/sh", "-c", "id -u >\"$RELISH_CHECKPOINT_DIR/who\"; echo RELISH epoch=1 accuracy=0.5"]
+  resources: {memory: 32MiB, cpus: 1}
+S
+    chmod 644 "$stage/who.yaml"
+    (cd "$stage" && setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups \
+      env HOME="$stage" RELISH_SERVER="unix:$st/relish.sock" "$root/bin/relish" submit who.yaml) \
+      >"$stage/submit.out" 2>&1 || fail "submit as $u: $(cat "$stage/submit.out")"
+    done=
+    for _ in $(seq 600); do
+      done=$("$root/bin/relish" status --server "unix:$st/relish.sock" --state done --json |
+        python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+      [ "$done" = 1 ] && break
+      sleep 0.1
+    done
+    [ "$done" = 1 ] || fail "the installed service did not run $u's trial: $(tail -5 "$stage/serve.log")"
+    who=$(find "$st/runs" -name who -type f | head -1)
+    [ -n "$who" ] && [ "$(cat "$who")" = "$(id -u "$u")" ] ||
+      fail "the trial did not run as $u (uid $(id -u "$u")): ${who:-no who file}: $(cat "$who" 2>/dev/null)"
+    echo "ok: the installed relish serve ran $u's trial as uid $(cat "$who")"
+  fi
   kill -TERM "$spid"
   rc=0; wait "$spid" || rc=$?
   [ "$rc" = 0 ] || fail "the installed relish serve exited $rc after SIGTERM: $(tail -3 "$stage/serve.log")"

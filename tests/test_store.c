@@ -676,6 +676,38 @@ static void test_experiment_pages(void **state)
 	store_close(s);
 }
 
+/* A new file is auto_vacuum=INCREMENTAL: deleting an experiment gives
+ * its pages back, the file shrinks. */
+static void test_delete_shrinks(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	assert_int_equal(raw_int(f->path, "PRAGMA auto_vacuum"), 2); /* incremental */
+	int64_t keep = new_experiment(s, "keep", "max");
+	OK(store_trial_insert(s, keep, 0, NULL, 1, NULL, err));
+	store_experiment big = {.name = (char *)"big", .spec_text = (char *)"{}",
+				.created_at = 1000.0, .objective_metric = (char *)"acc",
+				.mode = (char *)"max"};
+	int64_t id;
+	OK(store_experiment_create(s, &big, &id, err));
+	char params[600];
+	memset(params, 'x', sizeof params - 1);
+	params[sizeof params - 1] = '\0';
+	char json[700];
+	snprintf(json, sizeof json, "{\"p\":\"%s\"}", params);
+	OK(store_begin(s, err));
+	for (int i = 0; i < 2000; i++)
+		OK(store_trial_insert(s, id, i, json, 1, NULL, err));
+	OK(store_commit(s, err));
+	long long before = raw_int(f->path, "PRAGMA page_count");
+	OK(store_experiment_delete(s, id, err));
+	long long after = raw_int(f->path, "PRAGMA page_count");
+	assert_true(after * 4 < before); /* ~1.2 MB of trials gone */
+	assert_int_equal(raw_int(f->path, "PRAGMA freelist_count"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trials"), 1);
+	store_close(s);
+}
+
 /* A backup is the database as it was, whole, and refuses to overwrite. */
 static void test_backup(void **state)
 {
@@ -1295,6 +1327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_experiment_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delete_shrinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_statuses_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trials_end_with_experiment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_trials_v6, setup, teardown),

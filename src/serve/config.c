@@ -27,6 +27,11 @@
  *     poll_interval: 1s
  *     refresh_interval: 30s
  *     relish_path: /shared/bin/relish
+ *   retention:                  # ended experiments: exported, then removed
+ *     age: 90d                  # since they ended
+ *     keep: 100                 # per user, the latest
+ *     archive: /var/lib/relish/archive   # default STATE/archive
+ *     interval: 1h              # how often it looks
  *
  * It is read with the spec's parser and readers (spec/node.h,
  * spec_internal.h), so its errors have the spec's shape:
@@ -57,6 +62,7 @@ void serve_config_default(serve_config *c)
 	c->max_segment_s = 86400;
 	c->trial_memory_mib = 2048;
 	c->fair_half_life_s = 7 * 86400.0;
+	c->retention.interval_s = 3600;
 	c->api.submit_max = 1u << 20;
 	c->dflt.share = 1;
 	c->dflt.is_default = 1;
@@ -80,6 +86,8 @@ void serve_config_fini(serve_config *c)
 	if (!c)
 		return;
 	slurm_fini(&c->slurm);
+	free(c->retention.archive);
+	c->retention.archive = NULL;
 	free(c->path);
 	free(c->tokens);
 	free(c->users);
@@ -445,6 +453,55 @@ static int k_slurm(sx *x, const node *v, serve_config *c)
 	return rc;
 }
 
+/* ---- retention: ---- */
+
+static int k_retention(sx *x, const node *v, serve_config *c)
+{
+	static const char *const keys[] = {"age", "keep", "archive", "interval"};
+	serve_retention *r = &c->retention;
+	if (v->kind != NODE_MAP)
+		return sx_fail(x, v, "expected a map such as {age: 90d, keep: 100}");
+	int rc = sx_check_keys(x, v, keys, sizeof keys / sizeof keys[0]);
+	for (size_t i = 0; rc == 0 && i < sizeof keys / sizeof keys[0]; i++) {
+		const node *n = node_get(v, keys[i]);
+		if (!n)
+			continue;
+		size_t saved = sx_push(x, keys[i]);
+		double d;
+		switch (i) {
+		case 0: rc = sx_duration(x, n, &r->age_s); break;
+		case 1:
+			rc = sx_number(x, n, "a count of experiments per user such as 100", &d);
+			if (rc == 0 && (d < 1 || d > 1e9 || d != (long)d))
+				rc = sx_fail(x, n, "expected a whole count of experiments per user, at "
+					     "least 1, got %g", d);
+			if (rc == 0)
+				r->keep = (long)d;
+			break;
+		case 2:
+			free(r->archive);
+			r->archive = NULL;
+			rc = sx_string(x, n, &r->archive);
+			if (rc == 0 && r->archive[0] != '/')
+				rc = sx_fail(x, n, "expected an absolute folder, got \"%s\"", r->archive);
+			break;
+		case 3:
+			rc = sx_duration(x, n, &r->interval_s);
+			if (rc == 0 && r->interval_s < 1)
+				rc = sx_fail(x, n, "expected a duration of at least 1s, got %gs",
+					     r->interval_s);
+			break;
+		}
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && !r->age_s && !r->keep)
+		rc = sx_fail(x, v, "expected an age, a keep count or both: retention without "
+			     "either keeps everything");
+	if (rc == 0)
+		r->enabled = 1;
+	return rc;
+}
+
 static const struct config_key {
 	const char *key;
 	key_fn fn;
@@ -454,7 +511,7 @@ static const struct config_key {
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
 	{"max_segment_time", k_max_segment}, {"trial_memory", k_trial_memory},
-	{"slurm", k_slurm},
+	{"slurm", k_slurm},         {"retention", k_retention},
 };
 #define N_KEYS (sizeof config_keys / sizeof config_keys[0])
 

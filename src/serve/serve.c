@@ -59,6 +59,8 @@ typedef struct service {
 	api_device *devices;     /* the driver's devices as at start (actx.devices) */
 	api_server *api;
 	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t retain;       /* the config's retention: every interval */
+	int retain_ready;
 	int signals;
 	int stopping;
 } service;
@@ -344,6 +346,10 @@ static void on_finish(void *ctx)
 		s->presence_polled = 0;
 		uv_close((uv_handle_t *)&s->presence_poll, close_cb);
 	}
+	if (s->retain_ready) {
+		s->retain_ready = 0;
+		uv_close((uv_handle_t *)&s->retain, close_cb);
+	}
 	if (s->signals) {
 		s->signals = 0;
 		uv_close((uv_handle_t *)&s->sig_term, close_cb);
@@ -352,6 +358,30 @@ static void on_finish(void *ctx)
 	}
 	api_server_close(s->api);
 	s->api = NULL;
+}
+
+static void retain_cb(uv_timer_t *t)
+{
+	service *s = t->data;
+	rl_err err;
+	rl_err_clear(&err);
+	if (s->stopping || !s->cfg.retention.enabled)
+		return;
+	if (serve_retention_pass(s->d, &s->cfg.retention, s->state, now_s(), &err) < 0)
+		serve_log("error", "serve.retention", "msg=\"%s\"", err.msg);
+}
+
+/* (Re)start the retention timer as the config says: the first pass soon
+ * after start or reload, then every interval. */
+static void retain_schedule(service *s)
+{
+	if (!s->retain_ready)
+		return;
+	uv_timer_stop(&s->retain);
+	if (s->cfg.retention.enabled) {
+		uint64_t every = (uint64_t)(s->cfg.retention.interval_s * 1000);
+		uv_timer_start(&s->retain, retain_cb, 1000, every ? every : 3600000);
+	}
 }
 
 static void reload(service *s)
@@ -389,6 +419,7 @@ static void reload(service *s)
 		s->pol.generation = gen + 1;
 		api_server_set_policy(s->api, &s->pol);
 		apply_users(s);
+		retain_schedule(s); /* retention: changes at once */
 	}
 	rl_err err;
 	rl_err_clear(&err);
@@ -548,6 +579,10 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_term, signal_cb, SIGTERM);
 	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
+	uv_timer_init(loop, &s->retain);
+	s->retain.data = s;
+	s->retain_ready = 1;
+	retain_schedule(s);
 	serve_log("info", "serve.started", "pid=%d state=%s devices=%zu policy=%s order=%s "
 		  "fair_half_life_s=%g foreign=%s read=%s tokens=%s grace_s=%g executor=%s slurm=%s",
 		  (int)getpid(), s->state, live_device_count(s->d), sched_policy_name(s->cfg.policy),

@@ -84,6 +84,18 @@ typedef struct serve_slurm {
 	char *relish_path;       /* relish on the nodes; NULL: this binary's path */
 } serve_slurm;
 
+/* The retention: section (docs/serve.md, "Retention"): ended experiments
+ * older than age (since they ended) or beyond the latest keep of their
+ * owner are exported to archive, read back, then removed with their rows
+ * and folder, every interval; never a running one. */
+typedef struct serve_retention {
+	int enabled;             /* the section is there */
+	double age_s;            /* 0: no age limit */
+	long keep;               /* per user; 0: no count limit */
+	char *archive;           /* NULL: STATE/archive */
+	double interval_s;       /* default 1 h */
+} serve_retention;
+
 typedef struct serve_config {
 	char *path;              /* NULL: no file, defaults */
 	sched_policy policy;     /* default relish */
@@ -105,9 +117,20 @@ typedef struct serve_config {
 	size_t n_users;
 	serve_user_rule dflt;    /* for users without an entry */
 	serve_slurm slurm;
+	serve_retention retention;
 } serve_config;
 
 void serve_config_default(serve_config *c);
+
+/* ---- retention.c ---- */
+
+/* One pass of r over the driver's store (on the loop): the ended
+ * experiments it no longer keeps, each exported to the archive (default
+ * STATE/archive), read back, then removed (live_delete); each logged
+ * (event=serve.retention); at most 100 a pass.  Errors of one experiment
+ * leave it and are logged; the return is for the store's. */
+int serve_retention_pass(live *d, const serve_retention *r, const char *state, double now,
+			 rl_err *err);
 /* Read path into c (defaults first).  Errors: "FILE:LINE:COL: key: ...". */
 int serve_config_load(const char *path, serve_config *c, rl_err *err);
 /* The same from text already read (len bytes, NUL-terminated after

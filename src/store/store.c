@@ -752,6 +752,20 @@ static int open_readwrite(store *s, unsigned flags, rl_err *err)
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, 5000);
 	int rc;
+	/* A new file frees the pages of what is deleted (store_experiment_
+	 * delete: an experiment pruned or removed), so that it shrinks:
+	 * possible only before its first table and before WAL mode writes its
+	 * header, so only in an empty file.  (An older file keeps its free
+	 * pages for reuse; VACUUM once, nothing running, to shrink it.) */
+	sqlite3_stmt *st;
+	int empty = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		empty = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0;
+		sqlite3_finalize(st);
+	}
+	if (empty && (rc = st_exec(s, "PRAGMA auto_vacuum = INCREMENTAL", err)) < 0)
+		return rc;
 	if ((rc = set_pragmas(s, flags, err)) < 0 || (rc = migrate(s, err)) < 0)
 		return rc;
 	if (flags & STORE_DRIVER)

@@ -338,7 +338,9 @@ int store_experiment_page(store *s, const store_exp_filter *f, store_experiment 
 int store_experiment_set_status(store *s, int64_t id, exp_status st, double finished_at,
 				rl_err *err);
 /* Delete an experiment with its trials, segments, metrics and events (one
- * transaction); measured profiles stay.  RL_ENOTFOUND for an unknown id. */
+ * transaction); measured profiles stay.  RL_ENOTFOUND for an unknown id.
+ * Outside a group the freed pages then leave the file (a database this
+ * relish created is auto_vacuum=INCREMENTAL), so it shrinks. */
 int store_experiment_delete(store *s, int64_t id, rl_err *err);
 void store_experiment_fini(store_experiment *e);
 void store_experiments_free(store_experiment *v, size_t n);

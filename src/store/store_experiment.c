@@ -358,5 +358,10 @@ int store_experiment_delete(store *s, int64_t id, rl_err *err)
 			rc = rl_err_set(err, RL_ENOTFOUND, "no experiment with id %lld",
 					(long long)id);
 	}
-	return st_tx_end(s, rc, err);
+	rc = st_tx_end(s, rc, err);
+	/* Its pages back to the file system (auto_vacuum=INCREMENTAL: a file
+	 * made by this relish; elsewhere a no-op), outside any group. */
+	if (rc == 0 && !s->group)
+		sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+	return rc;
 }
