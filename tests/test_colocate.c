@@ -147,7 +147,7 @@ static void test_model_properties(void **state)
 
 static void finish(sched *s, uint64_t id, double now, double work, double dur)
 {
-	sched_observation o = { SEG_OUT_COMPLETED, 2000, 40, work, dur };
+	sched_observation o = { SEG_OUT_COMPLETED, 2000, 40, work, dur , 0};
 	rl_err e;
 	assert_int_equal(sched_finished(s, id, now, &o, &e), 0);
 }
@@ -163,7 +163,7 @@ static void test_learning_from_sharing(void **state)
 	sched *s = mk(1);
 	enum { A = 10, B = 20 };
 	sched_request ra = rq(1, A, 0), rb = rq(2, B, 0);
-	sched_observation alone = { SEG_OUT_COMPLETED, 2000, 40, 10, 100 };
+	sched_observation alone = { SEG_OUT_COMPLETED, 2000, 40, 10, 100 , 0};
 	sched_learn(s, &ra, &alone);
 	sched_learn(s, &rb, &alone);
 	rl_err e;
@@ -214,8 +214,8 @@ static void test_admission(void **state)
 			o.explore_max = 0;
 		sched *s = fixture_sched(SHARE_RELISH, &o, 1, 40000);
 		sched_request r1 = rq(1, 1, 0), r2 = rq(2, 2, 1);
-		sched_observation o1 = { SEG_OUT_COMPLETED, 1000, 100, 1, 10 };
-		sched_observation o2 = { SEG_OUT_COMPLETED, 1000, 5, 1, 10 };
+		sched_observation o1 = { SEG_OUT_COMPLETED, 1000, 100, 1, 10 , 0};
+		sched_observation o2 = { SEG_OUT_COMPLETED, 1000, 5, 1, 10 , 0};
 		sched_learn(s, &r1, &o1);
 		sched_learn(s, &r2, &o2);
 		if (seeded)

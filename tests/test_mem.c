@@ -73,7 +73,7 @@ static sched_placement run1(sched *s, sched_request r, const sched_mem_history *
 static sched_mem_decision end1(sched *s, uint64_t id, seg_outcome out, uint64_t peak,
 			       sched_mem_history *h, double now)
 {
-	sched_observation o = {out, peak, -1, out == SEG_OUT_COMPLETED ? 1 : 0, 1};
+	sched_observation o = {out, peak, -1, out == SEG_OUT_COMPLETED ? 1 : 0, 1, 0};
 	sched_mem_decision md;
 	rl_err e;
 	assert_int_equal(sched_mem_decide(s, id, &o, h, &md, &e), 0);
@@ -216,7 +216,7 @@ static void test_estimate_above_capacity_runs_alone(void **state)
 	sched *s = mk(SHARE_RELISH);
 	add_dev(s, 1024, 0);
 	sched_request r = rq(1, 8, 0, 0);
-	sched_observation o = {SEG_OUT_COMPLETED, 802, -1, 1, 1};
+	sched_observation o = {SEG_OUT_COMPLETED, 802, -1, 1, 1, 0};
 	sched_learn(s, &r, &o);
 	sched_mem_estimate e;
 	sched_estimate(s, &r, &e);
@@ -249,7 +249,7 @@ static void test_estimate_above_capacity_runs_alone(void **state)
 		sched_request m = rq(10 + (uint64_t)b, 100 + (uint64_t)b, 0, 1);
 		m.n_feat = 1;
 		m.feat[0] = 64.0 * b;
-		sched_observation mo = {SEG_OUT_COMPLETED, (uint64_t)(1000 + 2000 * b), -1, 1, 1};
+		sched_observation mo = {SEG_OUT_COMPLETED, (uint64_t)(1000 + 2000 * b), -1, 1, 1, 0};
 		sched_learn(s, &m, &mo);
 	}
 	sched_request u = rq(20, 200, 0, 1);
@@ -360,7 +360,7 @@ static void test_foreign_counts_and_wait(void **state)
 	 * the others' memory 4192 MiB would be free, still too little, so it
 	 * waits for relish's own segment, not for foreign memory. */
 	assert_int_equal(sched_foreign_wait(s, 1, 64, &wi), SCHED_WAIT_NONE);
-	sched_observation o = {SEG_OUT_COMPLETED, 3900, -1, 1, 1};
+	sched_observation o = {SEG_OUT_COMPLETED, 3900, -1, 1, 1, 0};
 	assert_int_equal(sched_finished(s, 2, 65, &o, &e), 0);
 	assert_int_equal(sched_place(s, 65, pl, 2), 0);
 	assert_int_equal(sched_foreign_wait(s, 1, 65, &wi), SCHED_WAIT_FOREIGN);

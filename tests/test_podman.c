@@ -330,7 +330,7 @@ static void test_memory_limit_oom(void **state)
 	wait_end(f, &r, 60);
 	assert_int_equal(r.r.outcome, SEG_OUT_OOM);
 	assert_int_equal(r.r.exit_code, 137);
-	assert_string_equal(r.r.reason, "out of memory: killed at the container's memory limit (48 MiB)");
+	assert_string_equal(r.r.reason, "killed at the container\'s memory limit (48 MiB), its reservation");
 	assert_int_equal(r.r.fault, EXEC_FAULT_NONE);
 	assert_int_equal(count_containers(), 0);
 }

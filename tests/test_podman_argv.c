@@ -395,7 +395,7 @@ static void test_classify(void **state)
 	container_classify(&r, "RELISH epoch=1 accuracy=0.1\n", 64);
 	assert_int_equal(r.outcome, SEG_OUT_OOM);
 	assert_int_equal(r.fault, EXEC_FAULT_NONE);
-	assert_string_equal(r.reason, "out of memory: killed at the container's memory limit (64 MiB)");
+	assert_string_equal(r.reason, "killed at the container\'s memory limit (64 MiB), its reservation");
 	assert_string_equal(r.oom_marker, "exit 137");
 
 	/* The trial's own failure stays the trial's. */

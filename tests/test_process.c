@@ -348,7 +348,8 @@ static void test_memory_reservation(void **state)
 	run_expect(f, argv, &a, &r, "oom");
 	assert_int_equal(r.r.term_signal, SIGKILL);
 	assert_true(r.r.peak_rss_bytes > (55ull << 20));
-	assert_non_null(strstr(r.r.reason, "over its memory reservation"));
+	assert_non_null(strstr(r.r.reason, "above its reservation and margin, not for want of memory"));
+	assert_true(r.r.over_reservation); /* relish's limit, not the machine's memory */
 	assert_true(r.n_metrics < 50);
 	assert_group_gone(f, r.pgid);
 }
@@ -362,6 +363,7 @@ static void test_oom_message(void **state)
 	run_expect(f, argv, &a, &r, "oom");
 	assert_int_equal(r.r.exit_code, 1);
 	assert_string_equal(r.r.oom_marker, "CUDA out of memory");
+	assert_false(r.r.over_reservation); /* its own words: out of memory */
 }
 
 static void test_garbage_output(void **state)

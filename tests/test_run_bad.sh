@@ -39,7 +39,7 @@ grep -q '^bad: trial ' "$work/out" || fail "no best: $(cat "$work/out")"
 "$RELISH" trials --db "$work/b.db" >"$work/trials"
 grep -q 'out of memory' "$work/trials" || grep -q ' oom' "$work/err" || true
 
-"$PY" - "$work/b.db" "$work/trials" <<'P'
+"$PY" - "$work/b.db" "$work/trials" "$work/err" <<'P'
 import json, os, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 def check(c, w):
@@ -79,8 +79,17 @@ check(s[-1][0] == "completed" and s[-1][3] * 1.1 >= 200 and
 check(all(x[0] == "oom" for x in s[:-1]) and all(s[i+1][3] > s[i][3] for i in range(len(s) - 1)),
       "oom reservations must grow: %s" % (s,))
 check(by["oom"][1] == "completed", "oom trial %s" % (by["oom"],))
-n_ev = db.execute("SELECT count(*) FROM events WHERE kind='segment.oom' AND trial_id=?", (by["oom"][0],)).fetchone()[0]
-check(n_ev == len(s) - 1, "oom events %d for %d oom segments" % (n_ev, len(s) - 1))
+# relish stopped it over its reservation on a host with memory to spare:
+# said so (event, message, progress line), never "oom" as if the machine
+# had run out (issue 30, item 8).
+n_ev = db.execute("SELECT count(*) FROM events WHERE kind='segment.over_reservation' AND trial_id=?", (by["oom"][0],)).fetchone()[0]
+check(n_ev == len(s) - 1, "over_reservation events %d for %d oom segments" % (n_ev, len(s) - 1))
+check(all(x[6].startswith("over its memory reservation (reserved %d MiB, peak " % x[3]) and
+          "relish stopped it at " in x[6] and "out of memory" not in x[6]
+          for x in s[:-1]), "oom segments' messages %s" % ([x[6] for x in s],))
+err = open(sys.argv[3]).read()
+check(" over its reservation on host (reserved 64 MiB" in err and " oom on host" not in err,
+      "progress lines: %s" % [l for l in err.splitlines() if "segment" in l])
 # Logs bounded (64 MiB cap per segment) even for 80 MiB of output.
 for b in ("garbage", "huge"):
     size = os.path.getsize(segs(b)[0][5])

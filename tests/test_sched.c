@@ -77,7 +77,7 @@ static void submit(sched *s, sched_request r)
 static sched_observation ob(seg_outcome out, uint64_t peak, double util, double work,
 			    double dur)
 {
-	sched_observation o = { out, peak, util, work, dur };
+	sched_observation o = { out, peak, util, work, dur, 0 };
 	return o;
 }
 
@@ -662,8 +662,8 @@ static void test_relish_family_util_reopens(void **state)
 	sched_request c = rq(900, 0, 500, 0), f = rq(901, 0, 600, 0);
 	c.family = 55;
 	f.family = 66;
-	sched_learn(s, &c, &(sched_observation){ SEG_OUT_COMPLETED, 3000, 95, 1, 10 });
-	sched_learn(s, &f, &(sched_observation){ SEG_OUT_COMPLETED, 3000, 97, 1, 10 });
+	sched_learn(s, &c, &(sched_observation){ SEG_OUT_COMPLETED, 3000, 95, 1, 10 , 0});
+	sched_learn(s, &f, &(sched_observation){ SEG_OUT_COMPLETED, 3000, 97, 1, 10 , 0});
 	/* probes of two unmeasured shapes of family 99, one per device */
 	for (uint64_t id = 1; id <= 2; id++) {
 		sched_request r = rq(id, (double)id, 299 + id, 5000);

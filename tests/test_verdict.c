@@ -216,6 +216,42 @@ static void test_oom_requeued(void **state)
 	sched_free(s);
 }
 
+/* Stopped at relish's own limit (the process executor's RSS limit from the
+ * reservation): the same memory policy as an out-of-memory (re-queued,
+ * raised), but said to be over its reservation, in the word, the message
+ * and the event, never "oom": nothing ran out (issue 30, item 8). */
+static void test_over_reservation(void **state)
+{
+	(void)state;
+	sched *s = mk();
+	sched_trial_history h = {0};
+	start(s, 1, 95, &h);
+	sched_end_facts f = facts(SEG_OUT_OOM, 111, 1,
+				  "relish stopped it at 111 MiB, above its reservation and margin, "
+				  "not for want of memory");
+	f.over_reservation = 1;
+	sched_end_record r = end(s, 1, &f, &h);
+	assert_int_equal(r.action, SCHED_END_REQUEUE);
+	assert_int_equal(r.cause, SCHED_CAUSE_OOM);
+	assert_int_equal(r.mem.verdict, SCHED_MEM_RAISE);
+	assert_string_equal(r.word, "over its reservation");
+	assert_string_equal(r.event, "segment.over_reservation");
+	char want[400];
+	snprintf(want, sizeof want,
+		 "over its memory reservation (reserved 95 MiB, peak 111 MiB): relish stopped it "
+		 "at 111 MiB, above its reservation and margin, not for want of memory; %s",
+		 r.mem.reason);
+	assert_string_equal(r.message, want);
+	assert_null(strstr(r.shown, "out of memory"));
+	/* the same end without the flag is an out-of-memory */
+	start(s, 2, 95, &h);
+	f.over_reservation = 0;
+	r = end(s, 2, &f, &h);
+	assert_string_equal(r.word, "oom");
+	assert_string_equal(r.event, "segment.oom");
+	sched_free(s);
+}
+
 /* Out of memory alone on the whole empty device: a measurement, the trial
  * fails with the memory policy's words, whatever retries are left. */
 static void test_oom_alone_fails(void **state)
@@ -277,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_completed),     cmocka_unit_test(test_ended_short),
 		cmocka_unit_test(test_retries),       cmocka_unit_test(test_losses),
 		cmocka_unit_test(test_oom_requeued),  cmocka_unit_test(test_oom_alone_fails),
+		cmocka_unit_test(test_over_reservation),
 		cmocka_unit_test(test_engine_decides), cmocka_unit_test(test_not_running),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

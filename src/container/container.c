@@ -453,13 +453,18 @@ void container_classify(exec_result *r, const char *log_tail, uint64_t mem_limit
 	if (code == 137) {
 		r->outcome = SEG_OUT_OOM;
 		r->oom_marker = "exit 137";
-		if (mem_limit_mib)
+		if (mem_limit_mib) {
+			/* --memory is its reservation: its own limit, not
+			 * the machine's memory running out. */
+			r->over_reservation = 1;
 			snprintf(r->reason, sizeof r->reason,
-				 "out of memory: killed at the container's memory limit (%llu MiB)",
+				 "killed at the container's memory limit (%llu MiB), its "
+				 "reservation",
 				 (unsigned long long)mem_limit_mib);
-		else
+		} else {
 			snprintf(r->reason, sizeof r->reason,
 				 "out of memory: exit 137 (SIGKILL inside the container)");
+		}
 	}
 }
 

@@ -360,10 +360,14 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	sched_end_facts facts = {
 		.obs = {.outcome = r->outcome, .peak_mem_mib = peak,
 			.mean_util = live__seg_mean_util(g), .work = g->to - g->from,
-			.duration_s = r->duration_s},
+			.duration_s = r->duration_s,
+			/* not one metric line: it failed to start (an
+			 * import error, a bad argument) */
+			.no_work = !g->reported[0] && r->metric_lines == 0 && !g->adopted},
 		.engine_failed = dec.outcome == ENG_FAILED, .ended_short = ended_short,
 		.engine_reason = dec.reason, .reason = r->reason, .oom_marker = r->oom_marker,
 		.reason_names_limit = r->reason_names_limit,
+		.over_reservation = r->over_reservation,
 		.retries = sp->trial.retries,
 	};
 	sched_end_record rec;

@@ -410,7 +410,9 @@ static void fill_reason(exec_result *r, const exec_segment *seg)
 		break;
 	case SEG_OUT_OOM:
 		if (seg->mem_exceeded)
-			snprintf(r->reason, sizeof r->reason, "over its memory reservation (peak %llu MiB)",
+			snprintf(r->reason, sizeof r->reason,
+				 "relish stopped it at %llu MiB, above its reservation and "
+				 "margin, not for want of memory",
 				 (unsigned long long)(seg->peak_rss >> 20));
 		else
 			snprintf(r->reason, sizeof r->reason, "out of memory: \"%s\" in its output",
@@ -458,6 +460,7 @@ static void segment_end(proc *p, seg_outcome outcome, const char *why)
 		r.outcome = contract_classify(&x);
 		if (r.outcome == SEG_OUT_OOM && !seg->mem_exceeded)
 			r.oom_marker = contract_oom_marker(p->tail);
+		r.over_reservation = r.outcome == SEG_OUT_OOM && seg->mem_exceeded;
 		/* A warm/worker process must end a segment with its done line
 		 * (warm trials that just exit 0 are accepted: a oneshot program
 		 * run in warm mode still works). */

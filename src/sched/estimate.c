@@ -330,6 +330,19 @@ static uint64_t ceil_mib(double v)
 	return (uint64_t)ceil(v - 1e-9);
 }
 
+uint64_t est_host_probe_mib(const sched *s)
+{
+	const sched_options *o = &s->opt;
+	if (!(o->host_probe_share > 0))
+		return 0;
+	double v = (double)s->idx[CLS_HOST].max_total * o->host_probe_share;
+	if (o->host_probe_max_mib && v > (double)o->host_probe_max_mib)
+		v = (double)o->host_probe_max_mib;
+	if (v < (double)o->host_probe_min_mib)
+		v = (double)o->host_probe_min_mib;
+	return ceil_mib(v);
+}
+
 void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		 sched_mem_estimate *out)
 {
@@ -400,6 +413,20 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		if (h <= s->idx[cls].max_total) {
 			res = h;
 			basis = SCHED_BASIS_HINT;
+		}
+	} else if (est_measures_first(s) && cls == CLS_HOST && req->n_devices <= 1 &&
+		   !req->mem_hint_mib) {
+		/* Nothing known, on the host: a bounded guess (the host's
+		 * probe), one segment of the shape at a time, as a hint's.
+		 * A GPU's probe stays whole: GPU memory is not swapped nor
+		 * shared gracefully, and a GPU job's first guess is far
+		 * less often a small part of its device. */
+		if (p && p->run_head != SCHED_NONE)
+			return;
+		uint64_t h = est_host_probe_mib(s);
+		if (h && h < s->idx[cls].max_total) {
+			res = h;
+			basis = SCHED_BASIS_PROBE;
 		}
 	}
 	if (basis == SCHED_BASIS_FAMILY) {
@@ -565,6 +592,13 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int company,
 		prof_stamp(s, pi);
 		return;
 	}
+	/* A segment that ended before doing any work (an import error, a
+	 * bad argument) measured the interpreter, not the trial: counted as
+	 * the shape's peak, three failed starts at 10 MiB gave the fixed
+	 * script a family estimate of 25 MiB and a stop over its
+	 * reservation at 111 MiB (issue 30, item 8). */
+	if (obs->no_work)
+		return;
 	if (obs->peak_mem_mib > 0) {
 		int new_shape = p->n_measured == 0;
 		p->n_measured++;

@@ -26,7 +26,7 @@ const char *sched_basis_name(sched_basis b)
 	static const char *const names[] = {
 		[SCHED_BASIS_HINT] = "hint",     [SCHED_BASIS_PROFILE] = "profile",
 		[SCHED_BASIS_FAMILY] = "family", [SCHED_BASIS_EXCLUSIVE] = "exclusive",
-		[SCHED_BASIS_OOM] = "oom",
+		[SCHED_BASIS_OOM] = "oom",       [SCHED_BASIS_PROBE] = "probe",
 	};
 	if ((int)b < 0 || (size_t)b >= sizeof names / sizeof names[0])
 		return "unknown";
@@ -40,6 +40,13 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->memory_margin = 0.2;
 	o->memory_floor_mib = 256;
 	o->host_memory_floor_mib = 64;
+	/* A quarter of the host, 1 to 8 GiB: on a 24 GiB machine 6 GiB,
+	 * room for four first guesses beside each other; a CPU trial that
+	 * needs more is stopped over its reservation and re-placed larger
+	 * (mem.c), as after a low hint. */
+	o->host_probe_share = 0.25;
+	o->host_probe_min_mib = 1024;
+	o->host_probe_max_mib = 8192;
 	o->default_compute = 1.0;
 	o->default_gpu_compute = 100.0;
 	o->min_speedup = 1.0;

@@ -55,6 +55,8 @@ typedef enum sched_basis {
 	SCHED_BASIS_FAMILY,    /* estimated from measured shapes of the same command */
 	SCHED_BASIS_EXCLUSIVE, /* unknown: runs alone to be measured */
 	SCHED_BASIS_OOM,       /* raised after an out-of-memory */
+	SCHED_BASIS_PROBE,     /* unknown, on the host: a bounded first guess
+				  (host_probe_*), measured while others run */
 } sched_basis;
 
 const char *sched_basis_name(sched_basis b);
@@ -110,6 +112,11 @@ typedef struct sched_observation {
 	double mean_util;        /* mean compute utilisation (percent of one device), <0 unknown */
 	double work;             /* resource units trained (b - a) */
 	double duration_s;       /* wall time of the segment */
+	int no_work;             /* it ended before doing any work (no metric
+				    line: an import error, a bad argument, an
+				    early exit): its peak is no measurement of
+				    the shape, and the core learns nothing
+				    from it but an out-of-memory's floor */
 } sched_observation;
 
 /* sched_foreign_policy (share or avoid devices others use), the named
@@ -126,6 +133,17 @@ typedef struct sched_options {
 				    margin); 1 = any gain */
 	/* Additions (see docs/scheduling.md for the defaults and why). */
 	uint64_t host_memory_floor_mib; /* memory_floor_mib for host devices */
+	/* relish: a shape never measured, without a hint or a family model,
+	 * on the host (CPU trials) reserves host_probe_share of the largest
+	 * host device, at least host_probe_min_mib and at most
+	 * host_probe_max_mib, instead of the whole host: one process's RAM is
+	 * seldom a large part of a machine's, and a probe that holds the
+	 * whole host stops everything else (docs/scheduling.md, "The host's
+	 * probe").  A probe as large as the host is a whole-host one
+	 * (basis exclusive).  host_probe_share 0: off. */
+	double host_probe_share;
+	uint64_t host_probe_min_mib;
+	uint64_t host_probe_max_mib;
 	double default_gpu_compute;     /* GPU percent when none is declared (100) */
 	double aging_s;          /* a request that cannot be placed and has waited
 				    this long claims a device: nothing new starts
@@ -583,6 +601,10 @@ typedef struct sched_end_facts {
 				    or NULL */
 	int reason_names_limit;  /* out of memory: reason names the limit it
 				    hit (containers): say it first */
+	int over_reservation;    /* out of memory: stopped at relish's limit
+				    from its reservation, not because its
+				    device or the machine ran out (worded
+				    so: word, message, event) */
 	int retries;             /* the spec's trial.retries */
 } sched_end_facts;
 
@@ -611,7 +633,8 @@ typedef struct sched_end_record {
 	sched_end_cause cause;
 	sched_mem_decision mem;  /* the memory policy's verdict (every end) */
 	const char *word;        /* how the progress line names the end:
-				    "ended" (no objective) or the outcome */
+				    "ended" (no objective), "over its
+				    reservation" or the outcome */
 	char event[32];          /* "segment.oom": the event to append with
 				    message; "" for a completed segment */
 	char message[400];       /* the segment's stored message and its

@@ -465,6 +465,9 @@ static inline int est_measures_first(const sched *s)
 {
 	return s->opt.policy == SHARE_RELISH || s->opt.policy == SHARE_GANDIVA;
 }
+/* The host's probe: host_probe_share of the largest host device, within
+ * host_probe_min_mib and host_probe_max_mib (MiB); 0 when off. */
+uint64_t est_host_probe_mib(const sched *s);
 /* Profile of a shape, created (unmeasured) when absent; SCHED_NONE on
  * allocation failure. */
 size_t est_profile_ensure(sched *s, const sched_request *req);

@@ -98,7 +98,23 @@ static void describe(const sched_end_facts *f, uint64_t reserved_mib, sched_end_
 	seg_outcome o = f->obs.outcome;
 	const char *oname = seg_outcome_name(o);
 	out->word = f->ended_short ? "ended" : oname;
-	if (o == SEG_OUT_OOM) {
+	if (o == SEG_OUT_OOM && f->over_reservation) {
+		/* relish's own limit: "oom" would read as the machine having
+		 * run out of memory, and send a user to look for what used
+		 * it (issue 30, item 8). */
+		char then[200] = "";
+		if (out->action == SCHED_END_REQUEUE)
+			snprintf(then, sizeof then, "; %s", out->mem.reason);
+		const char *what = f->reason && f->reason[0] ? f->reason : "stopped by relish";
+		out->word = "over its reservation";
+		snprintf(out->message, sizeof out->message,
+			 "over its memory reservation (reserved %llu MiB, peak %llu MiB): %s%s",
+			 (unsigned long long)reserved_mib, (unsigned long long)f->obs.peak_mem_mib,
+			 what, then);
+		snprintf(out->shown, sizeof out->shown, "%s%s", what, then);
+		snprintf(out->event, sizeof out->event, "segment.over_reservation");
+		return;
+	} else if (o == SEG_OUT_OOM) {
 		const char *what = oom_words(f);
 		char then[200] = "";
 		if (out->action == SCHED_END_REQUEUE)
