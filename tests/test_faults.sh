@@ -6,6 +6,9 @@
 #           first run is untouched
 #   bypass  the lock file removed by hand, so a second driver gets in: the
 #           first notices it was taken over and stops (exit 5), no hang
+#   early   SIGTERM while relish reads its spec (a FIFO), before its loop
+#           runs: exit 130 and the experiment interrupted, as later (it
+#           was the signal's default action: exit 143); then resumed
 #   dbfull  the database on a 2 MiB tmpfs that fills mid-run: one clear error,
 #           exit 4, promptly; after space is freed the run resumes and every
 #           metric line the trials printed is stored, once
@@ -212,6 +215,41 @@ if only bypass; then
   echo "bypass: the first driver noticed the takeover and stopped (exit 5)"
 fi
 
+# ---- early: SIGTERM before the run has started ---------------------------
+# The spec is a FIFO: relish is known to be reading it (the test's open for
+# writing returns only then), after it watches for signals and before its
+# loop runs; the SIGTERM sent then is answered as any later one: exit 130,
+# the experiment interrupted, nothing run; the same command resumes it.
+# It used to end relish by the signal's default action (exit 143), which a
+# busy machine showed in dbfull's "SIGTERM while full" (issue 30, item 12).
+if only early; then
+  spec early oneshot 100 2
+  db="$work/early.db"
+  mkfifo "$work/early.fifo"
+  "$RELISH" run "$work/early.fifo" --db "$db" --devices "$work/devices.yaml" --quiet \
+    >"$work/early.out" 2>"$work/early.err" &
+  rp=$!
+  pids+=("$rp")
+  exec 3>"$work/early.fifo"
+  kill -TERM "$rp"
+  cat "$work/early.yaml" >&3
+  exec 3>&-
+  wait_exit "$rp" 60; rc=$ec
+  [ "$rc" = 130 ] || fail "early: SIGTERM while starting: exit $rc, expected 130: $(cat "$work/early.err")"
+  grep -q "interrupted; run the same command again to resume" "$work/early.err" ||
+    fail "early: message: $(cat "$work/early.err")"
+  [ "$(q "$db" "SELECT count(*) FROM events WHERE kind = 'experiment.interrupted'")" = 1 ] ||
+    fail "early: no experiment.interrupted event"
+  rm -f "$work/early.fifo"
+  cp "$work/early.yaml" "$work/early.fifo"
+  rc=0
+  "$RELISH" run "$work/early.fifo" --db "$db" --devices "$work/devices.yaml" --quiet \
+    >"$work/early2.out" 2>"$work/early2.err" || rc=$?
+  [ "$rc" = 0 ] || fail "early: resume exited $rc: $(cat "$work/early2.err")"
+  check_db early "$db" done >/dev/null
+  echo "early: SIGTERM before the loop: exit 130, resumed"
+fi
+
 # ---- dbfull: the database's disk fills mid-run ----------------------------
 # One trial at a time, a line every 0.7 s: the disk fills between two lines,
 # so the write that fails is the next line's; the trial checkpoints that
@@ -244,7 +282,9 @@ S
       || fail "dbfull: message: $(cat "$work/dbfull1.err")"
     check_no_orphans dbfull "$db"
     # Started again while the disk is still full: refused or stopped at
-    # once by SIGTERM, never hung.
+    # once by SIGTERM, never hung, and never ended by the signal itself
+    # (143), whenever it comes: a moment after the start, before relish
+    # has opened anything on a busy machine, or later ("early" above).
     run_bg dbfull "$db" "$work/dbfull3" --quiet --runs-dir "$runs"
     sleep 0.5
     kill -TERM "$rp" 2>/dev/null || true

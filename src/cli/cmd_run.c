@@ -135,6 +135,9 @@ int cmd_run(int argc, char **argv, rl_err *err)
 	if (optind >= argc)
 		return cli_usage_error(err, usage, "missing SPEC");
 	int first = optind;
+	/* From here on a Ctrl-C or SIGTERM stops the run the documented way
+	 * (exit 130), however early it comes. */
+	live_signals_early();
 	double t0 = wall();
 
 	/* A service that owns this machine's devices would not know of our

@@ -288,6 +288,38 @@ static void stop_all(live *d)
 	}
 }
 
+/*
+ * A signal that comes before live_run watches for it (while the specs are
+ * read, the database opened, recovered and migrated: seconds on a loaded
+ * machine) is kept here and answered as soon as the loop runs, the same
+ * way as one that comes later: exit 130, what ran recorded.  Without this
+ * SIGTERM's default action ended relish during start-up with 143 (issue
+ * 30, item 12: test_faults' "SIGTERM while full" on a busy machine).  A
+ * second one meanwhile has its default action: signals always work.
+ */
+static volatile sig_atomic_t early_signal;
+
+static void early_handler(int signum)
+{
+	if (early_signal) {
+		signal(signum, SIG_DFL);
+		raise(signum);
+		return;
+	}
+	early_signal = signum;
+}
+
+void live_signals_early(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = early_handler;
+	sa.sa_flags = SA_RESTART; /* a read of the spec goes on */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static void signal_cb(uv_signal_t *h, int signum)
 {
 	live *d = h->data;
@@ -503,6 +535,11 @@ int live_run(live *d, rl_err *err)
 	 * must be known before anything is placed beside it. */
 	live__gpu_sample(d);
 	live__kick(d);
+	if (!d->opt.service && early_signal) {
+		int sig = early_signal;
+		early_signal = 0;
+		signal_cb(sig == SIGINT ? &d->sigint : &d->sigterm, sig);
+	}
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	live__progress_clear(d);
 	if (d->fatal) {

@@ -156,6 +156,12 @@ int live_add_experiment(live *d, spec *sp, rl_err *err);
  */
 int live_run(live *d, rl_err *err);
 
+/* relish run: catch SIGINT and SIGTERM from now on, before the driver
+ * exists; one that comes before live_run watches for it is answered there
+ * (the run stops, exit 130), a second one meanwhile ends the process.
+ * Not for relish serve, which handles its own. */
+void live_signals_early(void);
+
 /* Experiments added, their store ids and names (for printing the best).
  * A service's count is of those in memory: what runs (ended ones leave). */
 size_t live_experiment_count(const live *d);
