@@ -75,10 +75,20 @@ static int setup(void **state)
 	if (!mkdtemp(f->dir))
 		return -1;
 	const char *b = getenv("RELISH_BUILD"), *src = getenv("RELISH_SRC");
-	snprintf(f->ctrial, sizeof f->ctrial, "%s/ctrial", b ? b : ".");
-	snprintf(f->relish, sizeof f->relish, "%s/relish", b ? b : ".");
+	/* What another user runs (test_run_as: the stand-in sbatch, the job's
+	 * relish slurm-step and ctrial) is copied into the test's folder:
+	 * the source and build folders may be anywhere, a private clone
+	 * (0700) included, which that user cannot traverse (issue 30, item
+	 * 12: "relish-runas: .../sbatch: Permission denied"). */
+	char cmd[2200];
+	snprintf(cmd, sizeof cmd, "cp '%s/tests/support/slurm_standin.sh' '%s/ctrial' '%s/relish' '%s/'",
+		 src ? src : "..", b ? b : ".", b ? b : ".", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(f->ctrial, sizeof f->ctrial, "%s/ctrial", f->dir);
+	snprintf(f->relish, sizeof f->relish, "%s/relish", f->dir);
 	char path[600], target[600];
-	snprintf(target, sizeof target, "%s/tests/support/slurm_standin.sh", src ? src : "..");
+	snprintf(target, sizeof target, "%s/slurm_standin.sh", f->dir);
 	static const char *const tools[] = {"sbatch", "squeue", "scancel", "sacct"};
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(path, sizeof path, "%s/%s", f->dir, tools[i]);
