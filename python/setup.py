@@ -1,7 +1,7 @@
 # relish's Python package: the API client (relish.Client) and the trial
 # helper (relish.trial), standard library only.  `pip install ./python`
 # with Debian 12's pip and setuptools builds it here, with nothing
-# downloaded (docs/python.md); pandas is optional.
+# downloaded (docs/dashboard.md, "The Python client"); pandas is optional.
 from setuptools import setup
 
 setup(
@@ -13,5 +13,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=["relish"],
+    # relish_trial: the name examples import (relish.trial itself)
+    py_modules=["relish_trial"],
     extras_require={"pandas": ["pandas"]},
 )

@@ -30,6 +30,11 @@ cp -r "$RELISH_SRC/python" "$work/py-src"
   fail "pip install ./python: $(tail -5 "$work/pip.log")"
 "$work/venv/bin/python" -c 'import relish, sys; assert "/venv/" in relish.__file__, relish.__file__' ||
   fail "relish is not imported from the venv"
+# docs/trials.md's `import relish_trial` works once installed (it failed:
+# only relish.trial was installed), the same module as relish.trial
+(cd / && "$work/venv/bin/python" -c 'import relish_trial, relish.trial
+assert relish_trial is relish.trial and "/venv/" in relish_trial.__file__, relish_trial
+assert relish_trial.mode() == "oneshot"') || fail "import relish_trial after pip install ./python"
 (cd "$work" && "$work/venv/bin/python" "$RELISH_SRC/tests/python/client_check.py" "$sock" "$port" \
   "$(awk '{print $1}' "$work/tokens")" "$U1" "$CTRIAL" "$work" "$R") || fail "the client checks failed (above)"
 

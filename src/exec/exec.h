@@ -135,7 +135,7 @@ typedef struct exec_result {
 	size_t metric_lines;
 	size_t bad_lines;            /* lines with a RELISH prefix that broke the format */
 	const char *oom_marker;      /* static text that made it OOM, or NULL */
-	char reason[256];            /* human words: "exit code 1", "killed by SIGSEGV" */
+	char reason[512];            /* human words: "exit code 1", "killed by SIGSEGV" */
 	int over_reservation;        /* OOM: stopped at a limit relish set from its
 					reservation (the process executor's RSS
 					limit, a container's --memory), not because

@@ -13,6 +13,7 @@
 #include "live/live_int.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -162,6 +163,110 @@ static int log_last_line(const live *d, const live_seg *g, char *buf, size_t n)
 	return got > 0 && last_meaningful(text, (size_t)got, buf, n);
 }
 
+/* ---- which Python ran -------------------------------------------------------- */
+
+/* The first executable NAME on path (a PATH value), into out. */
+static int which(const char *name, const char *path, char *out, size_t n)
+{
+	for (const char *p = path; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t dl = end ? (size_t)(end - p) : strlen(p);
+		int k = snprintf(out, n, "%.*s/%s", (int)dl, dl ? p : ".", name);
+		if (k > 0 && (size_t)k < n && access(out, X_OK) == 0)
+			return 1;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return 0;
+}
+
+/* prog as exec finds it: a name without '/' on path, else as written
+ * (relative to dir when relative). */
+static int resolve_prog(const char *prog, const char *dir, const char *path, char *out, size_t n)
+{
+	if (!strchr(prog, '/'))
+		return which(prog, path, out, n);
+	int k = prog[0] == '/' || !dir ? snprintf(out, n, "%s", prog)
+				       : snprintf(out, n, "%s/%s", dir, prog);
+	return k > 0 && (size_t)k < n;
+}
+
+/* The interpreter a trial's command ran under: its program, through
+ * `env NAME` and a "#!" line (one level each), resolved on path.  Writes
+ * the path and returns 1, or 0 when it cannot tell. */
+static int trial_interpreter(const spec *sp, const char *path, char *out, size_t n)
+{
+	char cur[PATH_MAX];
+	const char *dir = sp->trial.workdir;
+	if (!sp->trial.argc || !resolve_prog(sp->trial.argv[0], dir, path, cur, sizeof cur))
+		return 0;
+	const char *base = strrchr(cur, '/');
+	base = base ? base + 1 : cur;
+	if (!strcmp(base, "env")) {
+		for (size_t i = 1; i < sp->trial.argc; i++) {
+			const char *a = sp->trial.argv[i];
+			if (a[0] == '-' || strchr(a, '='))
+				continue; /* env's options and assignments */
+			return resolve_prog(a, dir, path, out, n);
+		}
+		return 0;
+	}
+	/* A script names its interpreter on its first line. */
+	char line[256];
+	FILE *f = fopen(cur, "re");
+	int got = f && fgets(line, sizeof line, f) && line[0] == '#' && line[1] == '!';
+	if (f)
+		fclose(f);
+	if (!got) {
+		snprintf(out, n, "%s", cur);
+		return 1;
+	}
+	char *save = NULL, *w = strtok_r(line + 2, " \t\r\n", &save);
+	if (!w)
+		return 0;
+	const char *wb = strrchr(w, '/');
+	if (wb && !strcmp(wb + 1, "env")) {
+		char *next;
+		while ((next = strtok_r(NULL, " \t\r\n", &save)) && next[0] == '-')
+			;
+		return next && resolve_prog(next, dir, path, out, n);
+	}
+	snprintf(out, n, "%s", w);
+	return 1;
+}
+
+/* A Python import that failed is about which Python ran: name it, and the
+ * PATH it was found on (issue 30, item 10: with a pyenv, conda or venv
+ * python3 first on PATH a trial failed "ModuleNotFoundError: numpy" with
+ * no hint of which interpreter ran).  Appends to reason. */
+static void explain_import(const live *d, const live_seg *g, const char *line, char *reason,
+			   size_t n)
+{
+	if (!strstr(line, "ModuleNotFoundError") && !strstr(line, "ImportError"))
+		return;
+	const live_exp *x = g->x;
+	if (x->be->ops->clean_env)
+		return; /* an image's Python: its own system, not this PATH */
+	const spec *sp = x->sp;
+	const char *path = NULL;
+	for (size_t i = 0; i < sp->trial.n_env; i++)
+		if (!strcmp(sp->trial.env[i].name, "PATH"))
+			path = sp->trial.env[i].value;
+	if (!path)
+		path = x->owner.run_as && x->user_env ? contract_env_get(x->user_env, "PATH")
+						      : getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	char py[PATH_MAX];
+	if (!trial_interpreter(sp, path, py, sizeof py))
+		return;
+	(void)d;
+	size_t have = strlen(reason);
+	snprintf(reason + have, n - have, " (the Python that ran: %s; PATH=%.200s%s; "
+		 "docs/trials.md, \"Which Python\")", py, path, strlen(path) > 200 ? "..." : "");
+}
+
 int live__explain_result(const live *d, const live_seg *g, const exec_result *r,
 			exec_result *out)
 {
@@ -190,6 +295,7 @@ int live__explain_result(const live *d, const live_seg *g, const exec_result *r,
 		return 0;
 	*out = *r;
 	snprintf(out->reason, sizeof out->reason, "%s: %s", r->reason, line);
+	explain_import(d, g, line, out->reason, sizeof out->reason);
 	return 1;
 }
 

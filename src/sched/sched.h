@@ -637,12 +637,12 @@ typedef struct sched_end_record {
 				    reservation" or the outcome */
 	char event[32];          /* "segment.oom": the event to append with
 				    message; "" for a completed segment */
-	char message[400];       /* the segment's stored message and its
+	char message[800];       /* the segment's stored message and its
 				    event's text; "" for a clean completion */
-	char shown[400];         /* the same as the progress line shows it
+	char shown[800];         /* the same as the progress line shows it
 				    (it prints reservation and peak itself);
 				    "" none */
-	char fail_reason[320];   /* FAIL: the trial's failure reason */
+	char fail_reason[512];   /* FAIL: the trial's failure reason */
 } sched_end_record;
 
 /*

@@ -33,7 +33,7 @@ typedef struct trial_slot {
 	engine_point *reports;     /* owned */
 	size_t n_bounds, cap_bounds;
 	engine_point *bounds;      /* owned */
-	char reason[256];
+	char reason[512];
 	/* Several objectives or constraints (e->n_side > 0), else NULL: */
 	double *side;              /* owned: latest value of each side metric */
 	double *obj;               /* owned: every objective at the last boundary */

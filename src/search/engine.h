@@ -76,7 +76,7 @@ typedef struct engine_decision {
 	double value;     /* objective at the boundary, objective units; NaN on failure.
 			   * The store keeps it: engine_restore_trial needs it. */
 	double next_to;   /* CONTINUE / PROMOTE: where the next segment ends */
-	char reason[256]; /* ENG_FAILED: why, for the user */
+	char reason[512]; /* ENG_FAILED: why, for the user */
 } engine_decision;
 
 typedef struct engine engine;
