@@ -133,6 +133,23 @@ assert rows[6]["status"] == "running" and rows[6]["ended_at"] == "" and rows[6][
 EOF
 expect_rc 0 "$RELISH" export --db "$DB" --json --what segments
 pycheck 'assert len(j)==7 and j[5]["status"]=="oom" and j[5]["mem_reserved_mib"]==1200 and j[6]["exit_code"] is None, j[5]'
+# experiments, and everything at once (issue 30, item 11: "everything" in
+# the README was the trials alone)
+expect_rc 0 "$RELISH" export --db "$DB" --format csv --what experiments
+$PY - "$T/out" <<'EOF' || fail "export experiments csv"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert sorted(r["experiment"] for r in rows) == ["digits", "older"], rows
+assert all(r["status"] and r["objective"] and r["mode"] in ("max", "min") for r in rows), rows
+EOF
+expect_rc 0 "$RELISH" export --db "$DB" --json --what experiments
+pycheck 'assert sorted(e["experiment"] for e in j)==["digits","older"] and all(e["trials"]["total"]>0 for e in j), j'
+expect_rc 0 "$RELISH" export --db "$DB" --format json --what all
+pycheck 'assert sorted(j)==["experiments","metrics","segments","trials"], sorted(j)'
+pycheck 'assert (len(j["experiments"]), len(j["trials"]), len(j["segments"])) == (2, 6, 7), {k: len(v) for k, v in j.items()}'
+pycheck 'assert len(j["metrics"]) >= 12 and sorted(t["id"] for t in j["trials"]) == [1, 2, 3, 4, 5, 6], j["trials"]'
+expect_rc 2 "$RELISH" export --db "$DB" --format csv --what all
+if ! grep -q -- '--what all needs --format json' "$T/err"; then fail "export --what all as CSV: $(cat "$T/err")"; fi
 
 # ---- exit codes ----
 for cmd in status trials best "logs 3" "export --format csv"; do

@@ -39,5 +39,5 @@ P
 set +e
 out=$("$RELISH" export --db "$work/db" --what tall --format csv 2>&1); rc=$?
 set -e
-[ "$rc" = 2 ] && printf '%s' "$out" | grep -q "expected trials, metrics, segments or wide" || fail "bad --what: $rc $out"
+[ "$rc" = 2 ] && printf '%s' "$out" | grep -q "expected experiments, trials, metrics, segments, wide or all" || fail "bad --what: $rc $out"
 echo "test_export_wide: columns, final values, quoting, JSON"

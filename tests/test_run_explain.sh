@@ -18,7 +18,13 @@
 #             segment did report ("it reported: accuracy") and the line
 #             that missed the format (commas between pairs);
 #   path      command ["trial.py"] with trial.py in the workdir: the error
-#             says programs are looked up on PATH and suggests ./trial.py.
+#             says programs are looked up on PATH and suggests ./trial.py;
+#   python    a venv's python3 first on PATH, the trial's module installed in
+#             another venv only: the failure names the Python that ran and
+#             the PATH it was found on (docs/trials.md, "Which Python"); the
+#             same trial given the other venv's interpreter by path, or run
+#             through `#!/usr/bin/env python3` with that venv first on
+#             trial.env's PATH, completes.
 set -euo pipefail
 : "${RELISH:?path of the relish binary}"
 PY=/usr/bin/python3
@@ -140,6 +146,13 @@ grep -q 'ended without reporting the objective "val_acc"; it reported: accuracy 
   fail "missing: reason: $(cat "$work/err")"
 grep -q '"RELISH epoch=1, val_acc=0.9" is not a metric line: name=value pairs are separated by spaces, not commas' "$work/err" ||
   fail "missing: no warning about the comma line: $(cat "$work/err")"
+# It exited 0 but did not do its part: its segment failed, as its trial,
+# not a completed segment beside a failed trial (relish logs, the API).
+"$RELISH" logs 1 --db "$work/m.db" >"$work/logs" || fail "missing: relish logs"
+grep -q '^==> trial 1 segment 0 \[0, [0-9.]*\] failed on host exit 0 ' "$work/logs" ||
+  fail "missing: relish logs shows the segment as: $(grep '^==>' "$work/logs")"
+[ "$("$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT group_concat(DISTINCT status) FROM segments").fetchone()[0])' "$work/m.db")" = failed ] ||
+  fail "missing: a segment of a failed trial is stored as another status"
 echo "ok: missing"
 
 # ---- path ------------------------------------------------------------------------------
@@ -151,3 +164,37 @@ set -e
 grep -q "starting trial.py: no such file or directory: a program named without a '/' is looked up on PATH, not in trial.workdir: write \"./trial.py\"" "$work/err" ||
   fail "path: $(cat "$work/err")"
 echo "ok: path"
+
+# ---- python: which Python ran ----------------------------------------------------------
+/usr/bin/python3 -m venv --without-pip "$work/has" || fail "python: venv"
+/usr/bin/python3 -m venv --without-pip "$work/lacks" || fail "python: venv"
+site=$("$work/has/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo 'VALUE = 0.5' >"$site/relish_test_dep.py"
+cat >"$work/dep.py" <<'P'
+#!/usr/bin/env python3
+import relish_test_dep
+print("RELISH epoch=1 val_acc=%s" % relish_test_dep.VALUE, flush=True)
+P
+chmod +x "$work/dep.py"
+spec pyenv ok 1 "  fail_fast: 0" '["python3", "dep.py"]'
+set +e
+PATH="$work/lacks/bin:$PATH" run pyenv py >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "python: exit $rc"
+grep -qF "exit code 1: ModuleNotFoundError: No module named 'relish_test_dep' (the Python that ran: $work/lacks/bin/python3; PATH=$work/lacks/bin:" "$work/err" ||
+  fail "python: the failure does not name the Python that ran: $(cat "$work/err")"
+grep -qF 'docs/trials.md, "Which Python")' "$work/err" || fail "python: no pointer to the docs: $(cat "$work/err")"
+# Named by its path, the venv that has the module runs the trial.
+spec pyenv2 ok 1 "" "[\"$work/has/bin/python3\", \"dep.py\"]"
+PATH="$work/lacks/bin:$PATH" run pyenv2 py2 >/dev/null 2>"$work/err" || fail "python: by path: $(tail -3 "$work/err")"
+# A script run through `#!/usr/bin/env python3`: the failure names the
+# Python env found; with that venv first on trial.env's PATH it runs.
+spec pyenv3 ok 1 "  fail_fast: 0" '["./dep.py"]'
+set +e
+PATH="$work/lacks/bin:$PATH" run pyenv3 py3 >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -qF "(the Python that ran: $work/lacks/bin/python3; PATH=" "$work/err" ||
+  fail "python: through env: exit $rc: $(cat "$work/err")"
+spec pyenv4 ok 1 "  env: {PATH: \"$work/has/bin:/usr/bin:/bin\"}" '["./dep.py"]'
+PATH="$work/lacks/bin:$PATH" run pyenv4 py4 >/dev/null 2>"$work/err" || fail "python: trial.env PATH: $(tail -3 "$work/err")"
+echo "ok: python"

@@ -85,7 +85,7 @@ if re.search(r"trial 0 failed", err):
     sys.exit("FAIL: declared: a trial named by its index:\n%s" % err)
 P
 "$RELISH" status --db "$work/declared.db" >"$work/status" || fail "status exit $?"
-grep -Eq '^declared +done +2 +0 +0 +0 +2 ' "$work/status" || fail "declared: status: $(cat "$work/status")"
+grep -Eq '^declared +[^ ]+ +done +2 +0 +0 +0 +2 ' "$work/status" || fail "declared: status: $(cat "$work/status")"
 
 # ---- memory that keeps growing: bounded, failed by a measurement ----------------
 spec growing 1 ', "--alloc-mb", "1536", "--sleep-ms", "400"' "{memory: 64MiB, cpus: 0.5}" >"$work/growing.yaml"

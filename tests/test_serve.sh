@@ -215,6 +215,19 @@ spid=
 grep -q 'event=serve.stopped rc=0' "$work/serve.log" || fail "no clean stop in the log"
 [ ! -e "$sock" ] || fail "the socket was left behind"
 
+# ---- a config's mistakes, all at once (issue 30, item 11: only the first) ----
+printf 'policy: relsh\ngrace: soon\nmemory_margin: 20\npolcy: pack\nslurm:\n  poll_interval: 1ms\n  relish_path: bin/relish\n' >"$work/bad.yaml"
+set +e
+out=$("$RELISH" serve --state "$work/bad-state" --listen "unix:$work/bad.sock" --config "$work/bad.yaml" 2>&1); rc=$?
+set -e
+[ "$rc" = 2 ] || fail "a config with 6 mistakes: exit $rc, want 2: $out"
+for want in "6 errors in $work/bad.yaml:" "$work/bad.yaml:4:1: polcy: unknown key" "$work/bad.yaml:1:9: policy: " \
+            "$work/bad.yaml:2:8: grace: " "$work/bad.yaml:3:16: memory_margin: expected a fraction between 0 and 10, got 20" \
+            "$work/bad.yaml:6:18: slurm.poll_interval: " "$work/bad.yaml:7:16: slurm.relish_path: expected the absolute path"; do
+  printf '%s' "$out" | grep -qF -- "$want" || fail "the config's errors lack '$want': $out"
+done
+[ ! -e "$work/bad-state" ] || [ -z "$(ls -A "$work/bad-state")" ] || fail "a refused config left a state folder: $(ls "$work/bad-state")"
+
 # ---- tokens over TCP ----
 tok=relish-test-token-$RANDOM$RANDOM$RANDOM
 printf '# tokens\n%s %s\n' "$tok" "$(id -un)" >"$work/tokens"

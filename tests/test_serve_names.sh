@@ -39,6 +39,12 @@ echo "$out" | grep -q "$U1's (id $id1)" && echo "$out" | grep -q "$U2's (id $id2
 [ "$("$R" status "$U2/same" --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')" = "$id2" ] ||
   fail "root's status $U2/same"
 "$R" trials --experiment "$U1/same" --json >/dev/null || fail "trials --experiment OWNER/NAME"
+# two experiments named alike: the table says whose each is (issue 30,
+# item 11: relish status had no OWNER column)
+COLUMNS=200 "$R" status >"$work/status.all" || fail "root's status"
+head -1 "$work/status.all" | grep -q '^EXPERIMENT  *OWNER  *STATUS ' || fail "status has no OWNER column: $(head -1 "$work/status.all")"
+grep -Eq "^same +$U1 +running " "$work/status.all" && grep -Eq "^same +$U2 +running " "$work/status.all" ||
+  fail "status does not show both owners: $(cat "$work/status.all")"
 
 # a name one has: refused, with the way out; --name is that way
 rc=0; out=$(as "$U1" "$R" submit same.yaml 2>&1) || rc=$?

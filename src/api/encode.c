@@ -223,6 +223,16 @@ int api_exp_summarise_all(store *s, const store_experiment *v, size_t n, api_exp
 	return rc;
 }
 
+/* What the spec plans: "planned", its trial budget (search.max_trials,
+ * read from the stored spec's JSON form by the store, on brief reads
+ * too): a progress bar is done of planned, not ended of created, which
+ * read 5 of 7 as 71 % with 5 of 30 done (issue 30, item 11); null when
+ * unknown. */
+static void plan_add(json_t *j, const store_experiment *e)
+{
+	json_object_set_new(j, "planned", e->planned > 0 ? json_integer(e->planned) : json_null());
+}
+
 json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *sum, double now)
 {
 	json_t *trials = json_object();
@@ -264,6 +274,7 @@ json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *su
 	json_object_set_new(j, "owner", api_json_str(e->owner));
 	json_object_set_new(j, "owner_uid", api_json_int_or_null(e->owner_uid, e->owner != NULL &&
 								   e->owner_uid >= 0));
+	plan_add(j, e);
 	return j;
 }
 
@@ -467,6 +478,7 @@ int api_experiment_from_json(const json_t *j, store_experiment *out, api_exp_sum
 	e.finished_at = dec_real(&d, "finished_at");
 	e.owner = dec_str(&d, "owner");
 	e.owner_uid = dec_int(&d, "owner_uid", -1);
+	e.planned = dec_int(&d, "planned", 0);
 	const json_t *obj = json_object_get(j, "objective");
 	dec od = {.obj = obj, .what = "experiment's objective"};
 	e.objective_metric = dec_str(&od, "metric");

@@ -1,8 +1,10 @@
 /*
  * cmd_export.c - relish export --format csv|json [--db F]
- * [--experiment NAME] [--what trials|metrics|segments|wide]: a table of the state
- * database on standard output, for spreadsheets, pandas or jq.  CSV has a
- * header row and RFC 4180 quoting; JSON is one array of objects.  Without
+ * [--experiment NAME] [--what experiments|trials|metrics|segments|wide|all]:
+ * a table of the state database on standard output, for spreadsheets,
+ * pandas or jq.  CSV has a header row and RFC 4180 quoting; JSON is one
+ * array of objects; `all` (JSON only: four tables are not one CSV) is one
+ * object holding the four arrays, everything the state keeps.  Without
  * --experiment every experiment is exported (an "experiment" column says
  * which).  Each kind is one row of the table `exports` below; `wide`
  * (one row per trial, params and final metrics as columns) learns its
@@ -20,7 +22,7 @@
 #include "cli/export_wide.h"
 
 static const char usage[] = "relish export --format csv|json [--db FILE | --server ADDR] "
-			    "[--experiment NAME] [--what trials|metrics|segments|wide]";
+			    "[--experiment NAME] [--what experiments|trials|metrics|segments|wide|all]";
 
 struct export_ctx {
 	cli_src *s;
@@ -73,6 +75,39 @@ static void col_int(struct csv_row *r, long long v, int known)
 	col_sep(r);
 	if (known)
 		printf("%lld", v);
+}
+
+/* ---- experiments ---- */
+
+static int export_experiments(struct export_ctx *x, const store_experiment *e, rl_err *err)
+{
+	if (x->json) {
+		/* the summary `relish status --json` and the API give */
+		api_exp_summary sum;
+		memset(&sum, 0, sizeof sum);
+		int rc = cli_src_summary(x->s, e, &sum, err);
+		if (rc == 0) {
+			json_t *j = api_json_experiment(e, &sum, cli_now());
+			if (j && e->spec_text)
+				json_object_set_new(j, "spec", json_string(e->spec_text));
+			json_array_append_new(x->arr, j);
+		}
+		api_exp_summary_fini(&sum);
+		return rc;
+	}
+	struct csv_row r = {0};
+	col_str(&r, e->name);
+	col_int(&r, e->id, 1);
+	col_str(&r, e->owner);
+	col_str(&r, exp_status_name(e->status));
+	col_str(&r, e->objective_metric);
+	col_str(&r, e->mode);
+	col_real(&r, e->created_at);
+	col_real(&r, e->finished_at);
+	col_str(&r, e->spec_path);
+	col_str(&r, e->spec_text);
+	putchar('\n');
+	return 0;
 }
 
 /* ---- trials ---- */
@@ -216,6 +251,8 @@ static const struct export_kind {
 	const char *csv_header;
 	int (*fn)(struct export_ctx *x, const store_experiment *e, rl_err *err);
 } exports[] = {
+	{"experiments", "experiment,id,owner,status,objective,mode,created_at,finished_at,"
+			"spec_path,spec", export_experiments},
 	{"trials", "experiment,trial_id,index,status,resource,objective,objective_resource,"
 		   "segments,oom,error,created_at,updated_at,params", export_trials},
 	{"metrics", "experiment,trial_id,segment_id,resource,name,value,at", export_metrics},
@@ -267,6 +304,29 @@ static int export_run(cli_src *s, const struct export_kind *k, const cli_read_op
 	return 0;
 }
 
+/* --what all: every table, one JSON object of arrays by kind. */
+static int export_all(cli_src *s, const cli_read_opts *o, rl_err *err)
+{
+	store_experiment *v = NULL;
+	size_t n = 0;
+	int rc;
+	if ((rc = cli_src_experiments(s, o->experiment, &v, &n, err)) < 0)
+		return rc;
+	json_t *all = json_object();
+	for (size_t k = 0; rc == 0 && k < sizeof exports / sizeof exports[0]; k++) {
+		struct export_ctx x = {.s = s, .json = 1, .arr = json_array()};
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			rc = exports[k].fn(&x, &v[i], err);
+		json_object_set_new(all, exports[k].what, x.arr);
+	}
+	store_experiments_free(v, n);
+	if (rc < 0) {
+		json_decref(all);
+		return rc;
+	}
+	return cli_json_print(all, err);
+}
+
 /* --format and --what, as given. */
 struct export_args {
 	const char *format, *what;
@@ -292,10 +352,10 @@ int cmd_export(int argc, char **argv, rl_err *err)
 	struct export_args a = {.what = "trials"};
 	const cli_read_spec spec = {
 		.usage = usage,
-		.help = "\nWrites trials (default), metrics or segments of one or all "
-			"experiments to standard output;\n--what wide: one row per trial with "
-			"its parameters (params_NAME) and each metric's\nfinal value "
-			"(final_NAME) as columns.\n",
+		.help = "\nWrites experiments, trials (default), metrics or segments of one "
+			"or all experiments to standard output;\n--what wide: one row per trial "
+			"with its parameters (params_NAME) and each metric's\nfinal value "
+			"(final_NAME) as columns; --what all (JSON): every table at once.\n",
 		.own = own,
 		.own_opt = export_opt,
 		.ctx = &a,
@@ -317,6 +377,18 @@ int cmd_export(int argc, char **argv, rl_err *err)
 				       format);
 	else if (o.json)
 		return cli_usage_error(err, usage, "--json conflicts with --format csv");
+	if (!strcmp(what, "all")) {
+		if (!o.json)
+			return cli_usage_error(err, usage, "--what all needs --format json (four "
+					       "tables are not one CSV; --what experiments, trials, "
+					       "metrics and segments give each)");
+		cli_src s;
+		if ((rc = cli_src_open(&o, &s, err)) < 0)
+			return rc;
+		rc = export_all(&s, &o, err);
+		cli_src_close(&s);
+		return rc;
+	}
 	if (!strcmp(what, "wide")) {
 		cli_src s;
 		if ((rc = cli_src_open(&o, &s, err)) < 0)
@@ -331,7 +403,8 @@ int cmd_export(int argc, char **argv, rl_err *err)
 			k = &exports[i];
 	if (!k)
 		return cli_usage_error(err, usage,
-				       "--what: expected trials, metrics, segments or wide, got '%s'",
+				       "--what: expected experiments, trials, metrics, segments, wide "
+				       "or all, got '%s'",
 				       what);
 	cli_src s;
 	if ((rc = cli_src_open(&o, &s, err)) < 0)

@@ -103,10 +103,11 @@ static json_t *status_json(const store_experiment *e, const struct exp_summary *
 	return api_json_experiment(e, sum, now);
 }
 
-enum { S_NAME, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_CANCEL, S_OBJ, S_BEST,
+enum { S_NAME, S_OWNER, S_STATUS, S_TRIALS, S_DONE, S_RUN, S_STOP, S_FAIL, S_CANCEL, S_OBJ, S_BEST,
        S_STARTED, S_ELAPSED, S__N };
 static const cli_col cols[S__N] = {
-	[S_NAME] = {"EXPERIMENT", 0, 0, 1, 12}, [S_STATUS] = {"STATUS", 0, 0, 0, 0},
+	[S_NAME] = {"EXPERIMENT", 0, 0, 1, 12}, [S_OWNER] = {"OWNER", 0, 1, 1, 8},
+	[S_STATUS] = {"STATUS", 0, 0, 0, 0},
 	[S_TRIALS] = {"TRIALS", 1, 0, 0, 0},    [S_DONE] = {"DONE", 1, 1, 0, 0},
 	[S_RUN] = {"RUN", 1, 1, 0, 0},          [S_STOP] = {"STOP", 1, 2, 0, 0},
 	[S_FAIL] = {"FAIL", 1, 1, 0, 0},        [S_CANCEL] = {"CANCEL", 1, 2, 0, 0},
@@ -190,7 +191,8 @@ static int status_row(cli_table *tb, const store_experiment *e, const struct exp
 	snprintf(n[S_FAIL], 16, "%d", sum->count[TRIAL_FAILED]);
 	snprintf(n[S_CANCEL], 16, "%d", sum->count[TRIAL_CANCELLED]);
 	const char *cells[S__N] = {
-		[S_NAME] = e->name, [S_STATUS] = exp_status_name(e->status),
+		[S_NAME] = e->name, [S_OWNER] = e->owner, /* NULL: "-" */
+		[S_STATUS] = exp_status_name(e->status),
 		[S_TRIALS] = n[S_TRIALS], [S_DONE] = n[S_DONE], [S_RUN] = n[S_RUN],
 		[S_STOP] = n[S_STOP], [S_FAIL] = n[S_FAIL], [S_CANCEL] = n[S_CANCEL],
 		[S_OBJ] = obj, [S_BEST] = best,

@@ -392,8 +392,13 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	engine_trial_view tv;
 	if (engine_trial(x->eng, g->trial, &tv, &err) < 0)
 		goto fatal;
+	/* Exited 0 without its objective: the segment failed its contract,
+	 * and its trial may fail for it; stored "completed" it showed as a
+	 * green completed pill beside a failed trial (dashboard, relish logs;
+	 * issue 30, item 11). */
 	store_segment_end se = {
-		.status = seg_status_of(r->outcome), .exit_code = r->exited ? r->exit_code : -1,
+		.status = ended_short ? SEG_FAILED : seg_status_of(r->outcome),
+		.exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
 		.ended_at = now, .message = rec.message[0] ? rec.message : NULL,
 	};

@@ -421,34 +421,38 @@ static int k_slurm(sx *x, const node *v, serve_config *c)
 		return sx_fail(x, v, "expected a map such as {partition: gpu, gpu_memory: 80GiB}");
 	int rc = sx_check_keys(x, v, keys, sizeof keys / sizeof keys[0]);
 	s->enabled = s->is_default = 1;
-	for (size_t i = 0; rc == 0 && i < sizeof keys / sizeof keys[0]; i++) {
+	/* On after a mistake (RL_ESPEC): every one is said at once. */
+	for (size_t i = 0; (rc == 0 || rc == RL_ESPEC) && i < sizeof keys / sizeof keys[0]; i++) {
 		const node *n = node_get(v, keys[i]);
 		if (!n)
 			continue;
 		size_t saved = sx_push(x, keys[i]);
+		int r = 0;
 		switch (i) {
-		case 0: rc = sx_bool(x, n, &s->is_default); break;
-		case 1: rc = slurm_name(x, n, "partition", &s->partition); break;
-		case 2: rc = slurm_name(x, n, "account", &s->account); break;
-		case 3: rc = slurm_name(x, n, "QOS", &s->qos); break;
-		case 4: rc = slurm_args(x, n, s); break;
+		case 0: r = sx_bool(x, n, &s->is_default); break;
+		case 1: r = slurm_name(x, n, "partition", &s->partition); break;
+		case 2: r = slurm_name(x, n, "account", &s->account); break;
+		case 3: r = slurm_name(x, n, "QOS", &s->qos); break;
+		case 4: r = slurm_args(x, n, s); break;
 		case 5:
-			rc = sx_memory(x, n, &s->gpu_memory_mib);
-			if (rc == 0 && !s->gpu_memory_mib)
-				rc = sx_fail(x, n, "expected a GPU's memory such as 80GiB, got 0");
+			r = sx_memory(x, n, &s->gpu_memory_mib);
+			if (r == 0 && !s->gpu_memory_mib)
+				r = sx_fail(x, n, "expected a GPU's memory such as 80GiB, got 0");
 			break;
-		case 6: rc = slurm_interval(x, n, 0.1, &s->poll_s); break;
-		case 7: rc = slurm_interval(x, n, 1, &s->refresh_s); break;
+		case 6: r = slurm_interval(x, n, 0.1, &s->poll_s); break;
+		case 7: r = slurm_interval(x, n, 1, &s->refresh_s); break;
 		case 8:
 			free(s->relish_path);
 			s->relish_path = NULL;
-			rc = sx_string(x, n, &s->relish_path);
-			if (rc == 0 && s->relish_path[0] != '/')
-				rc = sx_fail(x, n, "expected the absolute path of relish on the nodes, "
-					     "got \"%s\"", s->relish_path);
+			r = sx_string(x, n, &s->relish_path);
+			if (r == 0 && s->relish_path[0] != '/')
+				r = sx_fail(x, n, "expected the absolute path of relish on the nodes, "
+					    "got \"%s\"", s->relish_path);
 			break;
 		}
 		sx_pop(x, saved);
+		if (r < 0 && (rc == 0 || r != RL_ESPEC))
+			rc = r;
 	}
 	return rc;
 }
@@ -554,14 +558,22 @@ int serve_config_parse(const char *text, size_t len, const char *path, serve_con
 		names[i] = config_keys[i].key;
 	if (rc == 0 && root)
 		rc = sx_check_keys(&x, root, names, N_KEYS);
-	for (size_t i = 0; rc == 0 && root && i < N_KEYS; i++) {
+	/* Every key is read after a mistake in another (RL_ESPEC), so that
+	 * all of them are said at once (sx_finish), as a spec's are; it
+	 * said only the first (issue 30, item 11).  Out of memory stops. */
+	for (size_t i = 0; (rc == 0 || rc == RL_ESPEC) && root && root->kind == NODE_MAP &&
+			   i < N_KEYS; i++) {
 		const node *v = node_get(root, config_keys[i].key);
 		if (!v)
 			continue;
 		size_t saved = sx_push(&x, config_keys[i].key);
-		rc = config_keys[i].fn(&x, v, c);
+		int r = config_keys[i].fn(&x, v, c);
 		sx_pop(&x, saved);
+		if (r < 0 && (rc == 0 || r != RL_ESPEC))
+			rc = r;
 	}
+	if (rc == 0 || (rc == RL_ESPEC && x.n_errs))
+		rc = sx_finish(&x);
 	node_free(root);
 	if (rc == 0 && !(c->path = strdup(path)))
 		rc = rl_err_set(err, RL_ENOMEM, "config");

@@ -127,6 +127,8 @@ typedef struct store_experiment {
 	 * only; triggers count): equal counts, equal summaries.  -1 when the
 	 * database is older (read-only opens). */
 	int64_t changes;
+	/* search.max_trials of the stored spec (read only), 0 unknown. */
+	int64_t planned;
 } store_experiment;
 
 typedef struct store_metric {

@@ -15,31 +15,36 @@
 /* The change count (schema 5), or -1 in an older database opened read-only. */
 #define EXP_CHANGES "(SELECT n FROM experiment_changes c WHERE c.experiment_id = experiments.id)"
 #define EXP_NO_CHANGES "-1"
+/* The spec's trial budget, read from its stored JSON form (a brief read
+ * too: the experiments page's progress is done of planned); NULL when the
+ * text is no JSON. */
+#define EXP_PLANNED ", CASE WHEN json_valid(spec_text) THEN " \
+		    "json_extract(spec_text, '$.search.max_trials') END"
 
 static const char SQL_EXP_INSERT[] =
 	"INSERT INTO experiments(name, spec_text, spec_path, status, created_at, "
 	"objective_metric, mode, owner_uid, owner, submission)"
 	" VALUES(?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9)";
 static const char SQL_EXP_BY_ID[] =
-	"SELECT " EXP_COLS EXP_CHANGES " FROM experiments WHERE id = ?1";
+	"SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED " FROM experiments WHERE id = ?1";
 /* A name's experiments: ?2's own first (a legacy row without an owner
  * next), then by id; ?3 (not NULL) keeps the owner so named only. */
 #define EXP_NAMED " FROM experiments WHERE name = ?1 AND (?3 IS NULL OR owner = ?3)" \
 		  " ORDER BY owner_uid IS ?2 DESC, owner_uid IS NULL DESC, id"
-static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS EXP_CHANGES EXP_NAMED;
-static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS EXP_CHANGES " FROM experiments ORDER BY id";
+static const char SQL_EXP_BY_NAME[] = "SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED EXP_NAMED;
+static const char SQL_EXP_ALL[] = "SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED " FROM experiments ORDER BY id";
 static const char SQL_EXP_BY_ID_V4[] =
-	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments WHERE id = ?1";
-static const char SQL_EXP_BY_NAME_V4[] = "SELECT " EXP_COLS EXP_NO_CHANGES EXP_NAMED;
+	"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED " FROM experiments WHERE id = ?1";
+static const char SQL_EXP_BY_NAME_V4[] = "SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED EXP_NAMED;
 static const char SQL_EXP_ALL_V4[] =
-	"SELECT " EXP_COLS EXP_NO_CHANGES " FROM experiments ORDER BY id";
+	"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED " FROM experiments ORDER BY id";
 /* Without the spec and the submission (NULL in the rows): a status read. */
 #define EXP_COLS_BRIEF "id, name, NULL, spec_path, status, created_at, finished_at, " \
 		       "objective_metric, mode, owner_uid, owner, NULL, "
 static const char SQL_EXP_ALL_BRIEF[] =
-	"SELECT " EXP_COLS_BRIEF EXP_CHANGES " FROM experiments ORDER BY id";
+	"SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PLANNED " FROM experiments ORDER BY id";
 static const char SQL_EXP_ALL_BRIEF_V4[] =
-	"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES " FROM experiments ORDER BY id";
+	"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PLANNED " FROM experiments ORDER BY id";
 /* A page (store_experiment_page): ids above ?1, the filters that are not
  * NULL, at most ?5 rows (-1: all).  The id is the rowid, so a page costs
  * its own rows, however many there are before it. */
@@ -47,9 +52,9 @@ static const char SQL_EXP_ALL_BRIEF_V4[] =
 		 " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR created_at >= ?4)" \
 		 " ORDER BY id LIMIT ?5"
 static const char *const SQL_EXP_PAGE[2][2] = { /* [brief][version >= 5] */
-	{"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PAGE, "SELECT " EXP_COLS EXP_CHANGES EXP_PAGE},
-	{"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PAGE,
-	 "SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PAGE},
+	{"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED EXP_PAGE, "SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED EXP_PAGE},
+	{"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PLANNED EXP_PAGE,
+	 "SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PLANNED EXP_PAGE},
 };
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
@@ -104,6 +109,7 @@ static int exp_row(sqlite3_stmt *st, store_experiment *e, rl_err *err)
 	x.owner = st_col_text(st, 10, &oom);
 	x.submission = st_col_text(st, 11, &oom);
 	x.changes = st_col_int(st, 12, -1);
+	x.planned = st_col_int(st, 13, 0);
 	int rc = oom ? rl_err_set(err, RL_ENOMEM, "reading an experiment")
 		     : exp_status_from_name(status, &x.status, err);
 	if (rc < 0) {

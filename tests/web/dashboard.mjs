@@ -59,7 +59,19 @@ try {
   if (!row.includes(env.USER_A)) fail('experiments page: the owner is not in the row: ' + row);
   const who = await a.textContent('#who');
   if (!who.includes(env.USER_A)) fail('header does not show the signed-in user: ' + who);
-  ok('experiments page lists the experiment with its owner');
+  // progress: trials done of those planned (max_trials), not ended of
+  // created (issue 30, item 11: 5 of 7 created read 71 % with 5 of 30 done)
+  const mainApi = (await api(`experiments/${env.MAIN}`, env.TOKEN_A)).j;
+  const prog = await a.evaluate((id) => {
+    const c = document.querySelector(`tr[data-id="${id}"] .progress-cell`);
+    return c ? { done: Number(c.dataset.done), planned: Number(c.dataset.planned), text: c.textContent,
+      width: parseFloat(c.querySelector('.progress i').style.width) } : null;
+  }, env.MAIN);
+  const apiDone = mainApi.trials.completed + mainApi.trials.stopped + mainApi.trials.failed;
+  if (!prog || prog.planned !== mainApi.planned || mainApi.planned !== 120 || prog.done > apiDone + 5 ||
+      prog.done < apiDone - 5 || Math.abs(prog.width - (100 * prog.done) / 120) > 1)
+    fail(`progress: ${JSON.stringify(prog)}, the API: planned ${mainApi.planned}, ${apiDone} done of ${mainApi.trials.total} created`);
+  ok(`experiments page lists the experiment with its owner; progress ${prog.text} (${prog.width} %: done of planned)`);
 
   // 2. live: more trials with values, same page load
   await a.goto(BASE + `/#/experiments/${env.MAIN}`);

@@ -75,7 +75,11 @@ export function mount(el, [ref]) {
   function buildTable() {
     const cols = [
       { key: 'id', label: 'trial', num: true, cell: (t) => h('a', { href: `#/trials/${t.id}` }, t.id) },
-      { key: 'index', label: '#', num: true },
+      // The id names a trial everywhere (relish trials, logs, the API);
+      // the index is its place in the order the search proposed it, the
+      // history plot's x (issue 30, item 11: '#' beside 'trial' mixed them)
+      { key: 'index', label: 'index', num: true,
+        title: 'order in which the search proposed it, from 0 (the history plot\'s x); the trial column is its id' },
       { key: 'status', label: 'state', cell: (t) => badge(t.status) },
       { key: 'objective', label: exp.objective?.metric || 'objective', num: true, cell: (t) => fmtNum(t.objective) },
       { key: 'resource', label: 'resource', num: true, cell: (t) => fmtNum(t.resource) },

@@ -7,13 +7,25 @@ import { makeTable } from './table.js';
 
 const STATES = ['running', 'done', 'cancelled', 'failed'];
 
+// Trials done (ended: completed, stopped early or failed) of those the
+// spec plans (search.max_trials), not of those created so far: 5 done of
+// 30 planned is 17 %, not the 71 % of 5 ended of 7 created.
+function planned(e) {
+  const t = e.trials || {};
+  return Math.max(e.planned || 0, t.total || 0);
+}
+function doneOf(e) {
+  const t = e.trials || {};
+  return (t.completed || 0) + (t.stopped || 0) + (t.failed || 0);
+}
 function progress(e) {
   const t = e.trials || {};
-  const ended = (t.completed || 0) + (t.stopped || 0) + (t.failed || 0);
-  const frac = t.total ? ended / t.total : 0;
-  return h('span', { title: `${ended} of ${t.total || 0} trials ended; ${t.running || 0} running` },
+  const done = doneOf(e), all = planned(e);
+  const frac = all ? done / all : 0;
+  return h('span', { class: 'progress-cell', 'data-done': done, 'data-planned': all,
+    title: `${done} of ${all} planned trials done; ${t.total || 0} created, ${t.running || 0} running` },
     h('span', { class: 'progress' }, h('i', { style: { width: (100 * frac).toFixed(0) + '%' } })),
-    `${ended}/${t.total || 0}`);
+    `${done}/${all}`);
 }
 
 export function mount(el) {
@@ -33,8 +45,7 @@ export function mount(el) {
         cell: (e) => h('a', { href: `#/experiments/${e.id}` }, e.experiment) },
       { key: 'owner', label: 'owner', value: (e) => e.owner ?? '' },
       { key: 'status', label: 'state', cell: (e) => badge(e.status) },
-      { key: 'progress', label: 'progress', value: (e) => (e.trials && e.trials.total
-          ? ((e.trials.completed + e.trials.stopped + e.trials.failed) / e.trials.total) : 0),
+      { key: 'progress', label: 'progress', value: (e) => (planned(e) ? doneOf(e) / planned(e) : 0),
         cell: progress },
       { key: 'running', label: 'running', num: true, value: (e) => e.trials?.running ?? 0 },
       { key: 'best', label: 'best', num: true, value: (e) => e.best?.value ?? null,

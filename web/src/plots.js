@@ -46,9 +46,9 @@ export function historyOpts(metric, logY) {
     legend: { show: false },
     cursor: { drag: { x: true, y: false } },
     scales: { x: { time: false }, y: { distr: logY ? 3 : 1 } },
-    axes: [{ label: 'trial' }, { label: metric, size: 60 }],
+    axes: [{ label: 'trial index (order proposed)' }, { label: metric, size: 60 }],
     series: [
-      { label: 'trial' },
+      { label: 'index' },
       { label: metric, stroke: '#2f6fdf', paths: () => null,
         points: { show: true, size: 5, stroke: '#2f6fdf', fill: 'rgba(47,111,223,.35)' } },
       { label: 'best so far', stroke: '#e4572e', width: 2,

@@ -39,7 +39,7 @@ export function mount(el, [id]) {
     fill(head, 
       h('div', { class: 'row' }, h('h1', {}, `Trial ${t.id}`), badge(t.status),
         h('span', { class: 'muted' }, 'of ', h('a', { href: `#/experiments/${t.experiment_id}` }, t.experiment),
-          ` · #${t.index}`)),
+          ` · index ${t.index} (its place in the order proposed)`)),
       h('div', { class: 'kv' },
         h('div', {}, h('span', {}, 'objective'), h('b', {}, fmtNum(t.objective))),
         h('div', {}, h('span', {}, 'at resource'), h('b', {}, fmtNum(t.objective_resource))),
