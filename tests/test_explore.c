@@ -42,8 +42,8 @@ static sched *mk(int n_gpu, uint64_t mem, int explore_max, double util_c)
 	if (explore_max >= 0)
 		o.explore_max = explore_max;
 	sched *s = fixture_sched(SHARE_RELISH, &o, n_gpu, mem);
-	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100 };
-	sched_observation light = { SEG_OUT_COMPLETED, 2000, util_c, 10, 100 };
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100 , 0};
+	sched_observation light = { SEG_OUT_COMPLETED, 2000, util_c, 10, 100 , 0};
 	sched_request ra = rq(900, A, 0), rb = rq(901, B, 0), rc = rq(902, C, 0);
 	sched_learn(s, &ra, &busy);
 	sched_learn(s, &rb, &busy);
@@ -62,7 +62,7 @@ static void submit(sched *s, uint64_t id, uint64_t shape, double t)
  * over a segment of 100 s, measured alone at 0.1 units per second). */
 static void finish(sched *s, uint64_t id, double now, double work)
 {
-	sched_observation o = { SEG_OUT_COMPLETED, 2000, 100, work, 100 };
+	sched_observation o = { SEG_OUT_COMPLETED, 2000, 100, work, 100 , 0};
 	rl_err e;
 	assert_int_equal(sched_finished(s, id, now, &o, &e), 0);
 }
