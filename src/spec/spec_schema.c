@@ -1054,6 +1054,15 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 				 spec_executor_name(s->trial.executor));
 		sx_pop(x, saved);
 	}
+	/* An image reference never starts with '-'; one that did would reach the
+	 * engine's command line, after relish's own options, as an option. */
+	const node *img = at_path(root, "trial", "image");
+	if (img && s->trial.image && s->trial.image[0] == '-') {
+		saved = sx_push(x, "trial.image");
+		failed = sx_fail(x, img, "expected an image reference (it cannot begin with '-'), got %s",
+				 s->trial.image);
+		sx_pop(x, saved);
+	}
 	const node *prv = at_path(root, "trial", "privileges");
 	if (prv && s->trial.executor != EXEC_PODMAN && s->trial.executor != EXEC_DOCKER) {
 		saved = sx_push(x, "trial.privileges");

@@ -10,7 +10,8 @@
 #                                       (no client-side check): body, then the status
 #   reload_config TEXT                  $work/config.yaml := TEXT, SIGHUP, wait for the reload
 #   run_case NAME                       attack_NAME in a subshell; tallies
-#   attack_summary                      one line; fails when a case failed
+#   attack_summary                      one line; fails when a case failed,
+#                                       exits 77 when every case was skipped
 #   evil_so                             $work/evil.so: a process that loads it with
 #                                       EVIL_DIR set leaves EVIL_DIR/euid-EUID.PID
 PY=/usr/bin/python3
@@ -67,16 +68,27 @@ reload_config() {
   return 0
 }
 
-passed=() failed=()
+passed=() failed=() skipped=()
+# A case that cannot run here exits 77 after its "SKIP: why" line: skipped,
+# neither defended nor not.
 run_case() {
   echo "---- attack: $1"
   attack_case=$1
-  if ( "attack_$1" ); then passed+=("$1"); else failed+=("$1"); fi
+  local rc=0
+  ( "attack_$1" ) || rc=$?
+  case $rc in
+    0) passed+=("$1") ;;
+    77) skipped+=("$1") ;;
+    *) failed+=("$1") ;;
+  esac
 }
 
+# One line; fails when a case failed, exits 77 (skipped) when none could run.
 attack_summary() {
-  echo "attacks tried: $((${#passed[@]} + ${#failed[@]})); defended: ${passed[*]:-none}; NOT defended: ${failed[*]:-none}"
-  [ "${#failed[@]}" = 0 ]
+  echo "attacks tried: $((${#passed[@]} + ${#failed[@]})); defended: ${passed[*]:-none}; NOT defended: ${failed[*]:-none}; skipped here: ${skipped[*]:-none}"
+  [ "${#failed[@]}" = 0 ] || return 1
+  if [ "${#passed[@]}" = 0 ] && [ "${#skipped[@]}" -gt 0 ]; then exit 77; fi
+  return 0
 }
 
 evil_so() {
