@@ -75,6 +75,15 @@ typedef struct api_policy {
 
 typedef struct api_ctx api_ctx;
 
+/*
+ * Prune on demand (POST /api/v1/prune, on the loop): the service applies
+ * its retention rule, or the one req names ({"age": S, "keep": N,
+ * "dry_run": B}), and answers what it did in *out.  Root's and the admin
+ * group's alone (the handler checks).
+ */
+typedef int (*api_prune_fn)(void *ctx, const api_user *u, const json_t *req, json_t **out,
+			    rl_err *err);
+
 /* A device as the service started with it: what never changes while it
  * runs (readers show it without asking the driver). */
 typedef struct api_device {
@@ -101,6 +110,8 @@ struct api_ctx {
 	const api_policy *pol; /* the policy at start */
 	api_admit_fn admit;  /* may be NULL: admit everything */
 	void *admit_ctx;
+	api_prune_fn prune;  /* may be NULL: the route answers 501 */
+	void *prune_ctx;
 	double started_at;
 	const char *state_dir;
 	/* the core's user ids: user (uid) -> core id, and back (serve.c) */

@@ -91,6 +91,34 @@ int api_h_readyz(api_req *rq, api_resp *rs, rl_err *err)
 	return rs->json ? 0 : rl_err_set(err, RL_ENOMEM, "readyz");
 }
 
+/* relish prune through the service: root's and the admin group's, since
+ * it removes everyone's history; the rule and the archive are the
+ * service's (serve.c's api_prune_fn), the body may name an age and a
+ * count instead (never an archive: the service writes it as root). */
+int api_h_prune(api_req *rq, api_resp *rs, rl_err *err)
+{
+	if (!rq->ctx->d)
+		return rl_err_set(err, RL_EPERM, "this service only shows %s (serve --read-only): "
+				  "nothing is removed here", rq->ctx->state_dir);
+	if (!rq->user->root && !rq->user->admin)
+		return rl_err_set(err, RL_EPERM, "pruning removes every user's history: root's "
+				  "and the admin group's%s%s alone", rq->pol->admin_group[0] ? " " : "",
+				  rq->pol->admin_group);
+	if (!rq->ctx->prune)
+		return rl_err_set(err, RL_EUNSUPPORTED, "this service does not prune");
+	json_error_t je;
+	json_t *body = rq->body_len ? json_loadb(rq->body, rq->body_len, 0, &je) : json_object();
+	if (!json_is_object(body)) {
+		json_decref(body);
+		return rl_err_set(err, RL_EPARSE, "request body: expected a JSON object {\"age\": "
+				  "SECONDS, \"keep\": N, \"dry_run\": BOOL}: %s",
+				  body ? "not an object" : je.text);
+	}
+	int rc = rq->ctx->prune(rq->ctx->prune_ctx, rq->user, body, &rs->json, err);
+	json_decref(body);
+	return rc;
+}
+
 int api_h_whoami(api_req *rq, api_resp *rs, rl_err *err)
 {
 	const api_user *u = rq->user;

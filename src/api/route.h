@@ -142,6 +142,7 @@ int api_h_server(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_whoami(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_healthz(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_readyz(api_req *rq, api_resp *rs, rl_err *err);
+int api_h_prune(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_experiments(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_submit(api_req *rq, api_resp *rs, rl_err *err);
 int api_h_experiment(api_req *rq, api_resp *rs, rl_err *err);

@@ -66,6 +66,8 @@ const api_route api_routes[] = {
 	{"GET", "/ui/{file}", api_h_asset, API_PUBLIC, API_READER, 0,
 	 "the dashboard's modules, styles and uPlot"},
 	{"GET", "/metrics", api_h_metrics, API_READ, API_LOOP, 0, "Prometheus metrics (text format 0.0.4)"},
+	{"POST", API_PREFIX "/prune", api_h_prune, API_USER, API_LOOP, 4 * KIB,
+	 "export, then remove ended experiments by the retention rule (root and the admin group)"},
 	/* Probes (a service manager's, a load balancer's): no secrets, anyone. */
 	{"GET", "/healthz", api_h_healthz, API_PUBLIC, API_LOOP, 0,
 	 "liveness: the loop answers; what it holds in memory"},

@@ -32,6 +32,7 @@ struct cli_command {
 	X("best", cmd_best, "the best trial: id, params, objective")                   \
 	X("logs", cmd_logs, "print the segment logs of a trial")                       \
 	X("export", cmd_export, "trials, metrics or segments as CSV or JSON")          \
+	X("prune", cmd_prune, "export, then remove ended experiments by age or count per user") \
 	X("backup", cmd_backup, "a consistent copy of a state database, while it is in use") \
 	X("devices", cmd_devices, "list the devices relish sees and what shares them") \
 	X("simulate", cmd_simulate, "replay a job trace and compare sharing policies") \

@@ -15,9 +15,7 @@
  * experiment; 5 a relish run holds the database; 6 refused; 7 no server.
  */
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,39 +23,9 @@
 #include "cli/cli_common.h"
 #include "cli/cli_server.h"
 #include "common/fsutil.h"
+#include "serve/serve.h"
 
 static const char usage[] = "relish delete EXPERIMENT [--server ADDR | --db FILE] [--json]";
-
-/* The folder of e's checkpoints and logs in a relish run database: where
- * its segments' logs are (RUNS/NAME.CREATED_MS/trial-K/seg-S.log), checked
- * to be that experiment's; "" when none is known. */
-static int run_folder(store *st, const store_experiment *e, char *out, size_t n, rl_err *err)
-{
-	out[0] = '\0';
-	store_segment *v = NULL;
-	size_t nv = 0;
-	int rc = store_segment_list_experiment(st, e->id, &v, &nv, err);
-	if (rc < 0)
-		return rc;
-	char want[300];
-	snprintf(want, sizeof want, "%s.%lld", e->name, (long long)llround(e->created_at * 1000));
-	for (size_t i = 0; i < nv && !out[0]; i++) {
-		if (!v[i].log_path)
-			continue;
-		char buf[PATH_MAX];
-		snprintf(buf, sizeof buf, "%s", v[i].log_path);
-		char *trial = dirname(buf); /* .../NAME.MS/trial-K */
-		char tcopy[PATH_MAX];
-		snprintf(tcopy, sizeof tcopy, "%s", trial);
-		char *exp = dirname(tcopy);
-		char ecopy[PATH_MAX];
-		snprintf(ecopy, sizeof ecopy, "%s", exp);
-		if (!strcmp(basename(ecopy), want))
-			snprintf(out, n, "%s", exp);
-	}
-	store_segments_free(v, nv);
-	return 0;
-}
 
 static int delete_local(const char *db, const char *ref, int json, rl_err *err)
 {
@@ -71,7 +39,7 @@ static int delete_local(const char *db, const char *ref, int json, rl_err *err)
 		return rc;
 	}
 	char dir[PATH_MAX];
-	if ((rc = run_folder(st, &e, dir, sizeof dir, err)) == 0)
+	if ((rc = serve_experiment_folder(st, &e, NULL, dir, sizeof dir, err)) == 0)
 		rc = store_experiment_delete(st, e.id, err);
 	store_close(st);
 	if (rc == 0 && dir[0] && rl_remove_tree(dir) < 0)

@@ -156,6 +156,52 @@ static int admit(void *ctx, const api_user *u, const spec *sp, rl_err *err)
 	return serve_admit(&s->cfg, u, sp, err);
 }
 
+/* relish prune through the service (POST /api/v1/prune, on the loop): the
+ * caller's age and count, else the config's retention rule; the archive
+ * is always the config's (or STATE/archive).  At most 100 a call. */
+static int prune(void *ctx, const api_user *u, const json_t *req, json_t **out, rl_err *err)
+{
+	service *s = ctx;
+	const serve_retention *r = &s->cfg.retention;
+	const json_t *ja = json_object_get(req, "age"), *jk = json_object_get(req, "keep");
+	int dry = json_is_true(json_object_get(req, "dry_run"));
+	if ((ja && !json_is_number(ja)) || (jk && !json_is_integer(jk)) ||
+	    (ja && json_number_value(ja) < 0) || (jk && json_integer_value(jk) < 0))
+		return rl_err_set(err, RL_EINVAL, "request body: \"age\" is seconds (a number) "
+				  "and \"keep\" a whole count, neither negative");
+	serve_prune_opts o = {.dry_run = dry, .max = dry ? 0 : 100, .who = u->name};
+	if (ja || jk) {
+		o.age_s = ja ? json_number_value(ja) : 0;
+		o.keep = jk ? (long)json_integer_value(jk) : 0;
+	} else if (r->enabled) {
+		o.age_s = r->age_s;
+		o.keep = r->keep;
+	} else {
+		return rl_err_set(err, RL_EINVAL, "which experiments? the service's config has no "
+				  "retention: rule; give an age or a keep count (relish prune "
+				  "--age 90d, --keep 100)");
+	}
+	char archive[PATH_MAX + 16];
+	if (r->archive)
+		snprintf(archive, sizeof archive, "%s", r->archive);
+	else
+		snprintf(archive, sizeof archive, "%s/archive", s->state);
+	o.archive = archive;
+	serve_prune_result res;
+	int rc = serve_prune(live_store(s->d), s->d, &o, now_s(), &res, err);
+	if (rc == 0) {
+		*out = json_pack("{s:b, s:f, s:I, s:s, s:I, s:I, s:I, s:b, s:O}", "dry_run", dry,
+				 "age", o.age_s, "keep", (json_int_t)o.keep, "archive", archive,
+				 "removed", (json_int_t)res.removed, "failed", (json_int_t)res.failed,
+				 "would", (json_int_t)res.would, "more", res.more, "experiments",
+				 res.items);
+		if (!*out)
+			rc = rl_err_set(err, RL_ENOMEM, "prune");
+	}
+	serve_prune_result_fini(&res);
+	return rc;
+}
+
 /* ---- state folder and lock ---- */
 
 /* dir must be a folder of the service's user that no one else may write
@@ -531,7 +577,8 @@ int serve_run(const serve_options *o, rl_err *err)
 		a->compute_total = v.compute_total;
 	}
 	s->actx = (api_ctx){.d = s->d, .st = live_store(s->d), .db_path = s->db, .pol = &s->pol,
-			    .admit = admit, .admit_ctx = s, .started_at = now_s(),
+			    .admit = admit, .admit_ctx = s, .prune = prune, .prune_ctx = s,
+			    .started_at = now_s(),
 			    .state_dir = s->state, .devices = s->devices, .n_devices = ndev};
 	api_options ao;
 	api_options_default(&ao);

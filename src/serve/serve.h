@@ -131,6 +131,42 @@ void serve_config_default(serve_config *c);
  * leave it and are logged; the return is for the store's. */
 int serve_retention_pass(live *d, const serve_retention *r, const char *state, double now,
 			 rl_err *err);
+
+/* What to prune (relish prune; the retention pass is one of these). */
+typedef struct serve_prune_opts {
+	double age_s;            /* ended longer ago than this; 0: no age */
+	long keep;               /* beyond each owner's latest keep ended; 0: no count */
+	const char *archive;     /* where each is exported first (ARCHIVE/OWNER/ID-NAME.json) */
+	const char *runs;        /* without a driver: the runs folder (NULL: from the logs) */
+	int dry_run;             /* say what would go; export and remove nothing */
+	size_t max;              /* at most this many a call (0: all); more set if left */
+	const char *who;         /* for the log: who asked */
+	const char *event;       /* the log's event (default serve.prune) */
+} serve_prune_opts;
+
+typedef struct serve_prune_result {
+	json_t *items;           /* one object per experiment it chose (api JSON) */
+	size_t removed, failed, would;
+	int more;                /* candidates left beyond max */
+} serve_prune_result;
+
+/*
+ * The ended experiments o no longer keeps, in st: each exported to
+ * o->archive and read back, then removed with its rows and folder (by
+ * the driver d when one runs: live_delete; d NULL: the caller holds st as
+ * its driver (STORE_DRIVER) and the rows and folder go directly).  Never
+ * a running experiment; an experiment whose export fails stays (counted
+ * in failed, its error in its item).  Each logged (o->event).  RL_EINVAL
+ * without an age or a count; else errors only of reading the store.
+ * res is filled (serve_prune_result_fini) whatever the return.
+ */
+int serve_prune(store *st, live *d, const serve_prune_opts *o, double now, serve_prune_result *res,
+		rl_err *err);
+void serve_prune_result_fini(serve_prune_result *res);
+/* The folder of e's checkpoints and logs (RUNS/NAME.MS when runs is
+ * given, else found from its segments' logs); "" when none is known. */
+int serve_experiment_folder(store *st, const store_experiment *e, const char *runs, char *out,
+			    size_t n, rl_err *err);
 /* Read path into c (defaults first).  Errors: "FILE:LINE:COL: key: ...". */
 int serve_config_load(const char *path, serve_config *c, rl_err *err);
 /* The same from text already read (len bytes, NUL-terminated after

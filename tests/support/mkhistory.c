@@ -4,7 +4,9 @@
  * owners (odd ids alice, uid 5001; even ids bob, uid 5002), created a
  * minute apart ending now, with two trials each (one completed with
  * accuracy id/1000, one stopped); every third one (ids 3, 6, ...) is
- * cancelled, the others done.  Usage: mkhistory DB N
+ * cancelled, the others done.  Usage: mkhistory DB N [METRICS]: METRICS
+ * metric rows for each completed trial (default 0), so that removing an
+ * experiment frees pages (test_prune).
  * Prints "experiments=N trials=T" on success.
  */
 #include <stdio.h>
@@ -23,11 +25,12 @@ static void check(int rc, const rl_err *e, const char *what)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: mkhistory DB N\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: mkhistory DB N [METRICS]\n");
 		return 2;
 	}
 	long n = atol(argv[2]);
+	long nm = argc == 4 ? atol(argv[3]) : 0;
 	rl_err e;
 	rl_err_clear(&e);
 	store *s;
@@ -51,6 +54,12 @@ int main(int argc, char **argv)
 			if (k == 0)
 				check(store_trial_set_progress(s, t, 1, (double)i / 1000.0, 1, at + 1, &e),
 				      &e, "progress");
+			for (long m = 0; k == 0 && m < nm; m++) {
+				store_metric row = {.trial_id = t, .resource = (double)m,
+						    .name = (char *)"train_loss_per_batch",
+						    .value = 1.0 / (double)(m + 1), .at = at + 1};
+				check(store_metrics_insert(s, &row, 1, &e), &e, "metric");
+			}
 			check(store_trial_set_status(s, t, k ? TRIAL_STOPPED : TRIAL_COMPLETED, NULL,
 						     at + 2, &e), &e, "trial status");
 			trials++;
