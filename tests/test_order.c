@@ -601,6 +601,54 @@ static void test_user_limits(void **state)
 	sched_user_limits neg = {.max_gpus = -1};
 	assert_int_equal(sched_set_user_limits(s, 3, &neg), RL_EINVAL);
 	sched_free(s);
+
+	/* Host memory and CPUs (issue 25, item 9): a host of 16 CPUs and
+	 * 64 GiB; a user limited to 2 CPUs and 6000 MiB runs two of its
+	 * 1-CPU, 2000 MiB trials at once, not eight; a user limited to 10000
+	 * MiB of host memory, three of them; another user is not held. */
+	s = NULL;
+	assert_int_equal(sched_new(&op, &s, &e), 0);
+	sched_device_info host;
+	memset(&host, 0, sizeof host);
+	snprintf(host.name, sizeof host.name, "host");
+	host.mem_total_mib = 65536;
+	host.compute_total = 16;
+	assert_int_equal(sched_add_device(s, &host, &e), 0);
+	sched_user_limits hl = {.max_host_mem_mib = 6000, .max_cpus = 2};
+	assert_int_equal(sched_set_user_limits(s, 4, &hl), 0);
+	sched_user_limits hm = {.max_host_mem_mib = 10000};
+	assert_int_equal(sched_set_user_limits(s, 6, &hm), 0);
+	for (int k = 0; k < 24; k++) {
+		memset(&r, 0, sizeof r);
+		r.seg_id = (uint64_t)k + 1;
+		r.user = k < 8 ? 4 : k < 16 ? 6 : 7;
+		r.shape = 8;
+		r.mem_hint_mib = 2000;
+		r.compute_hint = 1;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+	}
+	sched_placement hp[24];
+	int placed = sched_place(s, 0, hp, 24);
+	int per[8] = {0};
+	for (int k = 0; k < placed; k++)
+		per[hp[k].seg_id <= 8 ? 4 : hp[k].seg_id <= 16 ? 6 : 7]++;
+	assert_int_equal(per[4], 2);
+	assert_int_equal(per[6], 5);
+	assert_int_equal(per[7], 8);
+	sched_user_state u4;
+	assert_int_equal(sched_user_get(s, 4, 0, &u4), 0);
+	assert_int_equal(u4.running, 2);
+	/* one ends: the next of the limited user's starts in its place */
+	for (int k = 0; k < placed; k++)
+		if (hp[k].seg_id <= 8) {
+			assert_int_equal(sched_finished(s, hp[k].seg_id, 5, &ob, &e), 0);
+			break;
+		}
+	assert_int_equal(sched_place(s, 5, hp, 24), 1);
+	assert_true(hp[0].seg_id <= 8);
+	sched_user_limits badc = {.max_cpus = -1};
+	assert_int_equal(sched_set_user_limits(s, 4, &badc), RL_EINVAL);
+	sched_free(s);
 }
 
 static void test_fair_scan_window_is_per_user(void **state)

@@ -77,7 +77,7 @@ static void test_cpu_oneshot(void **state)
 		"--volume=/usr:/usr:ro", "--volume=/data:/in", "--volume=/ck/t7:/ck/t7",
 		"--cidfile=/tmp/x.cid", "--env=RELISH_TRIAL_ID=t7", "--env=OMP_NUM_THREADS=1",
 		"--env=MY_VAR=x", "--env=HOSTONLY2=diff", "--env=RELISH_MODE=oneshot",
-		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
+		"--env=NVIDIA_VISIBLE_DEVICES=void", "--", "localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
 	assert_argv(got, want);
 	contract_strv_free(got);
 
@@ -94,7 +94,7 @@ static void test_cpu_oneshot(void **state)
 		"docker", "run", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
 		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t8", "--label=hpo.segment=0-1.5",
 		"--label=hpo.mode=oneshot", "--network=bridge", "--pull=never", LEAST, "--workdir=/work",
-		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
+		"--env=NVIDIA_VISIBLE_DEVICES=void", "--", "localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
 	assert_argv(got, want2);
 	contract_strv_free(got);
 
@@ -113,14 +113,12 @@ static void test_cpu_oneshot(void **state)
 	const char *want3[] = {
 		"docker", "run", "--init", "--name=n", "--label=hpo.owner=0123456789abcdef",
 		"--label=hpo.experiment=exp 1", "--label=hpo.trial=t9", "--label=hpo.segment=0-1",
-		"--label=hpo.mode=oneshot", "--network=none", "--pull=never", LEAST, "--ipc=host",
-		"--mount=type=bind,source=/tmp/mps,target=/tmp/mps",
+		"--label=hpo.mode=oneshot", "--network=none", "--pull=never", LEAST,
 		"--mount=type=bind,source=/usr,target=/usr,readonly",
 		"--mount=type=bind,\"source=/data,v1\",target=/in",
 		"--mount=type=bind,\"source=/a\"\"b\",target=/q,readonly",
 		"--mount=type=bind,source=/ck/t9,target=/ck/t9",
-		"--env=CUDA_MPS_PIPE_DIRECTORY=/tmp/mps",
-		"localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
+		"--env=NVIDIA_VISIBLE_DEVICES=void", "--", "localhost/relish-host:latest", "/bin/ctrial", "--x", "0.3", NULL};
 	assert_argv(got, want3);
 	contract_strv_free(got);
 }
@@ -145,7 +143,8 @@ static void test_gpu_cdi_mps_warm(void **state)
 		"--network=none", "--pull=never", LEAST, "--ipc=host", "--volume=/tmp/mps:/tmp/mps",
 		"--device=nvidia.com/gpu=GPU-a", "--device=nvidia.com/gpu=GPU-b",
 		"--env=CUDA_MPS_PIPE_DIRECTORY=/tmp/mps", "--env=CUDA_VISIBLE_DEVICES=GPU-a,GPU-b",
-		"--env=RELISH_GPU_MEMORY_MIB=4096", "localhost/relish-host:latest", "python3",
+		"--env=RELISH_GPU_MEMORY_MIB=4096", "--env=NVIDIA_VISIBLE_DEVICES=GPU-a,GPU-b", "--",
+		"localhost/relish-host:latest", "python3",
 		"train.py", NULL};
 	assert_argv(got, want);
 	contract_strv_free(got);
@@ -162,7 +161,7 @@ static void test_gpu_cdi_mps_warm(void **state)
 		"--label=relish.trial=t1", "--label=relish.segment=0-3", "--label=relish.mode=oneshot",
 		"--network=none", "--pull=never", LEAST, "--device=nvidia.com/gpu=2",
 		"--device=nvidia.com/gpu=5", "--env=CUDA_VISIBLE_DEVICES=0,1",
-		"localhost/relish-host:latest", "python3", "train.py", NULL};
+		"--env=NVIDIA_VISIBLE_DEVICES=2,5", "--", "localhost/relish-host:latest", "python3", "train.py", NULL};
 	assert_argv(got, want2);
 	contract_strv_free(got);
 }
@@ -187,7 +186,8 @@ static void test_gpu_devices(void **state)
 		"--label=relish.trial=", "--label=relish.segment=0-1", "--label=relish.mode=worker",
 		"--network=none", "--pull=never", LEAST, "--device=/dev/nvidia1", "--device=/dev/nvidiactl",
 		"--device=/dev/nvidia-uvm", "--device=/dev/nvidia-uvm-tools",
-		"--env=CUDA_VISIBLE_DEVICES=GPU-y", "localhost/relish-host:latest", "t", NULL};
+		"--env=CUDA_VISIBLE_DEVICES=GPU-y",
+		"--env=NVIDIA_VISIBLE_DEVICES=GPU-y", "--", "localhost/relish-host:latest", "t", NULL};
 	assert_argv(got, want);
 	contract_strv_free(got);
 
@@ -338,7 +338,7 @@ static void test_privileges(void **state)
 			"--label=relish.trial=t1", "--label=relish.segment=0-1",
 			"--label=relish.mode=oneshot", "--network=none", "--pull=never",
 			"--cap-drop=all", "--cap-add=NET_RAW", "--cap-add=SYS_PTRACE", "--user=0:0",
-			"localhost/relish-host:latest", "/bin/ctrial", NULL};
+			"--env=NVIDIA_VISIBLE_DEVICES=void", "--", "localhost/relish-host:latest", "/bin/ctrial", NULL};
 		assert_argv(got, want);
 		contract_strv_free(got);
 	}

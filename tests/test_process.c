@@ -764,7 +764,7 @@ static void test_members_none_proc(void **state)
 	rl_err_clear(&e);
 	assert_int_equal(confine_new(EXEC_CONFINE_PROC, &c, &e), 0);
 	confine_unit *u = NULL;
-	assert_int_equal(confine_unit_begin(c, &u, &e), 0);
+	assert_int_equal(confine_unit_begin(c, 0, &u, &e), 0);
 	assert_non_null(u);
 	pid_t pid = fork();
 	assert_true(pid >= 0);

@@ -71,11 +71,40 @@ static void test_identity(void **state)
 	assert_int_equal(procid_start_time(0, &untouched, &e), RL_EINVAL);
 }
 
+/* A group is signalled by its leader's pid only while that pid is still
+ * the leader (issue 25, item 10): a pid now another process's is never
+ * signalled, and neither is one whose start time was never read. */
+static void test_kill_group(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	setpgid(pid, pid);
+	uint64_t st = 0;
+	assert_int_equal(procid_start_time(pid, &st, NULL), 0);
+	/* what a reused pid looks like: the same pid, another start time */
+	assert_int_equal(procid_kill_group(pid, st + 1, SIGKILL), -1);
+	assert_int_equal(procid_kill_group(pid, 0, SIGKILL), -1);
+	assert_int_equal(kill(pid, 0), 0); /* still alive */
+	assert_int_equal(procid_kill_group(pid, st, SIGKILL), 0);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* gone, and the group with it: nothing to receive it, not an error */
+	assert_int_equal(procid_kill_group(pid, st, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_stat),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_kill_group),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,25 @@
 #   experiments  users: {default: {experiments: 2}}: the attacker's third
 #            running experiment is refused (409, naming the limit) while
 #            the victim still submits
+#   hostlimits  users: {ATTACKER: {cpus: 2}}, then {host_memory: 600MiB}:
+#            of the attacker's 6 concurrent 1-CPU trials (then trials
+#            holding 200 MB, 256 MiB declared) at most 2 run at once (all
+#            that fit the host before) while the victim runs beside them
+#   cpumax   a process trial declaring cpus: 0.01 spins for 3 s: it gets
+#            at most a fifth of a CPU (cgroup v2 cpu.max, or the v1 cpu
+#            quota; skipped, saying why, where no cpu controller serves)
+#   allow    users: {VICTIM: {allow: [trial.mounts]}}: the victim's
+#            container trial with bind mounts runs, the attacker's same
+#            spec is refused 403 naming trial.mounts (allow: was
+#            everyone's; needs podman)
+#   gpuenv   a container trial without GPUs sets NVIDIA_VISIBLE_DEVICES=all
+#            and CUDA_VISIBLE_DEVICES=0 in trial.env: inside it sees
+#            NVIDIA_VISIBLE_DEVICES=void and no CUDA_ variable (the NVIDIA
+#            hook would have given it every GPU; needs podman)
+#   resume   the attacker's container experiment admitted under its own
+#            allow: [trial.mounts] runs; the service is stopped and started
+#            with the grant taken out: the experiment is not resumed (the
+#            log says why) and the victim runs (needs podman)
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -241,7 +260,158 @@ attack_experiments() {
   reload_config ""
 }
 
-all="env grants alias grid metrics forever experiments"
+# ---- hostlimits: per-user host memory and CPUs ----------------------------------
+# MAX_RUNNING EXPERIMENT OWNER SECONDS: the most segments of it seen running
+# at once while it runs (sampled every 0.1 s), once it is done
+max_running() {
+  local most=0 n i s
+  for i in $(seq $(($3 * 10))); do
+    s=$(api "/api/v1/experiments/$1/segments?owner=$2")
+    n=$(printf '%s' "$s" | grep -o '"status":"running"' | wc -l)
+    [ "$n" -gt "$most" ] && most=$n
+    api "/api/v1/experiments/$1?owner=$2" | grep -q '"status":"running"' || break
+    sleep 0.1
+  done
+  echo "$most"
+}
+attack_hostlimits() {
+  local most
+  reload_config "users: {$U1: {cpus: 2}}"
+  aspec "$work/hl-cpu.yaml" attack-hl-cpu 6 1 1500
+  sed -i 's/max_concurrent: 2/max_concurrent: 6/' "$work/hl-cpu.yaml"
+  as "$U1" "$R" submit hl-cpu.yaml >/dev/null || fail "submit hl-cpu.yaml"
+  victim_start
+  most=$(max_running attack-hl-cpu "$U1" 60)
+  echo "hostlimits: users.$U1.cpus 2: at most $most of 6 one-CPU trials ran at once"
+  [ "$most" -ge 1 ] && [ "$most" -le 2 ] || fail "$most one-CPU trials ran at once under cpus: 2"
+  victim_ok
+  # host memory counts reservations (a declared need, then the measured
+  # peak and its margin): these trials really hold 200 MB each
+  reload_config "users: {$U1: {host_memory: 600MiB}}"
+  cat >"$work/hold.py" <<'W'
+import time
+b = b"x" * (200 << 20)
+time.sleep(1.5)
+print("RELISH epoch=1 accuracy=0.5", flush=True)
+W
+  chmod 644 "$work/hold.py"
+  aspec "$work/hl-mem.yaml" attack-hl-mem 6 1 10
+  sed -i -e 's/max_concurrent: 2/max_concurrent: 6/' -e 's/memory: 32MiB, cpus: 1/memory: 256MiB, cpus: 0.25/' \
+    -e "s|^  command: .*|  command: [\"$PY\", \"$work/hold.py\"]|" "$work/hl-mem.yaml"
+  as "$U1" "$R" submit hl-mem.yaml >/dev/null || fail "submit hl-mem.yaml"
+  attack_case=hostlimits-mem victim_start
+  most=$(max_running attack-hl-mem "$U1" 60)
+  echo "hostlimits: users.$U1.host_memory 600MiB: at most $most of 6 trials of 200 MB ran at once"
+  [ "$most" -ge 1 ] && [ "$most" -le 2 ] || fail "$most trials of 200 MB ran at once under host_memory: 600MiB"
+  victim_ok
+  reload_config "users: {$U1: {share: 1}}"
+}
+
+# ---- cpumax: a process trial's cpus: as a kernel limit -------------------------
+attack_cpumax() {
+  if grep -q "trials' cpus: not limited in the kernel" "$work/serve.log"; then
+    echo "SKIP: $(grep -o "trials' cpus: not limited.*" "$work/serve.log" | head -1)"
+    exit 77
+  fi
+  grep -q "trials' cpus: limited in the kernel" "$work/serve.log" || fail "the service does not say whether it limits CPUs"
+  victim_start
+  cat >"$work/spin.py" <<'W'
+import os, time
+t0 = time.time()
+while time.time() - t0 < 3:
+    pass
+with open(os.path.join(os.environ["RELISH_CHECKPOINT_DIR"], "cpu"), "w") as f:
+    f.write("%.3f %.3f\n" % (time.process_time(), time.time() - t0))
+print("RELISH epoch=1 accuracy=0.5", flush=True)
+W
+  chmod 644 "$work/spin.py"
+  aspec "$work/cpumax.yaml" attack-cpumax 1 1 10
+  sed -i -e "s|^  command: .*|  command: [\"$PY\", \"$work/spin.py\"]|" -e 's/cpus: 1}/cpus: 0.01}/' "$work/cpumax.yaml"
+  as "$U1" "$R" submit cpumax.yaml --follow >"$work/cpumax.out" 2>&1 || fail "submit cpumax.yaml: $(tail -5 "$work/cpumax.out")"
+  local f used wall
+  f=$(find "$work/state/runs" -name cpu -path '*attack-cpumax*' 2>/dev/null | head -1)
+  [ -n "$f" ] || f=$(grep -rl . "$work/state/runs" --include=cpu 2>/dev/null | head -1)
+  [ -n "$f" ] || fail "the spinning trial left no figure: $(tail -5 "$work/cpumax.out")"
+  read -r used wall <"$f"
+  echo "cpumax: a trial declaring cpus: 0.01 used $used s of CPU in $wall s ($(grep -o "trials' cpus: limited[^;]*" "$work/serve.log" | head -1))"
+  awk -v u="$used" -v w="$wall" 'BEGIN { exit !(u < 0.2 * w) }' || fail "cpus: 0.01 used $used s of CPU in $wall s"
+  victim_ok
+}
+
+# ---- allow, gpuenv, resume: container cases --------------------------------------
+have_podman() {
+  if ! command -v podman >/dev/null || ! "$RELISH_SRC/tests/support/nested-skip.sh" podman >/dev/null ||
+     ! "$RELISH_SRC/scripts/podman-image.sh" >/dev/null 2>&1; then
+    echo "SKIP: podman cannot run containers here"
+    exit 77
+  fi
+}
+# CSPEC FILE NAME COMMAND-LINE [EXTRA]: one container trial of the host's
+# /usr and the test's folder (read-only), which needs trial.mounts
+cspec() {
+  aspec "$1" "$2" 1 1 10 "  executor: podman
+  image: localhost/relish-host
+  mounts: [\"/usr:/usr:ro\", \"$work:$work:ro\"]
+${4:-}"
+  [ -z "$3" ] || sed -i "s|^  command: .*|  command: $3|" "$1"
+}
+attack_allow() {
+  have_podman
+  reload_config "users: {$U2: {allow: [trial.mounts]}}"
+  local out rc
+  cspec "$work/allow.yaml" attack-allow ""
+  set +e
+  out=$(as "$U1" "$R" submit allow.yaml 2>&1); rc=$?
+  set -e
+  [ "$rc" != 0 ] && printf '%s' "$out" | grep -q "trial.mounts" ||
+    fail "a grant allowed to $U2 only was $U1's too: exit $rc: $out"
+  api "/api/v1/experiments/attack-allow?owner=$U1" | grep -q RL_ENOTFOUND || fail "attack-allow exists"
+  VICTIM_EXTRA="  executor: podman
+  image: localhost/relish-host
+  mounts: [\"/usr:/usr:ro\", \"$work:$work:ro\"]" victim_start
+  VICTIM_EXTRA= victim_ok
+  reload_config "users: {$U2: {share: 1}}"
+}
+attack_gpuenv() {
+  have_podman
+  reload_config "allow: [trial.mounts]"
+  victim_start
+  cspec "$work/gpuenv.yaml" attack-gpuenv \
+    "[\"/bin/sh\", \"-c\", \"env > \$RELISH_CHECKPOINT_DIR/env; exec $CTRIAL --x 0.5 --y 0\"]" \
+    "  env: {NVIDIA_VISIBLE_DEVICES: all, CUDA_VISIBLE_DEVICES: \"0\", NVIDIA_DRIVER_CAPABILITIES: all}"
+  as "$U1" "$R" submit gpuenv.yaml --follow >"$work/gpuenv.out" 2>&1 || fail "submit gpuenv.yaml: $(tail -5 "$work/gpuenv.out")"
+  local f
+  f=$(find "$work/state/runs" -name env -path '*attack-gpuenv*' 2>/dev/null | head -1)
+  [ -n "$f" ] || fail "the container trial left no environment: $(tail -5 "$work/gpuenv.out")"
+  echo "gpuenv: the container saw: $(grep -E '^(NVIDIA|CUDA)_' "$f" | tr '\n' ' ')"
+  grep -qx 'NVIDIA_VISIBLE_DEVICES=void' "$f" || fail "NVIDIA_VISIBLE_DEVICES inside: $(grep NVIDIA_VISIBLE "$f")"
+  ! grep -q '^CUDA_' "$f" || fail "a CUDA variable reached a container without GPUs: $(grep '^CUDA_' "$f")"
+  ! grep -q '^NVIDIA_DRIVER' "$f" || fail "an NVIDIA variable reached a container without GPUs"
+  victim_ok
+  reload_config ""
+}
+attack_resume() {
+  have_podman
+  printf 'grace: 1s\nusers: {%s: {allow: [trial.mounts]}}\n' "$U1" >"$work/config.yaml"
+  serve_restart --devices "$work/devices.yaml" --config "$work/config.yaml"
+  cspec "$work/resume.yaml" attack-resume '["/bin/sleep", "600"]'
+  as "$U1" "$R" submit resume.yaml >/dev/null || fail "the attacker's allowed container spec was refused"
+  wait_for 60 sh -c "curl -s --unix-socket '$sock' 'http://relish/api/v1/experiments/attack-resume/segments?owner=$U1' | grep -q '\"status\":\"running\"'"
+  printf 'grace: 1s\n' >"$work/config.yaml"
+  serve_restart --devices "$work/devices.yaml" --config "$work/config.yaml"
+  wait_for 30 grep -q 'event=serve.resume.*attack-resume.*trial.mounts' "$work/serve.log"
+  echo "resume: $(grep 'event=serve.resume.*attack-resume' "$work/serve.log" | tail -1 | cut -c1-300)"
+  victim_start
+  victim_ok
+  if seg_field attack-resume "$U1" status | grep -q running; then
+    fail "the experiment whose grant was taken out runs again: $(seg_field attack-resume "$U1" status)"
+  fi
+  [ -z "$(podman ps -q --filter label=relish.experiment=attack-resume 2>/dev/null)" ] ||
+    fail "a container of attack-resume runs after the restart"
+}
+
+all="env grants alias grid metrics forever experiments hostlimits cpumax allow gpuenv resume"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
+serve_adopt_restarted
 attack_summary || exit 1
 serve_stop

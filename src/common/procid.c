@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +87,20 @@ int procid_matches(pid_t pid, uint64_t start_time)
 	if (pid <= 0 || start_time == 0 || procid_read_stat(pid, &st, NULL) < 0)
 		return 0;
 	return st.state != 'Z' && st.start_time == start_time;
+}
+
+int procid_kill_group(pid_t leader, uint64_t start_time, int sig)
+{
+	if (leader <= 0 || start_time == 0)
+		return -1;
+	procid_stat st;
+	rl_err err;
+	int rc = procid_read_stat(leader, &st, &err);
+	if (rc == 0 && st.start_time != start_time)
+		return -1; /* the pid is another process's now */
+	if (rc < 0 && rc != RL_ENOTFOUND)
+		return -1; /* cannot tell */
+	if (kill(-leader, sig) < 0 && errno != ESRCH)
+		return -1;
+	return 0;
 }

@@ -49,4 +49,19 @@ int procid_start_time(pid_t pid, uint64_t *out, rl_err *err);
  * other case (gone, reused, unreadable, never identified). */
 int procid_matches(pid_t pid, uint64_t start_time);
 
+/*
+ * Signal the process group that leader (recorded with start_time) leads,
+ * but only while that id can still be the group relish started: 0 when
+ * sent (or nothing was left to receive it), -1 when refused.  Refused when
+ * another process now has the leader's pid (a reaped leader's pid reused:
+ * the group of that id is someone else's) or the start time was never
+ * read.  Sent when the leader is still that process (a zombie too), and
+ * when no process has its pid: Linux gives a pid again only once no
+ * process, group or session holds it, so a group that still has that id
+ * is what is left of the leader's.  (Between the check and the kill the
+ * last member may exit and the id be given again: a window of
+ * microseconds, against the seconds to days a stale pid waits today.)
+ */
+int procid_kill_group(pid_t leader, uint64_t start_time, int sig);
+
 #endif

@@ -341,9 +341,12 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 	}
 	if (es->cpus > 0)
 		sv_addf(&s, "--cpus=%g", es->cpus);
-	if (o->mps_dir && *o->mps_dir) {
+	const char *cvd = es->envp ? contract_env_get(es->envp, "CUDA_VISIBLE_DEVICES") : NULL;
+	int gpus = o->gpu_mode != CONTAINER_GPU_NONE && cvd && *cvd;
+	if (gpus && o->mps_dir && *o->mps_dir) {
 		/* MPS clients talk to the daemon through its pipe directory and
-		 * shared memory: both must be the host's. */
+		 * shared memory: both must be the host's (a trial without a GPU
+		 * gets neither: nothing of the host's IPC is its to see). */
 		sv_add(&s, "--ipc=host");
 		add_bind(&s, docker, o->mps_dir, o->mps_dir, 0);
 	}
@@ -357,9 +360,7 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 		sv_addf(&s, "--workdir=%s", o->workdir);
 	if (cidfile)
 		sv_addf(&s, "--cidfile=%s", cidfile);
-	const char *cvd = es->envp ? contract_env_get(es->envp, "CUDA_VISIBLE_DEVICES") : NULL;
 	char inner[1024] = "";
-	int gpus = o->gpu_mode != CONTAINER_GPU_NONE && cvd && *cvd;
 	if (gpus) {
 		int rc = gpu_args(o, cvd, &s, inner, sizeof inner, err);
 		if (rc < 0) {
@@ -367,16 +368,37 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 			return rc;
 		}
 	}
-	if (o->mps_dir && *o->mps_dir && !(es->envp && contract_env_get(es->envp, "CUDA_MPS_PIPE_DIRECTORY")))
+	if (gpus && o->mps_dir && *o->mps_dir &&
+	    !(es->envp && contract_env_get(es->envp, "CUDA_MPS_PIPE_DIRECTORY")))
 		sv_addf(&s, "--env=CUDA_MPS_PIPE_DIRECTORY=%s", o->mps_dir);
 	for (char *const *e = es->envp; e && *e; e++) {
 		if (!strchr(*e, '=') || !env_passes(*e))
+			continue;
+		/* NVIDIA_VISIBLE_DEVICES is the NVIDIA container hook's list
+		 * of devices to add: never the trial's to choose (=all would
+		 * give it every GPU); it is set below. */
+		if (strncmp(*e, "NVIDIA_VISIBLE_DEVICES=", 23) == 0)
+			continue;
+		/* A trial that got no GPU gets no GPU variable at all: an
+		 * image or a hook acting on one must find nothing. */
+		if (!gpus && (strncmp(*e, "CUDA_", 5) == 0 || strncmp(*e, "NVIDIA_", 7) == 0))
 			continue;
 		if (gpus && strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0)
 			sv_addf(&s, "--env=CUDA_VISIBLE_DEVICES=%s", inner);
 		else
 			sv_addf(&s, "--env=%s", *e);
 	}
+	/* Under the NVIDIA hook an image's own NVIDIA_VISIBLE_DEVICES=all
+	 * (CUDA base images set it) would add every GPU: a trial without
+	 * GPUs says void (no device, what runc alone does), one with GPUs
+	 * names the host's devices it was given. */
+	if (gpus)
+		sv_addf(&s, "--env=NVIDIA_VISIBLE_DEVICES=%s", cvd);
+	else
+		sv_add(&s, "--env=NVIDIA_VISIBLE_DEVICES=void");
+	/* The end of the engine's options: whatever the image reference
+	 * holds, it is never read as one (spec.c refuses a leading '-' too). */
+	sv_add(&s, "--");
 	sv_add(&s, o->image);
 	for (char *const *a = es->argv; *a; a++)
 		sv_add(&s, *a);

@@ -194,6 +194,9 @@ typedef struct exec_options {
 	double idle_timeout_s;       /* parked processes stopped after; default 300 */
 	size_t max_idle;             /* parked processes kept at most; default 8 */
 	exec_confine confine;        /* default AUTO */
+	int cpu_limit;               /* process trials: es->cpus as a kernel CPU
+					limit where a cpu controller serves (relish
+					serve); default 0 */
 } exec_options;
 
 void exec_options_default(exec_options *o);

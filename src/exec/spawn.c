@@ -110,6 +110,10 @@ CHILD_FN static int child_main(void *arg)
 			syscall(SYS_rt_sigaction, s, &dfl, NULL, (size_t)8);
 	if (!c->in_cgroup && r->join_fd >= 0 && syscall(SYS_write, r->join_fd, "0", (size_t)1) != 1)
 		c->join_err = errno ? errno : EIO;
+	/* the CPU limit's cgroup (v1): one it cannot join leaves it unlimited,
+	 * as relish without a cpu controller would */
+	if (r->cpu_join_fd >= 0)
+		syscall(SYS_write, r->cpu_join_fd, "0", (size_t)1);
 	if (r->new_session && syscall(SYS_setsid) < 0)
 		c_fail(c, errno);
 	/* Above every target first, so that no source is overwritten; the
@@ -330,7 +334,7 @@ int spawn_process(spawn_req *r)
 
 int spawn_probe_join(int join_fd)
 {
-	spawn_req r = {.join_fd = join_fd, .cgroup_fd = -1};
+	spawn_req r = {.join_fd = join_fd, .cgroup_fd = -1, .cpu_join_fd = -1};
 	child_ctx c = {.r = &r};
 	int err, into;
 	pid_t pid = clone_vfork(probe_main, &c, -1, &into, &err);

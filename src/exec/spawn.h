@@ -49,6 +49,7 @@ typedef struct spawn_req {
 	int new_session;           /* setsid(): own session and process group */
 	int cgroup_fd;             /* the cgroup v2 directory to start in; -1 none */
 	int join_fd;               /* cgroup.procs or tasks, opened for writing; -1 none */
+	int cpu_join_fd;           /* a second one (cgroup v1 cpu); -1 none */
 	/* set on success */
 	pid_t pid;
 	int join_errno;            /* 0, or why the child could not join (it runs anyway) */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "common/procid.h"
 #include "exec/contract.h"
 #include "telemetry/gpu_env.h"
 #include "telemetry/procmem.h"
@@ -332,7 +333,7 @@ static void signal_cb(uv_signal_t *h, int signum)
 				   "relish at once)", strsignal(signum));
 		for (live_seg *g = d->segs; g; g = g->next)
 			if (g->es && g->pid > 0)
-				kill(-g->pid, SIGKILL);
+				procid_kill_group(g->pid, g->pid_start, SIGKILL);
 		uv_signal_stop(&d->sigint);
 		uv_signal_stop(&d->sigterm);
 		return;

@@ -325,6 +325,8 @@ typedef struct live_user_policy {
 	uint64_t max_mem_mib;
 	int max_segments;
 	int max_experiments;     /* running at once (live_submit refuses more); 0 none */
+	uint64_t max_host_mem_mib; /* host memory its CPU trials reserve at once */
+	double max_cpus;         /* host CPUs its CPU trials reserve at once */
 } live_user_policy;
 
 void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p);

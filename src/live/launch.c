@@ -366,6 +366,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	if (rc == 0 && exec_ident_of(live__exec(x), g->es, &id) == 0 && (id.pid > 0 || id.handle[0])) {
 		/* (A cluster job's id comes later: live__seg_event.) */
 		g->pid = id.pid;
+		g->pid_start = id.start_time;
 		rc = store_segment_set_pid(d->st, g->store_id, id.pid, id.start_time,
 					   id.handle[0] ? id.handle : NULL, err);
 	}

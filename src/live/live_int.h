@@ -76,7 +76,8 @@ typedef struct live_seg {
 	sched_basis basis;
 	int64_t est_mem;       /* estimator's predicted peak, -1 unknown */
 	exec_segment *es;      /* while running */
-	pid_t pid;
+	pid_t pid;             /* its process group's leader, 0 none ... */
+	uint64_t pid_start;    /* ... and its start time (procid.h) */
 	double started_at;     /* live__mono at launch */
 	uint64_t gpu_peak_mib; /* from NVML samples of its process group */
 	double util_sum;       /* SM utilisation samples of its group (gpu.c) */

@@ -246,6 +246,7 @@ static int adopt_segment(live *d, live_exp *x, const store_segment *g, double re
 	exec_ident id;
 	if (exec_ident_of(live__exec(x), s->es, &id) == 0) {
 		s->pid = id.pid;
+		s->pid_start = id.start_time;
 		if ((rc = store_segment_set_pid(d->st, g->id, id.pid, id.start_time,
 						id.handle[0] ? id.handle : g->handle, err)) < 0)
 			return rc;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "common/procid.h"
 #include "exec/runas.h"
 #include "live/live_int.h"
 
@@ -459,7 +460,7 @@ void live_stop(live *d, double grace_s)
 		if (d->stop_calls > 2)
 			for (live_seg *g = d->segs; g; g = g->next)
 				if (g->es && g->pid > 0)
-					kill(-g->pid, SIGKILL);
+					procid_kill_group(g->pid, g->pid_start, SIGKILL);
 		stop_running(d);
 		return;
 	}
@@ -631,7 +632,8 @@ void live__user_apply(live *d, uid_t uid)
 	uint32_t u = live__core_user(d, uid);
 	sched_set_user_share(d->core, u, p->share > 0 ? p->share : 1);
 	sched_user_limits lim = {.max_gpus = p->max_gpus, .max_mem_mib = p->max_mem_mib,
-				 .max_segments = p->max_segments};
+				 .max_segments = p->max_segments,
+				 .max_host_mem_mib = p->max_host_mem_mib, .max_cpus = p->max_cpus};
 	sched_set_user_limits(d->core, u, &lim);
 }
 

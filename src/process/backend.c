@@ -37,9 +37,25 @@ static int p_open(const exec_host *host, const void *settings, spec *const *plan
 static int p_start(exec_backend *eb, rl_err *err)
 {
 	pbackend *b = (pbackend *)eb;
-	int rc = exec_process_new(b->host->loop, NULL, &b->ex, err);
+	exec_options o;
+	exec_options_default(&o);
+	o.cpu_limit = b->host->service; /* relish serve: cpus: is a limit */
+	int rc = exec_process_new(b->host->loop, &o, &b->ex, err);
 	if (rc < 0)
 		return rc;
+	const char *why = NULL;
+	if (o.cpu_limit) {
+		int lim = exec_process_cpu_limits(b->ex, &why);
+		char line[900];
+		if (lim)
+			snprintf(line, sizeof line, "relish: trials' cpus: limited in the kernel (%s)",
+				 lim == 2 ? "cgroup v2 cpu.max" : "cgroup v1 cpu quota");
+		else
+			snprintf(line, sizeof line, "relish: trials' cpus: not limited in the kernel "
+				 "(%s); a process trial may use more CPUs than it declares "
+				 "(docs/serve.md, \"Security model\")", why ? why : "no cpu controller");
+		b->host->notice(b->host->ud, line);
+	}
 	const char *how = NULL;
 	if (exec_process_confinement(b->ex, &how) == EXEC_CONFINE_PROC && how) {
 		char line[700];

@@ -53,6 +53,8 @@ struct confine_unit {
 	pid_t *pids;                /* proc, group: the members of the last scan */
 	size_t cap_pids;
 	int scanned;
+	char cpu_dir[PATH_MAX];     /* cgroup v1 cpu: its own cgroup there; "" none */
+	int cpu_join_fd;            /* cpu_dir's join file until the spawn; -1 */
 };
 
 struct confine {
@@ -66,6 +68,11 @@ struct confine {
 	confine_unit *units;        /* live units (proc/group scans) */
 	char **dead;                /* cgroup dirs awaiting rmdir */
 	size_t n_dead, cap_dead;
+	/* CPU limits (confine_cpu_setup): 2, cpu.max in each v2 unit; 1, a
+	 * cgroup of the v1 cpu hierarchy per unit (CFS quota); 0 none. */
+	int cpu;
+	char cpu_parent[PATH_MAX];  /* v1: <cpu mount><own path>/relish.<pid>.<start>.<k> */
+	unsigned cpu_seq;
 };
 
 const char *exec_confine_name(exec_confine k)
@@ -446,6 +453,120 @@ int confine_new(exec_confine want, confine **out, rl_err *err)
 	return 0;
 }
 
+/* ---- CPU limits ------------------------------------------------------------------ */
+
+#define CPU_PERIOD_US 100000
+
+/* Does the cgroup v2 folder dir offer the cpu controller to its children
+ * (its cgroup.controllers lists "cpu")? */
+static int v2_has_cpu(const char *dir, const char *file)
+{
+	char path[PATH_MAX + 32], line[1024] = "";
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int has = 0;
+	if (fgets(line, sizeof line, f))
+		for (char *save = NULL, *w = strtok_r(line, " \n", &save); w;
+		     w = strtok_r(NULL, " \n", &save))
+			has |= !strcmp(w, "cpu");
+	fclose(f);
+	return has;
+}
+
+int confine_cpu_setup(confine *c, char *why, size_t wn)
+{
+	if (c->cpu)
+		return 0;
+	char v2why[PATH_MAX + 80] = "no cgroup v2 units";
+	if (c->kind == EXEC_CONFINE_CGROUP2) {
+		/* The controller must reach relish's folder's children: its
+		 * own folder enables it for them (refused while relish's folder
+		 * holds processes, unless it is the root: the kernel keeps
+		 * controllers off folders with processes of their own). */
+		if (!v2_has_cpu(c->parent, "cgroup.controllers") && v2_has_cpu(c->own, "cgroup.controllers"))
+			write_str(c->own, "cgroup.subtree_control", "+cpu");
+		if (!v2_has_cpu(c->parent, "cgroup.controllers")) {
+			snprintf(v2why, sizeof v2why, "the cgroup v2 cpu controller is not delegated to %s",
+				 c->own);
+		} else if (write_str(c->parent, "cgroup.subtree_control", "+cpu") < 0) {
+			snprintf(v2why, sizeof v2why, "cannot enable cpu in %s: %s", c->parent,
+				 strerror(errno));
+		} else {
+			c->cpu = 2;
+			return 0;
+		}
+	}
+	/* The v1 cpu hierarchy, beside whatever confines (the hybrid layout). */
+	char mnt[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
+	if (find_mount(0, "cpu", mnt, sizeof mnt, root, sizeof root) < 0 ||
+	    own_path(0, "cpu", path, sizeof path) < 0) {
+		snprintf(why, wn, "%s; no cgroup v1 cpu hierarchy", v2why);
+		return -1;
+	}
+	size_t rl = strlen(root);
+	const char *rel = path;
+	if (strcmp(root, "/") != 0) {
+		if (strncmp(path, root, rl) != 0 || (path[rl] && path[rl] != '/')) {
+			snprintf(why, wn, "%s; relish's cpu cgroup is outside the mounted one", v2why);
+			return -1;
+		}
+		rel = path + rl;
+	}
+	uint64_t st = 0;
+	procid_start_time(getpid(), &st, NULL);
+	static unsigned instances;
+	snprintf(c->cpu_parent, sizeof c->cpu_parent, "%s%s/relish.%ld.%llu.%u", mnt,
+		 strcmp(rel, "/") ? rel : "", (long)getpid(), (unsigned long long)st, ++instances);
+	char quota[PATH_MAX + 32];
+	snprintf(quota, sizeof quota, "%s/cpu.cfs_quota_us", c->cpu_parent);
+	if ((mkdir(c->cpu_parent, 0755) < 0 && errno != EEXIST) || access(quota, W_OK) < 0) {
+		snprintf(why, wn, "%s; cannot make a cgroup in the v1 cpu hierarchy (%s): %s", v2why,
+			 c->cpu_parent, strerror(errno));
+		rmdir(c->cpu_parent);
+		c->cpu_parent[0] = '\0';
+		return -1;
+	}
+	c->cpu = 1;
+	return 0;
+}
+
+int confine_cpu(const confine *c)
+{
+	return c->cpu;
+}
+
+/* Limit u (begun, not spawned) to cpus CPUs: quota per 100 ms period. */
+static void unit_cpu_limit(confine *c, confine_unit *u, double cpus)
+{
+	if (!(cpus > 0) || !c->cpu)
+		return;
+	double q = cpus * CPU_PERIOD_US;
+	long quota = q < 1000 ? 1000 : q > 1e12 ? -1 : (long)q; /* the kernel's least: 1 ms */
+	char text[64];
+	if (c->cpu == 2) {
+		if (!u->dir[0])
+			return;
+		if (quota < 0)
+			snprintf(text, sizeof text, "max %d", CPU_PERIOD_US);
+		else
+			snprintf(text, sizeof text, "%ld %d", quota, CPU_PERIOD_US);
+		write_str(u->dir, "cpu.max", text);
+		return;
+	}
+	snprintf(u->cpu_dir, sizeof u->cpu_dir, "%s/p%u", c->cpu_parent, ++c->cpu_seq);
+	snprintf(text, sizeof text, "%d", CPU_PERIOD_US);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/cgroup.procs", u->cpu_dir);
+	if (mkdir(u->cpu_dir, 0755) < 0 || write_str(u->cpu_dir, "cpu.cfs_period_us", text) < 0 ||
+	    (snprintf(text, sizeof text, "%ld", quota), write_str(u->cpu_dir, "cpu.cfs_quota_us", text)) < 0 ||
+	    (u->cpu_join_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+		rmdir(u->cpu_dir);
+		u->cpu_dir[0] = '\0';
+	}
+}
+
 void confine_free(confine *c)
 {
 	if (!c)
@@ -462,6 +583,8 @@ void confine_free(confine *c)
 	free(c->dead);
 	if (c->parent[0])
 		rmdir(c->parent);
+	if (c->cpu_parent[0])
+		rmdir(c->cpu_parent);
 	free(c);
 }
 
@@ -487,14 +610,14 @@ static int is_cgroup(const confine *c)
 	return c->kind == EXEC_CONFINE_CGROUP2 || c->kind == EXEC_CONFINE_CGROUP1;
 }
 
-int confine_unit_begin(confine *c, confine_unit **out, rl_err *err)
+int confine_unit_begin(confine *c, double cpus, confine_unit **out, rl_err *err)
 {
 	*out = NULL;
 	confine_unit *u = calloc(1, sizeof *u);
 	if (!u)
 		return rl_err_set(err, RL_ENOMEM, "confining a trial");
 	u->tracked = c->kind == EXEC_CONFINE_PROC;
-	u->join_fd = u->dir_fd = -1;
+	u->join_fd = u->dir_fd = u->cpu_join_fd = -1;
 	if (is_cgroup(c)) {
 		/* A cgroup that cannot be made or joined (too many, a
 		 * hierarchy gone read-only) leaves this one process tracked
@@ -512,10 +635,16 @@ int confine_unit_begin(confine *c, confine_unit **out, rl_err *err)
 			u->dir_fd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 	}
+	unit_cpu_limit(c, u, cpus);
 	u->next = c->units;
 	c->units = u;
 	*out = u;
 	return 0;
+}
+
+int confine_unit_cpu_join_fd(const confine_unit *u)
+{
+	return u ? u->cpu_join_fd : -1;
 }
 
 static void unit_unlink(confine *c, confine_unit *u)
@@ -565,6 +694,10 @@ void confine_unit_spawned(confine *c, confine_unit *u, pid_t leader, uint64_t st
 	if (u->dir_fd >= 0) {
 		close(u->dir_fd);
 		u->dir_fd = -1;
+	}
+	if (u->cpu_join_fd >= 0) {
+		close(u->cpu_join_fd);
+		u->cpu_join_fd = -1;
 	}
 	if (u->dir[0] && leader > 0 && join_errno) {
 		/* The child runs outside its cgroup: track it through /proc. */
@@ -757,15 +890,17 @@ int confine_unit_members(confine *c, confine_unit *u, pid_t *out, size_t max)
 void confine_unit_signal_group(confine *c, confine_unit *u, int sig)
 {
 	(void)c;
+	/* Never by a pid alone: once the leader is reaped its pid may be
+	 * another user's process (procid.h). */
 	if (u && u->leader > 0)
-		kill(-u->leader, sig);
+		procid_kill_group(u->leader, u->leader_start, sig);
 }
 
 void confine_unit_kill(confine *c, confine_unit *u)
 {
 	if (!u || u->leader <= 0)
 		return;
-	kill(-u->leader, SIGKILL);
+	procid_kill_group(u->leader, u->leader_start, SIGKILL);
 	if (u->dir[0]) {
 		cgroup_kill(c->kind, u->dir);
 		return;
@@ -800,8 +935,12 @@ void confine_unit_free(confine *c, confine_unit *u)
 		close(u->join_fd);
 	if (u->dir_fd >= 0)
 		close(u->dir_fd);
+	if (u->cpu_join_fd >= 0)
+		close(u->cpu_join_fd);
 	if (u->dir[0])
 		cgroup_remove(c, u->dir); /* still busy: retried at the next scan */
+	if (u->cpu_dir[0])
+		cgroup_remove(c, u->cpu_dir);
 	free(u->known);
 	free(u->pids);
 	free(u);

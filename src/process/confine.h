@@ -72,6 +72,21 @@ int confine_new(exec_confine want, confine **out, rl_err *err);
 /* Kills what is left of every unit and removes their cgroups.  NULL ok. */
 void confine_free(confine *c);
 
+/*
+ * CPU limits (relish serve): from now on a unit begun with cpus > 0 gets a
+ * CFS quota of cpus CPUs per 100 ms (at least 1 ms, the kernel's least):
+ * cpu.max in its own cgroup v2 folder where the cpu controller is
+ * delegated to relish's cgroup (its folder enables it for relish's units;
+ * the kernel refuses that while relish's folder holds processes, unless it
+ * is the root), else a cgroup of its own in the v1 cpu hierarchy (the
+ * hybrid layout), which the child joins beside its unit.  0, or -1 with
+ * why (nothing is limited then: the trial's cpus: stays a share in the
+ * core and its thread variables).
+ */
+int confine_cpu_setup(confine *c, char *why, size_t wn);
+/* 2: cgroup v2 cpu.max; 1: cgroup v1 cpu quota; 0: no CPU limits. */
+int confine_cpu(const confine *c);
+
 exec_confine confine_kind(const confine *c);
 /* e.g. "cgroup v2 (/sys/fs/cgroup/unified/relish.12.345.1)"; static or owned by c. */
 const char *confine_describe(const confine *c);
@@ -88,8 +103,12 @@ size_t confine_swept(const confine *c);
  * begin returns 0 or an error (the caller may spawn without a unit: *out
  * is NULL then).
  */
-int confine_unit_begin(confine *c, confine_unit **out, rl_err *err);
+int confine_unit_begin(confine *c, double cpus, confine_unit **out, rl_err *err);
 int confine_unit_join_fd(const confine_unit *u);
+/* cgroup v1 cpu (confine_cpu 1): the join file of the unit's cgroup in the
+ * cpu hierarchy, which the child joins too; -1 otherwise.  Closed by
+ * spawned. */
+int confine_unit_cpu_join_fd(const confine_unit *u);
 /* cgroup v2: the unit's cgroup folder (close-on-exec), for a child started
  * in it (clone3's CLONE_INTO_CGROUP); -1 otherwise.  Closed by spawned. */
 int confine_unit_dir_fd(const confine_unit *u);

@@ -126,6 +126,7 @@ struct pexec {
 	executor base;
 	uv_loop_t *loop;
 	exec_options opt;
+	char cpu_why[PATH_MAX + 200]; /* why no CPU limits, when asked for */
 	uv_timer_t t_sample;
 	confine *cf;
 	proc *procs;
@@ -876,15 +877,18 @@ static int proc_start(pexec *ex, proc *p, const exec_spec *es, int *wrap_rc, rl_
 		.file = es->argv[0], .argv = es->argv, .envp = es->envp, .cwd = es->cwd,
 		.fds = {child[0], child[1], child[2], -1, -1}, .n_fds = 3,
 		.new_session = 1, /* own session and process group */
-		.cgroup_fd = -1, .join_fd = -1,
+		.cgroup_fd = -1, .join_fd = -1, .cpu_join_fd = -1,
 	};
 	runas_spawn ras = {.pipe_rd = -1, .pipe_wr = -1, .env_fd = -1};
 	*wrap_rc = es->run_as ? runas_wrap(es, &r, &ras, err) : 0;
 	rl_err cerr;
-	if (confine_unit_begin(ex->cf, &p->cu, &cerr) < 0)
+	/* relish serve: a trial's cpus: is a kernel limit where a cpu
+	 * controller serves (exec_options.cpu_limit) */
+	if (confine_unit_begin(ex->cf, ex->opt.cpu_limit ? es->cpus : 0, &p->cu, &cerr) < 0)
 		p->cu = NULL; /* out of memory: its process group still holds it */
 	r.cgroup_fd = confine_unit_dir_fd(p->cu);
 	r.join_fd = confine_unit_join_fd(p->cu);
+	r.cpu_join_fd = confine_unit_cpu_join_fd(p->cu);
 	p->t_spawn = uv_hrtime();
 	rc = *wrap_rc == 0 ? spawn_process(&r) : -EINVAL; /* err says why */
 	for (int i = 0; i < 3; i++)
@@ -1141,6 +1145,9 @@ int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, r
 		free(ex);
 		return rl_err_prefix(err, "process executor");
 	}
+	if (ex->opt.cpu_limit &&
+	    confine_cpu_setup(ex->cf, ex->cpu_why, sizeof ex->cpu_why) < 0)
+		ex->opt.cpu_limit = 0;
 	ex->base.ops = &process_ops;
 	ex->base.impl = ex;
 	signal(SIGPIPE, SIG_IGN);
@@ -1164,4 +1171,16 @@ exec_confine exec_process_confinement(const executor *e, const char **how)
 	if (how)
 		*how = confine_describe(ex->cf);
 	return confine_kind(ex->cf);
+}
+
+int exec_process_cpu_limits(const executor *e, const char **why)
+{
+	if (why)
+		*why = NULL;
+	if (!e || e->ops != &process_ops)
+		return 0;
+	const pexec *ex = e->impl;
+	if (why && !ex->opt.cpu_limit && ex->cpu_why[0])
+		*why = ex->cpu_why;
+	return ex->opt.cpu_limit ? confine_cpu(ex->cf) : 0;
 }

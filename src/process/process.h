@@ -23,6 +23,11 @@ int exec_process_new(uv_loop_t *loop, const exec_options *opt, executor **out, r
  * executor that is not the process executor. */
 exec_confine exec_process_confinement(const executor *ex, const char **how);
 
+/* Whether ex limits each trial's CPUs in the kernel (exec_options.cpu_limit):
+ * 2 cgroup v2 cpu.max, 1 cgroup v1 cpu quota, 0 not (then *why, when asked
+ * for and refused, says why; NULL otherwise). */
+int exec_process_cpu_limits(const executor *ex, const char **why);
+
 /* The process executor as a backend of the live driver (backend.c): its
  * row in exec_backends. */
 extern const exec_backend_ops process_backend_ops;

@@ -131,6 +131,11 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	u->run_dev += nd;
 	u->run_dev_start += nd * g->svc_start;
 	u->mem_res += pl->mem_mib * (uint64_t)pl->n_dev;
+	for (int k = 0; k < pl->n_dev; k++)
+		if (!s->dev[pl->dev[k]].info.is_gpu) {
+			u->host_mem_res += pl->mem_mib;
+			u->host_cpu_res += pl->compute;
+		}
 	if (g->job != SCHED_NONE)
 		s->job[g->job].run_seg = gi;
 	g->foreign_seen = 0;
@@ -630,10 +635,23 @@ static int user_may_start(const sched *s, const sched_user *u, int n_whole)
 	return 1;
 }
 
-static int user_mem_ok(const sched_user *u, const sched_placement *pl)
+static int user_mem_ok(const sched *s, const sched_user *u, const sched_placement *pl)
 {
-	return !u->lim.max_mem_mib ||
-	       u->mem_res + pl->mem_mib * (uint64_t)pl->n_dev <= u->lim.max_mem_mib;
+	if (u->lim.max_mem_mib && u->mem_res + pl->mem_mib * (uint64_t)pl->n_dev > u->lim.max_mem_mib)
+		return 0;
+	if (!u->lim.max_host_mem_mib && !(u->lim.max_cpus > 0))
+		return 1;
+	uint64_t hm = 0;
+	double hc = 0;
+	for (int k = 0; k < pl->n_dev; k++)
+		if (!s->dev[pl->dev[k]].info.is_gpu) {
+			hm += pl->mem_mib;
+			hc += pl->compute;
+		}
+	if (u->lim.max_host_mem_mib && hm && u->host_mem_res + hm > u->lim.max_host_mem_mib)
+		return 0;
+	/* a little slack: shares such as 0.1 do not add up exactly */
+	return !(u->lim.max_cpus > 0) || !(hc > 0) || u->host_cpu_res + hc <= u->lim.max_cpus + 1e-9;
 }
 
 /* What scan_one did with a queue entry. */
@@ -794,7 +812,7 @@ scan_search(sched *s, pass *ps, sched_qent *qe, double now, sched_placement *out
 		}
 		/* A place was found but its memory would take the user past
 		 * its limit: passed over like a segment at its limits. */
-		if (ok && s->any_limits && !user_mem_ok(&s->user[g->user], &pl))
+		if (ok && s->any_limits && !user_mem_ok(s, &s->user[g->user], &pl))
 			return SCAN_KEEP;
 		if (ok && place_commit(s, gi, &pl, now) == 0) {
 			*out = pl;

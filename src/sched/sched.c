@@ -616,7 +616,7 @@ int sched_set_user_share(sched *s, uint32_t user, double weight)
 
 int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim)
 {
-	if (!lim || lim->max_gpus < 0 || lim->max_segments < 0)
+	if (!lim || lim->max_gpus < 0 || lim->max_segments < 0 || !(lim->max_cpus >= 0))
 		return RL_EINVAL;
 	size_t i = user_ensure(s, user);
 	if (i == SCHED_NONE)
@@ -625,7 +625,8 @@ int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim)
 	s->any_limits = 0;
 	for (size_t k = 0; k < s->n_user; k++) {
 		const sched_user_limits *l = &s->user[k].lim;
-		s->any_limits |= l->max_gpus || l->max_mem_mib || l->max_segments;
+		s->any_limits |= l->max_gpus || l->max_mem_mib || l->max_segments ||
+				 l->max_host_mem_mib || l->max_cpus > 0;
 	}
 	/* A lower limit changes nothing that runs; a higher one may let a
 	 * waiting segment start, which the next placement call sees (limits
@@ -904,6 +905,13 @@ static void seg_unplace(sched *s, size_t gi, double now)
 		u->run_dev = u->run_dev_start = 0; /* no rounding left behind */
 	u->n_running--;
 	u->mem_res -= g->pl.mem_mib * (uint64_t)g->pl.n_dev;
+	for (int k = 0; k < g->pl.n_dev; k++)
+		if (!s->dev[g->pl.dev[k]].info.is_gpu) {
+			u->host_mem_res -= g->pl.mem_mib <= u->host_mem_res ? g->pl.mem_mib : u->host_mem_res;
+			u->host_cpu_res -= g->pl.compute;
+		}
+	if (u->n_running == 0)
+		u->host_cpu_res = 0; /* no rounding left behind */
 	if (g->job != SCHED_NONE) {
 		s->job[g->job].attained_s += svc;
 		if (s->job[g->job].run_seg == gi)

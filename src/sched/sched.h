@@ -355,11 +355,15 @@ int sched_set_user_share(sched *s, uint32_t user, double weight);
 /* Optional per-user limits; 0 in a field = no limit.  A segment that would
  * take its user past one waits (it is skipped, not refused: others pass
  * it).  GPUs count the devices its segments hold (a gang counts each of
- * its devices), memory their reservations on every device. */
+ * its devices), memory their reservations on every device; host memory
+ * and CPUs count only what its segments on host devices (CPU trials)
+ * reserve: memory and compute share (CPUs). */
 typedef struct sched_user_limits {
 	int max_gpus;
 	uint64_t max_mem_mib;
 	int max_segments;        /* running at once */
+	uint64_t max_host_mem_mib;
+	double max_cpus;
 } sched_user_limits;
 
 int sched_set_user_limits(sched *s, uint32_t user, const sched_user_limits *lim);

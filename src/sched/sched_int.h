@@ -181,6 +181,8 @@ typedef struct sched_user {
 				   now - run_dev_start, O(1) */
 	size_t n_running, n_queued;
 	uint64_t mem_res;       /* reservations x devices of its running ones */
+	uint64_t host_mem_res;  /* ... of those on host devices */
+	double host_cpu_res;    /* compute (CPUs) of those on host devices */
 	sched_queue q;          /* fair: its queued segments */
 	/* fair, within one sched_place call (place.c) */
 	size_t scan_r, scan_w, scan_tried;

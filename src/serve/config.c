@@ -16,7 +16,8 @@
  *   allow: [trial.network=host]  # what specs may ask beyond the default
  *   users:
  *     default: {share: 1}
- *     alice: {share: 2, gpus: 2, gpu_memory: 40GiB, segments: 4}
+ *     alice: {share: 2, gpus: 2, gpu_memory: 40GiB, segments: 4, experiments: 3,
+ *             host_memory: 64GiB, cpus: 16, allow: [trial.mounts]}
  *   slurm:                      # place on a Slurm partition (docs/slurm.md)
  *     default: true             # specs naming no executor run as Slurm jobs
  *     partition: gpu
@@ -81,6 +82,15 @@ static void slurm_fini(serve_slurm *s)
 	memset(s, 0, sizeof *s);
 }
 
+static void allow_free(char ***v, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++)
+		free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
 void serve_config_fini(serve_config *c)
 {
 	if (!c)
@@ -90,10 +100,11 @@ void serve_config_fini(serve_config *c)
 	c->retention.archive = NULL;
 	free(c->path);
 	free(c->tokens);
+	for (size_t i = 0; i < c->n_users; i++)
+		allow_free(&c->users[i].allow, &c->users[i].n_allow);
 	free(c->users);
-	for (size_t i = 0; i < c->n_allow; i++)
-		free(c->allow[i]);
-	free(c->allow);
+	allow_free(&c->dflt.allow, &c->dflt.n_allow);
+	allow_free(&c->allow, &c->n_allow);
 	memset(c, 0, sizeof *c);
 }
 
@@ -219,17 +230,16 @@ static int k_submit_max(sx *x, const node *v, serve_config *c)
 	return rc;
 }
 
-static int k_allow(sx *x, const node *v, serve_config *c)
+/* An allow list (the top-level one, or a user's) into *list (replaced). */
+static int allow_list(sx *x, const node *v, char ***list, size_t *n_list)
 {
 	if (v->kind != NODE_SEQ)
 		return sx_fail(x, v, "expected a list such as [trial.network=host, trial.mounts]");
-	for (size_t i = 0; i < c->n_allow; i++)
-		free(c->allow[i]);
-	free(c->allow);
-	c->n_allow = 0;
-	c->allow = calloc(v->n ? v->n : 1, sizeof *c->allow);
-	if (!c->allow)
+	allow_free(list, n_list);
+	char **out = calloc(v->n ? v->n : 1, sizeof *out);
+	if (!out)
 		return rl_err_set(x->err, RL_ENOMEM, "config allow");
+	*list = out;
 	static const char *const keys[] = {"trial.network", "trial.privileges.capabilities",
 					   "trial.privileges.user", "trial.privileges.new_privileges",
 					   "trial.mounts"};
@@ -253,19 +263,25 @@ static int k_allow(sx *x, const node *v, serve_config *c)
 			free(item);
 			return rc;
 		}
-		c->allow[c->n_allow++] = item;
+		out[(*n_list)++] = item;
 	}
 	return 0;
 }
 
-/* One user's entry: {share, gpus, gpu_memory, segments, experiments}. */
+static int k_allow(sx *x, const node *v, serve_config *c)
+{
+	return allow_list(x, v, &c->allow, &c->n_allow);
+}
+
+/* One user's entry: {share, gpus, gpu_memory, segments, experiments,
+ * host_memory, cpus, allow}.  r->allow is r's own on return, failed or not. */
 static int user_rule(sx *x, const node *v, serve_user_rule *r)
 {
-	static const char *const keys[] = {"share", "gpus", "gpu_memory", "segments",
-					   "experiments"};
+	static const char *const keys[] = {"share",	  "gpus", "gpu_memory", "segments",
+					   "experiments", "host_memory", "cpus", "allow"};
 	if (v->kind != NODE_MAP)
 		return sx_fail(x, v, "expected a map such as {share: 1, gpus: 2}");
-	int rc = sx_check_keys(x, v, keys, 5);
+	int rc = sx_check_keys(x, v, keys, sizeof keys / sizeof *keys);
 	const node *n;
 	size_t saved;
 	if (rc == 0 && (n = node_get(v, "share"))) {
@@ -299,6 +315,23 @@ static int user_rule(sx *x, const node *v, serve_user_rule *r)
 			r->max_experiments = (int)i;
 		sx_pop(x, saved);
 	}
+	if (rc == 0 && (n = node_get(v, "host_memory"))) {
+		saved = sx_push(x, "host_memory");
+		rc = sx_memory(x, n, &r->max_host_mem_mib);
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && (n = node_get(v, "cpus"))) {
+		saved = sx_push(x, "cpus");
+		rc = sx_number(x, n, "a number of CPUs", &r->max_cpus);
+		if (rc == 0 && !(r->max_cpus >= 0 && r->max_cpus <= 1 << 20))
+			rc = sx_fail(x, n, "expected a number of CPUs (0: no limit), got %g", r->max_cpus);
+		sx_pop(x, saved);
+	}
+	if (rc == 0 && (n = node_get(v, "allow"))) {
+		saved = sx_push(x, "allow");
+		rc = allow_list(x, n, &r->allow, &r->n_allow);
+		sx_pop(x, saved);
+	}
 	return rc;
 }
 
@@ -317,9 +350,15 @@ static int k_users(sx *x, const node *v, serve_config *c)
 		int rc;
 		if (!strcmp(name, "default")) {
 			serve_user_rule r = c->dflt;
+			r.allow = NULL; /* c->dflt's stays its own until replaced */
+			r.n_allow = 0;
 			rc = user_rule(x, v->items[i], &r);
-			if (rc == 0)
+			if (rc == 0) {
+				allow_free(&c->dflt.allow, &c->dflt.n_allow);
 				c->dflt = r;
+			} else {
+				allow_free(&r.allow, &r.n_allow);
+			}
 		} else {
 			struct passwd pwb, *pw = NULL;
 			char buf[4096];
@@ -331,6 +370,8 @@ static int k_users(sx *x, const node *v, serve_config *c)
 				rc = user_rule(x, v->items[i], &r);
 				if (rc == 0)
 					c->users[c->n_users++] = r;
+				else
+					allow_free(&r.allow, &r.n_allow);
 			}
 		}
 		sx_pop(x, saved);
@@ -586,13 +627,11 @@ int serve_config_parse(const char *text, size_t len, const char *path, serve_con
 
 /* ---- admission ---- */
 
-static int allowed(const serve_config *c, const spec_grant *g)
+static int in_list(char *const *allow, size_t n_allow, const spec_grant *g)
 {
-	if (!strcmp(g->key, "trial.privileges.writable_root"))
-		return 1;
 	size_t kl = strlen(g->key);
-	for (size_t i = 0; i < c->n_allow; i++) {
-		const char *a = c->allow[i];
+	for (size_t i = 0; i < n_allow; i++) {
+		const char *a = allow[i];
 		if (strncmp(a, g->key, kl) != 0)
 			continue;
 		if (a[kl] == '\0' || (a[kl] == '=' && !strcmp(a + kl + 1, g->value)))
@@ -601,9 +640,21 @@ static int allowed(const serve_config *c, const spec_grant *g)
 	return 0;
 }
 
+/* A grant is the submitter's when the top-level list (everyone's) or the
+ * submitter's own rule (its users: entry, else users.default) holds it. */
+static int allowed(const serve_config *c, const serve_user_rule *r, const spec_grant *g)
+{
+	if (!strcmp(g->key, "trial.privileges.writable_root"))
+		return 1;
+	return in_list(c->allow, c->n_allow, g) || (r && in_list(r->allow, r->n_allow, g));
+}
+
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err)
 {
-	(void)u; /* Slurm jobs too are submitted as their submitter (docs/slurm.md) */
+	/* Slurm jobs too are submitted as their submitter (docs/slurm.md).
+	 * An anonymous TCP client is no user of the machine: the default
+	 * rule's grants are not its. */
+	const serve_user_rule *r = u && u->via != API_VIA_NONE ? serve_config_user(c, u->uid) : NULL;
 	/* Every grant is checked, however many there are: a list cut at
 	 * some length would let what lies beyond it through. */
 	size_t n = spec_grants(sp, NULL, 0);
@@ -614,7 +665,7 @@ int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err
 	char what[900] = "";
 	size_t off = 0, refused = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (allowed(c, &g[i]))
+		if (allowed(c, r, &g[i]))
 			continue;
 		if (refused++ && off >= sizeof what)
 			continue;

@@ -283,13 +283,16 @@ static void apply_users(service *s)
 		live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
 				       .max_mem_mib = r->max_mem_mib,
 				       .max_segments = r->max_segments,
-				       .max_experiments = r->max_experiments};
+				       .max_experiments = r->max_experiments,
+				       .max_host_mem_mib = r->max_host_mem_mib,
+				       .max_cpus = r->max_cpus};
 		live_set_user_policy(s->d, r->uid, &up);
 	}
 	const serve_user_rule *r = &s->cfg.dflt;
 	live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
 			       .max_mem_mib = r->max_mem_mib, .max_segments = r->max_segments,
-			       .max_experiments = r->max_experiments};
+			       .max_experiments = r->max_experiments,
+			       .max_host_mem_mib = r->max_host_mem_mib, .max_cpus = r->max_cpus};
 	live_set_default_user_policy(s->d, &up);
 }
 

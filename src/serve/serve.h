@@ -66,6 +66,12 @@ typedef struct serve_user_rule {
 	uint64_t max_mem_mib;
 	int max_segments;
 	int max_experiments;     /* running at once */
+	uint64_t max_host_mem_mib; /* host memory its segments reserve at once */
+	double max_cpus;         /* host CPUs its segments reserve at once */
+	/* Grants for this user's specs only (users.NAME.allow), beside the
+	 * top-level allow: (everyone's); entries as in serve_config.allow. */
+	char **allow;
+	size_t n_allow;
 } serve_user_rule;
 
 /* The slurm: section (docs/serve.md, docs/slurm.md): the service places
@@ -179,9 +185,10 @@ const serve_user_rule *serve_config_user(const serve_config *c, uid_t uid);
 
 /* What sp asks for beyond the default (spec_grants: a network, added
  * capabilities, a user such as root, new privileges, bind mounts, a
- * writable root) against c's allow list (a writable root is allowed
- * always: the trial runs as its submitter without capabilities): 0, or
- * RL_EPERM naming each grant that is not allowed. */
+ * writable root) against c's allow list and u's own (users.NAME.allow, or
+ * users.default.allow for a user without an entry; a writable root is
+ * allowed always: the trial runs as its submitter without capabilities):
+ * 0, or RL_EPERM naming each grant that is not allowed. */
 int serve_admit(const serve_config *c, const api_user *u, const spec *sp, rl_err *err);
 
 /* ---- serve.c ---- */

@@ -10,6 +10,11 @@
 #                                       (no client-side check): body, then the status
 #   reload_config TEXT                  $work/config.yaml := TEXT, SIGHUP, wait for the reload
 #   run_case NAME                       attack_NAME in a subshell; tallies
+#   serve_restart ARGS...               (in a case) SIGTERM the service, wait
+#                                       for its exit, serve_start ARGS; the
+#                                       new pid is left in $work/spid for...
+#   serve_adopt_restarted               (after the cases) ... the test's
+#                                       own shell: $spid is the running one
 #   attack_summary                      one line; fails when a case failed,
 #                                       exits 77 when every case was skipped
 #   evil_so                             $work/evil.so: a process that loads it with
@@ -114,4 +119,32 @@ __attribute__((constructor)) static void evil(void)
 C
   cc -shared -fPIC -o "$work/evil.so" "$work/evil.c" || fail "cannot build the attack library"
   chmod 755 "$work/evil.so"
+}
+
+# A case runs in a subshell, which cannot wait for the service its parent
+# started: the exit is polled, and the new service's pid handed up in a file.
+serve_restart() {
+  local i
+  kill -TERM "$spid"
+  for i in $(seq 3000); do
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -0 "$spid" 2>/dev/null && fail "relish serve still running 150 s after SIGTERM"
+  grep -q 'event=serve.stopped rc=0' "$work/serve.log" || fail "relish serve did not stop cleanly"
+  serve_start "$@"
+  echo "$spid" >"$work/spid"
+}
+serve_adopt_restarted() {
+  local i
+  [ -s "$work/spid" ] || return 0
+  spid=$(cat "$work/spid")
+  rm -f "$work/spid"
+  # not this shell's child: stopped here by polling, as serve_restart does
+  kill -0 "$spid" 2>/dev/null || { spid=; return 0; }
+  serve_stop() {
+    kill -TERM "$spid"
+    for i in $(seq 3000); do kill -0 "$spid" 2>/dev/null || { spid=; return 0; }; sleep 0.05; done
+    fail "relish serve still running 150 s after SIGTERM"
+  }
 }
