@@ -24,7 +24,8 @@ test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time 
            clang libclang-rt-14-dev   # clang: libFuzzer for tests/test_fuzz.sh
            chromium prometheus        # the dashboard's browser tests, /metrics scraped
            python3-venv python3-pip python3-pandas   # the Python client's tests
-           systemd)   # systemd-analyze verify: test_install checks the unit
+           systemd    # systemd-analyze verify: test_install checks the unit
+           debhelper lintian)   # tests/test_deb.sh builds and checks the Debian package
 # The dashboard's build (npm ci at build time).  A machine with another
 # Node.js (NodeSource's nodejs ships its own npm) counts as having them.
 web_pkgs=(nodejs npm)
