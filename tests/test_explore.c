@@ -6,7 +6,11 @@
  * times per pair; what the tries measure moves the pair's estimate; a
  * pair measured to gain is packed from then on, one measured to lose is
  * kept apart from its next segment on; nothing is tried where memory does
- * not fit, and an idle device still wins over any co-location.
+ * not fit, and an idle device still wins over any co-location.  With
+ * groups (sched_request.group), what a pair of groups measured stands in
+ * for their shapes' pairs never measured: a new shape of a group measured
+ * to gain joins, three share at once, and a new shape of a group measured
+ * to lose is kept apart without being tried.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +23,10 @@
 #include "sched/sched.h"
 #include "sched_fixture.h"
 
-enum { A = 10, B = 20, C = 30 };
+enum { A = 10, B = 20, C = 30, D = 11, H1 = 41, H2 = 42, H3 = 43 };
+
+/* Groups named (1: A, B, C, D; 2: H1-H3), or none (0). */
+static int use_groups;
 
 static sched_request rq(uint64_t id, uint64_t shape, double t)
 {
@@ -28,6 +35,7 @@ static sched_request rq(uint64_t id, uint64_t shape, double t)
 	r.seg_id = id;
 	r.shape = shape;
 	r.family = shape;
+	r.group = !use_groups ? 0 : shape > 40 ? 2 : 1;
 	r.needs_gpu = 1;
 	r.submit_time = t;
 	return r;
@@ -70,6 +78,20 @@ static void finish(sched *s, uint64_t id, double now, double work)
 static size_t place(sched *s, double now, sched_placement *pl)
 {
 	return sched_place(s, now, pl, 8);
+}
+
+/* round_shared for shapes a and b. */
+static int round_pair(sched *s, uint64_t id, uint64_t a, uint64_t b, double t, double sp)
+{
+	sched_placement pl[8];
+	submit(s, id, a, t);
+	submit(s, id + 1, b, t);
+	assert_int_equal(place(s, t, pl), 2);
+	assert_int_equal(pl[0].dev[0], pl[1].dev[0]);
+	int explored = sched_segment_exploring(s, id + 1);
+	finish(s, id, t + 100, 10 * sp);
+	finish(s, id + 1, t + 100, 10 * sp);
+	return explored;
 }
 
 /* One round: a's and b's segments submitted at t, both start at t (b
@@ -229,6 +251,75 @@ static void test_memory_and_idle_first(void **state)
 	sched_free(s);
 }
 
+/* Groups: one exploration of A beside B (0.95 each) teaches the group
+ * (two measurements that agree), and D, of the same group, never run
+ * beside anyone, then joins A as a decision, not a try, and B joins them
+ * both (a set of three, each pair known).  Without groups nothing is
+ * derived. */
+static void test_group_stands_in(void **state)
+{
+	(void)state;
+	use_groups = 1;
+	sched *s = mk(1, 40000, -1, 100);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request rd = rq(903, D, 0);
+	sched_learn(s, &rd, &busy);
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, A, D, &v, &n), RL_ENOTFOUND);
+	assert_int_equal(round_pair(s, 1, A, B, 0, 0.95), 1);
+	assert_int_equal(sched_colocate_pair(s, A, D, &v, &n), 0);
+	assert_true(fabs(v - 0.95) < 1e-9);
+	assert_int_equal(n, 0); /* derived, not measured */
+	assert_int_equal(sched_colocate_pair(s, D, B, &v, &n), 0);
+	sched_placement pl[8];
+	submit(s, 3, A, 100);
+	submit(s, 4, D, 100);
+	submit(s, 5, B, 100);
+	assert_int_equal(place(s, 100, pl), 3);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(pl[k].dev[0], 0);
+		assert_int_equal(sched_segment_exploring(s, pl[k].seg_id), 0);
+	}
+	assert_int_equal(sched_colocate_explored(s, A, D), 0);
+	sched_free(s);
+	use_groups = 0;
+	s = mk(1, 40000, -1, 100);
+	sched_learn(s, &rd, &busy);
+	assert_int_equal(round_pair(s, 1, A, B, 0, 0.95), 1);
+	assert_int_equal(sched_colocate_pair(s, A, D, &v, &n), RL_ENOTFOUND);
+	sched_free(s);
+}
+
+/* A group measured to lose (H1 beside H2, 0.4 each): H3, new, is kept
+ * apart from H1 without a try, and measured pairs keep their own figure. */
+static void test_group_loser_kept_apart(void **state)
+{
+	(void)state;
+	use_groups = 1;
+	sched *s = mk(1, 40000, -1, 100);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request r1 = rq(904, H1, 0), r2 = rq(905, H2, 0), r3 = rq(906, H3, 0);
+	sched_learn(s, &r1, &busy);
+	sched_learn(s, &r2, &busy);
+	sched_learn(s, &r3, &busy);
+	assert_int_equal(round_pair(s, 1, H1, H2, 0, 0.4), 1);
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, H3, H1, &v, &n), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	sched_placement pl[8];
+	submit(s, 3, H1, 100);
+	submit(s, 4, H3, 100);
+	assert_int_equal(place(s, 100, pl), 1);
+	assert_int_equal(place(s, 150, pl), 0);
+	assert_int_equal(sched_colocate_explored(s, H1, H3), 0);
+	/* the light group learnt nothing from the heavy one */
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), RL_ENOTFOUND);
+	sched_free(s);
+	use_groups = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +329,8 @@ int main(void)
 		cmocka_unit_test(test_bounded_per_pair),
 		cmocka_unit_test(test_one_per_device),
 		cmocka_unit_test(test_memory_and_idle_first),
+		cmocka_unit_test(test_group_stands_in),
+		cmocka_unit_test(test_group_loser_kept_apart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

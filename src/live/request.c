@@ -58,6 +58,11 @@ void live__request_build(const live_exp *x, const config *cfg, sched_request *ou
 	for (size_t i = 0; i < sp->trial.argc; i++)
 		cmd = hash_str(cmd, sp->trial.argv[i]);
 	r.family = hash_str(cmd, sp->trial.image);
+	/* The co-location group: the family and the values of non-numeric
+	 * parameters (a model's name, a kind of workload); numeric ones (a
+	 * learning rate, a seed) are taken to interfere alike until measured
+	 * otherwise (the core checks that its measurements agree). */
+	uint64_t group = r.family;
 	uint64_t shape = cmd;
 	const space *spc = &sp->search.space;
 	for (size_t i = 0; i < spc->n && i < cfg->n; i++) {
@@ -70,8 +75,13 @@ void live__request_build(const live_exp *x, const config *cfg, sched_request *ou
 		double v = value_as_double(&cfg->v[i]);
 		if (isfinite(v) && r.n_feat < SCHED_MAX_FEAT)
 			r.feat[r.n_feat++] = v;
+		if (!isfinite(v)) {
+			group = hash_str(group, spc->params[i].name);
+			group = hash_str(group, buf);
+		}
 	}
 	r.shape = shape ? shape : 1;
+	r.group = group ? group : 1;
 	r.exp_id = x->key;
 	r.foreign_wait_s = sp->sharing.foreign_wait_s;
 	const spec_resources *res = &sp->trial.resources;

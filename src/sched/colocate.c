@@ -36,6 +36,23 @@
  * the signal cannot be attributed.  Seeds (sched_colocate_seed) count as
  * one observation.  The model reads no file: the simulator's ground truth
  * stays separate from what the core believes.
+ *
+ * Groups.  A pair of shapes is learnt only by running that pair, and an
+ * HPO experiment makes a new shape of nearly every trial (a learning rate
+ * or a seed is in the shape), so a set of three waits for each of its
+ * pairs to be measured, and each new trial starts again from the prior.
+ * When the driver names groups (sched_request.group: shapes expected to
+ * interfere alike; the live driver's are the command, image and the values
+ * of non-numeric parameters), every measured pair also counts for its
+ * pair of groups (a beside b, ordered), and once a pair of groups has
+ * COLO_GROUP_MIN measurements, its shapes' pairs never measured are
+ * *derived*: they hold the groups' mean interference when the measured
+ * speeds agree (span at most COLO_GROUP_SPAN), else the worst one measured
+ * (they disagree: the groups say little, so nothing better than their
+ * worst is promised; exploration may still try the pair).  A measurement
+ * of the pair itself replaces a derived value.  Pairs are derived for the
+ * COLO_GROUP_WINDOW newest shapes only (the ones an HPO burst runs), so
+ * their number grows with the shapes, not with their square.
  */
 #include "sched/sched_int.h"
 
@@ -46,6 +63,9 @@
 #define COLO_ALPHA 0.3
 #define COLO_MIN_OVERLAP 0.25
 #define COLO_MAX_SET 128
+#define COLO_GROUP_MIN 2
+#define COLO_GROUP_SPAN 0.15
+#define COLO_GROUP_WINDOW 64
 
 /* A segment keeps at most the whole device busy (and no less than none):
  * the model's properties above need utilisations in [0, 100]. */
@@ -53,6 +73,8 @@ static double colo_util(double u)
 {
 	return u > 100 ? 100 : u > 0 ? u : 0;
 }
+
+static void group_learn(sched *s, uint64_t ga, uint64_t gb, double d);
 
 /* ---- the pair filter ---- */
 
@@ -190,6 +212,10 @@ static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
 	sched_pair *p = pair_ensure(s, a, b);
 	if (!p)
 		return;
+	if (p->derived) {
+		p->derived = 0; /* measured: the groups' figure goes */
+		p->n = 0;
+	}
 	p->d = p->n ? p->d + COLO_ALPHA * (d - p->d) : d;
 	p->n++;
 	/* devices running either shape may now admit what they refused */
@@ -517,8 +543,110 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	F /= life;
 	if (F < COLO_MIN_OVERLAP)
 		return;
-	pair_update(s, g->req.shape, partner, (1 / speed - 1) / F);
+	double d = (1 / speed - 1) / F;
+	pair_update(s, g->req.shape, partner, d);
 	s->work.learnt++;
+	size_t pp = est_profile_find(s, partner);
+	if (g->req.group && pp != SCHED_NONE && s->prof[pp].group)
+		group_learn(s, g->req.group, s->prof[pp].group, d);
+}
+
+/* ---- groups: what pairs of groups measured stands in for their shapes ---- */
+
+/* The value a derived pair of group pair q holds. */
+static double group_value(const sched_gpair *q)
+{
+	return q->agreed ? q->d : q->d_max;
+}
+
+/* Pair (a, b) derived from q unless it was measured itself. */
+static void group_derive(sched *s, uint64_t a, uint64_t b, const sched_gpair *q)
+{
+	sched_pair *p = (sched_pair *)pair_find(s, a, b);
+	if (p && !p->derived)
+		return;
+	double v = group_value(q);
+	if (p && p->d == v && p->derived == (q->agreed ? 1 : 2))
+		return;
+	if (!p && !(p = pair_ensure(s, a, b)))
+		return; /* without memory: the prior answers for the pair */
+	p->d = v;
+	p->n = 0;
+	p->derived = q->agreed ? 1 : 2;
+	sched__touch_shape(s, a);
+	sched__touch_shape(s, b);
+}
+
+/* The oldest profile index inside the window of newest shapes. */
+static size_t group_window(const sched *s)
+{
+	return s->n_prof > COLO_GROUP_WINDOW ? s->n_prof - COLO_GROUP_WINDOW : 0;
+}
+
+/* Every pair of the window's shapes of groups q->a, q->b derived anew. */
+static void group_spread(sched *s, const sched_gpair *q)
+{
+	if (q->n < COLO_GROUP_MIN)
+		return;
+	for (size_t i = group_window(s); i < s->n_prof; i++) {
+		if (s->prof[i].group != q->a)
+			continue;
+		for (size_t j = group_window(s); j < s->n_prof; j++)
+			if (s->prof[j].group == q->b)
+				group_derive(s, s->prof[i].shape, s->prof[j].shape, q);
+	}
+}
+
+static void group_learn(sched *s, uint64_t ga, uint64_t gb, double d)
+{
+	size_t i = sched__map_get(&s->gpair_map, ga, gb);
+	if (i == SCHED_NONE) {
+		if (sched__grow((void **)&s->gpair, &s->cap_gpair, s->n_gpair + 1, sizeof *s->gpair) ||
+		    sched__map_put(&s->gpair_map, ga, gb, s->n_gpair))
+			return;
+		i = s->n_gpair++;
+		memset(&s->gpair[i], 0, sizeof s->gpair[i]);
+		s->gpair[i].a = ga;
+		s->gpair[i].b = gb;
+	}
+	sched_gpair *q = &s->gpair[i];
+	if (d < 0)
+		d = 0;
+	if (d > 100)
+		d = 100;
+	double sp = 1 / (1 + d);
+	q->n++;
+	q->d += (d - q->d) / (double)q->n;
+	if (q->n == 1 || d > q->d_max)
+		q->d_max = d;
+	if (q->n == 1 || sp < q->s_min)
+		q->s_min = sp;
+	if (q->n == 1 || sp > q->s_max)
+		q->s_max = sp;
+	q->agreed = q->n >= COLO_GROUP_MIN && q->s_max - q->s_min <= COLO_GROUP_SPAN;
+	group_spread(s, q);
+}
+
+int colo_group_agreed(const sched *s, uint64_t a, uint64_t b)
+{
+	const sched_pair *p = pair_find(s, a, b), *q = pair_find(s, b, a);
+	return (p && p->derived == 1) || (q && q->derived == 1);
+}
+
+void colo_group_shape(sched *s, size_t pi)
+{
+	uint64_t g = s->prof[pi].group, shape = s->prof[pi].shape;
+	for (size_t k = 0; k < s->n_gpair; k++) {
+		const sched_gpair *q = &s->gpair[k];
+		if (q->n < COLO_GROUP_MIN || (q->a != g && q->b != g))
+			continue;
+		for (size_t j = group_window(s); j < s->n_prof; j++) {
+			if (q->a == g && s->prof[j].group == q->b)
+				group_derive(s, shape, s->prof[j].shape, q);
+			if (q->b == g && s->prof[j].group == q->a)
+				group_derive(s, s->prof[j].shape, shape, q);
+		}
+	}
 }
 
 /* ---- exploration counts ---- */
@@ -604,4 +732,6 @@ void colo_fini(sched *s)
 	sched__map_fini(&s->pair_map);
 	sched__map_fini(&s->paired_map);
 	sched__map_fini(&s->explore_map);
+	sched__map_fini(&s->gpair_map);
+	free(s->gpair);
 }

@@ -70,8 +70,15 @@ static size_t family_ensure(sched *s, uint64_t family)
 size_t est_profile_ensure(sched *s, const sched_request *req)
 {
 	size_t pi = est_profile_find(s, req->shape);
-	if (pi != SCHED_NONE)
+	if (pi != SCHED_NONE) {
+		if (!s->prof[pi].group && req->group) {
+			/* imported before a request named its group */
+			s->prof[pi].group = req->group;
+			if (s->n_gpair)
+				colo_group_shape(s, pi);
+		}
 		return pi;
+	}
 	size_t fi = family_ensure(s, req->family);
 	if (fi == SCHED_NONE)
 		return SCHED_NONE;
@@ -85,6 +92,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	memset(p, 0, sizeof *p);
 	p->shape = req->shape;
 	p->fam = fi;
+	p->group = req->group;
 	p->n_feat = req->n_feat;
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
@@ -94,6 +102,8 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->paired = p->psig != SCHED_NONE;
 	s->pstamp[pi] = (sched_est_stamp){ 0, fi };
 	s->n_prof++;
+	if (p->group && s->n_gpair)
+		colo_group_shape(s, pi);
 	return pi;
 }
 

@@ -331,8 +331,10 @@ static void xmemo_note(sched *s, int cls, uint64_t res, double util)
  * Only beside one single-device member (the measurement is then the
  * pair's, colo_observe), one exploration per device at a time, at most
  * explore_max tries per pair of shapes, when the optimistic side admits
- * it (the gain is uncertain, not measured to lose), and when one of the
- * two shapes has been measured alone (else the try teaches nothing).
+ * it (the gain is uncertain, not measured to lose), when one of the
+ * two shapes has been measured alone (else the try teaches nothing), and
+ * unless the pair holds its groups' agreed figure (colocate.c: measured
+ * enough already).
  * *specific is set when the answer depends on the candidate's shape
  * beyond its reservation and utilisation (refusals of other shapes then
  * say nothing about it: xmemo).
@@ -348,7 +350,8 @@ static int explore_ok(const sched *s, const sched_seg *g, const sched_dev *d, do
 	if (!place_may_gain(s, gain, n_changed, t0))
 		return 0;
 	if (colo_explored(s, g->req.shape, m->req.shape) >= (size_t)s->opt.explore_max ||
-	    (!(s->prof[g->prof].thr_alone > 0) && !(s->prof[m->prof].thr_alone > 0))) {
+	    (!(s->prof[g->prof].thr_alone > 0) && !(s->prof[m->prof].thr_alone > 0)) ||
+	    (g->req.group && colo_group_agreed(s, g->req.shape, m->req.shape))) {
 		*specific = 1;
 		return 0;
 	}

@@ -72,6 +72,13 @@ typedef struct sched_request {
 				    0 = the default user */
 	uint64_t shape;          /* hash: command + memory-relevant params */
 	uint64_t family;         /* hash: command; shapes of one family share a model */
+	uint64_t group;          /* hash: shapes expected to interfere alike
+				    (relish: a pair of groups measured to
+				    agree stands in for pairs of its shapes
+				    never measured, colocate.c); 0 = none,
+				    each shape learnt on its own.  The live
+				    driver: the command, image and the values
+				    of non-numeric parameters */
 	size_t n_feat;           /* numeric memory-relevant params (raw values) */
 	double feat[SCHED_MAX_FEAT];
 	uint64_t mem_hint_mib;   /* declared need, 0 = unknown */

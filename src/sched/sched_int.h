@@ -238,6 +238,7 @@ typedef struct sched_seg {
 typedef struct sched_profile {
 	uint64_t shape;
 	size_t fam;             /* family index */
+	uint64_t group;         /* sched_request.group, 0 none */
 	size_t n_feat;
 	double feat[SCHED_MAX_FEAT];
 	size_t n_measured;
@@ -336,7 +337,19 @@ typedef struct sched_pair {
 	uint64_t a, b;
 	double d;               /* interference: 1/speed_a - 1 */
 	size_t n;
+	int derived;            /* d is its groups' (colocate.c), not measured:
+				   1 their agreed mean, 2 their worst */
 } sched_pair;
+
+/* What was measured of shapes of group a beside shapes of group b. */
+typedef struct sched_gpair {
+	uint64_t a, b;
+	size_t n;
+	double d;               /* mean interference measured */
+	double d_max;
+	double s_min, s_max;    /* the speeds measured, their range */
+	int agreed;             /* derived pairs hold its mean (else d_max) */
+} sched_gpair;
 
 struct sched {
 	sched_options opt;
@@ -401,6 +414,9 @@ struct sched {
 	sched_map paired_map;   /* shape -> index into psig when it is in some pair */
 	sched_map explore_map;  /* unordered pair of shapes (lower first) ->
 				   co-locations of them tried as explorations */
+	sched_gpair *gpair;     /* pairs of groups (colocate.c) */
+	size_t n_gpair, cap_gpair;
+	sched_map gpair_map;    /* (group a, group b) -> index */
 	sched_psig *psig;       /* per paired shape, the shapes it pairs with */
 	size_t n_psig, cap_psig;
 	/* A Bloom filter over the pairs (colocate.c): most lookups are of
@@ -532,6 +548,12 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed);
  * more (place_commit). */
 size_t colo_explored(const sched *s, uint64_t a, uint64_t b);
 void colo_explore_note(sched *s, uint64_t a, uint64_t b);
+/* A new profile pi of some group: its pairs with the shapes of groups
+ * measured to agree with its own (colocate.c). */
+void colo_group_shape(sched *s, size_t pi);
+/* The pair a, b (either way) holds its groups' agreed figure: their
+ * measurements stand in for the pair's exploration. */
+int colo_group_agreed(const sched *s, uint64_t a, uint64_t b);
 void colo_fini(sched *s);
 
 /* ---- devindex.c ---- */
