@@ -319,7 +319,8 @@ int store_experiment_list_brief(store *s, store_experiment **out, size_t *n, rl_
 /* A page of experiments, by id: those above after (0: from the first),
  * with status status (-1: any), owner owner (NULL: any) and created at or
  * after since (NAN: any), at most limit (0: all); brief leaves spec_text
- * and submission out.  The next page is after the last id returned. */
+ * and submission out; desc: newest first, those below after (0: from the
+ * last).  The next page is after the last id returned. */
 typedef struct store_exp_filter {
 	int64_t after;
 	size_t limit;
@@ -327,6 +328,7 @@ typedef struct store_exp_filter {
 	const char *owner;
 	double since;
 	int brief;
+	int desc;
 } store_exp_filter;
 #define STORE_EXP_FILTER_ALL ((store_exp_filter){.status = -1, .since = NAN})
 int store_experiment_page(store *s, const store_exp_filter *f, store_experiment **out,

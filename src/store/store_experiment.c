@@ -6,6 +6,7 @@
 #include "store/store_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,20 @@ static const char SQL_EXP_ALL_BRIEF_V4[] =
 /* A page (store_experiment_page): ids above ?1, the filters that are not
  * NULL, at most ?5 rows (-1: all).  The id is the rowid, so a page costs
  * its own rows, however many there are before it. */
-#define EXP_PAGE " FROM experiments WHERE id > ?1 AND (?2 IS NULL OR status = ?2)" \
-		 " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR created_at >= ?4)" \
-		 " ORDER BY id LIMIT ?5"
-static const char *const SQL_EXP_PAGE[2][2] = { /* [brief][version >= 5] */
-	{"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED EXP_PAGE, "SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED EXP_PAGE},
-	{"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PLANNED EXP_PAGE,
-	 "SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PLANNED EXP_PAGE},
+#define EXP_FILTERS " AND (?2 IS NULL OR status = ?2)" \
+		    " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR created_at >= ?4)"
+#define EXP_PAGE " FROM experiments WHERE id > ?1" EXP_FILTERS " ORDER BY id LIMIT ?5"
+/* Newest first (f->desc): ids below ?1, the same rowid range read backwards. */
+#define EXP_PAGE_DESC " FROM experiments WHERE id < ?1" EXP_FILTERS " ORDER BY id DESC LIMIT ?5"
+static const char *const SQL_EXP_PAGE[2][2][2] = { /* [brief][version >= 5][desc] */
+	{{"SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED EXP_PAGE,
+	  "SELECT " EXP_COLS EXP_NO_CHANGES EXP_PLANNED EXP_PAGE_DESC},
+	 {"SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED EXP_PAGE,
+	  "SELECT " EXP_COLS EXP_CHANGES EXP_PLANNED EXP_PAGE_DESC}},
+	{{"SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PLANNED EXP_PAGE,
+	  "SELECT " EXP_COLS_BRIEF EXP_NO_CHANGES EXP_PLANNED EXP_PAGE_DESC},
+	 {"SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PLANNED EXP_PAGE,
+	  "SELECT " EXP_COLS_BRIEF EXP_CHANGES EXP_PLANNED EXP_PAGE_DESC}},
 };
 static const char SQL_EXP_STATUS[] =
 	"UPDATE experiments SET status = ?2, finished_at = ?3 WHERE id = ?1";
@@ -267,7 +275,7 @@ static int exp_list_page(store *s, const char *sql, const store_exp_filter *f,
 	if (rc < 0)
 		return rc;
 	if (f) {
-		sqlite3_bind_int64(st, 1, f->after > 0 ? f->after : 0);
+		sqlite3_bind_int64(st, 1, f->after > 0 ? f->after : f->desc ? INT64_MAX : 0);
 		if (f->status >= 0)
 			st_bind_text(st, 2, exp_status_name((exp_status)f->status));
 		if (f->owner)
@@ -308,7 +316,8 @@ static int exp_list(store *s, const char *sql, store_experiment **out, size_t *n
 int store_experiment_page(store *s, const store_exp_filter *f, store_experiment **out,
 			  size_t *n, rl_err *err)
 {
-	return exp_list_page(s, SQL_EXP_PAGE[f->brief != 0][s->version >= 5], f, out, n, err);
+	return exp_list_page(s, SQL_EXP_PAGE[f->brief != 0][s->version >= 5][f->desc != 0], f, out,
+			     n, err);
 }
 
 int store_experiment_list(store *s, store_experiment **out, size_t *n, rl_err *err)

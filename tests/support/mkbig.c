@@ -7,8 +7,17 @@
  * segment, placed on two GPUs three at a time (so segments share each
  * device), with one accuracy value per epoch, a measured peak under the
  * reservation, and every 50th trial's first segment out of memory and
- * re-placed with a larger reservation.  Usage: mkbig DB N
- * Prints "trials=N segments=S metrics=M" on success.
+ * re-placed with a larger reservation.  Its stored spec names the search
+ * space (lr and weight_decay loguniform, dropout and a long-named warmup
+ * fraction uniform, layers int, activation a choice: the dashboard's
+ * parallel coordinates read their axes from it).  With E > 1, E - 1 small
+ * finished experiments follow (three owners, done, failed and cancelled in
+ * turn, created a minute apart: the experiments page's pages), and the
+ * first of them holds the host's segments in the run's last hour: a probe
+ * that reserves the whole host, small segments two at a time, one stopped
+ * over its reservation (the devices page's memory scale).
+ * Usage: mkbig DB N [E]
+ * Prints "trials=N segments=S metrics=M experiments=E" on success.
  */
 #include <math.h>
 #include <stdio.h>
@@ -91,13 +100,79 @@ static void run_segment(int64_t tr, int seq, int from, int to, double quality, i
 	*clock_end = start + dur;
 }
 
+/* One host segment of trial tr: reserved res MiB, peak MiB, over [a, b],
+ * ending as status with message msg (NULL: none). */
+static void host_segment(int64_t tr, int seq, int64_t res, int64_t peak, double a, double b,
+			 seg_status status, const char *msg)
+{
+	int64_t id;
+	CHECK(store_segment_insert(db, tr, seq, seq, seq + 1, res, &id, err));
+	store_placement pl = {.device = "host", .mem_reserved_mib = res, .compute_share = 1,
+			      .basis = "probe", .log_path = NULL};
+	CHECK(store_segment_place(db, id, &pl, a, err));
+	CHECK(store_segment_set_util(db, id, 60 + 30 * uniform(), err));
+	store_segment_end end = {.status = status, .exit_code = status == SEG_COMPLETED ? 0 : -1,
+				 .peak_mem_mib = peak, .ended_at = b, .message = msg};
+	CHECK(store_segment_finish(db, id, &end, err));
+	n_seg++;
+}
+
+/* E small finished experiments after the big one (the experiments page's
+ * pages), the first holding the host's segments in the big run's last
+ * hour (the devices page's memory scale). */
+static void small_experiments(int e_n, double t0, double end)
+{
+	static const char *const owners[] = {"alice", "bob", "carol"};
+	static const exp_status states[] = {EXP_DONE, EXP_FAILED, EXP_CANCELLED, EXP_DONE};
+	store_device host = {.name = (char *)"host", .uuid = (char *)"host", .is_gpu = 0,
+			     .mem_total_mib = 23567, .compute_total = 16};
+	CHECK(store_device_put(db, &host, NULL, err));
+	CHECK(store_begin(db, err));
+	for (int i = 0; i < e_n; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "small-%05d", i + 2);
+		int k = i % 3;
+		store_experiment x = {.name = name, .created_at = t0 + 60.0 * (i + 1),
+				      .objective_metric = (char *)"loss", .mode = (char *)"min",
+				      .spec_path = (char *)"small.yaml", .owner = (char *)owners[k],
+				      .owner_uid = 1001 + k};
+		int64_t id;
+		CHECK(store_experiment_create(db, &x, &id, err));
+		if (i == 0) {
+			int64_t tr;
+			CHECK(store_trial_insert(db, id, 0, "{\"x\":1}", end - 3600, &tr, err));
+			double hs = end - 3000;
+			/* a probe as large as the host, then small ones two at a time */
+			host_segment(tr, 0, 23567, 13, hs, hs + 120, SEG_COMPLETED, NULL);
+			for (int j = 0; j < 6; j++) {
+				double a = hs + 150 + 400 * j + 200 * (j % 2);
+				host_segment(tr, j + 1, 64 + 32 * j, 13 + 25 * j, a, a + 500, SEG_COMPLETED,
+					     NULL);
+			}
+			host_segment(tr, 7, 128, 150, hs + 2700, hs + 2760, SEG_OOM,
+				     "over its memory reservation (reserved 128 MiB, peak 150 MiB): relish "
+				     "stopped it at 150 MiB, above its reservation and margin, not for want "
+				     "of memory");
+			CHECK(store_trial_set_status(db, tr, TRIAL_COMPLETED, NULL, hs + 2800, err));
+		}
+		CHECK(store_experiment_set_status(db, id, states[i % 4], t0 + 60.0 * (i + 1) + 30,
+						  err));
+		if (i % 500 == 499) {
+			CHECK(store_commit(db, err));
+			CHECK(store_begin(db, err));
+		}
+	}
+	CHECK(store_commit(db, err));
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || atoi(argv[2]) <= 0) {
-		fprintf(stderr, "usage: mkbig DB N\n");
+	if ((argc != 3 && argc != 4) || atoi(argv[2]) <= 0 || (argc == 4 && atoi(argv[3]) <= 0)) {
+		fprintf(stderr, "usage: mkbig DB N [E]\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
+	int n_exp = argc == 4 ? atoi(argv[3]) : 1;
 	CHECK(store_open(argv[1], 0, &db, err));
 	double t0 = 1767225600; /* 2026-01-01 */
 	for (size_t i = 0; i < 2 * SLOTS; i++)
@@ -107,7 +182,17 @@ int main(int argc, char **argv)
 				  .is_gpu = 1, .mem_total_mib = 81559, .compute_total = 100};
 		CHECK(store_device_put(db, &d, NULL, err));
 	}
-	store_experiment e = {.name = (char *)"big", .created_at = t0,
+	char spec[1024];
+	snprintf(spec, sizeof spec,
+		 "{\"name\":\"big\",\"search\":{\"max_trials\":%d,\"space\":{"
+		 "\"lr\":{\"type\":\"loguniform\",\"low\":0.0001,\"high\":0.1},"
+		 "\"layers\":{\"type\":\"int\",\"low\":1,\"high\":6,\"log\":false},"
+		 "\"activation\":{\"type\":\"choice\",\"values\":[\"relu\",\"gelu\",\"tanh\"]},"
+		 "\"dropout\":{\"type\":\"uniform\",\"low\":0,\"high\":0.5},"
+		 "\"weight_decay\":{\"type\":\"loguniform\",\"low\":1e-06,\"high\":0.01},"
+		 "\"warmup_fraction_of_schedule\":{\"type\":\"uniform\",\"low\":0,\"high\":0.3}"
+		 "}}}", n);
+	store_experiment e = {.name = (char *)"big", .created_at = t0, .spec_text = spec,
 			      .objective_metric = (char *)"accuracy", .mode = (char *)"max",
 			      .spec_path = (char *)"big.yaml", .owner = (char *)"alice",
 			      .owner_uid = 1001};
@@ -121,10 +206,12 @@ int main(int argc, char **argv)
 		int layers = 1 + (int)(uniform() * 6);
 		const char *act = acts[(int)(uniform() * 3)];
 		double dropout = 0.5 * uniform();
-		char params[256];
+		double wd = pow(10, -6 + 4 * uniform()), warmup = 0.3 * uniform() * uniform();
+		char params[384];
 		snprintf(params, sizeof params,
-			 "{\"lr\":%.6g,\"layers\":%d,\"activation\":\"%s\",\"dropout\":%.4f}", lr, layers,
-			 act, dropout);
+			 "{\"lr\":%.6g,\"layers\":%d,\"activation\":\"%s\",\"dropout\":%.6f,"
+			 "\"weight_decay\":%.6g,\"warmup_fraction_of_schedule\":%.6f}", lr, layers, act,
+			 dropout, wd, warmup);
 		/* the best lr is near 3e-3, more layers help a little, gelu a bit */
 		double q = 0.95 - 0.08 * pow(log10(lr) + 2.5, 2) + 0.01 * layers -
 			   0.1 * dropout * dropout + (act[0] == 'g' ? 0.02 : 0) +
@@ -149,7 +236,9 @@ int main(int argc, char **argv)
 		CHECK(store_commit(db, err));
 	}
 	CHECK(store_experiment_set_status(db, eid, EXP_DONE, end, err));
+	if (n_exp > 1)
+		small_experiments(n_exp - 1, t0, end);
 	store_close(db);
-	printf("trials=%d segments=%zu metrics=%zu\n", n, n_seg, n_metric);
+	printf("trials=%d segments=%zu metrics=%zu experiments=%d\n", n, n_seg, n_metric, n_exp);
 	return 0;
 }

@@ -1,18 +1,21 @@
 // dashboard.mjs - the browser half of tests/test_web.sh: Debian's chromium
 // driven by playwright-core against a real `relish serve` that runs real
 // experiments on stand-in GPUs.  What a person would check:
-//   1. the experiments page lists the experiments, owner and state;
+//   1. the experiments page lists the experiments, owner and state, one
+//      page newest first as the API's;
 //   2. the experiment page updates while trials report: more trials with
 //      values appear without the page being loaded again;
 //   3. the devices timeline shows two segments sharing one GPU (as the
-//      API's segment rows say: overlapping in time on one device);
+//      API's segment rows say: overlapping in time on one device), its time
+//      labels never touch and its bars sit on the memory chart's axis;
 //   4. the trial page shows its segments, learning curve and log;
 //   5. another user's cancel is refused and says why; the owner's works;
 //   6. the experiment page shows as many trials as the API returns (on an
 //      experiment that has ended, so both see the same data), the history
 //      plot draws 2 series (objective, best so far) with one point per
 //      trial with a value, the learning curves one series per curve the
-//      API selects, parallel coordinates one line per trial, importance
+//      API selects, parallel coordinates one line per trial (lr on a log
+//      axis, batch as categories: the spec's space), importance
 //      one bar per parameter, and the canvases are not blank.
 // Screenshots of each page go to $SHOTS.  Exits 1 at the first failure.
 // Env: BASE, PLAYWRIGHT (playwright-core's index.mjs), TOKEN_A, TOKEN_B,
@@ -72,6 +75,16 @@ try {
       prog.done < apiDone - 5 || Math.abs(prog.width - (100 * prog.done) / 120) > 1)
     fail(`progress: ${JSON.stringify(prog)}, the API: planned ${mainApi.planned}, ${apiDone} done of ${mainApi.trials.total} created`);
   ok(`experiments page lists the experiment with its owner; progress ${prog.text} (${prog.width} %: done of planned)`);
+  // one page (fewer than 50): newest first, as the API's, nothing older
+  const listed = await a.evaluate(() => ({
+    ids: [...document.querySelectorAll('.table tbody tr')].map((tr) => Number(tr.dataset.id)),
+    older: document.querySelector('#exp-next')?.disabled, newer: document.querySelector('#exp-prev')?.disabled,
+    page: document.querySelector('#exp-pager')?.dataset.page }));
+  const apiList = (await api('experiments?order=desc&limit=50', env.TOKEN_A)).j;
+  if (listed.ids.join() !== apiList.experiments.map((e) => e.id).join() || !listed.older || !listed.newer ||
+      listed.page !== '1' || apiList.next_after !== null)
+    fail(`experiments page: ${JSON.stringify(listed)}, the API's page: ${apiList.experiments.map((e) => e.id)}`);
+  ok(`experiments page: one page of ${listed.ids.length}, newest first, no older or newer page`);
 
   // 2. live: more trials with values, same page load
   await a.goto(BASE + `/#/experiments/${env.MAIN}`);
@@ -105,6 +118,21 @@ try {
   })));
   const sharedRows = rows.filter((r) => shared.has(r.uuid) && r.max >= 2 && r.overlap);
   if (!sharedRows.length) fail('the devices timeline shows no GPU with two segments at once: ' + JSON.stringify(rows));
+  // the time labels never touch; each bar sits on the memory chart's axis
+  const axis = await a.evaluate(() => [...document.querySelectorAll('svg.device-timeline')].map((svg) => {
+    const b = [...svg.querySelectorAll('text.tick, text.tick-date')].map((t) => t.getBoundingClientRect());
+    let clash = 0;
+    for (let i = 0; i < b.length; i++) for (let j = i + 1; j < b.length; j++)
+      if (b[i].left < b[j].right - 0.5 && b[j].left < b[i].right - 0.5) clash++;
+    const t0 = Number(svg.dataset.t0), t1 = Number(svg.dataset.t1), L = Number(svg.dataset.left), R = Number(svg.dataset.right);
+    let off = 0;
+    for (const e of svg.querySelectorAll('rect.seg')) {
+      const s = Number(e.dataset.start);
+      if (s >= t0) off = Math.max(off, Math.abs(Number(e.getAttribute('x')) - (L + ((s - t0) / (t1 - t0)) * (R - L))));
+    }
+    return { n: b.length, clash, off, mem: !!svg.querySelector('g.mem path.mem-res') };
+  }));
+  if (axis.some((x) => x.clash || x.n < 3 || x.off > 0.6 || !x.mem)) fail('devices time axis: ' + JSON.stringify(axis));
   ok(`devices timeline: ${sharedRows.map((r) => `${r.uuid} up to ${r.max} at once (${r.rects} segments)`).join(', ')}`);
 
   // 4. a trial page: segments and log
@@ -182,6 +210,11 @@ try {
   if (got.curves !== want.curves || got.curves < 2) fail(`learning curves draw ${got.curves} series, the API selects ${want.curves}`);
   if (got.lines !== want.withValue) fail(`parallel coordinates draw ${got.lines} lines, want ${want.withValue}`);
   if (got.params !== 2) fail(`importance shows ${got.params} parameters, want 2`);
+  // axes as the spec says: lr is loguniform (log), batch a choice
+  const pcAxes = await a.evaluate(() => Object.fromEntries([...document.querySelectorAll('#parcoords g.pc-axis')]
+    .map((g) => [g.dataset.name, g.dataset.scale])));
+  if (pcAxes.lr !== 'log' || pcAxes.batch !== 'category' || pcAxes.accuracy !== 'linear')
+    fail('parallel coordinates axes: ' + JSON.stringify(pcAxes));
   const canvasInk = await a.evaluate(() => [...document.querySelectorAll('#history canvas, #curves canvas')].map((c) => {
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     let n = 0;

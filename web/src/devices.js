@@ -8,7 +8,7 @@
 // /devices).  Live: polled every 3 s.
 import { get, h, clear, fill, poll, badge, fmtNum, fmtMiB, fmtDur, fmtTime, errorBox, colour,
          hashQuery, setHashQuery } from './api.js';
-import { chart } from './plots.js';
+import { memoryChart, timeTicks, hatchDefs } from './timeaxis.js';
 
 const WINDOWS = [[900, 'last 15 min'], [3600, 'last hour'], [6 * 3600, 'last 6 h'],
                  [86400, 'last day'], [0, 'everything']];
@@ -23,7 +23,6 @@ export function mount(el) {
   const note = h('span', { class: 'muted' });
   const msg = h('div');
   const expColour = new Map();
-  let plots = [];
   el.append(h('h1', {}, 'Devices'), msg, now,
     h('div', { class: 'card' }, h('div', { class: 'row' }, h('h2', {}, 'Timeline'), winSel, note), tl));
   winSel.addEventListener('change', () => {
@@ -80,16 +79,19 @@ export function mount(el) {
     return { n: Math.max(1, free.length), max: maxAt };
   }
 
+  // One SVG per device: the segment lanes on top, the memory chart under
+  // them and one time axis at the bottom, all through the same X(t), so a
+  // bar's start is the moment the reserved memory steps up (issue 30, item
+  // 11: a uPlot chart below the lanes had its own plot width and labels,
+  // and the two disagreed).
   function drawTimeline(t) {
-    for (const p of plots) p.destroy();
-    plots = [];
     // The window starts at the first segment shown when that is later.
     const first = t.segments.length ? Math.min(...t.segments.map((s) => s.started_at)) : t.from;
     const t0 = Math.max(t.from, first - 0.02 * Math.max(1, t.to - first)), t1 = t.to;
-    const W = Math.max(600, tl.clientWidth || 900), L = 150, R = 10, laneH = 18;
+    const W = Math.max(600, tl.clientWidth || 900), L = 150, R = 52, laneH = 18;
     const X = (v) => L + ((v - t0) / Math.max(1e-9, t1 - t0)) * (W - L - R);
-    const rows = [];
-    clear(tl);
+    const ticks = timeTicks(t0, t1, X, L, W - R);
+    fill(tl, hatchDefs());
     note.textContent = t.truncated ? `${t.segments.length} most recent of ${t.total} segments` :
       t.segments.length ? `${t.segments.length} segments` : 'no segment in this window: choose a longer one';
     for (const d of t.devices) {
@@ -100,30 +102,32 @@ export function mount(el) {
         continue;
       }
       const ln = lanes(segs, t1);
-      const H = ln.n * laneH + 26;
+      const lanesH = ln.n * laneH + 4, memTop = Math.max(lanesH, 36) + 12, memH = 110;
+      const axisY = memTop + memH, H = axisY + 20;
       const svg = h('svg:svg', { width: W, height: H, 'data-uuid': d.uuid, 'data-segments': segs.length,
-        'data-max-concurrent': ln.max, class: 'device-timeline' });
+        'data-max-concurrent': ln.max, class: 'device-timeline', 'data-t0': t0, 'data-t1': t1,
+        'data-left': L, 'data-right': W - R });
       svg.append(h('svg:text', { x: 4, y: 16, 'font-size': 12, fill: '#1d2430', 'font-weight': 600 },
         `${d.is_gpu ? 'GPU ' + d.index : 'host'}`));
       svg.append(h('svg:text', { x: 4, y: 31, 'font-size': 11, fill: '#667085' },
         `up to ${ln.max} at once`));
-      svg.append(h('svg:line', { x1: L, x2: W - R, y1: H - 18, y2: H - 18, stroke: '#e3e7ee' }));
-      for (let i = 0; i <= 4; i++) {
-        const tv = t0 + (i * (t1 - t0)) / 4;
-        svg.append(h('svg:text', { x: X(tv), y: H - 4, 'font-size': 10, fill: '#98a2b3',
-          'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, fmtTime(tv).slice(11)));
+      // gridlines through lanes and chart: the axis's ticks for both
+      for (const k of ticks.list) {
+        svg.append(h('svg:line', { class: 'grid', x1: k.x, x2: k.x, y1: 2, y2: axisY, stroke: '#eef1f5' }));
       }
       for (const s of segs) {
         const x0 = X(Math.max(t0, s.started_at)), x1 = X(Math.min(t1, s.ended_at ?? t1));
         const y = 4 + s.lane * laneH, w = Math.max(1.5, x1 - x0);
         const fill = colourOf(s.experiment ?? '?');
         const g = h('svg:g', {});
-        const bad = s.status === 'oom' || s.status === 'failed';
+        const over = s.status === 'over_reservation';
+        const bad = s.status === 'oom' || s.status === 'failed' || over;
         const r = h('svg:rect', { class: 'seg' + (bad ? ' bad' : ''), x: x0, y, width: w, height: laneH - 4, rx: 2, fill,
           'fill-opacity': s.status === 'running' ? 0.9 : 0.6, 'data-segment': s.segment_id,
-          'data-experiment': s.experiment_id ?? '', 'data-start': s.started_at, 'data-end': s.ended_at ?? '' });
+          'data-experiment': s.experiment_id ?? '', 'data-start': s.started_at, 'data-end': s.ended_at ?? '',
+          'data-status': s.status });
         r.append(h('svg:title', {}, `${s.experiment ?? 'another user'} · trial ${s.trial_id ?? '?'} · segment ${s.segment_id ?? '?'}\n` +
-          `${s.status} · ${fmtTime(s.started_at)} for ${fmtDur((s.ended_at ?? Date.now() / 1000) - s.started_at)}\n` +
+          `${over ? 'over its reservation' : s.status} · ${fmtTime(s.started_at)} for ${fmtDur((s.ended_at ?? Date.now() / 1000) - s.started_at)}\n` +
           `reserved ${fmtMiB(s.mem_reserved_mib)} · peak ${fmtMiB(s.peak_mem_mib)} · util ${s.mean_util === null ? '–' : fmtNum(s.mean_util, 3) + ' %'}`));
         g.append(r);
         if (s.peak_mem_mib > 0 && s.mem_reserved_mib > 0 && w > 4) {
@@ -131,55 +135,31 @@ export function mount(el) {
           g.append(h('svg:rect', { x: x0, y: y + laneH - 7, width: w * f, height: 3, fill: '#17202e',
             'fill-opacity': 0.55, 'pointer-events': 'none' }));
         }
-        if ((s.status === 'oom' || s.status === 'failed') && w > 26) {
+        if (bad && w > 30) {
           g.append(h('svg:text', { x: x0 + w - 2, y: y + 11, 'font-size': 10, 'text-anchor': 'end',
-            fill: '#b42318', 'pointer-events': 'none' }, s.status === 'oom' ? 'OOM' : '✕'));
+            fill: '#b42318', 'pointer-events': 'none' }, s.status === 'oom' ? 'OOM' : over ? 'over' : '✕'));
         }
         svg.append(g);
       }
-      const memEl = h('div', { class: 'plot', style: { minHeight: '150px' } });
-      rows.push(h('div', { class: 'device-row', style: { marginBottom: '14px' } }, svg, memEl));
-      tl.append(rows[rows.length - 1]);
-      plots.push(memoryPlot(memEl, d, segs, t0, t1));
+      svg.append(memoryChart(d, segs, t0, t1, X, L, W - R, memTop, memH));
+      // the one time axis, its labels spaced by their width (never touching)
+      svg.append(h('svg:line', { x1: L, x2: W - R, y1: axisY, y2: axisY, stroke: '#c9d1dc' }));
+      for (const k of ticks.list) {
+        svg.append(h('svg:line', { x1: k.x, x2: k.x, y1: axisY, y2: axisY + 4, stroke: '#c9d1dc' }));
+        svg.append(h('svg:text', { class: 'tick', x: k.x, y: axisY + 15, 'font-size': 10, fill: '#667085',
+          'text-anchor': 'middle', 'data-t': k.t }, k.label));
+      }
+      svg.append(h('svg:text', { class: 'tick-date', x: L - 8, y: axisY + 15, 'font-size': 10, fill: '#667085',
+        'text-anchor': 'end' }, ticks.date));
+      tl.append(h('div', { class: 'device-row', style: { marginBottom: '14px' } }, svg));
     }
     const legend = [...expColour.entries()].map(([e, c]) =>
       h('span', { style: { marginRight: '14px' } }, h('i', { class: 'legend-dot', style: { background: c } }), e));
-    tl.append(h('div', { class: 'plot-tools' }, legend, h('span', {}, 'dark strip: measured peak / reserved')));
-  }
-
-  // Reserved and measured (the peaks of the segments held) memory and
-  // utilisation over time: step functions summed over segments.
-  function memoryPlot(el, d, segs, t0, t1) {
-    // A sweep over start and end events: O(n log n) for n segments.
-    const ev = [];
-    for (const s of segs) {
-      const a = Math.max(t0, s.started_at), b = Math.min(t1, s.ended_at ?? t1);
-      if (b < a) continue;
-      const r = Math.max(0, s.mem_reserved_mib || 0), p = Math.max(0, s.peak_mem_mib || 0);
-      const u = s.mean_util || 0;
-      ev.push([a, r, p, u], [b, -r, -p, -u]);
-    }
-    ev.sort((x, y) => x[0] - y[0]);
-    const xs = [t0], res = [0], peak = [0], util = [0];
-    let cr = 0, cp = 0, cu = 0;
-    for (let i = 0; i < ev.length;) {
-      const t = ev[i][0];
-      while (i < ev.length && ev[i][0] === t) { cr += ev[i][1]; cp += ev[i][2]; cu += ev[i][3]; i++; }
-      xs.push(t); res.push(cr); peak.push(cp); util.push(Math.max(0, cu));
-    }
-    xs.push(t1); res.push(cr); peak.push(cp); util.push(Math.max(0, cu));
-    const step = globalThis.uPlot.paths.stepped({ align: 1 });
-    return chart(el, {
-      height: 150,
-      legend: { show: true },
-      scales: { x: { time: true, range: [t0, t1] }, mib: { range: (u, lo, hi) => [0, Math.max(1, hi * 1.15)] },
-                pct: { range: [0, 100] } },
-      axes: [{}, { scale: 'mib', label: 'MiB', size: 60 }, { scale: 'pct', side: 1, label: 'util %', grid: { show: false } }],
-      series: [{},
-        { label: 'reserved', scale: 'mib', stroke: '#2f6fdf', fill: 'rgba(47,111,223,.15)', paths: step, points: { show: false } },
-        { label: 'measured peak', scale: 'mib', stroke: '#17202e', paths: step, points: { show: false } },
-        { label: 'utilisation', scale: 'pct', stroke: '#17a398', dash: [4, 3], paths: step, points: { show: false } }],
-    }, [xs, res, peak, util.map((u) => Math.min(100, u))]);
+    tl.append(h('div', { class: 'plot-tools' }, legend, h('span', {}, 'dark strip: measured peak / reserved'),
+      h('span', {}, h('i', { class: 'legend-dot', style: { background: 'rgba(47,111,223,.35)' } }), 'reserved'),
+      h('span', {}, h('i', { class: 'legend-dot', style: { background: '#17202e' } }), 'measured peak'),
+      h('span', {}, h('i', { class: 'legend-dot', style: { background: '#17a398' } }), 'utilisation (right, %)'),
+      h('span', {}, h('i', { class: 'legend-dot whole' }), 'whole device reserved: off the memory scale')));
   }
 
   async function tick() {
@@ -191,5 +171,5 @@ export function mount(el) {
     clear(msg);
   }
   const stop = poll(() => tick().catch((e) => { fill(msg, errorBox(e)); throw e; }), 3000);
-  return () => { stop(); for (const p of plots) p.destroy(); };
+  return stop;
 }

@@ -155,7 +155,7 @@ export function mount(el, [ref]) {
     curvNote.textContent = curvesTotal > cv.length
       ? `${cv.length} of ${curvesTotal} trials: the best ${CURVES / 2}, ${CURVES / 2} others across the ranks, the running ones`
       : `${cv.length} trials`;
-    parcoords(pcEl, list, paramNames, metric, mode);
+    parcoords(pcEl, list, paramNames, metric, mode, exp.space || null);
     importanceBars(impEl, importance(list, paramNames));
     table.setRows(list);
   }

@@ -2,6 +2,7 @@
 // charts, parallel coordinates on a canvas, and parameter importance.
 // uPlot is loaded by index.html from the binary (/ui/uPlot.iife.min.js).
 import { h, clear, colour, fmtNum } from './api.js';
+import { textWidth } from './timeaxis.js';
 
 const uPlot = globalThis.uPlot;
 
@@ -166,26 +167,54 @@ export function importanceBars(el, imp) {
   el.dataset.params = String(imp.length);
 }
 
-// Parallel coordinates of the parameters and the objective on a canvas:
-// one polyline per trial, coloured by objective (the best in warm colours,
-// drawn last), numbers on linear axes (log when they span > 2 decades and
-// are positive), other values spread evenly.  Draws every trial: 10,000
-// polylines take a few tens of milliseconds on a canvas.
-export function parcoords(el, trials, names, metric, mode) {
+// Parallel coordinates of the parameters and the objective: one polyline
+// per trial on a canvas (10,000 take a few tens of milliseconds), coloured
+// by objective (the best in warm colours, drawn last); the axes and their
+// labels in an SVG over it, laid out so that no two labels touch (names
+// in two staggered rows when one row has no room, shortened with '…' past
+// that, the full name in a tooltip).  An axis is log only for a parameter
+// the spec samples on a log scale (loguniform, int with log: true), and
+// spans the spec's range; a uniform one is linear (issue 30, item 11: a
+// uniform parameter spanning two decades was drawn on a log axis).
+// space: the experiment's search.space (GET /experiments/ID), or null.
+export function parcoords(el, trials, names, metric, mode, space) {
   clear(el);
   const t = trials.filter((x) => x.objective !== null && x.objective !== undefined && x.params);
-  const axes = names.map((n) => axisOf(n, t.map((x) => x.params[n])));
-  axes.push(axisOf(metric, t.map((x) => x.objective)));
-  const W = Math.max(480, el.clientWidth || 800), H = 300, pad = { l: 40, r: 60, t: 24, b: 24 };
+  const axes = names.map((n) => axisOf(n, t.map((x) => x.params[n]), space ? space[n] : null));
+  axes.push(axisOf(metric, t.map((x) => x.objective), null));
+  const W = Math.max(480, el.clientWidth || 800), H = 300;
+  const n = axes.length;
+  const NAME = '12px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+  const VAL = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+  const names2 = axes.map((a) => a.name + (a.log ? ' (log)' : ''));
+  const lows = axes.map((a) => String(a.label(0))), highs = axes.map((a) => String(a.label(1)));
+  // The margins hold half of the outer names and the last axis's values
+  // (every value label is to the right of its axis).
+  const valW = Math.min(120, Math.max(textWidth(lows[n - 1], VAL), textWidth(highs[n - 1], VAL)) + 6);
+  let pad = { l: 12, r: valW + 6, t: 24, b: 10 };
+  let sp = 0, two = false, shown = names2;
+  for (let pass = 0; pass < 3; pass++) {
+    sp = (W - pad.l - pad.r) / Math.max(1, n - 1);
+    const room1 = n > 1 ? sp - 10 : W - 20;
+    two = names2.some((s) => textWidth(s, NAME) > room1);
+    const room = two ? 2 * sp - 10 : room1;
+    shown = names2.map((s) => fit(s, room, NAME));
+    const first = textWidth(shown[0], NAME) / 2 + 4, last = textWidth(shown[n - 1], NAME) / 2 + 4;
+    const next = { l: Math.max(12, Math.min(first, sp)), r: Math.max(valW + 6, Math.min(last, sp)),
+                   t: two ? 38 : 24, b: 10 };
+    if (next.l === pad.l && next.r === pad.r && next.t === pad.t) break;
+    pad = next;
+  }
   const dpr = window.devicePixelRatio || 1;
   const cv = h('canvas', { width: W * dpr, height: H * dpr, style: { width: W + 'px', height: H + 'px' } });
-  el.append(cv);
+  const over = h('svg:svg', { width: W, height: H, class: 'pc-axes',
+    style: { position: 'absolute', left: 0, top: 0, overflow: 'visible' } });
+  el.append(h('div', { style: { position: 'relative', width: W + 'px', height: H + 'px' } }, cv, over));
   el.dataset.lines = String(t.length);
   const g = cv.getContext('2d');
   g.scale(dpr, dpr);
-  const n = axes.length;
-  const X = (i) => pad.l + (i * (W - pad.l - pad.r)) / Math.max(1, n - 1);
-  const Y = (f) => pad.t + (1 - f) * (H - pad.t - pad.b);
+  const X = (i) => pad.l + (n > 1 ? i * sp : (W - pad.l - pad.r) / 2);
+  const Y = (f) => pad.t + 8 + (1 - f) * (H - pad.t - 8 - pad.b);
   const oa = axes[n - 1];
   const score = (x) => { const f = oa.pos(x.objective); return mode === 'min' ? 1 - f : f; };
   const sorted = t.slice().sort((a, b) => score(a) - score(b));
@@ -202,37 +231,67 @@ export function parcoords(el, trials, names, metric, mode) {
     });
     g.stroke();
   }
-  g.fillStyle = '#1d2430';
-  g.font = '12px system-ui, sans-serif';
-  g.textAlign = 'center';
   axes.forEach((a, i) => {
-    g.strokeStyle = '#98a2b3';
-    g.beginPath(); g.moveTo(X(i), Y(0)); g.lineTo(X(i), Y(1)); g.stroke();
-    g.textAlign = 'center';
-    g.fillText(a.name + (a.log ? ' (log)' : ''), X(i), 14);
-    g.fillStyle = '#667085';
-    g.textAlign = i === n - 1 ? 'right' : 'left';
-    const dx = i === n - 1 ? -4 : 4;
-    g.fillText(String(a.label(1)), X(i) + dx, Y(1) + 10);
-    g.fillText(String(a.label(0)), X(i) + dx, Y(0) - 3);
-    g.fillStyle = '#1d2430';
+    const ax = h('svg:g', { class: 'pc-axis', 'data-name': a.name,
+      'data-scale': a.log ? 'log' : a.cat ? 'category' : 'linear' });
+    ax.append(h('svg:line', { x1: X(i), x2: X(i), y1: Y(0), y2: Y(1), stroke: '#98a2b3' }));
+    const name = h('svg:text', { class: 'pc-name', x: X(i), y: two && i % 2 ? 28 : 14, 'font-size': 12,
+      fill: '#1d2430', 'text-anchor': 'middle', style: { font: NAME } }, shown[i]);
+    name.append(h('svg:title', {}, names2[i]));
+    ax.append(name);
+    const room = n > 1 && i < n - 1 ? sp - 10 : valW;
+    for (const [f, lab, dy] of [[1, highs[i], 10], [0, lows[i], -3]]) {
+      const v = h('svg:text', { class: 'pc-value', x: X(i) + 4, y: Y(f) + dy, fill: '#667085',
+        style: { font: VAL } }, fit(lab, room, VAL));
+      v.append(h('svg:title', {}, lab));
+      ax.append(v);
+    }
+    over.append(ax);
   });
 }
 
-function axisOf(name, vals) {
+// s shortened with '…' to at most px wide in font.
+function fit(s, px, font) {
+  s = String(s);
+  if (textWidth(s, font) <= px) return s;
+  let lo = 0, hi = s.length;
+  while (lo < hi) {
+    const m = (lo + hi + 1) >> 1;
+    if (textWidth(s.slice(0, m) + '…', font) <= px) lo = m; else hi = m - 1;
+  }
+  return lo ? s.slice(0, lo) + '…' : '…';
+}
+
+// An axis for values vals of a parameter defined by def (its search.space
+// entry; null: none known, as for the objective): {name, log, cat, pos(v)
+// in [0, 1], label(0|1)}.
+function axisOf(name, vals, def) {
   const present = vals.filter((v) => v !== undefined && v !== null);
-  if (present.length && present.every((v) => typeof v === 'number')) {
+  const numeric = present.length && present.every((v) => typeof v === 'number');
+  const type = def && def.type;
+  if (numeric && type !== 'choice') {
     let lo = Math.min(...present), hi = Math.max(...present);
-    const log = lo > 0 && hi / lo > 100;
-    const f = log ? Math.log10 : (v) => v;
+    const log = type === 'loguniform' || (type === 'int' && def.log === true);
+    // the spec's range, when it has one (a trial never leaves it)
+    if (def && typeof def.low === 'number' && typeof def.high === 'number') {
+      lo = Math.min(lo, def.low);
+      hi = Math.max(hi, def.high);
+    }
+    const logOk = log && lo > 0;
+    const f = logOk ? Math.log10 : (v) => v;
     const a = f(lo), b = f(hi);
-    return { name, log,
+    return { name, log: logOk, cat: false,
       pos: (v) => (typeof v !== 'number' ? 0.5 : b === a ? 0.5 : (f(v) - a) / (b - a)),
       label: (p) => fmtNum(p ? hi : lo, 3) };
   }
-  const cats = [...new Set(present.map((v) => JSON.stringify(v)))].sort();
+  // categories: the spec's order when it has one, else sorted
+  let cats = [...new Set(present.map((v) => JSON.stringify(v)))].sort();
+  if (def && Array.isArray(def.values)) {
+    const spec = def.values.map((v) => JSON.stringify(v));
+    cats = [...spec, ...cats.filter((c) => !spec.includes(c))];
+  }
   const at = new Map(cats.map((c, i) => [c, cats.length === 1 ? 0.5 : i / (cats.length - 1)]));
-  return { name, log: false,
+  return { name, log: false, cat: true,
     pos: (v) => at.get(JSON.stringify(v)) ?? 0.5,
     label: (p) => (cats.length ? JSON.parse(cats[p ? cats.length - 1 : 0]) : '') };
 }
