@@ -163,7 +163,7 @@ void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h
 			h->exclusive = 1;
 			out->verdict = SCHED_MEM_ALONE;
 			snprintf(out->reason, sizeof out->reason,
-				 "re-placed to run alone (out of memory %d time%s in a row)",
+				 "re-placed to run alone (stopped for memory %d time%s in a row)",
 				 h->ooms_in_row, h->ooms_in_row == 1 ? "" : "s");
 		} else {
 			out->verdict = SCHED_MEM_RAISE;
