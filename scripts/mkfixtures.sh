@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
 # mkfixtures.sh - writes tests/fixtures/store-vN.sql: a state database as
-# relish of schema version N wrote it, for N from 1 to the version before
-# the current one (test_store_fixtures opens and migrates each).  For each
-# version it takes the last commit of this repository that wrote it (the
-# parent of the commit that moved STORE_SCHEMA_VERSION on), builds relish
+# relish of schema version N wrote it, for N from 1 to the current one
+# (test_store_fixtures opens and migrates each; the current one's is there
+# before the schema moves on, so a later version bump finds it made).  For
+# each version it takes the last commit of this repository that wrote it
+# (the parent of the commit that moved STORE_SCHEMA_VERSION on; HEAD for
+# the current version), builds relish
 # and the C trial there in a temporary folder, runs that commit's own
 # examples/ctrial/ctrial.yaml cut down to 6 trials of at most 3 epochs with
 # `relish run --db`, and dumps the database as SQL (sqlite3 .dump, with
 # its PRAGMA user_version, which .dump leaves out).  Run from a clone with
 # its history; the fixtures are committed, so the tests need neither.
-# Usage: scripts/mkfixtures.sh [VERSION...]   (default: every older one)
+# Usage: scripts/mkfixtures.sh [VERSION...]   (default: every one to the current)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 current=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p' src/store/store.h)
-versions=${*:-$(seq 1 $((current - 1)))}
+versions=${*:-$(seq 1 "$current")}
 tmp=$(mktemp -d /tmp/relish-fixtures-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p tests/fixtures
 for v in $versions; do
-  next=$(git log --format=%H -S"#define STORE_SCHEMA_VERSION $((v + 1))" --reverse -- src/store/store.h | awk "NR == 1")
-  [ -n "$next" ] || { echo "mkfixtures: no commit moves the schema past $v" >&2; exit 1; }
-  commit=$(git rev-parse "$next^")
+  if [ "$v" = "$current" ]; then
+    # the schema this tree writes: its own last commit (commit first)
+    commit=$(git rev-parse HEAD)
+  else
+    next=$(git log --format=%H -S"#define STORE_SCHEMA_VERSION $((v + 1))" --reverse -- src/store/store.h | awk "NR == 1")
+    [ -n "$next" ] || { echo "mkfixtures: no commit moves the schema past $v" >&2; exit 1; }
+    commit=$(git rev-parse "$next^")
+  fi
   src=$tmp/v$v
   mkdir -p "$src"
   git archive "$commit" | tar -x -C "$src"

@@ -751,7 +751,15 @@ static int open_readwrite(store *s, unsigned flags, rl_err *err)
 				  s->db ? sqlite3_errmsg(s->db) : "out of memory");
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, 5000);
-	int rc;
+	int rc, v0;
+	/* A database from a newer relish is refused before anything is
+	 * written to it: WAL mode below rewrites its header (the file format
+	 * bytes), and going back to the older relish must find the file as it
+	 * left it. */
+	if ((rc = read_user_version(s, &v0, err)) < 0)
+		return rc;
+	if (v0 > STORE_SCHEMA_VERSION)
+		return too_new(s, v0, err);
 	/* A new file frees the pages of what is deleted (store_experiment_
 	 * delete: an experiment pruned or removed), so that it shrinks:
 	 * possible only before its first table and before WAL mode writes its
