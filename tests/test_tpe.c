@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "search/sampler.h"
+#include "search/tpe_internal.h"
 #include "search/tpe_math.h"
 #include "search_problems.h"
 
@@ -448,6 +449,102 @@ static void test_exp_matches_libm(void **state)
 	assert_true(tpe_exp_neg(0.0) == 1.0);
 }
 
+/* The neighbour-gap rule, written plainly (the loop tpe_bandwidths had
+ * before its ends were taken out of it). */
+static void bandwidths_plain(const double *mu, size_t n, double *sig)
+{
+	double sigma_min = 1.0 / fmin(100.0, 1.0 + (double)(n + 1));
+	for (size_t i = 0; i < n; i++) {
+		double left = mu[i] - (i ? mu[i - 1] : 0.0);
+		double right = (i + 1 < n ? mu[i + 1] : 1.0) - mu[i];
+		double s = left > right ? left : right;
+		if (n >= 2 && i == 0)
+			s = right;
+		if (n >= 2 && i == n - 1)
+			s = left;
+		sig[i] = s < sigma_min ? sigma_min : s > 1.0 ? 1.0 : s;
+	}
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* tpe_bandwidths equals the plain rule bit for bit, ends, ties and single
+ * points included, on every vector width the machine picks. */
+static void test_bandwidths_rule(void **state)
+{
+	(void)state;
+	rl_rng rng;
+	rng_seed(&rng, 11);
+	double mu[300], got[300], want[300];
+	for (size_t n = 0; n < 300; n += n < 20 ? 1 : 37) {
+		for (int rep = 0; rep < 20; rep++) {
+			for (size_t i = 0; i < n; i++) /* coarse values: ties happen */
+				mu[i] = rep % 2 ? rng_uniform(&rng) : (double)rng_below(&rng, 9) / 8.0;
+			qsort(mu, n, sizeof mu[0], cmp_dbl);
+			tpe_bandwidths(mu, n, got);
+			bandwidths_plain(mu, n, want);
+			for (size_t i = 0; i < n; i++)
+				assert_true(got[i] == want[i]);
+		}
+	}
+	double one = 0.3, s1;
+	tpe_bandwidths(&one, 1, &s1);
+	assert_true(s1 == 0.7); /* the larger gap to 0 and 1 */
+}
+
+/*
+ * The joint estimator's proposals deep into a run, as bench_tpe makes them
+ * (4 at a time, three pending at every ask), against values recorded from
+ * the estimator as it was before its speed-up (issue 29: its loops
+ * vectorised, its fit in one walk per parameter): a change meant to make
+ * TPE faster must not change what it proposes.  Recorded with %.17g; they
+ * are compared within 1e-12 (relative), far below what moves a proposal
+ * and far above a different libm's last bit.
+ */
+static void test_joint_proposals_unchanged(void **state)
+{
+	(void)state;
+	static const double want[][4] = {
+#include "tpe_joint_golden.h"
+	};
+	sampler *s = tpe_opts(&mixed_space, 7, PENDING_WORST, 1);
+	config fl[4];
+	size_t row = 0;
+	for (uint64_t i = 0; i < 620; i++) {
+		config *c = &fl[i % 4];
+		assert_int_equal(sampler_ask(s, i, c, NULL), 0);
+		assert_int_equal(sampler_tell(s, i, c, NAN, 0, OBS_PENDING, NULL), 0);
+		if (i >= 600) {
+			double got[4] = {c->v[0].f, (double)c->v[1].i, (double)mixed_batch_index(c),
+					 c->v[3].f};
+			if (getenv("TPE_GOLDEN_PRINT"))
+				printf("{%.17g, %.17g, %.17g, %.17g},\n", got[0], got[1], got[2],
+				       got[3]);
+			else
+				for (int q = 0; q < 4; q++)
+					assert_true(fabs(got[q] - want[row][q]) <=
+						    1e-12 * fabs(want[row][q]));
+			row++;
+		}
+		if (i >= 3) {
+			config *d = &fl[(i - 3) % 4];
+			size_t b = mixed_batch_index(d);
+			assert_int_equal(sampler_tell(s, i - 3, d, mixed_loss(d, b < 5 ? b : 4), 1.0,
+						      OBS_COMPLETE, NULL),
+					 0);
+			config_fini(d);
+		}
+	}
+	assert_int_equal(row, 20);
+	for (uint64_t k = 617; k < 620; k++)
+		config_fini(&fl[k % 4]);
+	sampler_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +555,8 @@ int main(void)
 						history_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_tell, history_setup, history_teardown),
 		cmocka_unit_test(test_exp_matches_libm),
+		cmocka_unit_test(test_bandwidths_rule),
+		cmocka_unit_test(test_joint_proposals_unchanged),
 		cmocka_unit_test(test_pending_repels),
 		cmocka_unit_test(test_failed_region_avoided),
 		cmocka_unit_test_setup_teardown(test_pending_bookkeeping, history_setup, history_teardown),

@@ -152,11 +152,10 @@ double tpe_phi_diff(double a, double b)
 	return 1.0 - 0.5 * erfc(-a * M_SQRT1_2) - 0.5 * erfc(b * M_SQRT1_2);
 }
 
-/* Mass of N(mu, sigma) inside [0, 1]: the truncation normaliser. */
-double tpe_unit_mass(double mu, double sigma)
+/* Mass of N(mu, sigma) inside [0, 1] when a tail reaches past 0 or 1 (the
+ * inline tpe_unit_mass handles kernels well inside). */
+double tpe_unit_mass_edge(double mu, double sigma)
 {
-	if (mu >= TPE_CUTOFF * sigma && 1.0 - mu >= TPE_CUTOFF * sigma)
-		return 1.0; /* both tails below 1e-15 */
 	return tpe_phi_diff(-mu / sigma, (1.0 - mu) / sigma);
 }
 
@@ -189,20 +188,32 @@ static void mixture_fini(tpe_mixture *m)
 
 /* Optuna's bandwidths for sorted centres mu[0..n): the larger gap to a
  * neighbour (0 and 1 act as neighbours of the ends, except that with two or
- * more points each end uses its inner gap), clipped to [sigma_min, 1]. */
-void tpe_bandwidths(const double *mu, size_t n, double *sig)
+ * more points each end uses its inner gap), clipped to [sigma_min, 1].
+ * The ends are taken out of the loop so the interior one has no branch on
+ * the position and vectorises (it runs once per set and parameter at every
+ * fit: a tenth of the multivariate sampler's instructions at 1,000 trials
+ * with the checks inside). */
+TPE_CLONES
+void tpe_bandwidths(const double *restrict mu, size_t n, double *restrict sig)
 {
 	double sigma_min = 1.0 / fmin(100.0, 1.0 + (double)(n + 1));
-	for (size_t i = 0; i < n; i++) {
-		double left = mu[i] - (i ? mu[i - 1] : 0.0);
-		double right = (i + 1 < n ? mu[i + 1] : 1.0) - mu[i];
+	if (n == 0)
+		return;
+	if (n == 1) {
+		double left = mu[0], right = 1.0 - mu[0];
 		double s = left > right ? left : right;
-		if (n >= 2 && i == 0)
-			s = right;
-		if (n >= 2 && i == n - 1)
-			s = left;
+		sig[0] = s < sigma_min ? sigma_min : s > 1.0 ? 1.0 : s;
+		return;
+	}
+	double s0 = mu[1] - mu[0];
+	sig[0] = s0 < sigma_min ? sigma_min : s0 > 1.0 ? 1.0 : s0;
+	for (size_t i = 1; i + 1 < n; i++) {
+		double left = mu[i] - mu[i - 1], right = mu[i + 1] - mu[i];
+		double s = left > right ? left : right;
 		sig[i] = s < sigma_min ? sigma_min : s > 1.0 ? 1.0 : s;
 	}
+	double s1 = mu[n - 1] - mu[n - 2];
+	sig[n - 1] = s1 < sigma_min ? sigma_min : s1 > 1.0 ? 1.0 : s1;
 }
 
 /*
@@ -297,9 +308,7 @@ static size_t centre_lower(const double *mu, size_t lo, size_t hi, double x)
  * then added in a fixed order (eight interleaved partial sums), so the
  * result does not depend on the vector width the machine offers.
  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2,arch=haswell", "default")))
-#endif
+TPE_CLONES
 static double kernel_sum(const double *restrict mu, const double *restrict inv,
 			 const double *restrict coef, double x, size_t n)
 {
@@ -726,7 +735,6 @@ static int tpe_reserve(tpe_sampler *t)
 	SEARCH_GROW(t->scratch_mu, cap);
 	SEARCH_GROW(t->scratch_sig, cap);
 	SEARCH_GROW(t->scratch_w, cap);
-	SEARCH_GROW(t->scratch_slot, cap);
 	if (t->n_obj > 1)
 		SEARCH_GROW(t->lossv, cap * t->n_obj);
 	for (size_t p = 0; p < t->d; p++)
@@ -965,7 +973,6 @@ static void tpe_destroy(sampler *s)
 	free(t->scratch_mu);
 	free(t->scratch_sig);
 	free(t->scratch_w);
-	free(t->scratch_slot);
 	free(t->lossv);
 	free(t);
 }

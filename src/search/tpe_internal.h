@@ -78,13 +78,20 @@ typedef struct tpe_sampler {
 	int multivariate;        /* search.multivariate: joint over `joint` */
 	struct tpe_joint *joint; /* NULL unless multivariate */
 	double *scratch_mu, *scratch_sig, *scratch_w;
-	uint32_t *scratch_slot;  /* tpe_joint.c: slot of scratch_mu[i] */
 } tpe_sampler;
 
 /* Phi(b) - Phi(a) for a <= b, accurate in both tails. */
 double tpe_phi_diff(double a, double b);
-/* Mass of N(mu, sigma) inside [0, 1]: the truncation normaliser. */
-double tpe_unit_mass(double mu, double sigma);
+double tpe_unit_mass_edge(double mu, double sigma);
+/* Mass of N(mu, sigma) inside [0, 1]: the truncation normaliser.  Inline:
+ * the fits call it once per kernel and parameter, and most kernels lie
+ * well inside. */
+static inline double tpe_unit_mass(double mu, double sigma)
+{
+	if (mu >= TPE_CUTOFF * sigma && 1.0 - mu >= TPE_CUTOFF * sigma)
+		return 1.0; /* both tails below 1e-15 */
+	return tpe_unit_mass_edge(mu, sigma);
+}
 /* Bandwidths of n sorted centres (the neighbour-gap rule, clipped). */
 void tpe_bandwidths(const double *mu, size_t n, double *sig);
 /* Draw from N(mu, sigma) truncated to [0, 1]. */

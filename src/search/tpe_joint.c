@@ -69,7 +69,12 @@ struct tpe_joint {
 	size_t *cat_p;     /* parameter of categorical dimension q */
 	unsigned char *in; /* per parameter: modelled jointly */
 	joint_set below, above;
-	uint32_t *kernel_of; /* slot -> kernel index in the set being fitted */
+	uint32_t *kernel_of; /* slot -> kernel index in its set */
+	/* Scratch of the fit, per numeric dimension: the below set's reported
+	 * observations, the above set's reported ones, the above set's all
+	 * (pending included), each in unit-value order. */
+	double *lmu[3], *lsig;
+	uint32_t *lslot[3];
 	size_t kcap;
 };
 
@@ -96,6 +101,11 @@ void tpe_joint_free(struct tpe_joint *j)
 	free(j->cat_p);
 	free(j->in);
 	free(j->kernel_of);
+	for (int l = 0; l < 3; l++) {
+		free(j->lmu[l]);
+		free(j->lslot[l]);
+	}
+	free(j->lsig);
 	free(j);
 }
 
@@ -167,67 +177,79 @@ static int scratch_reserve(struct tpe_joint *j, size_t slots)
 	size_t cap = j->kcap ? j->kcap : 64;
 	while (cap < slots)
 		cap *= 2;
-	uint32_t *k = realloc(j->kernel_of, cap * sizeof *k);
-	if (!k)
-		return RL_ENOMEM;
-	j->kernel_of = k;
+	SEARCH_GROW(j->kernel_of, cap);
+	for (int l = 0; l < 3; l++) {
+		SEARCH_GROW(j->lmu[l], cap);
+		SEARCH_GROW(j->lslot[l], cap);
+	}
+	SEARCH_GROW(j->lsig, cap);
 	j->kcap = cap;
 	return 0;
 }
 
-/*
- * Centres and neighbour-gap widths of joint dimension p (parameter p) for
- * the set's kernels, walking the observations in unit-value order
- * (t->by_u, kept sorted by tpe.c) so no sort is needed.  pass 0: every
- * reported observation of the set, widths from the gaps among them alone;
- * pass 1: every observation of the set, pending ones included, and only
- * the pending ones' widths written (a pending trial gets the width its
- * place among all gives it, but never narrows a reported one's).
- */
-static void set_widths(tpe_sampler *t, const struct tpe_joint *j, size_t p, int below,
-		       int pass, double *mu, double *sig)
+/* Give the kernels of list l (n centres in order, their slots) their
+ * centres and neighbour-gap widths in dimension q of set s; with
+ * only_pending, only the pending observations' (see fit_widths). */
+static void scatter_widths(const tpe_sampler *t, struct tpe_joint *j, joint_set *s, size_t q,
+			   int l, size_t n, int only_pending)
 {
-	size_t c = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		uint32_t sl = t->by_u[p][i];
-		if (t->below[sl] != below || (pass == 0 && t->pend[sl] == OBS_MARK_PENDING))
+	size_t k1 = s->m + 1;
+	double *mu = s->mu + q * k1, *sig = s->sig + q * k1;
+	tpe_bandwidths(j->lmu[l], n, j->lsig);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t sl = j->lslot[l][i];
+		if (only_pending && t->pend[sl] != OBS_MARK_PENDING)
 			continue;
-		t->scratch_mu[c] = t->u[sl * t->d + p];
-		t->scratch_slot[c++] = sl;
-	}
-	tpe_bandwidths(t->scratch_mu, c, t->scratch_sig);
-	for (size_t i = 0; i < c; i++) {
-		uint32_t sl = t->scratch_slot[i];
-		if (pass == 1 && t->pend[sl] != OBS_MARK_PENDING)
-			continue;
-		mu[j->kernel_of[sl]] = t->scratch_mu[i];
-		sig[j->kernel_of[sl]] = t->scratch_sig[i];
+		mu[j->kernel_of[sl]] = j->lmu[l][i];
+		sig[j->kernel_of[sl]] = j->lsig[i];
 	}
 }
 
-/* Fit the mixture of the observations whose below flag is `below`. */
-static int fit_set(tpe_sampler *t, struct tpe_joint *j, joint_set *s, int below)
+/*
+ * Centres and neighbour-gap widths of numeric dimension q for both sets,
+ * from one walk over the observations in unit-value order (t->by_u, kept
+ * sorted by tpe.c, so no sort is needed).  The below set's kernels and the
+ * above set's reported ones take their widths from the gaps among the
+ * set's reported observations alone; a pending observation (above set)
+ * takes the width its place among all of the set's gives it, and never
+ * narrows a reported one's.
+ */
+static void fit_widths(const tpe_sampler *t, struct tpe_joint *j, size_t q)
 {
-	size_t m = 0;
-	double total = TPE_PRIOR_WEIGHT;
+	size_t p = j->num_p[q], nb = 0, na = 0, nall = 0;
+	int with_pending = t->n_pending > 0;
 	for (size_t i = 0; i < t->n; i++) {
-		uint32_t sl = t->by_time[i];
-		if (t->below[sl] == below) {
-			j->kernel_of[sl] = (uint32_t)m++;
-			total += t->w[sl];
+		uint32_t sl = t->by_u[p][i];
+		double u = t->u[sl * t->d + p];
+		int pend = t->pend[sl] == OBS_MARK_PENDING;
+		if (t->below[sl]) {
+			if (!pend) {
+				j->lmu[0][nb] = u;
+				j->lslot[0][nb++] = sl;
+			}
+			continue;
+		}
+		if (!pend) {
+			j->lmu[1][na] = u;
+			j->lslot[1][na++] = sl;
+		}
+		if (with_pending) {
+			j->lmu[2][nall] = u;
+			j->lslot[2][nall++] = sl;
 		}
 	}
-	if (set_reserve(s, m, j->nn, j->nc) < 0)
-		return RL_ENOMEM;
-	s->m = m;
-	size_t k1 = m + 1;
-	for (size_t i = 0; i < t->n; i++) {
-		uint32_t sl = t->by_time[i];
-		if (t->below[sl] == below)
-			s->wfrac[j->kernel_of[sl]] = t->w[sl] / total;
-	}
-	s->wfrac[m] = TPE_PRIOR_WEIGHT / total;
+	scatter_widths(t, j, &j->below, q, 0, nb, 0);
+	scatter_widths(t, j, &j->above, q, 1, na, 0);
+	if (with_pending)
+		scatter_widths(t, j, &j->above, q, 2, nall, 1);
+}
 
+/* The per-kernel constants of set s once its centres, widths and weights
+ * are in: 1 / width, kconst (the log weight minus the log of the numeric
+ * factors' normalisers) and the categorical kernels' log probabilities. */
+static void set_constants(const tpe_sampler *t, const struct tpe_joint *j, joint_set *s)
+{
+	size_t m = s->m, k1 = m + 1;
 	/* The normalisers and the weight multiply per kernel and are logged
 	 * once (a log per kernel and dimension was a sixth of an ask at 1,000
 	 * trials). */
@@ -235,12 +257,8 @@ static int fit_set(tpe_sampler *t, struct tpe_joint *j, joint_set *s, int below)
 	for (size_t k = 0; k < k1; k++)
 		norm[k] = 1.0;
 	for (size_t q = 0; q < j->nn; q++) {
-		size_t p = j->num_p[q];
-		const tpe_param *pm = &t->pm[p];
+		const tpe_param *pm = &t->pm[j->num_p[q]];
 		double *mu = s->mu + q * k1, *inv = s->inv + q * k1, *sig = s->sig + q * k1;
-		set_widths(t, j, p, below, 0, mu, sig);
-		if (!below && t->n_pending)
-			set_widths(t, j, p, below, 1, mu, sig);
 		mu[m] = 0.5;
 		sig[m] = 1.0;
 		for (size_t k = 0; k < k1; k++) {
@@ -252,65 +270,154 @@ static int fit_set(tpe_sampler *t, struct tpe_joint *j, joint_set *s, int below)
 	for (size_t k = 0; k < k1; k++)
 		s->kconst[k] = -log(norm[k] / s->wfrac[k]);
 	for (size_t q = 0; q < j->nc; q++) {
-		size_t p = j->cat_p[q];
-		size_t nc = t->base.space->params[p].n_choices;
-		uint32_t *cat = s->cat + q * k1;
-		for (size_t i = 0; i < t->n; i++) {
-			uint32_t sl = t->by_time[i];
-			if (t->below[sl] == below)
-				cat[j->kernel_of[sl]] = (uint32_t)t->u[sl * t->d + p];
-		}
-		cat[m] = UINT32_MAX; /* the prior: uniform */
+		size_t nc = t->base.space->params[j->cat_p[q]].n_choices;
+		s->cat[q * k1 + m] = UINT32_MAX; /* the prior: uniform */
 		/* Each observation: 1 on its choice plus prior_weight / (m + 1)
 		 * on every choice, normalised (the univariate kernels). */
 		double share = TPE_PRIOR_WEIGHT / (double)(m + 1), row = 1.0 + (double)nc * share;
 		s->cat_own[q] = log((1.0 + share) / row);
 		s->cat_other[q] = log(share / row);
 	}
-	return 0;
 }
 
+/* Refit both sets' mixtures (after tpe_fit set below[] and w[]): kernel k
+ * of a set is its k-th observation by trial index, kernel m its prior.
+ * Every pass over the observations serves both sets. */
 int tpe_joint_fit(tpe_sampler *t)
 {
 	struct tpe_joint *j = t->joint;
-	if (scratch_reserve(j, t->used) < 0 || fit_set(t, j, &j->below, 1) < 0 ||
-	    fit_set(t, j, &j->above, 0) < 0)
+	joint_set *b = &j->below, *a = &j->above;
+	if (scratch_reserve(j, t->used) < 0)
 		return RL_ENOMEM;
+	size_t mb = 0, ma = 0;
+	double tb = TPE_PRIOR_WEIGHT, ta = TPE_PRIOR_WEIGHT;
+	for (size_t i = 0; i < t->n; i++) {
+		uint32_t sl = t->by_time[i];
+		if (t->below[sl]) {
+			j->kernel_of[sl] = (uint32_t)mb++;
+			tb += t->w[sl];
+		} else {
+			j->kernel_of[sl] = (uint32_t)ma++;
+			ta += t->w[sl];
+		}
+	}
+	if (set_reserve(b, mb, j->nn, j->nc) < 0 || set_reserve(a, ma, j->nn, j->nc) < 0)
+		return RL_ENOMEM;
+	b->m = mb;
+	a->m = ma;
+	for (size_t i = 0; i < t->n; i++) {
+		uint32_t sl = t->by_time[i];
+		int in_b = t->below[sl];
+		joint_set *s = in_b ? b : a;
+		size_t k = j->kernel_of[sl], k1 = s->m + 1;
+		s->wfrac[k] = t->w[sl] / (in_b ? tb : ta);
+		for (size_t q = 0; q < j->nc; q++)
+			s->cat[q * k1 + k] = (uint32_t)t->u[sl * t->d + j->cat_p[q]];
+	}
+	b->wfrac[mb] = TPE_PRIOR_WEIGHT / tb;
+	a->wfrac[ma] = TPE_PRIOR_WEIGHT / ta;
+	for (size_t q = 0; q < j->nn; q++)
+		fit_widths(t, j, q);
+	set_constants(t, j, b);
+	set_constants(t, j, a);
 	return 0;
 }
 
 /* sum of e^(acc[k] - top) over k < n, where top is the largest acc[k]:
  * the log-sum-exp's inner sum, with tpe_math.h's vectorisable exp (libm's
  * was a third of the multivariate sampler's time).  Terms below e^-700 are
- * taken at e^-700 (tpe_exp_neg's domain): at most n e^-700 in a sum >= 1. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2,arch=haswell", "default")))
-#endif
+ * taken at e^-700 (tpe_exp_neg's domain): at most n e^-700 in a sum >= 1.
+ * As kernel_sum in tpe.c: the terms go to a buffer in a loop without a
+ * reduction (which vectorises; a reduction into the eight partial sums
+ * directly did not), then are added in a fixed order, eight interleaved
+ * partial sums, whatever the vector width. */
+TPE_CLONES
 static double sum_exp(const double *restrict acc, size_t n, double top)
 {
-	double part[8] = {0};
-	size_t k = 0;
-	for (; k + 8 <= n; k += 8)
-		for (int i = 0; i < 8; i++) {
-			double a = acc[k + i] - top;
-			part[i] += tpe_exp_neg(a > -700.0 ? a : -700.0);
+	double buf[256], part[8] = {0};
+	for (size_t at = 0; at < n; at += 256) {
+		size_t m = n - at < 256 ? n - at : 256;
+		for (size_t i = 0; i < m; i++) {
+			double a = acc[at + i] - top;
+			buf[i] = tpe_exp_neg(a > -700.0 ? a : -700.0);
 		}
-	for (; k < n; k++) {
-		double a = acc[k] - top;
-		part[0] += tpe_exp_neg(a > -700.0 ? a : -700.0);
+		size_t i = 0;
+		for (; i + 8 <= m; i += 8)
+			for (int l = 0; l < 8; l++)
+				part[l] += buf[i + l];
+		for (; i < m; i++)
+			part[0] += buf[i];
 	}
 	return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
+/* acc[k] -= ((x - mu[k]) inv[k])^2 / 2 for k < n: one numeric dimension's
+ * Gaussian exponents (the normalisers are in kconst). */
+TPE_CLONES
+static void add_gauss(double *restrict acc, const double *restrict mu, const double *restrict inv,
+		      double x, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		double z = (x - mu[k]) * inv[k];
+		acc[k] -= 0.5 * z * z;
+	}
+}
+
+/* acc[k] = kconst[k] - ((x - mu[k]) inv[k])^2 / 2 for k < n: the first
+ * numeric dimension, with the constants (what a copy of kconst and then
+ * add_gauss computed, in one pass). */
+TPE_CLONES
+static void start_gauss(double *restrict acc, const double *restrict kconst,
+			const double *restrict mu, const double *restrict inv, double x, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		double z = (x - mu[k]) * inv[k];
+		acc[k] = kconst[k] - 0.5 * z * z;
+	}
+}
+
+/* acc[k] += own or other, as kernel k's choice is xc or not, for k < n. */
+TPE_CLONES
+static void add_cat(double *restrict acc, const uint32_t *restrict cat, uint32_t xc, double own,
+		    double other, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		acc[k] += cat[k] == xc ? own : other;
+}
+
+/* The largest of acc[0..n) (exact: the order does not matter). */
+TPE_CLONES
+static double max_of(const double *restrict acc, size_t n)
+{
+	double part[8];
+	for (int i = 0; i < 8; i++)
+		part[i] = -INFINITY;
+	size_t k = 0;
+	for (; k + 8 <= n; k += 8)
+		for (int i = 0; i < 8; i++)
+			part[i] = acc[k + i] > part[i] ? acc[k + i] : part[i];
+	for (; k < n; k++)
+		part[0] = acc[k] > part[0] ? acc[k] : part[0];
+	double top = part[0];
+	for (int i = 1; i < 8; i++)
+		top = part[i] > top ? part[i] : top;
+	return top;
+}
+
 /* log of the set's mixture at candidate x (numeric unit values xn, choice
- * indices xc). */
+ * indices xc).  The dimensions are added in a fixed order (numeric ones by
+ * q, then choices), each by a loop over the kernels that vectorises. */
 static double set_logpdf(const tpe_sampler *t, const struct tpe_joint *j, joint_set *s,
 			 const double *xn, const uint32_t *xc)
 {
 	size_t k1 = s->m + 1;
 	double *acc = s->acc;
-	memcpy(acc, s->kconst, k1 * sizeof *acc);
-	for (size_t q = 0; q < j->nn; q++) {
+	size_t q0 = 0;
+	if (j->nn && t->pm[j->num_p[0]].kind != TK_BAND)
+		start_gauss(acc, s->kconst, s->mu, s->inv, xn[q0++], k1);
+	else
+		memcpy(acc, s->kconst, k1 * sizeof *acc);
+	for (size_t q = q0; q < j->nn; q++) {
 		const double *mu = s->mu + q * k1, *inv = s->inv + q * k1;
 		double x = xn[q];
 		const tpe_param *pm = &t->pm[j->num_p[q]];
@@ -321,24 +428,15 @@ static double set_logpdf(const tpe_sampler *t, const struct tpe_joint *j, joint_
 				acc[k] += log(pr > 1e-300 ? pr : 1e-300);
 			}
 		} else {
-			for (size_t k = 0; k < k1; k++) {
-				double z = (x - mu[k]) * inv[k];
-				acc[k] -= 0.5 * z * z;
-			}
+			add_gauss(acc, mu, inv, x, k1);
 		}
 	}
 	for (size_t q = 0; q < j->nc; q++) {
-		const uint32_t *cat = s->cat + q * k1;
-		double own = s->cat_own[q], other = s->cat_other[q];
 		size_t nc = t->base.space->params[j->cat_p[q]].n_choices;
-		for (size_t k = 0; k < s->m; k++)
-			acc[k] += cat[k] == xc[q] ? own : other;
+		add_cat(acc, s->cat + q * k1, xc[q], s->cat_own[q], s->cat_other[q], s->m);
 		acc[s->m] += -log((double)nc);
 	}
-	double top = -INFINITY;
-	for (size_t k = 0; k < k1; k++)
-		if (acc[k] > top)
-			top = acc[k];
+	double top = max_of(acc, k1);
 	return top + log(sum_exp(acc, k1, top));
 }
 

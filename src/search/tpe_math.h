@@ -18,7 +18,31 @@
 
 #include <stdint.h>
 
-/* e^x for -700 <= x <= 0 (outside: garbage), relative error a few 1e-16. */
+/*
+ * TPE_CLONES: build a kernel loop for AVX-512, AVX2 and baseline x86-64 and
+ * pick one at load time (GCC's function clones).  The clones differ in ISA
+ * only, never in -march: GCC inlines a function into a clone only when the
+ * clone's architecture equals the function's, and a clone for
+ * "arch=haswell" (as these loops were once built) could not inline
+ * tpe_exp_neg, so on CPUs that select it every kernel paid a call and
+ * nothing vectorised.  The build's ISO C mode keeps floating-point
+ * contraction off (no FMA is formed), so every clone computes the same
+ * bits.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TPE_CLONES \
+	__attribute__((target_clones("avx512f", "avx2", "default"), optimize("no-trapping-math")))
+#else
+#define TPE_CLONES
+#endif
+
+/* e^x for -700 <= x <= 0 (outside: garbage), relative error a few 1e-16.
+ * Always inlined: the TPE_CLONES loops are built with options of their own,
+ * and GCC does not inline a plain inline function into a function whose
+ * options differ. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline double tpe_exp_neg(double x)
 {
 	const double log2e = 1.4426950408889634;
