@@ -226,6 +226,15 @@ static void plan_oom_once(stand *st, size_t k, const exec_spec *es, stand_plan *
 	stand_epochs(p, es->a.from, es->a.to, 0.5);
 }
 
+/* The first launch is stopped by relish over its reservation (its
+ * executor's own limit, exec_result.over_reservation), the rest work. */
+static void plan_over_once(stand *st, size_t k, const exec_spec *es, stand_plan *p)
+{
+	plan_oom_once(st, k, es, p);
+	if (k == 0)
+		p->end.over_reservation = 1;
+}
+
 /* ---- tests ---------------------------------------------------------------- */
 
 static void test_run_to_completion(void **state)
@@ -287,6 +296,26 @@ static void test_oom_replaced_larger(void **state)
 		n++;
 	if (n != 1)
 		fail_msg("oom line names the reservation %d times: %.*s", n, (int)(eol - line), line);
+}
+
+/* Over its reservation: re-placed larger as an out-of-memory is, but
+ * stored (and said) as over_reservation, not oom (issue 30, item 8). */
+static void test_over_reservation_stored(void **state)
+{
+	struct fx *f = *state;
+	live *d = driver(f, plan_over_once, "oom", 1, 0, 2, 0);
+	rl_err e;
+	assert_int_equal(live_run(d, &e), 0);
+	stand *st = f->box.st;
+	assert_int_equal(st->n_launches, 2);
+	assert_true(st->launches[1].memory_limit_mib > 200);
+	driver_free(f, d);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments WHERE status = 'over_reservation'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM segments WHERE status = 'oom'"), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events WHERE kind = "
+				  "'segment.over_reservation'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM trials WHERE status = 'completed'"), 1);
 }
 
 /* A second connection takes the write lock at the segment's second line:
@@ -717,6 +746,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_to_completion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retries_then_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oom_replaced_larger, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_over_reservation_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_failure_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_taken_over_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),

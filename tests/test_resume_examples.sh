@@ -150,7 +150,7 @@ P
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 bad = db.execute("SELECT t.id, s.resource_from, s.resource_to, s.status, s.message FROM segments s "
-                 "JOIN trials t ON t.id = s.trial_id WHERE s.status IN ('failed', 'signaled', 'oom', 'timeout') "
+                 "JOIN trials t ON t.id = s.trial_id WHERE s.status IN ('failed', 'signaled', 'oom', 'over_reservation', 'timeout') "
                  "OR t.status = 'failed'").fetchall()
 for r in bad:
     print("FAIL: %s: trial %s segment %s-%s %s: %s" % ((sys.argv[2],) + r), file=sys.stderr)

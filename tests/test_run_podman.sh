@@ -108,9 +108,10 @@ run "oom$tag" >"$work/oom.out" 2>"$work/oom.err" || fail "oom: exit $?: $(tail -
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 s = db.execute("SELECT status, exit_code, mem_reserved_mib, basis, message FROM segments ORDER BY seq").fetchall()
-# Killed at its 64 MiB limit (exit 137 = out of memory), then re-placed
-# with the reservation doubled (margin 1.0) and completed.
-if len(s) != 2 or s[0][:3] != ("oom", 137, 64) or "memory limit (64 MiB)" not in s[0][4]:
+# Killed at its 64 MiB limit (exit 137: --memory, relish's limit from its
+# reservation, so stored over_reservation, not oom: issue 30, item 8), then
+# re-placed with the reservation doubled (margin 1.0) and completed.
+if len(s) != 2 or s[0][:3] != ("over_reservation", 137, 64) or "memory limit (64 MiB)" not in s[0][4]:
     sys.exit("FAIL: oom: first segment %s" % (s,))
 if s[1][0] != "completed" or s[1][2] < 128 or s[1][3] != "oom":
     sys.exit("FAIL: oom: second segment %s" % (s,))

@@ -156,7 +156,7 @@ check(all((s[3] == "profile" and s[4] >= s[5]) or (s[3], s[4]) in {(x[3], x[4]) 
       "fixed's second segments %s" % (second,))
 check(st["beside"] == "done", "beside: %s" % st)
 g = segs("greedy")
-check(g and g[0][2] == "oom" and g[0][6].startswith("over its memory reservation (reserved 77 MiB, peak ")
+check(g and g[0][2] == "over_reservation" and g[0][6].startswith("over its memory reservation (reserved 77 MiB, peak ")
       and "relish stopped it at " in g[0][6]
       and "out of memory" not in g[0][6], "greedy: %s" % (g,))
 for kind, in db.execute("SELECT DISTINCT kind FROM events"):

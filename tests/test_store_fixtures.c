@@ -9,7 +9,10 @@
  *     trials with their states and objectives, segments, metrics, events;
  *   - the reads the CLI and the API make work on it (lists, pages, trial
  *     lists, summaries, the best trial), and a second open is a no-op;
- *   - a new relish run's writes work on it (a new experiment and trial).
+ *   - a new relish run's writes work on it (a new experiment and trial, a
+ *     segment over its reservation);
+ *   - (schema 11) an 'oom' segment in relish's words "over its memory
+ *     reservation" becomes 'over_reservation', another stays 'oom'.
  * Schema versions 1 to 10 have one each; every version before the current
  * one must (scripts/mkfixtures.sh N makes a version's while it is the
  * current one).  A database marked as from a newer relish is refused by
@@ -95,6 +98,23 @@ static int one_version(int v)
 	snprintf(path, sizeof path, "%s/v%d.db", dir, v);
 	if (!load(v, path))
 		return 0;
+	/* Schema 11: a segment relish stopped over its reservation, stored
+	 * 'oom' with relish's words for it before, becomes 'over_reservation';
+	 * a real out-of-memory stays 'oom'.  (A fixture of schema 11 or later
+	 * is opened as it is: nothing to rename.) */
+	int renames = v < 11;
+	if (renames) {
+		sqlite3 *h;
+		assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(h, "UPDATE segments SET status = 'oom', message = "
+					      "'over its memory reservation (reserved 64 MiB, peak 80 "
+					      "MiB): relish stopped it' WHERE id = (SELECT max(id) FROM "
+					      "segments); UPDATE segments SET status = 'oom', message = "
+					      "'CUDA out of memory' WHERE id = (SELECT min(id) FROM "
+					      "segments)", NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(h);
+	}
+	long long n_oom = q1(path, "SELECT count(*) FROM segments WHERE status = 'oom'");
 	long long n_exp = q1(path, "SELECT count(*) FROM experiments");
 	long long n_trials = q1(path, "SELECT count(*) FROM trials");
 	long long n_done = q1(path, "SELECT count(*) FROM trials WHERE status = 'completed'");
@@ -131,6 +151,16 @@ static int one_version(int v)
 	assert_int_equal(q1(path, "SELECT count(*) FROM trials"), n_trials);
 	assert_int_equal(q1(path, "SELECT count(*) FROM trials WHERE status = 'completed'"), n_done);
 	assert_int_equal(q1(path, "SELECT count(*) FROM segments"), n_segs);
+	if (renames) {
+		assert_int_equal(q1(path, "SELECT count(*) FROM segments WHERE status = "
+				      "'over_reservation' AND id = (SELECT max(id) FROM segments)"), 1);
+		assert_int_equal(q1(path, "SELECT count(*) FROM segments WHERE status = 'oom'"),
+				 n_oom - 1);
+		assert_int_equal(q1(path, "SELECT count(*) FROM segments WHERE status = 'oom' AND id "
+				      "= (SELECT min(id) FROM segments)"), 1);
+	}
+	assert_int_equal(q1(path, "SELECT count(*) FROM sqlite_master WHERE name = "
+			      "'segments_status'"), 1);
 	assert_int_equal(q1(path, "SELECT count(*) FROM events"), n_events);
 	/* (schema 3 folds a metric reported twice into one row) */
 	assert_true(q1(path, "SELECT count(*) FROM metrics") <= n_metrics);
@@ -195,6 +225,22 @@ static int one_version(int v)
 	int64_t id, tid;
 	assert_int_equal(store_experiment_create(s, &ne2, &id, &err), 0);
 	assert_int_equal(store_trial_insert(s, id, 0, "{}", 1e9, &tid, &err), 0);
+	{
+		int64_t gid;
+		assert_int_equal(store_segment_insert(s, tid, 0, 0, 1, 64, &gid, &err), 0);
+		store_placement pl = {.device = "host", .mem_reserved_mib = 64, .compute_share = 1,
+				      .basis = "probe"};
+		assert_int_equal(store_segment_place(s, gid, &pl, 1e9, &err), 0);
+		store_segment_end end = {.status = SEG_OVER_RESERVATION, .exit_code = -1,
+					 .peak_mem_mib = 80, .ended_at = 1e9 + 1,
+					 .message = "over its memory reservation"};
+		if (store_segment_finish(s, gid, &end, &err) < 0)
+			fail_msg("schema %d migrated: an over_reservation segment: %s", v, err.msg);
+		store_segment g;
+		assert_int_equal(store_segment_get(s, gid, &g, &err), 0);
+		assert_int_equal(g.status, SEG_OVER_RESERVATION);
+		store_segment_fini(&g);
+	}
 	assert_int_equal(store_experiment_set_status(s, id, EXP_DONE, 1e9 + 1, &err), 0);
 	assert_int_equal(store_experiment_delete(s, id, &err), 0);
 	store_close(s);

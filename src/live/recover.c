@@ -288,7 +288,9 @@ static void replay_memory(live *d, live_trial *lt, const store_segment *g)
 	uint64_t dev_mib = dev >= 0 ? d->devs->dev[dev].info.mem_total_mib : 0;
 	uint64_t res = g->mem_reserved_mib > 0 ? (uint64_t)g->mem_reserved_mib : 0;
 	sched_mem_end e = {
-		.outcome = g->status == SEG_OOM ? SEG_OUT_OOM : SEG_OUT_COMPLETED,
+		/* over its reservation: the memory policy's out-of-memory */
+		.outcome = g->status == SEG_OOM || g->status == SEG_OVER_RESERVATION ? SEG_OUT_OOM
+										    : SEG_OUT_COMPLETED,
 		.peak_mib = g->peak_mem_mib > 0 ? (uint64_t)g->peak_mem_mib : 0,
 		.reserved_mib = res, .device_mib = dev_mib,
 		.is_gpu = dev >= 0 && d->devs->dev[dev].info.is_gpu,
@@ -331,7 +333,8 @@ static int restore_trial(live *d, live_exp *x, const store_trial *t, const store
 			lt->next_seq = g->seq + 1;
 		if (g->status == SEG_FAILED || g->status == SEG_SIGNALED || g->status == SEG_TIMEOUT)
 			lt->hist.retries++;
-		if (g->status == SEG_OOM || g->status == SEG_COMPLETED)
+		if (g->status == SEG_OOM || g->status == SEG_OVER_RESERVATION ||
+		    g->status == SEG_COMPLETED)
 			replay_memory(d, lt, g);
 		if (g->status != SEG_COMPLETED)
 			continue;

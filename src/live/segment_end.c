@@ -397,7 +397,11 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	 * green completed pill beside a failed trial (dashboard, relish logs;
 	 * issue 30, item 11). */
 	store_segment_end se = {
-		.status = ended_short ? SEG_FAILED : seg_status_of(r->outcome),
+		.status = ended_short ? SEG_FAILED
+			  /* relish's own limit, said so in the store too
+			   * (the verdict's message and event say it) */
+			  : r->outcome == SEG_OUT_OOM && r->over_reservation ? SEG_OVER_RESERVATION
+			  : seg_status_of(r->outcome),
 		.exit_code = r->exited ? r->exit_code : -1,
 		.signal = r->exited ? 0 : r->term_signal, .peak_mem_mib = peak ? (int64_t)peak : -1,
 		.ended_at = now, .message = rec.message[0] ? rec.message : NULL,

@@ -162,6 +162,10 @@ void sched_mem_rule(const sched *s, const sched_mem_end *e, sched_mem_history *h
 		    (s->opt.oom_alone_after > 0 && h->ooms_in_row >= s->opt.oom_alone_after)) {
 			h->exclusive = 1;
 			out->verdict = SCHED_MEM_ALONE;
+			/* "stopped for memory": out of memory or over its
+			 * reservation, which this rule counts alike; "out of
+			 * memory" read as the machine having run out (issue 30,
+			 * item 8) */
 			snprintf(out->reason, sizeof out->reason,
 				 "re-placed to run alone (stopped for memory %d time%s in a row)",
 				 h->ooms_in_row, h->ooms_in_row == 1 ? "" : "s");

@@ -263,6 +263,52 @@ static const char *const migrations[] = {
 	"CREATE TABLE IF NOT EXISTS trial_violations("
 	" trial_id INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,"
 	" violation REAL NOT NULL CHECK(violation >= 0));",
+	/* 11: a segment relish stopped over its own memory reservation is
+	 * 'over_reservation', not 'oom' (issue 30, item 8: "oom" read as the
+	 * machine having run out of memory, on an idle 24 GB host).  The
+	 * status's CHECK changes: the table made anew (as in 6), its columns
+	 * in their order, its index again.  The segments stored before as
+	 * 'oom' with relish's own words for it (the message every version
+	 * wrote begins "over its memory reservation") become
+	 * 'over_reservation'. */
+	"CREATE TABLE segments_v11("
+	" id INTEGER PRIMARY KEY,"
+	" trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+	" seq INTEGER NOT NULL CHECK(seq >= 0),"
+	" resource_from REAL NOT NULL,"
+	" resource_to REAL NOT NULL CHECK(resource_to >= resource_from),"
+	" status TEXT NOT NULL CHECK(status IN ('planned','running','completed','failed',"
+	"  'signaled','oom','timeout','cancelled','lost','over_reservation')),"
+	" exit_code INTEGER,"
+	" signal INTEGER,"
+	" device TEXT,"
+	" mem_reserved_mib INTEGER,"
+	" compute_share REAL,"
+	" basis TEXT,"
+	" pid INTEGER,"
+	" pid_start_time INTEGER,"
+	" handle TEXT,"
+	" started_at REAL,"
+	" ended_at REAL,"
+	" peak_mem_mib INTEGER,"
+	" est_mem_mib INTEGER,"
+	" log_path TEXT,"
+	" message TEXT,"
+	" mean_util REAL,"
+	" UNIQUE(trial_id, seq));"
+	"INSERT INTO segments_v11(id, trial_id, seq, resource_from, resource_to, status,"
+	" exit_code, signal, device, mem_reserved_mib, compute_share, basis, pid,"
+	" pid_start_time, handle, started_at, ended_at, peak_mem_mib, est_mem_mib, log_path,"
+	" message, mean_util)"
+	" SELECT id, trial_id, seq, resource_from, resource_to,"
+	" CASE WHEN status = 'oom' AND message LIKE 'over its memory reservation%'"
+	"  THEN 'over_reservation' ELSE status END,"
+	" exit_code, signal, device, mem_reserved_mib, compute_share, basis, pid,"
+	" pid_start_time, handle, started_at, ended_at, peak_mem_mib, est_mem_mib, log_path,"
+	" message, mean_util FROM segments;"
+	"DROP TABLE segments;"
+	"ALTER TABLE segments_v11 RENAME TO segments;"
+	"CREATE INDEX segments_status ON segments(status);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
@@ -275,7 +321,7 @@ static const char *const trial_names[TRIAL__COUNT] = {
 	"pending", "running", "paused", "completed", "stopped", "failed", "cancelled"};
 static const char *const seg_names[SEG__COUNT] = {
 	"planned", "running", "completed", "failed", "signaled",
-	"oom", "timeout", "cancelled", "lost"};
+	"oom", "timeout", "cancelled", "lost", "over_reservation"};
 
 const char *exp_status_name(exp_status s)
 {

@@ -42,7 +42,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -84,11 +84,16 @@ typedef trial_state trial_status;
 #define TRIAL__COUNT TRIAL_N_STATES
 
 /* Segment state.  The first two are the lifecycle; the rest are outcomes of
- * a finished segment and use the same names as seg_outcome. */
+ * a finished segment and use the same names as seg_outcome, but for
+ * SEG_OVER_RESERVATION (schema 11): the outcome SEG_OUT_OOM of a segment
+ * relish stopped at the limit it set from its reservation (the process
+ * executor's RSS limit, a container's --memory), with memory to spare on
+ * the device; SEG_OOM is the device (or the trial's own words) out of
+ * memory.  The memory policy treats both alike (raised, then alone). */
 typedef enum seg_status {
 	SEG_PLANNED, SEG_RUNNING,
 	SEG_COMPLETED, SEG_FAILED, SEG_SIGNALED, SEG_OOM, SEG_TIMEOUT,
-	SEG_CANCELLED, SEG_LOST,
+	SEG_CANCELLED, SEG_LOST, SEG_OVER_RESERVATION,
 	SEG__COUNT
 } seg_status;
 

@@ -149,7 +149,7 @@ static void small_experiments(int e_n, double t0, double end)
 				host_segment(tr, j + 1, 64 + 32 * j, 13 + 25 * j, a, a + 500, SEG_COMPLETED,
 					     NULL);
 			}
-			host_segment(tr, 7, 128, 150, hs + 2700, hs + 2760, SEG_OOM,
+			host_segment(tr, 7, 128, 150, hs + 2700, hs + 2760, SEG_OVER_RESERVATION,
 				     "over its memory reservation (reserved 128 MiB, peak 150 MiB): relish "
 				     "stopped it at 150 MiB, above its reservation and margin, not for want "
 				     "of memory");

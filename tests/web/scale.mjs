@@ -156,7 +156,8 @@ try {
         peakMax: Number(g.dataset.peakMax), peakFrac: (base - peakTop) / Number(g.dataset.height),
         whole: [...svg.querySelectorAll('.mem-whole')].map((b) => Number(b.dataset.mib)),
         wholeLabel: svg.querySelector('.mem-whole-label')?.textContent ?? '',
-        over: svg.querySelectorAll('rect.seg[data-status="over_reservation"], rect.seg[data-status="oom"]').length };
+        over: [...svg.querySelectorAll('rect.seg[data-status="over_reservation"]')].map((e) => e.getAttribute('class')),
+        oom: svg.querySelectorAll('rect.seg[data-status="oom"]').length };
     }));
     if (!r.length) fail('no device timeline');
     for (const d of r) {
@@ -170,6 +171,10 @@ try {
     }
     const host = r.find((d) => d.uuid === 'host');
     if (!host) fail('no host timeline: ' + r.map((d) => d.uuid));
+    // the segment relish stopped over its reservation is that, not an OOM
+    // (issue 30, item 8): its own status and an amber outline
+    if (host.over.length !== 1 || host.over[0] !== 'seg over' || host.oom !== 0)
+      fail(`host: over-reservation segments ${JSON.stringify(host.over)}, oom ${host.oom}`);
     if (!host.whole.includes(23567) || !host.wholeLabel.includes('whole host'))
       fail(`host: the whole-host reservation is not marked: ${JSON.stringify(host.whole)} "${host.wholeLabel}"`);
     if (host.resMax < 23567 || host.scale >= 23567 / 10 || host.scale < Math.max(host.partMax, host.peakMax) ||

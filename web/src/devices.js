@@ -122,7 +122,7 @@ export function mount(el) {
         const g = h('svg:g', {});
         const over = s.status === 'over_reservation';
         const bad = s.status === 'oom' || s.status === 'failed' || over;
-        const r = h('svg:rect', { class: 'seg' + (bad ? ' bad' : ''), x: x0, y, width: w, height: laneH - 4, rx: 2, fill,
+        const r = h('svg:rect', { class: 'seg' + (over ? ' over' : bad ? ' bad' : ''), x: x0, y, width: w, height: laneH - 4, rx: 2, fill,
           'fill-opacity': s.status === 'running' ? 0.9 : 0.6, 'data-segment': s.segment_id,
           'data-experiment': s.experiment_id ?? '', 'data-start': s.started_at, 'data-end': s.ended_at ?? '',
           'data-status': s.status });
@@ -137,7 +137,7 @@ export function mount(el) {
         }
         if (bad && w > 30) {
           g.append(h('svg:text', { x: x0 + w - 2, y: y + 11, 'font-size': 10, 'text-anchor': 'end',
-            fill: '#b42318', 'pointer-events': 'none' }, s.status === 'oom' ? 'OOM' : over ? 'over' : '✕'));
+            fill: over ? '#93370d' : '#b42318', 'pointer-events': 'none' }, s.status === 'oom' ? 'OOM' : over ? 'over' : '✕'));
         }
         svg.append(g);
       }

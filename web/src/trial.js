@@ -80,12 +80,17 @@ export function mount(el, [id]) {
   function drawSegments() {
     const rows = segs.map((g, i) => {
       const next = segs[i + 1];
-      const replaced = g.status === 'oom' && next
+      // out of memory, or stopped by relish over its reservation: both
+      // are placed again with more memory
+      const mem = g.status === 'oom' || g.status === 'over_reservation';
+      const replaced = mem && next
         ? `re-placed: ${fmtMiB(g.mem_reserved_mib)} → ${fmtMiB(next.mem_reserved_mib)} on ${next.device ?? '–'}` : '';
       const dur = g.started_at ? (g.ended_at ?? Date.now() / 1000) - g.started_at : null;
-      return h('tr', { class: g.status === 'oom' ? 'oom' : undefined },
+      return h('tr', { class: mem ? g.status : undefined },
         h('td', { class: 'num' }, g.seq), h('td', {}, `${fmtNum(g.resource_from)} → ${fmtNum(g.resource_to)}`),
-        h('td', {}, badge(g.status)), h('td', { title: g.device ?? '' }, shortDev(g.device)),
+        h('td', {}, g.status === 'over_reservation'
+          ? h('span', { class: 'badge over_reservation', title: 'relish stopped it above the memory it reserved; the device did not run out' }, 'over reservation')
+          : badge(g.status)), h('td', { title: g.device ?? '' }, shortDev(g.device)),
         h('td', { class: 'num' }, fmtMiB(g.mem_reserved_mib)), h('td', { class: 'num' }, fmtMiB(g.peak_mem_mib)),
         h('td', { class: 'num' }, g.mean_util === null ? '–' : fmtNum(g.mean_util, 3) + ' %'),
         h('td', { class: 'num' }, g.compute_share === null ? '–' : fmtNum(g.compute_share, 3)),
