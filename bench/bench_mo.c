@@ -1,18 +1,21 @@
 /*
- * bench_mo.c - search quality with two objectives: the hypervolume relish's
- * TPE reaches after 200 trials on ZDT1 (6 variables) and DTLZ2 (4
- * variables, 2 objectives), over many seeds, beside Optuna 5's default
+ * bench_mo.c - search quality with two objectives: the hypervolume relish
+ * reaches after 200 trials on ZDT1 (6 variables) and DTLZ2 (4 variables,
+ * 2 objectives), over many seeds, beside Optuna 5's default
  * multi-objective sampler measured the same way (bench/optuna_mo.py; pass
  * its output with --optuna).  docs/benchmarks.md, "Several objectives".
  *
- * A run asks and tells one trial at a time through the sampler
- * (sampler_tell_multi with both losses); its hypervolume is that of every
- * point it evaluated, against the reference point (1.1, 1.1), by
- * pareto_hypervolume2 (optuna_mo.py computes the same sweep).  Random
- * search is the floor.  "tpe" is the univariate estimator (with density
- * kernels, as TPE uses them with several objectives), which is also what
- * Optuna's default does for several objectives; the joint one is printed
- * beside it.
+ * A run goes through the real engine (engine.h) built from a spec text
+ * whose objective is the list of both metrics, as a user writes it, so the
+ * sampler sees what `relish run` would tell it: trials one at a time, each
+ * reports f1 (engine_report) and f2 (engine_report_side), then its segment
+ * ends.  Its hypervolume is that of every point it evaluated, against the
+ * reference point (1.1, 1.1), by pareto_hypervolume2 (optuna_mo.py
+ * computes the same sweep).  Random search is the floor.  "tpe" is the
+ * spec's default with several objectives (the univariate estimator with
+ * density kernels, docs/search.md), which is also what Optuna's default
+ * does for several objectives; the joint one (`multivariate: true`) is
+ * printed beside it.
  *
  * Usage: bench_mo [--seeds N] [--trials N] [--optuna FILE]
  */
@@ -24,8 +27,9 @@
 #include <time.h>
 
 #include "cell.h"
+#include "search/engine.h"
 #include "search/pareto.h"
-#include "search/sampler.h"
+#include "spec/spec.h"
 
 static const double ref[2] = {1.1, 1.1};
 
@@ -59,51 +63,71 @@ static const problem problems[] = {{"zdt1", 6, zdt1}, {"dtlz2", 4, dtlz2}};
 
 typedef struct variant {
 	const char *name;
-	search_algo algo;
-	int multivariate;
+	const char *search; /* the spec's search: lines besides seed, budget, space */
 } variant;
 
 static const variant variants[] = {
-	{"random", SEARCH_RANDOM, 0},
-	{"tpe", SEARCH_TPE, 0}, /* univariate: the choice for several objectives */
-	{"tpe multivariate", SEARCH_TPE, 1},
+	{"random", "algorithm: random"},
+	{"tpe", "algorithm: tpe"}, /* the default: univariate with several objectives */
+	{"tpe multivariate", "algorithm: tpe\n  multivariate: true"},
 };
 #define N_VARIANTS (sizeof variants / sizeof variants[0])
 
-static param_def unit_params[8];
-static char unit_names[8][4];
+static void die(const char *what, const rl_err *err)
+{
+	fprintf(stderr, "bench_mo: %s: %s\n", what, err->msg);
+	exit(1);
+}
 
+/* Hypervolume of one run. */
 static double run_once(const problem *p, const variant *v, uint64_t seed, int trials)
 {
-	space sp = {.n = p->dims, .params = unit_params};
-	sampler_options opt = {.n_startup = 10, .n_candidates = 24, .pending = PENDING_WORST,
-			       .multivariate = v->multivariate, .n_objectives = 2};
-	sampler *s;
+	char text[2048], box[1024];
+	size_t at = 0;
+	for (size_t d = 0; d < p->dims; d++)
+		at += (size_t)snprintf(box + at, sizeof box - at, "%sx%zu: {type: uniform, low: 0, high: 1}",
+				       d ? ", " : "", d);
+	snprintf(text, sizeof text,
+		 "name: mo\n"
+		 "objective:\n  - {metric: f1, mode: min}\n  - {metric: f2, mode: min}\n"
+		 "search:\n  %s\n  seed: %llu\n  max_trials: %d\n  max_concurrent: 1\n"
+		 "  space: {%s}\n"
+		 "trial: {command: [\"true\"]}\n",
+		 v->search, (unsigned long long)seed, trials, box);
 	rl_err err = {0};
-	if (sampler_new(v->algo, &sp, seed, &opt, &s, &err) < 0) {
-		fprintf(stderr, "bench_mo: %s\n", err.msg);
-		exit(1);
-	}
+	spec *sp;
+	engine *e;
+	if (spec_parse_text(text, strlen(text), "mo.yaml", 0, &sp, &err) < 0)
+		die("spec", &err);
+	if (engine_new(sp, &e, &err) < 0)
+		die("engine", &err);
+	if (engine_n_side(e) != 1 || strcmp(engine_side_metric(e, 0), "f2"))
+		die("engine", &(rl_err){.msg = "expected f2 as the one side metric"});
 	double *pts = malloc((size_t)trials * 2 * sizeof *pts);
-	for (int i = 0; i < trials; i++) {
-		config c;
-		double x[8];
-		if (sampler_ask(s, (uint64_t)i, &c, &err) < 0) {
-			fprintf(stderr, "bench_mo: %s\n", err.msg);
-			exit(1);
-		}
+	size_t n = 0;
+	while (!engine_done(e)) {
+		engine_work w;
+		int rc = engine_next(e, &w, &err);
+		if (rc < 0)
+			die("engine_next", &err);
+		if (rc == 0)
+			break;
+		double x[8], *f = pts + 2 * n++;
 		for (size_t d = 0; d < p->dims; d++)
-			x[d] = c.v[d].f;
-		p->f(x, p->dims, pts + 2 * i);
-		if (sampler_tell_multi(s, (uint64_t)i, &c, pts + 2 * i, 2, 1.0, OBS_COMPLETE, &err) < 0) {
-			fprintf(stderr, "bench_mo: %s\n", err.msg);
-			exit(1);
-		}
-		config_fini(&c);
+			x[d] = value_as_double(&w.cfg->v[d]);
+		p->f(x, p->dims, f);
+		engine_decision dec;
+		if (engine_report(e, w.trial, 1.0, f[0], &err) < 0 ||
+		    engine_report_side(e, w.trial, 0, f[1], &err) < 0 ||
+		    engine_segment_done(e, w.trial, 1, 1.0, &dec, &err) < 0)
+			die("reporting", &err);
 	}
-	double hv = pareto_hypervolume2(pts, (size_t)trials, ref);
+	if (n != (size_t)trials)
+		die("engine", &(rl_err){.msg = "the run ended before its max_trials"});
+	double hv = pareto_hypervolume2(pts, n, ref);
 	free(pts);
-	sampler_free(s);
+	engine_free(e);
+	spec_free(sp);
 	return hv;
 }
 
@@ -126,11 +150,6 @@ int main(int argc, char **argv)
 	if (seeds < 1 || trials < 1) {
 		fprintf(stderr, "bench_mo: seeds and trials >= 1\n");
 		return 2;
-	}
-	for (int d = 0; d < 8; d++) {
-		snprintf(unit_names[d], sizeof unit_names[d], "x%d", d);
-		unit_params[d] = (param_def){.name = unit_names[d], .kind = PARAM_UNIFORM, .low = 0,
-					     .high = 1};
 	}
 	cell rel[N_PROBLEMS][N_VARIANTS] = {{{0}}}, opt[N_PROBLEMS] = {{0}};
 	if (optuna_path) {
