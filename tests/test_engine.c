@@ -629,6 +629,32 @@ static void done_ok(engine *e, uint64_t t, double reached, engine_outcome want, 
 			 (unsigned long long)t, d.outcome, d.next_to, want, next);
 }
 
+/* engine_next_started hands out started trials' next segments, never a
+ * new trial (a driver's full admission window, SCHED_ADMIT_WINDOW). */
+static void test_next_started(void **state)
+{
+	(void)state;
+	spec sp = make_spec(MODE_MIN, SCHED_NONE, 3, 3);
+	sp.schedule.max = 4;
+	sp.schedule.segment = 2;
+	engine *e;
+	rl_err err;
+	engine_work w;
+	assert_int_equal(engine_new(&sp, &e, &err), 0);
+	assert_int_equal(engine_next_started(e, &w, &err), 0); /* nothing started */
+	assert_int_equal(engine_next(e, &w, &err), 1);
+	assert_true(w.trial == 0 && w.is_new_trial);
+	assert_int_equal(engine_next_started(e, &w, &err), 0); /* trial 0 runs */
+	assert_int_equal(engine_report(e, 0, 2, 0.5, &err), 0);
+	done_ok(e, 0, 2, ENG_CONTINUE, 4);
+	assert_int_equal(engine_next_started(e, &w, &err), 1);
+	assert_true(w.trial == 0 && !w.is_new_trial && w.from == 2 && w.to == 4);
+	assert_int_equal(engine_next_started(e, &w, &err), 0);
+	assert_int_equal(engine_next(e, &w, &err), 1); /* a new one still may */
+	assert_true(w.trial == 1 && w.is_new_trial);
+	engine_free(e);
+}
+
 static void test_failures_and_retries(void **state)
 {
 	(void)state;
@@ -1012,6 +1038,7 @@ int main(void)
 		cmocka_unit_test(test_best_prefers_completed),
 		cmocka_unit_test(test_bad_spec),
 		cmocka_unit_test(test_several_objectives),
+		cmocka_unit_test(test_next_started),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,12 @@
 # measured), so the cost is real.  Then relish runs 8
 # trials, half light and half heavy, 500 or 1,200 MiB, 4 one-epoch
 # segments each, on the two GPUs; checked from the store with SQL: every
-# trial completed, no device's reservations ever summed past 4 GiB.
+# trial completed, no device's reservations ever summed past 4 GiB, light
+# trials shared a device with light ones (relish packs what gains, once
+# measured), and no two heavy trials ran side by side in more than
+# explore_max (2) of their segments (docs/scheduling.md, Exploration: a
+# pair measured to lose is separated at its next boundary, and a pair of
+# groups measured to lose is not tried again).
 set -euo pipefail
 . "$RELISH_SRC/tests/support/fake_gpus.sh" gpu-cost
 cat >"$work/nvml" <<S
@@ -93,6 +98,18 @@ for ta, tb, s in db.execute("""
     WHERE a.started_at < b.ended_at AND b.started_at < a.ended_at"""):
     k = "-".join(sorted((kinds[ta], kinds[tb])))
     share[k] = share.get(k, 0) + s
+# Heavy beside heavy: at most explore_max (2) overlapping segments per
+# pair of heavy trials (each trial is a shape of its own: rep is in it).
+hh = {}
+for ta, tb in db.execute("""
+    SELECT a.trial_id, b.trial_id FROM segments a JOIN segments b
+      ON b.device = a.device AND b.id > a.id
+    WHERE a.started_at < b.ended_at AND b.started_at < a.ended_at"""):
+    if kinds[ta] == kinds[tb] == "heavy":
+        k = (min(ta, tb), max(ta, tb))
+        hh[k] = hh.get(k, 0) + 1
+check(all(n <= 2 for n in hh.values()), "heavy trials shared beyond the exploration: %s" % hh)
+check(share.get("light-light", 0) > 0, "light trials never shared a device: %s" % share)
 wall = db.execute("SELECT max(ended_at) - min(started_at) FROM segments").fetchone()[0]
 print("test_run_gpu_cost: 8 trials completed in %.1f s, at most %d segments per GPU, shared s %s"
       % (wall, max(r[2] for r in rows), {k: round(v, 1) for k, v in sorted(share.items())}))

@@ -159,11 +159,20 @@ void live__seg_unlink_free(live *d, live_seg *g)
 	free(g);
 }
 
+void live__seg_unqueued(live_seg *g)
+{
+	if (g->x->n_queued)
+		g->x->n_queued--;
+	if (g->fresh && g->x->n_fresh)
+		g->x->n_fresh--;
+	g->fresh = 0;
+}
+
 void live__seg_drop(live *d, live_seg *g)
 {
 	sched_remove(d->core, g->sched_id);
-	if (!g->placed && g->x->n_queued)
-		g->x->n_queued--;
+	if (!g->placed)
+		live__seg_unqueued(g);
 	live__seg_unlink_free(d, g);
 }
 

@@ -71,7 +71,7 @@ static int fail_waited(live *d, live_seg *g, const char *why, rl_err *err)
 	live_exp *x = g->x;
 	uint64_t trial = g->trial;
 	sched_remove(d->core, g->sched_id);
-	x->n_queued--;
+	live__seg_unqueued(g);
 	live__seg_unlink_free(d, g);
 	live__kick(d); /* the engine may hand out the next trial */
 	return fail_unplaceable(d, x, trial, why, err);
@@ -165,6 +165,8 @@ static int submit_work(live *d, live_exp *x, const engine_work *w, rl_err *err)
 	}
 	live__seg_link(d, g);
 	x->n_queued++;
+	g->fresh = w->is_new_trial;
+	x->n_fresh += (size_t)g->fresh;
 	x->n_active++;
 	return 0;
 }
@@ -175,10 +177,13 @@ static void fill(live *d)
 		return;
 	for (size_t k = 0; k < d->n_exps; k++) {
 		live_exp *x = d->exps[(d->rr + k) % d->n_exps];
-		while (!x->done && !x->stalled && x->n_queued < SCHED_ADMIT_WINDOW) {
+		while (!x->done && !x->stalled) {
+			/* a full window takes started trials' next segments
+			 * only (SCHED_ADMIT_WINDOW) */
 			engine_work w;
 			rl_err err = {0};
-			int rc = engine_next(x->eng, &w, &err);
+			int rc = x->n_fresh < SCHED_ADMIT_WINDOW ? engine_next(x->eng, &w, &err)
+								  : engine_next_started(x->eng, &w, &err);
 			if (rc < 0) {
 				/* The sampler failed: finish what runs, create nothing. */
 				x->stalled = 1;
@@ -230,7 +235,7 @@ static int launch(live *d, live_seg *g, const sched_placement *pl, exec_fault *f
 	int rc;
 
 	g->placed = 1;
-	x->n_queued--;
+	live__seg_unqueued(g);
 	g->dev = pl->dev[0];
 	if (g->waiting_since) {
 		char msg[200];

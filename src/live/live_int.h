@@ -70,6 +70,8 @@ typedef struct live_seg {
 	double from, to;
 	sched_request req;
 	int placed;
+	int fresh;             /* a new trial's first segment, queued: holds
+				   a place in the admission window */
 	int dev;               /* first device index */
 	uint64_t mem_mib;      /* reservation */
 	double compute;
@@ -109,6 +111,8 @@ struct live_exp {
 	live_trial *trials;
 	size_t n_trials, cap_trials;
 	size_t n_queued;        /* in the core, not placed */
+	size_t n_fresh;         /* of those, new trials' first segments (the
+				   admission window, SCHED_ADMIT_WINDOW) */
 	size_t n_active;        /* queued or running */
 	int done;               /* engine_done and recorded */
 	int resumed;
@@ -251,6 +255,9 @@ void live__exps_retire(live *d);
 /* Drop a segment that will not end through the executor (queued, ended,
  * or never started): out of the core and of the list. */
 void live__seg_drop(live *d, live_seg *g);
+/* A queued segment leaves the queue (placed or removed): its experiment's
+ * counts, the admission window's place included. */
+void live__seg_unqueued(live_seg *g);
 void live__seg_link(live *d, live_seg *g);        /* add a running adopted segment */
 void live__check_end(live *d);                  /* end the loop when all is done */
 void live__experiment_finish(live *d, live_exp *x); /* mark x done in the store */

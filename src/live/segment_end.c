@@ -181,7 +181,7 @@ void live__exp_stop_segments(live *d, live_exp *x)
 				exec_cancel(live__exec(x), g->es);
 			} else if (!g->placed) {
 				sched_remove(d->core, g->sched_id);
-				x->n_queued--;
+				live__seg_unqueued(g);
 				live__seg_unlink_free(d, g);
 			}
 		}

@@ -480,7 +480,7 @@ void live_stop(live *d, double grace_s)
 		live_seg *next = g->next;
 		if (!g->es && !g->placed) {
 			sched_remove(d->core, g->sched_id);
-			g->x->n_queued--;
+			live__seg_unqueued(g);
 			live__seg_unlink_free(d, g);
 		}
 		g = next;

@@ -89,14 +89,18 @@ typedef enum sched_foreign_policy {
 } sched_foreign_policy;
 
 /*
- * The admission window: a driver hands the core at most this many
- * segments of one experiment that are not yet placed, beyond what runs,
+ * The admission window: a driver hands the core at most this many new
+ * trials of one experiment that are not yet placed, beyond what runs,
  * and keeps the rest to itself (the live driver takes them from the
  * search engine only then; the simulator holds the trace's later trials
  * of the experiment).  A small window keeps the search's proposals late,
  * so each one knows the most results; it also bounds how far the core
- * backfills within one experiment.  Both drivers use this figure, so a
- * simulation decides what a live run would.
+ * backfills within one experiment.  A started trial's next segment is no
+ * proposal and always goes in (there is one per trial in flight): until
+ * issue 26 the window counted those too, and two new trials waiting for
+ * a device held every started trial's next segment out of the queue at
+ * its boundary, leaving devices idle.  Both drivers use this figure, so
+ * a simulation decides what a live run would.
  */
 #define SCHED_ADMIT_WINDOW 2
 

@@ -318,7 +318,8 @@ int engine_adopt(engine *e, uint64_t trial, double from, double to, engine_work 
 	return 0;
 }
 
-int engine_next(engine *e, engine_work *out, rl_err *err)
+/* engine_next; with create 0 (engine_next_started) no trial is created. */
+static int next_work(engine *e, engine_work *out, int create, rl_err *err)
 {
 	e->started = 1;
 	if (e->ff_tripped)
@@ -340,7 +341,7 @@ int engine_next(engine *e, engine_work *out, rl_err *err)
 		start_segment(e, pick_i, pick, out, 0, pick->queued == Q_RETRY);
 		return 1;
 	}
-	if (!can_create(e))
+	if (!create || !can_create(e))
 		return 0;
 
 	uint64_t index = e->next_index;
@@ -375,6 +376,16 @@ int engine_next(engine *e, engine_work *out, rl_err *err)
 	e->n_created++;
 	start_segment(e, index, t, out, 1, 0);
 	return 1;
+}
+
+int engine_next(engine *e, engine_work *out, rl_err *err)
+{
+	return next_work(e, out, 1, err);
+}
+
+int engine_next_started(engine *e, engine_work *out, rl_err *err)
+{
+	return next_work(e, out, 0, err);
 }
 
 /* ---- results ----------------------------------------------------------------- */

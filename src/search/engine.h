@@ -98,6 +98,11 @@ void engine_free(engine *e);
  * ends trial creation early without an error.
  */
 int engine_next(engine *e, engine_work *out, rl_err *err);
+/* The same, but only work of trials already created (a next segment, a
+ * re-run): never a new trial.  A driver whose admission window is full of
+ * new trials still hands out the started trials' next segments
+ * (SCHED_ADMIT_WINDOW). */
+int engine_next_started(engine *e, engine_work *out, rl_err *err);
 
 /*
  * Several objectives and constraints (docs/search.md, "Several objectives"

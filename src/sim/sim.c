@@ -102,6 +102,8 @@ typedef struct jstate {
 				   job's arrival, or its predecessor's end) */
 	size_t wait_next;       /* held by the driver: the next job of its
 				   experiment's list (SIZE_MAX: last) */
+	int fresh;              /* its queued segment is its first: it holds
+				   a place in the admission window */
 	double queue_total;
 	double prev_end;        /* end of the previous segment, -1 none */
 	double finish;
@@ -130,12 +132,14 @@ typedef struct dstate {
 } dstate;
 
 /* Per experiment: the admission window (sched/policy.h,
- * SCHED_ADMIT_WINDOW): at most `window` of its segments wait in the core's
- * queue; the rest wait here, as the live driver leaves them in the search
- * engine: segments of started trials first (the engine hands those out
- * before it creates a trial), then new trials in arrival order. */
+ * SCHED_ADMIT_WINDOW): at most `window` of its new jobs' first segments
+ * wait in the core's queue; the rest wait here, as the live driver leaves
+ * them in the search engine, in arrival order.  Segments of started jobs
+ * go in at once (the engine hands those out before it creates a trial,
+ * and a full window does not hold them back). */
 typedef struct xstate {
-	size_t n_queued;        /* its segments in the core's queue */
+	size_t n_queued;        /* its new jobs' first segments in the core's
+				   queue */
 	size_t cont_head, cont_tail; /* started jobs waiting (SIZE_MAX: none) */
 	size_t new_head, new_tail;   /* arrived jobs never submitted */
 } xstate;
@@ -542,7 +546,7 @@ static int submit_segment(simctx *x, size_t j, double now, double ready_at, rl_e
 	q.user = job->user + 1;
 	s->queued_at = ready_at;
 	int rc = sched_submit(x->s, &q, err);
-	if (rc == 0 && x->xs)
+	if (rc == 0 && x->xs && s->fresh)
 		x->xs[job->exp].n_queued++;
 	if (rc < 0)
 		return rl_err_prefix(err, "simulating job %s", job->id);
@@ -572,10 +576,11 @@ static size_t list_pop(simctx *x, size_t *head, size_t *tail)
 static int admit(simctx *x, size_t e, double now, rl_err *err)
 {
 	xstate *xe = &x->xs[e];
-	while (xe->n_queued < x->window && (xe->cont_head != SIZE_MAX || xe->new_head != SIZE_MAX)) {
+	while (xe->cont_head != SIZE_MAX || (xe->n_queued < x->window && xe->new_head != SIZE_MAX)) {
 		int cont = xe->cont_head != SIZE_MAX;
 		size_t j = cont ? list_pop(x, &xe->cont_head, &xe->cont_tail)
 				: list_pop(x, &xe->new_head, &xe->new_tail);
+		x->js[j].fresh = !cont;
 		int rc = submit_segment(x, j, now, x->js[j].queued_at, err);
 		if (rc < 0)
 			return rc;
@@ -987,8 +992,12 @@ static int place_all(simctx *x, sched_placement *buf, size_t cap, rl_err *err)
 				return rc;
 			if (x->xs) {
 				/* its place in the window is free for the next */
-				size_t e = x->t->jobs[sim_seg_job(buf[i].seg_id)].exp;
-				x->xs[e].n_queued--;
+				size_t jj = sim_seg_job(buf[i].seg_id);
+				size_t e = x->t->jobs[jj].exp;
+				if (x->js[jj].fresh) {
+					x->js[jj].fresh = 0;
+					x->xs[e].n_queued--;
+				}
 				if ((rc = admit(x, e, x->now, err)) < 0)
 					return rc;
 			}
