@@ -159,7 +159,8 @@ export function mount(el) {
       h('span', {}, h('i', { class: 'legend-dot', style: { background: 'rgba(47,111,223,.35)' } }), 'reserved'),
       h('span', {}, h('i', { class: 'legend-dot', style: { background: '#17202e' } }), 'measured peak'),
       h('span', {}, h('i', { class: 'legend-dot', style: { background: '#17a398' } }), 'utilisation (right, %)'),
-      h('span', {}, h('i', { class: 'legend-dot whole' }), 'whole device reserved: off the memory scale')));
+      tl.querySelector('.mem-whole') &&
+        h('span', {}, h('i', { class: 'legend-dot whole' }), 'whole device reserved: off the memory scale')));
   }
 
   async function tick() {
