@@ -250,6 +250,21 @@ if only early; then
   echo "early: SIGTERM before the loop: exit 130, resumed"
 fi
 
+# caught_term PID S: until PID catches SIGTERM (bit 15 of SigCgt in
+# /proc/PID/status) or has exited; at most S seconds.
+caught_term() {
+  local i mask
+  for i in $(seq $(($2 * 20))); do
+    # gone, or a zombie (exited, not yet waited for): nothing to wait for
+    mask=$(awk '/^State:/ && $2 == "Z" { z = 1 } /^SigCgt:/ { m = $2 } END { if (!z) print m }' \
+      "/proc/$1/status" 2>/dev/null) || return 0
+    [ -n "$mask" ] || return 0
+    [ $(( 0x$mask & (1 << 14) )) != 0 ] && return 0
+    sleep 0.05
+  done
+  fail "relish ($1) did not catch SIGTERM within $2 s"
+}
+
 # ---- dbfull: the database's disk fills mid-run ----------------------------
 # One trial at a time, a line every 0.7 s: the disk fills between two lines,
 # so the write that fails is the next line's; the trial checkpoints that
@@ -285,8 +300,13 @@ S
     # once by SIGTERM, never hung, and never ended by the signal itself
     # (143), whenever it comes: a moment after the start, before relish
     # has opened anything on a busy machine, or later ("early" above).
+    # The signal goes once relish catches SIGTERM (its SigCgt in /proc, set
+    # by live_signals_early right after the options): before that the
+    # default action is what any program gets, and how long a busy machine
+    # takes to get there is no property of relish.  It may have exited
+    # (refused, exit 4) by then.
     run_bg dbfull "$db" "$work/dbfull3" --quiet --runs-dir "$runs"
-    sleep 0.5
+    caught_term "$rp" 30
     kill -TERM "$rp" 2>/dev/null || true
     wait_exit "$rp" 15; rc=$ec
     [ "$rc" = 4 ] || [ "$rc" = 130 ] || fail "dbfull: SIGTERM while full: exit $rc: $(cat "$work/dbfull3.err")"

@@ -51,8 +51,37 @@ wait_for 10 grep -q 'event=serve.reloaded' "$work/serve.log"
 wait_for 30 sh -c "[ \"\$(sqlite3 -readonly '$db' \"SELECT count(*) FROM segments WHERE status='running' AND pid > 0\")\" = 1 ]"
 t0=$SECONDS
 kill -TERM "$spid"
-sleep 0.3
+# the second once the first has been taken (an event, not a moment: two
+# signals pending at once are one for the kernel)
+wait_for 30 grep -q 'event=serve.stopping' "$work/serve.log"
 kill -TERM "$spid"
 serve_wait_exit 60 "after two SIGTERMs"
 [ $((SECONDS - t0)) -le 5 ] || fail "a second SIGTERM waited for the grace"
+
+# SIGHUP and SIGTERM while the service starts (its config is a FIFO: once
+# the test's open for writing returns, the service is reading it, after it
+# watches for signals and before its loop runs): answered as later ones,
+# a reload and a graceful stop, exit 0.  They were the signals' default
+# actions: exit 129 or 143 mid-start (issue 30, item 12).
+mkfifo "$work/early.yaml"
+"$R" serve --state "$work/state-early" --listen "unix:$work/early.sock" \
+  --devices "$work/devices.yaml" --config "$work/early.yaml" >"$work/early.log" 2>&1 &
+epid=$!
+exec 3>"$work/early.yaml"
+kill -HUP "$epid"
+kill -TERM "$epid"
+# the reload reads the config again: a plain file by then
+rm "$work/early.yaml"
+printf 'grace: 3s\n' >"$work/early.yaml"
+# (in a subshell: were the service dead, the write's SIGPIPE ends it alone)
+(printf 'grace: 2s\n' >&3) 2>/dev/null || true
+exec 3>&-
+for _ in $(seq 1200); do kill -0 "$epid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$epid" 2>/dev/null && { kill -9 "$epid"; fail "SIGTERM while starting: still running after 60 s"; }
+rc=0; wait "$epid" || rc=$?
+[ "$rc" = 0 ] || fail "SIGTERM while starting: exit $rc (143 or 129: a signal's default action): $(tail -5 "$work/early.log")"
+grep -q 'event=serve.stopping signal=Terminated' "$work/early.log" || fail "no stopping line: $(cat "$work/early.log")"
+grep -q 'event=serve.reloaded' "$work/early.log" || fail "the early SIGHUP was not a reload: $(cat "$work/early.log")"
+grep -q 'event=serve.stopped rc=0' "$work/early.log" || fail "no stopped line: $(tail -3 "$work/early.log")"
+echo "test_serve_stop: SIGHUP and SIGTERM while starting: a reload, then a graceful stop, exit 0"
 echo "test_serve_stop: ok"

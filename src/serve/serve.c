@@ -496,8 +496,46 @@ static void signal_cb(uv_signal_t *h, int signum)
 
 /* ---- run ---- */
 
+/* Signals that come while the service starts (the config read, the
+ * database opened and migrated, experiments resumed, segments adopted or
+ * launched: seconds with a long history or a busy machine), before its
+ * loop watches for them: kept here and raised again once it does, so
+ * they are answered as later ones (SIGTERM and SIGINT: a graceful stop,
+ * exit 0; SIGHUP: a reload).  Before, their default action ended the
+ * service mid-start (exit 143, or 129 for a logrotate's SIGHUP), leaving
+ * what it had launched behind.  A second SIGTERM or SIGINT meanwhile has
+ * its default action: signals always work. */
+static volatile sig_atomic_t early_stop, early_hup;
+
+static void early_handler(int signum)
+{
+	if (signum == SIGHUP) {
+		early_hup = 1;
+		return;
+	}
+	if (early_stop) {
+		signal(signum, SIG_DFL);
+		raise(signum);
+		return;
+	}
+	early_stop = signum;
+}
+
+static void signals_early(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = early_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 int serve_run(const serve_options *o, rl_err *err)
 {
+	signals_early();
 	service *s = calloc(1, sizeof *s);
 	if (!s)
 		return rl_err_set(err, RL_ENOMEM, "relish serve");
@@ -629,6 +667,13 @@ int serve_run(const serve_options *o, rl_err *err)
 	uv_signal_start(&s->sig_term, signal_cb, SIGTERM);
 	uv_signal_start(&s->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&s->sig_hup, signal_cb, SIGHUP);
+	/* What came while starting, now that the loop watches (its handler
+	 * queues them for the first turn of the loop). */
+	if (early_hup) /* first: a stop would end the loop before a reload */
+		raise(SIGHUP);
+	if (early_stop)
+		raise(early_stop);
+	early_stop = early_hup = 0;
 	uv_timer_init(loop, &s->retain);
 	s->retain.data = s;
 	s->retain_ready = 1;
