@@ -25,8 +25,10 @@
 # `--order fifo` (the live driver's priority is 0 for all: FIFO),
 # `--restart-cost-s 0`, `--colocate none` and `--window 2` (the default,
 # said for the reader), which is the live driver's SCHED_ADMIT_WINDOW (it
-# hands the core at most 2 unplaced segments per experiment, so nothing
-# behind them is backfilled).
+# hands the core at most 2 unplaced new trials per experiment, so nothing
+# behind them is backfilled; every trial here has one segment, so a
+# started trial's next segment, which the window does not count, never
+# arises).
 #
 # Worked examples (trials in grid order A..F; GPUs 0 and 1 of 8192 MiB):
 #   exclusive  A0 B1 at 0; A ends 1: C0; C ends 2: D0; B ends 3: E1;
