@@ -7,7 +7,7 @@
 #
 # Targets: every tests/fuzz/fuzz_T.c (spec, spec_amplify, contract_line,
 # devices, config_json, trace, model, slurm_tools, container_ps,
-# serve_config, ...).  The project's sources (all of src/ but the
+# serve_config, serve_admit, api_routes, ...).  The project's sources (all of src/ but the
 # CLI's main.c and the programs of their own, src/*/*_main.c) are compiled
 # once into $FUZZ_OUT/obj with fuzzer instrumentation; each target links them.  Each run starts from the
 # seeds, tests/fuzz/seeds/T/ (for spec: the spec test cases and the

@@ -29,6 +29,9 @@
 #            announces itself by, with its own pid and with pid 1: $U2's
 #            `relish run` is not refused (who listens is checked: root or
 #            the caller only), $U1's own is (the caller itself counts)
+#   longname a submission whose "name" is 5,000 bytes, its spec with two
+#            errors: answered 400, the service runs on (it wrote past the
+#            error message's buffer before; found by fuzz_api_routes)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/serve-lib.sh"
@@ -242,7 +245,30 @@ P
   victim_ok
 }
 
-all="conns envleak oracle logforge state presence"
+# ---- longname: a submission's own file name against the error buffer -----------
+# Found by fuzz_api_routes: a spec with two errors under a "name" longer than
+# the 1 KiB error message made the parser write past the message's buffer
+# (counted from the end of the truncated "N errors in NAME:" line): the
+# sanitized service stopped, a release build wrote on its stack.
+attack_longname() {
+  victim_start
+  local body out n
+  body="$work/longname.json"
+  # names of 1,000 to 1,040 bytes end the first line just past the
+  # buffer (where the sanitizer's red zone is), 5,000 far beyond it
+  for n in $(seq 1000 1040) 5000; do
+    $PY -c 'import json, sys; json.dump({"spec": "name: attack-longname\nbogus: 1\nalso: 2\n", "name": "n" * int(sys.argv[2])}, open(sys.argv[1], "w"))' "$body" "$n"
+    chmod 644 "$body"
+    out=$(as "$U1" curl -s --max-time 20 -w '\n%{http_code}' --unix-socket "$sock" -H 'Content-Type: application/json' \
+      --data-binary "@$body" http://relish/api/v1/experiments || true)
+    [ "${out##*$'\n'}" = 400 ] || fail "a spec with two errors under a $n-byte name: $(printf '%s' "$out" | cut -c1-300)"
+    kill -0 "$spid" 2>/dev/null || fail "the service died (a $n-byte name)"
+  done
+  echo "longname: 42 names of 1,000-5,000 bytes answered 400: $(printf '%s' "$out" | head -1 | cut -c1-100)..."
+  victim_ok
+}
+
+all="conns envleak oracle logforge state presence longname"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/logtext.h"
+
 /* Up to this many experiments are summarised one by one. */
 #define API_SUMMARISE_FEW 8
 
@@ -28,7 +30,19 @@ json_t *api_json_real(double v)
 
 json_t *api_json_str(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (!j) {
+		/* not UTF-8: shown with its bytes outside ASCII as \xHH, never
+		 * dropped (a NULL value would fail the whole answer) */
+		size_t n = strlen(s) * 4 + 1;
+		char *q = malloc(n);
+		if (q)
+			j = json_string(rl_log_text(s, q, n));
+		free(q);
+	}
+	return j;
 }
 
 json_t *api_json_params(const char *params_json)

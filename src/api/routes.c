@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/logtext.h"
+
 #define KIB 1024u
 
 const api_route api_routes[] = {
@@ -194,8 +196,22 @@ void api_resp_error(api_resp *rs, int code, const char *msg)
 	free(rs->text);
 	rs->text = NULL;
 	rs->status = rl_err_http_status(code);
+	const char *m = msg && *msg ? msg : rl_strerror(code);
 	rs->json = json_pack("{s:{s:s, s:i, s:s}}", "error", "code", rl_err_name(code), "status",
-			     rs->status, "message", msg && *msg ? msg : rl_strerror(code));
+			     rs->status, "message", m);
+	if (!rs->json) {
+		/* Not UTF-8 (a request's path echoed, bytes and all): JSON
+		 * cannot hold it as it is, so the bytes outside ASCII are
+		 * written \xHH, rather than the answer losing its body (it
+		 * read "out of memory"). */
+		char *q = malloc(RL_ERR_MSG_MAX * 4);
+		if (q) {
+			rs->json = json_pack("{s:{s:s, s:i, s:s}}", "error", "code", rl_err_name(code),
+					     "status", rs->status, "message",
+					     rl_log_text(m, q, RL_ERR_MSG_MAX * 4));
+			free(q);
+		}
+	}
 }
 
 void api_dispatch(const api_route *r, api_req *rq, api_resp *rs)

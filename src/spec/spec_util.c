@@ -65,6 +65,11 @@ int sx_finish(sx *x)
 	char buf[RL_ERR_MSG_MAX];
 	int kept = x->n_errs < SX_MAX_ERRORS ? x->n_errs : SX_MAX_ERRORS;
 	size_t used = (size_t)snprintf(buf, sizeof buf, "%d errors in %s:", x->n_errs, x->file);
+	/* A file name longer than the buffer (a submission names its own)
+	 * leaves used past its end: counted from there, the writes below
+	 * would land beyond buf. */
+	if (used >= sizeof buf)
+		used = sizeof buf - 1;
 	int shown = 0;
 	for (; shown < kept; shown++) {
 		size_t need = 1 + strlen(x->errs[shown]);

@@ -6,7 +6,8 @@
  * runs it; fuzz_replay_serve_admit replays the seeds and regression inputs.
  *
  * The input: byte 0 chooses the spec's front end (bit 0: JSON) and the
- * user (bit 1: root); then the config's text, a line "%%", the spec's
+ * user (bit 1: root); then the config's text (its users: entries'
+ * allow: lists are that user's grants: root's own, or default's), a line "%%", the spec's
  * text (no "%%": a config allowing a network and mounts, all of it spec).
  * The spec is read as a service reads it (spec_origin: no environment, no
  * path resolved).  Checked besides the sanitizers, against a plain
@@ -24,19 +25,30 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int plainly_allowed(const serve_config *c, const spec_grant *g)
+static int in_list(char *const *allow, size_t n, const spec_grant *g)
 {
-	if (!strcmp(g->key, "trial.privileges.writable_root"))
-		return 1;
 	size_t kl = strlen(g->key);
-	for (size_t i = 0; i < c->n_allow; i++) {
-		const char *a = c->allow[i];
+	for (size_t i = 0; i < n; i++) {
+		const char *a = allow[i];
 		if (!strcmp(a, g->key))
 			return 1;
 		if (!strncmp(a, g->key, kl) && a[kl] == '=' && !strcmp(a + kl + 1, g->value))
 			return 1;
 	}
 	return 0;
+}
+
+/* everyone's allow: list, or the user's own (users.NAME.allow; the
+ * default entry's for a user without one) */
+static int plainly_allowed(const serve_config *c, uid_t uid, const spec_grant *g)
+{
+	if (!strcmp(g->key, "trial.privileges.writable_root"))
+		return 1;
+	const serve_user_rule *r = &c->dflt;
+	for (size_t i = 0; i < c->n_users; i++)
+		if (c->users[i].uid == uid)
+			r = &c->users[i];
+	return in_list(c->allow, c->n_allow, g) || in_list(r->allow, r->n_allow, g);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -77,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		spec_grants(sp, g, n);
 		size_t refused = 0;
 		for (size_t i = 0; i < n; i++)
-			refused += !plainly_allowed(&c, &g[i]);
+			refused += !plainly_allowed(&c, u.uid, &g[i]);
 		rl_err_clear(&err);
 		int rc = serve_admit(&c, &u, sp, &err);
 		if (rc == 0 && refused)
