@@ -170,6 +170,27 @@ expect_rc 2 "$RELISH" export --db "$DB" --format csv --json
 expect_rc 2 "$RELISH" best --db
 expect_rc 0 "$RELISH" best --help
 contains 'usage: relish best'
+contains 'Pareto front'
+
+# Several objectives (issue 29): status and trials show every objective,
+# best prints the front (mkdb --front: trial 3 is dominated).
+"$RELISH_BUILD/mkdb" --front "$T/front.db"
+expect_rc 0 "$RELISH" status --db "$T/front.db" --wide
+contains 'min f1, max f2'
+contains '3 on the front'
+expect_rc 0 "$RELISH" trials --db "$T/front.db" --wide
+contains '# experiment tradeoff (min f1, max f2)'
+for row in '1 .*1, 5 \*' '2 .*2, 9 \*' '4 .*0.5, 1 \*'; do
+  grep -Eq "^ *$row" "$T/out" || fail "trials: no row '$row': $(cat "$T/out")"
+done
+grep -E '^ *3 ' "$T/out" | grep -q '3, 4' || fail "trials: trial 3's values: $(cat "$T/out")"
+if grep -E '^ *3 ' "$T/out" | grep -qF '*'; then fail "trials: dominated trial 3 marked: $(cat "$T/out")"; fi
+expect_rc 0 "$RELISH" best --db "$T/front.db"
+[ "$(grep -c ': trial [0-9]* (index' "$T/out")" -eq 3 ] || fail "best: front of 3 expected: $(cat "$T/out")"
+expect_rc 0 "$RELISH" trials --help
+contains 'Pareto front'
+expect_rc 0 "$RELISH" status --help
+contains 'Pareto front'
 
 # A database from a newer relish: a store error (4) that says so.
 cp "$DB" "$T/newer.db"

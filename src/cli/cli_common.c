@@ -327,3 +327,74 @@ double cli_now(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+void cli_front_objectives_text(json_t *front, char *buf, size_t n)
+{
+	json_t *objs = json_object_get(front, "objectives"), *o;
+	size_t i, at = 0;
+	buf[0] = '\0';
+	json_array_foreach(objs, i, o) {
+		const char *m = json_string_value(json_object_get(o, "metric"));
+		const char *mode = json_string_value(json_object_get(o, "mode"));
+		int k = snprintf(buf + at, n - at, "%s%s %s", i ? ", " : "", mode ? mode : "?",
+				 m ? m : "?");
+		if (k < 0 || (size_t)k >= n - at)
+			break; /* truncated: what fits stays */
+		at += (size_t)k;
+	}
+}
+
+static int front_row_cmp(const void *a, const void *b)
+{
+	int64_t x = ((const struct cli_front_row *)a)->trial_id;
+	int64_t y = ((const struct cli_front_row *)b)->trial_id;
+	return (x > y) - (x < y);
+}
+
+int cli_front_values_init(cli_front_values *fv, json_t *front)
+{
+	json_t *trials = json_object_get(front, "trials"), *t;
+	size_t i;
+	fv->n = 0;
+	fv->rows = calloc(json_array_size(trials) + 1, sizeof *fv->rows);
+	if (!fv->rows)
+		return RL_ENOMEM;
+	json_array_foreach(trials, i, t) {
+		fv->rows[fv->n].trial_id = (int64_t)json_integer_value(json_object_get(t, "trial_id"));
+		fv->rows[fv->n++].trial = t;
+	}
+	qsort(fv->rows, fv->n, sizeof *fv->rows, front_row_cmp);
+	return 0;
+}
+
+void cli_front_values_fini(cli_front_values *fv)
+{
+	free(fv->rows);
+	fv->rows = NULL;
+	fv->n = 0;
+}
+
+void cli_front_values_text(const cli_front_values *fv, int64_t trial_id, char *buf, size_t n)
+{
+	struct cli_front_row key = {.trial_id = trial_id};
+	const struct cli_front_row *r =
+		fv->n ? bsearch(&key, fv->rows, fv->n, sizeof *fv->rows, front_row_cmp) : NULL;
+	json_t *vals = r ? json_object_get(r->trial, "values") : NULL;
+	if (!json_array_size(vals)) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	size_t i, at = 0;
+	json_t *v;
+	buf[0] = '\0';
+	json_array_foreach(vals, i, v) {
+		char one[40];
+		cli_format_value(json_is_number(v) ? json_number_value(v) : NAN, one, sizeof one);
+		int k = snprintf(buf + at, n - at, "%s%s", i ? ", " : "", one);
+		if (k < 0 || (size_t)k >= n - at)
+			return;
+		at += (size_t)k;
+	}
+	if (json_is_true(json_object_get(r->trial, "front")))
+		snprintf(buf + at, n - at, " *");
+}

@@ -155,6 +155,28 @@ void cli_format_real(double v, char *buf, size_t len);
 /* v to 6 significant digits ("0.991667", "27"), what tables and sentences
  * on the screen show; "-" for NAN.  --json keeps every digit. */
 void cli_format_value(double v, char *buf, size_t len);
+/*
+ * Several objectives (issue 29): tables show every objective, read from an
+ * experiment's front resource (api_front_json, cli_src_front).
+ * cli_front_objectives_text: "min f1, max f2" (the objectives in order).
+ * cli_front_values: the values of the front resource's trials by trial id,
+ * so a table of n trials finds each in O(log n); cli_front_values_text:
+ * trial id's values as "0.1, 0.3" (6 significant digits, "-" for one not
+ * reported), with " *" after a trial on the front; "-" for a trial the
+ * front resource does not list.
+ */
+void cli_front_objectives_text(json_t *front, char *buf, size_t n);
+typedef struct cli_front_values {
+	size_t n;
+	struct cli_front_row {
+		int64_t trial_id;
+		json_t *trial; /* borrowed from the front resource */
+	} *rows;
+} cli_front_values;
+int cli_front_values_init(cli_front_values *fv, json_t *front);
+void cli_front_values_fini(cli_front_values *fv);
+void cli_front_values_text(const cli_front_values *fv, int64_t trial_id, char *buf, size_t n);
+
 /* Seconds since the epoch now (wall clock; display only). */
 double cli_now(void);
 

@@ -75,7 +75,11 @@ int cmd_best(int argc, char **argv, rl_err *err)
 	static const cli_read_spec spec = {
 		.usage = usage,
 		.help = "\nThe best trial: completed trials first, then the best "
-			"objective for the experiment's mode.\n",
+			"objective for the experiment's mode.\n"
+			"With several objectives (or constraints) the Pareto front instead: every "
+			"completed,\nfeasible trial that no other beats in every objective, one "
+			"line each with every\nobjective's value (--json: the front resource whole, "
+			"every trial with its values,\nfeasibility and whether it is on the front).\n",
 		.flags = CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};

@@ -15,6 +15,7 @@
 #include "cli/cli_common.h"
 #include "cli/cli_source.h"
 #include "cli/table.h"
+#include "api/encode.h"
 #include "cli/cli_source.h"
 #include "api/encode.h"
 #include "common/units.h"
@@ -172,16 +173,29 @@ static int said_note(struct notes *nt, const store_experiment *e, const struct e
 	return 0;
 }
 
+/* front: the experiment's front resource when it has several objectives
+ * or constraints (NULL otherwise): OBJECTIVE then names every objective and
+ * BEST says how many trials are on the front (relish best lists them). */
 static int status_row(cli_table *tb, const store_experiment *e, const struct exp_summary *sum,
-		      double now)
+		      double now, json_t *front)
 {
-	char best[160] = "-", started[32], el[32], n[S__N][16], obj[96];
-	if (sum->has_best) {
-		char v[40];
-		cli_format_value(sum->best.objective, v, sizeof v);
-		snprintf(best, sizeof best, "%s (trial %lld)", v, (long long)sum->best.id);
+	char best[160] = "-", started[32], el[32], n[S__N][16], obj[512];
+	if (front) {
+		json_t *t;
+		size_t i, on = 0;
+		json_array_foreach(json_object_get(front, "trials"), i, t)
+			on += json_is_true(json_object_get(t, "front"));
+		if (on)
+			snprintf(best, sizeof best, "%zu on the front", on);
+		cli_front_objectives_text(front, obj, sizeof obj);
+	} else {
+		if (sum->has_best) {
+			char v[40];
+			cli_format_value(sum->best.objective, v, sizeof v);
+			snprintf(best, sizeof best, "%s (trial %lld)", v, (long long)sum->best.id);
+		}
+		snprintf(obj, sizeof obj, "%s %s", e->mode, e->objective_metric);
 	}
-	snprintf(obj, sizeof obj, "%s %s", e->mode, e->objective_metric);
 	cli_format_time(e->created_at, started, sizeof started);
 	cli_format_duration(elapsed(e, now), el, sizeof el);
 	snprintf(n[S_TRIALS], 16, "%d", sum->total);
@@ -225,11 +239,22 @@ static int status_run(cli_src *s, const cli_read_opts *o, const struct status_op
 			summary_fini(&sum);
 			break;
 		}
+		json_t *front = NULL;
+		if (!o->json) {
+			/* several objectives: the front resource names them all (for
+			 * one objective it is two small reads and lists no trial) */
+			if (cli_src_front(s, &v[i], &front, err) < 0 || !api_front_is_multi(front)) {
+				json_decref(front);
+				front = NULL;
+			}
+			rl_err_clear(err);
+		}
 		if (o->json)
 			json_array_append_new(arr, status_json(&v[i], &sum, now));
-		else if (status_row(tb, &v[i], &sum, now) < 0 || waits_note(&notes, &v[i], &sum) < 0 ||
-			 said_note(&said, &v[i], &sum) < 0)
+		else if (status_row(tb, &v[i], &sum, now, front) < 0 ||
+			 waits_note(&notes, &v[i], &sum) < 0 || said_note(&said, &v[i], &sum) < 0)
 			rc = rl_err_set(err, RL_ENOMEM, "status table");
+		json_decref(front);
 		summary_fini(&sum);
 	}
 	store_experiments_free(v, n);
@@ -271,6 +296,7 @@ int cmd_status(int argc, char **argv, rl_err *err)
 		.usage = usage,
 		.help = "\nOne line per experiment: state, trials by state "
 			"(done/running/stopped/failed), best objective, start and elapsed time.\n"
+			"With several objectives (or constraints) OBJECTIVE names every objective and BEST says how many trials are on the Pareto front (relish best lists them).\n"
 			"On a terminal the table fits its width (--wide: every column in full).\n"
 			"A service's history can be long: --state running|done|cancelled|failed, "
 			"--user NAME and --since AGE (90m, 12h, 7d) filter the list, --limit N "

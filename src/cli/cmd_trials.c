@@ -49,14 +49,19 @@ static const cli_col cols[C__N] = {
 	[C_PARAMS] = {"PARAMS", 0, 2, 1, 16},  [C_ERROR] = {"LAST ERROR", 0, 3, 1, 12},
 };
 
-static int trial_row(cli_table *tb, const store_trial *t)
+/* fv: several objectives (NULL: one), the OBJECTIVE cell then shows every
+ * value, " *" marking a trial on the front. */
+static int trial_row(cli_table *tb, const store_trial *t, const cli_front_values *fv)
 {
-	char id[24], idx[16], res[40], obj[40], est[24], peak[24], errp[24], util[24], segs[16],
+	char id[24], idx[16], res[40], obj[256], est[24], peak[24], errp[24], util[24], segs[16],
 		oom[16], pbuf[1024], ebuf[512];
 	snprintf(id, sizeof id, "%lld", (long long)t->id);
 	snprintf(idx, sizeof idx, "%d", t->idx);
 	cli_format_value(t->resource_done, res, sizeof res);
-	cli_format_value(t->objective, obj, sizeof obj);
+	if (fv)
+		cli_front_values_text(fv, t->id, obj, sizeof obj);
+	else
+		cli_format_value(t->objective, obj, sizeof obj);
 	mib_cell(est, sizeof est, t->last_est_mib);
 	mib_cell(peak, sizeof peak, t->last_peak_mib);
 	double e = est_error(t);
@@ -102,7 +107,9 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 			"(id, status, resource, objective, params, error) stay, long params and\n"
 			"errors end in an ellipsis; values show 6 significant digits.\n"
 			"  --wide   every column in full (also when stdout is not a terminal)\n"
-			"  --json   every trial with every digit\n",
+			"  --json   every trial with every digit\n"
+			"With several objectives OBJECTIVE shows every value, in the spec's order,\n"
+			"and ' *' marks a trial on the Pareto front (relish best prints the front).\n",
 		.flags = CLI_READ_WIDE | CLI_READ_SERVER,
 	};
 	cli_read_opts o = {0};
@@ -121,17 +128,33 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 				json_array_append_new(arr, trial_json(&e, &tv[i]));
 			rc = cli_json_print(arr, err);
 		} else {
+			/* Several objectives: every one, from the front resource. */
+			json_t *front = NULL;
+			cli_front_values fv = {0};
+			int multi = 0;
+			if (cli_src_front(&s, &e, &front, err) == 0 && api_front_is_multi(front))
+				multi = 1;
+			rl_err_clear(err);
+			if (multi && cli_front_values_init(&fv, front) < 0)
+				rc = rl_err_set(err, RL_ENOMEM, "trials table");
 			cli_table *tb = cli_table_new(cols, C__N);
 			for (size_t i = 0; tb && rc == 0 && i < nt; i++)
-				if (trial_row(tb, &tv[i]) < 0)
+				if (trial_row(tb, &tv[i], multi ? &fv : NULL) < 0)
 					rc = rl_err_set(err, RL_ENOMEM, "trials table");
 			if (!tb)
 				rc = rl_err_set(err, RL_ENOMEM, "trials table");
 			if (rc == 0) {
-				printf("# experiment %s (%s %s)\n", e.name, e.mode, e.objective_metric);
+				char objs[512];
+				if (multi)
+					cli_front_objectives_text(front, objs, sizeof objs);
+				else
+					snprintf(objs, sizeof objs, "%s %s", e.mode, e.objective_metric);
+				printf("# experiment %s (%s)\n", e.name, objs);
 				cli_table_print(tb, stdout, cli_term_width(o.wide));
 			}
 			cli_table_free(tb);
+			cli_front_values_fini(&fv);
+			json_decref(front);
 		}
 		store_trials_free(tv, nt);
 	}

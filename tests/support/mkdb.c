@@ -18,6 +18,11 @@
  * one segment each (segment id = trial id), reserved on PREFIX-0, PREFIX-0,
  * PREFIX-1 and the host: 6000 MiB running, 2500 MiB running, 9000 MiB
  * completed, 700 MiB running.
+ *
+ * `mkdb --front DB` builds one experiment "tradeoff" of two objectives
+ * (min f1, max f2), trials 1-4 completed with (f1, f2) = (1, 5), (2, 9),
+ * (3, 4) and (0.5, 1): trial 3 is dominated by trial 1, the others are on
+ * the front (tests/test_cli_read.sh: status and trials show both).
  */
 #include <math.h>
 #include <stdio.h>
@@ -117,12 +122,35 @@ static int devices_db(const char *path, const char *prefix)
 	return 0;
 }
 
+static int front_db(const char *path)
+{
+	CHECK(store_open(path, 0, &db, err));
+	store_experiment x = {.name = (char *)"tradeoff", .created_at = 1700000000,
+			      .objective_metric = (char *)"f1", .mode = (char *)"min"};
+	int64_t e;
+	CHECK(store_experiment_create(db, &x, &e, err));
+	store_objective o[2] = {{(char *)"f1", (char *)"min"}, {(char *)"f2", (char *)"max"}};
+	CHECK(store_objectives_set(db, e, o, 2, err));
+	static const double v[4][2] = {{1, 5}, {2, 9}, {3, 4}, {0.5, 1}};
+	for (int i = 0; i < 4; i++) {
+		int64_t t = trial(e, i, "{\"x\":1}", 1700000001 + i);
+		CHECK(store_trial_set_progress(db, t, 1, v[i][0], 1, 1700000100, err));
+		CHECK(store_trial_set_values(db, t, v[i], 2, 0.0, err));
+		CHECK(store_trial_set_status(db, t, TRIAL_COMPLETED, NULL, 1700000100, err));
+	}
+	CHECK(store_experiment_set_status(db, e, EXP_DONE, 1700003600, err));
+	store_close(db);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--devices") == 0)
 		return devices_db(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "--front") == 0)
+		return front_db(argv[2]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkdb DB LOGDIR | mkdb --devices DB PREFIX\n");
+		fprintf(stderr, "usage: mkdb DB LOGDIR | mkdb --devices DB PREFIX | mkdb --front DB\n");
 		return 2;
 	}
 	logdir = argv[2];
