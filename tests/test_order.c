@@ -646,6 +646,25 @@ static void test_user_limits(void **state)
 		}
 	assert_int_equal(sched_place(s, 5, hp, 24), 1);
 	assert_true(hp[0].seg_id <= 8);
+	sched_free(s);
+
+	/* A share below the kernel's least quota counts as that (0.01): a
+	 * user limited to 0.05 CPUs runs 5 trials of 0.0001 CPUs, not 500. */
+	s = NULL;
+	assert_int_equal(sched_new(&op, &s, &e), 0);
+	assert_int_equal(sched_add_device(s, &host, &e), 0);
+	sched_user_limits tiny = {.max_cpus = 0.05};
+	assert_int_equal(sched_set_user_limits(s, 4, &tiny), 0);
+	for (int k = 0; k < 24; k++) {
+		memset(&r, 0, sizeof r);
+		r.seg_id = (uint64_t)k + 1;
+		r.user = 4;
+		r.shape = 8;
+		r.mem_hint_mib = 100;
+		r.compute_hint = 0.0001;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+	}
+	assert_int_equal(sched_place(s, 0, hp, 24), 5);
 	sched_user_limits badc = {.max_cpus = -1};
 	assert_int_equal(sched_set_user_limits(s, 4, &badc), RL_EINVAL);
 	sched_free(s);

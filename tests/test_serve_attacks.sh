@@ -44,9 +44,11 @@
 #            of the attacker's 6 concurrent 1-CPU trials (then trials
 #            holding 200 MB, 256 MiB declared) at most 2 run at once (all
 #            that fit the host before) while the victim runs beside them
-#   cpumax   a process trial declaring cpus: 0.01 spins for 3 s: it gets
-#            at most a fifth of a CPU (cgroup v2 cpu.max, or the v1 cpu
-#            quota; skipped, saying why, where no cpu controller serves)
+#   cpumax   a process trial declaring cpus: 0.05 spins for 2 s (at 0.01
+#            Python's start alone takes 5 s, the segments' limit here): it
+#            gets at most a fifth of a CPU (cgroup v2 cpu.max, or the v1 cpu
+#            quota; skipped, saying why, where no cpu controller serves);
+#            its attempt to move itself into a root cgroup first fails
 #   allow    users: {VICTIM: {allow: [trial.mounts]}}: the victim's
 #            container trial with bind mounts runs, the attacker's same
 #            spec is refused 403 naming trial.mounts (allow: was
@@ -315,10 +317,23 @@ attack_cpumax() {
   fi
   grep -q "trials' cpus: limited in the kernel" "$work/serve.log" || fail "the service does not say whether it limits CPUs"
   victim_start
+  # the trial first tries to leave its CPU limit: its pid into the cpu
+  # hierarchy's (and the unified one's) root cgroup, which are root's
   cat >"$work/spin.py" <<'W'
 import os, time
+escaped = []
+for procs in ("/sys/fs/cgroup/cpu/cgroup.procs", "/sys/fs/cgroup/cpu,cpuacct/cgroup.procs",
+              "/sys/fs/cgroup/cgroup.procs", "/sys/fs/cgroup/unified/cgroup.procs"):
+    try:
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+        escaped.append(procs)
+    except OSError:
+        pass
+with open(os.path.join(os.environ["RELISH_CHECKPOINT_DIR"], "escaped"), "w") as f:
+    f.write(" ".join(escaped))
 t0 = time.time()
-while time.time() - t0 < 3:
+while time.time() - t0 < 2:
     pass
 with open(os.path.join(os.environ["RELISH_CHECKPOINT_DIR"], "cpu"), "w") as f:
     f.write("%.3f %.3f\n" % (time.process_time(), time.time() - t0))
@@ -326,15 +341,16 @@ print("RELISH epoch=1 accuracy=0.5", flush=True)
 W
   chmod 644 "$work/spin.py"
   aspec "$work/cpumax.yaml" attack-cpumax 1 1 10
-  sed -i -e "s|^  command: .*|  command: [\"$PY\", \"$work/spin.py\"]|" -e 's/cpus: 1}/cpus: 0.01}/' "$work/cpumax.yaml"
+  sed -i -e "s|^  command: .*|  command: [\"$PY\", \"$work/spin.py\"]|" -e 's/cpus: 1}/cpus: 0.05}/' "$work/cpumax.yaml"
   as "$U1" "$R" submit cpumax.yaml --follow >"$work/cpumax.out" 2>&1 || fail "submit cpumax.yaml: $(tail -5 "$work/cpumax.out")"
   local f used wall
   f=$(find "$work/state/runs" -name cpu -path '*attack-cpumax*' 2>/dev/null | head -1)
   [ -n "$f" ] || f=$(grep -rl . "$work/state/runs" --include=cpu 2>/dev/null | head -1)
   [ -n "$f" ] || fail "the spinning trial left no figure: $(tail -5 "$work/cpumax.out")"
   read -r used wall <"$f"
-  echo "cpumax: a trial declaring cpus: 0.01 used $used s of CPU in $wall s ($(grep -o "trials' cpus: limited[^;]*" "$work/serve.log" | head -1))"
-  awk -v u="$used" -v w="$wall" 'BEGIN { exit !(u < 0.2 * w) }' || fail "cpus: 0.01 used $used s of CPU in $wall s"
+  [ ! -s "$(dirname "$f")/escaped" ] || fail "the trial moved itself to another cgroup: $(cat "$(dirname "$f")/escaped")"
+  echo "cpumax: a trial declaring cpus: 0.05 used $used s of CPU in $wall s ($(grep -o "trials' cpus: limited[^;]*" "$work/serve.log" | head -1))"
+  awk -v u="$used" -v w="$wall" 'BEGIN { exit !(u < 0.2 * w) }' || fail "cpus: 0.05 used $used s of CPU in $wall s"
   victim_ok
 }
 

@@ -134,7 +134,7 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 	for (int k = 0; k < pl->n_dev; k++)
 		if (!s->dev[pl->dev[k]].info.is_gpu) {
 			u->host_mem_res += pl->mem_mib;
-			u->host_cpu_res += pl->compute;
+			u->host_cpu_res += pl->compute > SCHED_CPU_LEAST ? pl->compute : SCHED_CPU_LEAST;
 		}
 	if (g->job != SCHED_NONE)
 		s->job[g->job].run_seg = gi;
@@ -649,7 +649,7 @@ static int user_mem_ok(const sched *s, const sched_user *u, const sched_placemen
 	for (int k = 0; k < pl->n_dev; k++)
 		if (!s->dev[pl->dev[k]].info.is_gpu) {
 			hm += pl->mem_mib;
-			hc += pl->compute;
+			hc += pl->compute > SCHED_CPU_LEAST ? pl->compute : SCHED_CPU_LEAST;
 		}
 	if (u->lim.max_host_mem_mib && hm && u->host_mem_res + hm > u->lim.max_host_mem_mib)
 		return 0;

@@ -908,7 +908,7 @@ static void seg_unplace(sched *s, size_t gi, double now)
 	for (int k = 0; k < g->pl.n_dev; k++)
 		if (!s->dev[g->pl.dev[k]].info.is_gpu) {
 			u->host_mem_res -= g->pl.mem_mib <= u->host_mem_res ? g->pl.mem_mib : u->host_mem_res;
-			u->host_cpu_res -= g->pl.compute;
+			u->host_cpu_res -= g->pl.compute > SCHED_CPU_LEAST ? g->pl.compute : SCHED_CPU_LEAST;
 		}
 	if (u->n_running == 0)
 		u->host_cpu_res = 0; /* no rounding left behind */

@@ -30,6 +30,12 @@ int sched__map_put(sched_map *m, uint64_t a, uint64_t b, size_t val);
 void sched__map_del(sched_map *m, uint64_t a, uint64_t b);
 void sched__map_fini(sched_map *m);
 
+/* The least CPU share a host segment counts for in a user's cpus limit:
+ * the kernel's least CFS quota (1 ms per 100 ms period), what a trial
+ * declaring less gets anyway; counted as declared, 0.0001 CPUs each would
+ * let a user run 100 times its limit. */
+#define SCHED_CPU_LEAST 0.01
+
 #define SCHED_NONE ((size_t)-1)
 #define SCHED_PSHAPES 4
 
@@ -182,7 +188,8 @@ typedef struct sched_user {
 	size_t n_running, n_queued;
 	uint64_t mem_res;       /* reservations x devices of its running ones */
 	uint64_t host_mem_res;  /* ... of those on host devices */
-	double host_cpu_res;    /* compute (CPUs) of those on host devices */
+	double host_cpu_res;    /* compute (CPUs) of those on host devices, each
+				   at least SCHED_CPU_LEAST */
 	sched_queue q;          /* fair: its queued segments */
 	/* fair, within one sched_place call (place.c) */
 	size_t scan_r, scan_w, scan_tried;
