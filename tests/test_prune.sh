@@ -11,6 +11,8 @@
 #     archive reads back as what `relish export --format json` wrote of it
 #     before; their run folders are gone, the others' stay; the database's
 #     pages shrink (page_count, freelist 0);
+# A relish run database (--db): two experiments run, --keep 1 exports and
+# removes the older with its folder (found from its segments' logs).
 # Beside a running relish serve (root: real users):
 #   - --state on the service's database: exit 5, nothing removed;
 #   - through the service: a user who is not root nor admin is refused
@@ -66,7 +68,7 @@ left=$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM experiments ORDE
 [ "$(q "SELECT status FROM experiments WHERE name = 'h2'")" = running ] && [ -f "$h2_dir/trial-0/ckpt" ] ||
   fail "the running experiment was touched"
 [ ! -e "$h5_dir" ] && [ -d "$h30_dir" ] || fail "run folders: h5 $(ls -d "$h5_dir" 2>&1), h30 $(ls -d "$h30_dir" 2>&1)"
-grep -q 'event=serve.prune experiment=h5 id=5 owner=alice why=age trials=2 archive=.*/alice/5-h5.json' "$work/err" ||
+grep -q 'event=serve.prune experiment=h5 id=5 owner=alice why=age trials=2 archive=.*/alice/5-h5.json by=root$' "$work/err" ||
   fail "the removal is not logged: $(head -3 "$work/err")"
 "$PY" - "$work/h5.export.json" "$work/archive/alice/5-h5.json" <<'EOF' || fail "h5's archive is not what relish export wrote"
 import json, sys
@@ -79,6 +81,23 @@ pages1=$(q 'PRAGMA page_count')
 [ "$(q 'PRAGMA freelist_count')" = 0 ] && [ "$pages1" -lt $((pages0 * 6 / 10)) ] ||
   fail "the file did not shrink: $pages0 -> $pages1 pages (freelist $(q 'PRAGMA freelist_count'))"
 echo "test_prune: --state: 21 exported and removed, $pages0 -> $pages1 pages, the running one untouched"
+
+# ---- a relish run database (--db): its folders found from its logs ----
+rd=$work/run
+mkdir "$rd"
+for n in one two; do
+  sed -e "s/^name: .*/name: $n/" -e 's/max_trials: [0-9]*/max_trials: 2/' -e 's/^  max: [0-9]*/  max: 2/' \
+    -e "s|command: \\[\"[^\"]*ctrial\"|command: [\"$RELISH_BUILD/ctrial\"|" -e 's/"20"/"1"/' \
+    "$RELISH_SRC/examples/ctrial/ctrial.yaml" >"$rd/$n.yaml"
+  (cd "$rd" && RELISH_DEVICES= "$R" run "$n.yaml" --db r.db --quiet >"$rd/$n.out" 2>&1) || fail "relish run $n: $(cat "$rd/$n.out")"
+done
+[ "$(ls "$rd/relish-runs" | wc -l)" = 2 ] || fail "relish run left no folders: $(ls "$rd")"
+prune --db "$rd/r.db" --keep 1
+[ "$rc" = 0 ] && [ -f "$rd/archive/$(id -un)/1-one.json" ] || fail "prune --db: exit $rc: $(cat "$work/out" "$work/err")"
+[ "$(ls "$rd/relish-runs")" = "$(ls "$rd/relish-runs" | grep '^two\.')" ] && [ -n "$(ls "$rd/relish-runs")" ] ||
+  fail "prune --db: folders left: $(ls "$rd/relish-runs")"
+[ "$(sqlite3 "$rd/r.db" 'SELECT group_concat(name) FROM experiments')" = two ] || fail "prune --db: rows left"
+echo "test_prune: --db: one exported and removed with its folder, two kept"
 
 # ---- beside a running service ----
 serve_users 2

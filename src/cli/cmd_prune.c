@@ -29,10 +29,12 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api/client.h"
 #include "cli/cli.h"
@@ -124,8 +126,12 @@ static int prune_local(const char *db, const char *runs, const char *archive, do
 				  "without --state/--db (RELISH_SERVER or --server names it)", err->msg);
 	if (rc < 0)
 		return rc;
-	char who[64];
-	snprintf(who, sizeof who, "uid %u", (unsigned)getuid());
+	char who[64]; /* for the log: a user name, one word */
+	const struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name[0])
+		snprintf(who, sizeof who, "%s", pw->pw_name);
+	else
+		snprintf(who, sizeof who, "uid%u", (unsigned)getuid());
 	serve_prune_opts o = {.age_s = age, .keep = keep, .archive = archive, .runs = runs,
 			      .dry_run = dry, .who = who};
 	serve_prune_result res;
