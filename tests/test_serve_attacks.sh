@@ -61,6 +61,10 @@
 #            allow: [trial.mounts] runs; the service is stopped and started
 #            with the grant taken out: the experiment is not resumed (the
 #            log says why) and the victim runs (needs podman)
+#   forkbomb trial_processes: 64 here: a trial forks children that sleep
+#            until it has 400 or fork fails: fork fails (EAGAIN) at the
+#            attacker's 64 processes, so the machine's process table (the
+#            victim's next segments) is never filled
 # The Slurm path has its own file (test_serve_attacks_slurm.sh), the full
 # disk too (test_serve_attacks_disk.sh: a small file system of its own).
 set -euo pipefail
@@ -74,7 +78,7 @@ serve_users 2
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
 export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
-printf 'max_segment_time: 5s\ntrial_memory: 256MiB\n' >"$work/config.yaml"
+printf 'max_segment_time: 5s\ntrial_memory: 256MiB\ntrial_processes: 64\n' >"$work/config.yaml"
 serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"
 
 # ---- env: trial.env reaching a program root executes ----------------------
@@ -354,6 +358,39 @@ W
   victim_ok
 }
 
+# ---- forkbomb: one user's processes fill the machine's table ----------------------
+attack_forkbomb() {
+  victim_start
+  cat >"$work/forkbomb.py" <<'W'
+import os, time
+kids, err = 0, "none"
+while kids < 400:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        err = e.__class__.__name__
+        break
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    kids += 1
+with open(os.path.join(os.environ["RELISH_CHECKPOINT_DIR"], "forks"), "w") as f:
+    f.write("%d %s\n" % (kids, err))
+print("RELISH epoch=1 accuracy=0.5", flush=True)
+W
+  chmod 644 "$work/forkbomb.py"
+  aspec "$work/forkbomb.yaml" attack-forkbomb 1 1 10
+  sed -i -e "s|^  command: .*|  command: [\"$PY\", \"$work/forkbomb.py\"]|" "$work/forkbomb.yaml"
+  as "$U1" "$R" submit forkbomb.yaml --follow >"$work/forkbomb.out" 2>&1 || fail "submit forkbomb.yaml: $(tail -5 "$work/forkbomb.out")"
+  local f kids why
+  f=$(find "$work/state/runs" -name forks -path '*attack-forkbomb*' 2>/dev/null | head -1)
+  [ -n "$f" ] || fail "the forking trial left no figure: $(tail -5 "$work/forkbomb.out")"
+  read -r kids why <"$f"
+  echo "forkbomb: the trial started $kids children before fork failed ($why) under trial_processes: 64"
+  [ "$kids" -lt 64 ] && [ "$why" = BlockingIOError ] || fail "the trial started $kids children ($why) under trial_processes: 64"
+  victim_ok
+}
+
 # ---- allow, gpuenv, resume: container cases --------------------------------------
 have_podman() {
   if ! command -v podman >/dev/null || ! "$RELISH_SRC/tests/support/nested-skip.sh" podman >/dev/null ||
@@ -426,7 +463,7 @@ attack_resume() {
     fail "a container of attack-resume runs after the restart"
 }
 
-all="env grants alias grid metrics forever experiments hostlimits cpumax allow gpuenv resume"
+all="env grants alias grid metrics forever experiments hostlimits cpumax forkbomb allow gpuenv resume"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 serve_adopt_restarted
 attack_summary || exit 1

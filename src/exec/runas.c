@@ -93,8 +93,8 @@ int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	/* helper UID GID GROUPS CWD FD ENVFD -- argv... NULL */
-	rs->argv = calloc(n + 9, sizeof *rs->argv);
+	/* helper UID GID GROUPS NPROC CWD FD ENVFD -- argv... NULL */
+	rs->argv = calloc(n + 10, sizeof *rs->argv);
 	if (!rs->argv)
 		return rl_err_set(err, RL_ENOMEM, "run-as command");
 	char groups[RUNAS_MAX_GROUPS * 12 + 2] = "-";
@@ -102,12 +102,16 @@ int runas_spawn_prepare(runas_spawn *rs, const exec_user *u, char *const *argv,
 	for (size_t i = 0; i < u->n_groups; i++)
 		off += (size_t)snprintf(groups + off, sizeof groups - off, "%s%u", i ? "," : "",
 					(unsigned)u->groups[i]);
-	char num[4][24];
+	char num[5][24];
 	snprintf(num[0], sizeof num[0], "%u", (unsigned)u->uid);
 	snprintf(num[1], sizeof num[1], "%u", (unsigned)u->gid);
 	snprintf(num[2], sizeof num[2], "%d", RUNAS_FD);
 	snprintf(num[3], sizeof num[3], "%d", RUNAS_ENV_FD);
-	const char *head[] = {u->helper, num[0], num[1], groups, cwd && *cwd ? cwd : "-",
+	if (u->max_processes)
+		snprintf(num[4], sizeof num[4], "%u", u->max_processes);
+	else
+		snprintf(num[4], sizeof num[4], "-");
+	const char *head[] = {u->helper, num[0], num[1], groups, num[4], cwd && *cwd ? cwd : "-",
 			      num[2], num[3], "--"};
 	size_t k = 0;
 	for (; k < sizeof head / sizeof head[0]; k++)

@@ -28,8 +28,10 @@
  * helper also marks every descriptor above 2 close-on-exec before it
  * executes the trial (whatever the service inherited stays out of it).
  *
- *   relish-runas UID GID GROUPS CWD FD ENVFD -- PROGRAM [ARG...]
- * GROUPS is a comma-separated list of gids or "-" for none; CWD a folder
+ *   relish-runas UID GID GROUPS NPROC CWD FD ENVFD -- PROGRAM [ARG...]
+ * GROUPS is a comma-separated list of gids or "-" for none; NPROC the
+ * most processes the user may have at once (RLIMIT_NPROC, soft and hard,
+ * set while still root so the user cannot raise it) or "-"; CWD a folder
  * or "-" to stay; FD the pipe's number; ENVFD the environment's, or "-"
  * for an empty environment.
  */
@@ -59,6 +61,7 @@ typedef struct exec_user {
 	size_t n_groups;             /* supplementary groups; at most RUNAS_MAX_GROUPS */
 	const gid_t *groups;
 	const char *helper;          /* path of relish-runas */
+	unsigned max_processes;      /* RLIMIT_NPROC as the user (0: unchanged) */
 } exec_user;
 
 /* The wrapped command of one spawn (parent side). */

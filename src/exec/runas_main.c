@@ -3,7 +3,8 @@
  * (protocol in runas.h).  It is started by a root relish with an empty
  * environment (nothing of the submitter's reaches a program root runs:
  * LD_PRELOAD and its kin would be obeyed by the loader) and the trial's
- * standard streams already in place, and does, in order: setgroups,
+ * standard streams already in place, and does, in order: the user's
+ * process limit (RLIMIT_NPROC, while root, so the user cannot raise it), setgroups,
  * setgid, setuid (all or nothing), a check that the uid and gid stuck and
  * that root cannot be regained, reading the trial's environment from its
  * descriptor (as the user), chdir to the trial's folder (as the user, so
@@ -26,7 +27,7 @@
 
 #define MAX_GROUPS 64
 #define ENV_MAX (2u << 20) /* RUNAS_ENV_MAX */
-#define ARG_FIRST 8        /* argv[8] is the program */
+#define ARG_FIRST 9        /* argv[9] is the program */
 
 extern char **environ;
 
@@ -121,14 +122,14 @@ static void cloexec_rest(void)
 int main(int argc, char **argv)
 {
 	if (argc <= ARG_FIRST || strcmp(argv[ARG_FIRST - 1], "--") != 0) {
-		fprintf(stderr, "usage: relish-runas UID GID GROUPS CWD FD ENVFD -- PROGRAM [ARG...]\n"
+		fprintf(stderr, "usage: relish-runas UID GID GROUPS NPROC CWD FD ENVFD -- PROGRAM [ARG...]\n"
 				"(started by relish serve to run a trial as its owner)\n");
 		return 2;
 	}
-	report_fd = (int)number(argv[5], "FD");
+	report_fd = (int)number(argv[6], "FD");
 	if (fcntl(report_fd, F_SETFD, FD_CLOEXEC) != 0)
 		report_fd = -1;
-	int env_fd = strcmp(argv[6], "-") != 0 ? (int)number(argv[6], "ENVFD") : -1;
+	int env_fd = strcmp(argv[7], "-") != 0 ? (int)number(argv[7], "ENVFD") : -1;
 	uid_t uid = (uid_t)number(argv[1], "UID");
 	gid_t gid = (gid_t)number(argv[2], "GID");
 	gid_t groups[MAX_GROUPS];
@@ -143,6 +144,16 @@ int main(int argc, char **argv)
 	}
 	if (uid == 0)
 		fail(EPERM, "refusing to run a trial as root through relish-runas");
+	/* Counted by the kernel over all of the user's processes (fork fails
+	 * with EAGAIN past it): a fork bomb fills the user's part of the
+	 * process table, never all of it.  Hard as well as soft, and set as
+	 * root, so the trial cannot raise it. */
+	if (strcmp(argv[4], "-") != 0) {
+		struct rlimit np = {.rlim_cur = number(argv[4], "NPROC"), .rlim_max = 0};
+		np.rlim_max = np.rlim_cur;
+		if (setrlimit(RLIMIT_NPROC, &np) != 0)
+			fail(errno, "setrlimit NPROC");
+	}
 	if (setgroups(ng, groups) != 0)
 		fail(errno, "setgroups");
 	if (setgid(gid) != 0)
@@ -156,8 +167,8 @@ int main(int argc, char **argv)
 	/* Only now, as the user: the trial's environment. */
 	static char *empty[] = {NULL};
 	environ = env_fd >= 0 ? read_env(env_fd) : empty;
-	if (strcmp(argv[4], "-") != 0 && chdir(argv[4]) != 0)
-		fail(errno, argv[4]);
+	if (strcmp(argv[5], "-") != 0 && chdir(argv[5]) != 0)
+		fail(errno, argv[5]);
 	cloexec_rest();
 	execvp(argv[ARG_FIRST], argv + ARG_FIRST);
 	fail(errno, argv[ARG_FIRST]);

@@ -120,6 +120,11 @@ typedef struct live_options {
 	/* Service: what a host trial that names no trial.resources.memory
 	 * reserves (MiB; 0: the whole host, as relish run measures first). */
 	uint64_t default_memory_mib;
+	/* Service: the most processes a trial's user may have at once
+	 * (RLIMIT_NPROC, set by relish-runas before it drops to the user;
+	 * 0: left as it is): one user's fork bomb fills the user's share,
+	 * not the machine's process table. */
+	unsigned trial_processes;
 } live_options;
 
 void live_options_default(live_options *o);

@@ -212,7 +212,8 @@ int live__add_owned(live *d, spec *sp, const live_owner *ow, int must_be_new,
 	if (d->opt.service)
 		live__user_apply(d, ow->uid);
 	x->run_as = (exec_user){.uid = ow->uid, .gid = ow->gid, .n_groups = (size_t)ow->n_groups,
-				.groups = x->owner.groups, .helper = d->runas_helper};
+				.groups = x->owner.groups, .helper = d->runas_helper,
+				.max_processes = d->opt.trial_processes};
 	x->key = ++d->last_exp_key; /* not n_exps + 1: experiments may leave (live_delete) */
 	/* The experiment's folder is named by its name and creation time, so
 	 * a new database (or a deleted and recreated one) in the same place

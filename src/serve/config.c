@@ -9,6 +9,7 @@
  *   grace: 60s                  # SIGTERM: how long running segments may go on
  *   max_segment_time: 24h       # no segment runs longer (0: none)
  *   trial_memory: 2GiB          # what a host trial naming no memory reserves
+ *   trial_processes: 4096       # processes a trial's user may have at once (0: no limit)
  *   read: all                   # or own: users see only their experiments
  *   admin_group: relish-admin   # members may cancel anyone's experiment
  *   tokens: /etc/relish/tokens  # bearer tokens for TCP (mode 0600)
@@ -62,6 +63,7 @@ void serve_config_default(serve_config *c)
 	c->grace_s = 60;
 	c->max_segment_s = 86400;
 	c->trial_memory_mib = 2048;
+	c->trial_processes = 4096;
 	c->fair_half_life_s = 7 * 86400.0;
 	c->retention.interval_s = 3600;
 	c->api.submit_max = 1u << 20;
@@ -211,6 +213,15 @@ static int k_trial_memory(sx *x, const node *v, serve_config *c)
 	int rc = sx_memory(x, v, &c->trial_memory_mib);
 	if (rc == 0 && !c->trial_memory_mib)
 		rc = sx_fail(x, v, "expected a memory size > 0 such as 2GiB, got 0");
+	return rc;
+}
+
+static int k_trial_processes(sx *x, const node *v, serve_config *c)
+{
+	int64_t n;
+	int rc = sx_int(x, v, 0, 1 << 22, "a number of processes (0: no limit)", &n);
+	if (rc == 0)
+		c->trial_processes = (unsigned)n;
 	return rc;
 }
 
@@ -556,6 +567,7 @@ static const struct config_key {
 	{"read", k_read},           {"admin_group", k_admin_group}, {"tokens", k_tokens},
 	{"submit_max", k_submit_max}, {"allow", k_allow},        {"users", k_users},
 	{"max_segment_time", k_max_segment}, {"trial_memory", k_trial_memory},
+	{"trial_processes", k_trial_processes},
 	{"slurm", k_slurm},         {"retention", k_retention},
 };
 #define N_KEYS (sizeof config_keys / sizeof config_keys[0])

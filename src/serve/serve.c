@@ -586,6 +586,7 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.foreign = s->cfg.foreign;
 	lo.max_segment_s = s->cfg.max_segment_s;
 	lo.default_memory_mib = s->cfg.trial_memory_mib;
+	lo.trial_processes = s->cfg.trial_processes;
 	lo.progress = 0;
 	lo.line_fn = driver_line;
 	lo.runas_helper = s->runas[0] ? s->runas : NULL;

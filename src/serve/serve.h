@@ -113,6 +113,7 @@ typedef struct serve_config {
 	double grace_s;          /* SIGTERM grace, default 60 */
 	double max_segment_s;    /* no segment runs longer (default 24 h; 0: none) */
 	uint64_t trial_memory_mib; /* a host trial naming no memory reserves this (2 GiB) */
+	unsigned trial_processes; /* RLIMIT_NPROC of a trial's user (4096; 0: none) */
 	api_policy api;          /* read, admin group, submit limit */
 	char *tokens;            /* token file, NULL none */
 	/* What a spec may ask beyond the default (spec_grants): entries
