@@ -212,6 +212,7 @@ static void test_admission(void **state)
 		sched_options_default(&o, SHARE_RELISH);
 		if (seeded < 2)
 			o.explore_max = 0;
+		o.timeslice_refused = 0; /* the rule alone (test_explore.c) */
 		sched *s = fixture_sched(SHARE_RELISH, &o, 1, 40000);
 		sched_request r1 = rq(1, 1, 0), r2 = rq(2, 2, 1);
 		sched_observation o1 = { SEG_OUT_COMPLETED, 1000, 100, 1, 10 , 0};

@@ -41,12 +41,19 @@ static sched_request rq(uint64_t id, uint64_t shape, double t)
 	return r;
 }
 
+/* The time-slice fallback (timeslice_refused) is off in the tests of
+ * exploration, which look at exploration alone, and on in its own tests
+ * below. */
+static int g_slice;
+
 /* A core with n_gpu GPUs of mem MiB and shapes A, B (and C at util_c)
  * measured alone: 2000 MiB, 10 units in 100 s, A and B 100 % busy. */
 static sched *mk(int n_gpu, uint64_t mem, int explore_max, double util_c)
 {
 	sched_options o;
 	sched_options_default(&o, SHARE_RELISH);
+	assert_int_equal(o.timeslice_refused, 1); /* relish's default */
+	o.timeslice_refused = g_slice;
 	if (explore_max >= 0)
 		o.explore_max = explore_max;
 	sched *s = fixture_sched(SHARE_RELISH, &o, n_gpu, mem);
@@ -318,6 +325,72 @@ static void test_group_loser_kept_apart(void **state)
 	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), RL_ENOTFOUND);
 	sched_free(s);
 	use_groups = 0;
+/* Refused everywhere, a segment time-slices rather than waits: without
+ * exploration the model refuses b beside a (100 % + 100 %: no gain beyond
+ * the margin), and b shares a's device at once; a third segment (c, as
+ * busy) is not put on a device that already time-slices two: it waits. */
+static void test_refused_time_slices(void **state)
+{
+	(void)state;
+	g_slice = 1;
+	sched *s = mk(1, 40000, 0, 100);
+	sched_placement pl[8];
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	submit(s, 3, C, 0);
+	assert_int_equal(place(s, 0, pl), 2);
+	assert_int_equal(pl[0].seg_id, 1);
+	assert_int_equal(pl[1].seg_id, 2);
+	assert_int_equal(pl[0].dev[0], pl[1].dev[0]);
+	assert_int_equal(sched_segment_exploring(s, 2), 0);
+	assert_int_equal(place(s, 10, pl), 0);
+	/* what the slice measured is learnt like any pair's ends */
+	finish(s, 1, 100, 5);
+	finish(s, 2, 100, 5);
+	double v;
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, NULL), 0);
+	assert_true(fabs(v - 0.5) < 1e-9);
+	/* an idle device still comes first: two GPUs, two devices */
+	sched_free(s);
+	s = mk(2, 40000, 0, 100);
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	assert_int_equal(place(s, 0, pl), 2);
+	assert_true(pl[0].dev[0] != pl[1].dev[0]);
+	/* memory still decides: 2656 MiB twice does not fit 4 GiB */
+	sched_free(s);
+	s = mk(1, 4096, 0, 100);
+	submit(s, 1, A, 0);
+	submit(s, 2, B, 0);
+	assert_int_equal(place(s, 0, pl), 1);
+	sched_free(s);
+	g_slice = 0;
+}
+
+/* A pair measured to lose (0.4 + 0.4 < 1: worse than taking turns) is
+ * not time-sliced either: b waits for a's device; a pair measured at no
+ * gain (0.5 + 0.5) is, once its explorations are spent. */
+static void test_slice_not_with_loser(void **state)
+{
+	(void)state;
+	g_slice = 1;
+	sched *s = mk(1, 40000, -1, 100);
+	sched_placement pl[8];
+	assert_int_equal(round_shared(s, 1, 0, 0.4), 1);
+	submit(s, 3, A, 100);
+	submit(s, 4, B, 100);
+	assert_int_equal(place(s, 100, pl), 1);
+	assert_int_equal(pl[0].seg_id, 3);
+	assert_int_equal(place(s, 150, pl), 0);
+	sched_free(s);
+	s = mk(1, 40000, -1, 100);
+	assert_int_equal(round_shared(s, 1, 0, 0.5), 1);
+	assert_int_equal(round_shared(s, 3, 100, 0.5), 1);
+	/* explorations spent: the third round shares as a time-slice */
+	assert_int_equal(round_shared(s, 5, 200, 0.5), 0);
+	assert_int_equal(sched_colocate_explored(s, A, B), 2);
+	sched_free(s);
+	g_slice = 0;
 }
 
 int main(void)
@@ -331,6 +404,8 @@ int main(void)
 		cmocka_unit_test(test_memory_and_idle_first),
 		cmocka_unit_test(test_group_stands_in),
 		cmocka_unit_test(test_group_loser_kept_apart),
+		cmocka_unit_test(test_refused_time_slices),
+		cmocka_unit_test(test_slice_not_with_loser),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -653,6 +653,7 @@ static void test_relish_family_util_reopens(void **state)
 	sched_options o;
 	sched_options_default(&o, SHARE_RELISH);
 	o.explore_max = 0;
+	o.timeslice_refused = 0; /* the model's admission alone */
 	sched *s = NULL;
 	rl_err e;
 	assert_int_equal(sched_new(&o, &s, &e), 0);

@@ -57,6 +57,7 @@ static sched *relish(int n_gpu, double margin)
 	o.min_speedup = 1.0;
 	o.colocate_margin = margin;
 	o.aging_s = 0;
+	o.timeslice_refused = 0; /* the model's admission alone (test_explore.c) */
 	return fixture_sched(SHARE_RELISH, &o, n_gpu, 16000);
 }
 

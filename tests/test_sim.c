@@ -541,8 +541,10 @@ static void test_gandiva_schedule(void **state)
 	 * H1 and H2 (1000 s each, 100 % utilisation) arrive together.
 	 * Gandiva: H1 on the idle GPU; H2's utilisation was never measured,
 	 * so it cannot be packed, and it is time-sliced beside H1: 100/200 =
-	 * 0.5 each, both end at 2000.  exclusive and relish (whose model
-	 * says the pair gains nothing: 2 x 0.5 = 1 = H1 alone) run them one
+	 * 0.5 each, both end at 2000.  relish's model says the pair gains
+	 * nothing (2 x 0.5 = 1 = H1 alone) and refuses it everywhere, so H2
+	 * time-slices rather than waits (timeslice_refused): 2000 and 2000
+	 * too.  exclusive, and relish without the time-slice, run them one
 	 * after the other: 1000 and 2000. */
 	sim_trace *t = parse("job_id,submit_time_s,duration_s,gpu_mem_mib,gpu_util_pct\n"
 			     "H1,0,1000,2000,100\nH2,0,1000,2000,100\n");
@@ -554,12 +556,18 @@ static void test_gandiva_schedule(void **state)
 	assert_near(r->jct_s[1], 2000);
 	assert_int_equal(r->order, ORDER_FIFO);
 	sim_result_free(r);
+	r = run(t, m, &c, SCHED_POLICY_RELISH);
+	assert_near(r->jct_s[0], 2000);
+	assert_near(r->jct_s[1], 2000);
+	sim_result_free(r);
 	for (int p = SCHED_POLICY_EXCLUSIVE; p <= SCHED_POLICY_RELISH; p += SCHED_POLICY_RELISH - SCHED_POLICY_EXCLUSIVE) {
+		c.tune.relish_timeslice = 0;
 		r = run(t, m, &c, (sched_policy)p);
 		assert_near(r->jct_s[0], 1000);
 		assert_near(r->jct_s[1], 2000);
 		sim_result_free(r);
 	}
+	c.tune.relish_timeslice = -1;
 	sim_model_free(m);
 	sim_trace_free(t);
 

@@ -77,6 +77,10 @@ static sim_result *run(const sim_trace *t, const sim_background *b, sched_policy
 	c.restart_cost_s = 0;
 	c.hints = SIM_HINTS_EXACT;
 	c.background = b;
+	/* the placements below are relish's model around foreign memory;
+	 * its time-slice fallback (a segment refused everywhere shares a
+	 * device) is test_explore.c's and test_sim.c's */
+	c.tune.relish_timeslice = 0;
 	c.on_place = on_place;
 	c.ctx = l;
 	sim_result *r = NULL;

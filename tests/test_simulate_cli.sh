@@ -72,7 +72,8 @@ for (words, other, r), (_, key) in zip(check_line(line, "relish", peers), figs):
     assert pol[other][key] == best, (words, other, "is not the best peer")
     k = {"makespan_s": "makespan", "mean_jct_s": "mean_jct", "p95_jct_s": "p95_jct",
          "mean_burst_jct_s": "hpo_experiment", "mean_queue_s": "queue"}[key]
-    assert comp[k]["peer"] == other and abs(comp[k]["ratio"] - r) < 1e-9, (k, comp[k], other, r)
+    # (--json prints a ratio with 8 decimals: within 5e-9 of the table's)
+    assert comp[k]["peer"] == other and abs(comp[k]["ratio"] - r) < 1e-8, (k, comp[k], other, r)
 print("ok: ratios")
 P
 # The JCT CDF shows every job: its x range holds every value of the
@@ -156,7 +157,7 @@ for words, key, jkey in figs:
     assert abs(float(m.group(1)) - r) < 0.006, (words, m.group(1), r)
     word = m.group(4) or "same"
     assert word == ("longer" if r > 1.005 else "shorter" if r < 0.995 else "same"), (words, word, r)
-    assert abs(comp["relish_vs_best_pair"][jkey]["ratio"] - r) < 1e-9, (jkey, comp["relish_vs_best_pair"][jkey])
+    assert abs(comp["relish_vs_best_pair"][jkey]["ratio"] - r) < 1e-8, (jkey, comp["relish_vs_best_pair"][jkey])
 print("ok: --order all, %d pairs, the best pair and relish against it" % len(pairs))
 P
 gp=$work/out/plots.gp

@@ -71,6 +71,9 @@ static const char usage_text[] =
 	"  --relish-min-speedup X  relish: admit only if the throughput grows by X (1)\n"
 	"  --relish-solo-after-s S relish: jobs with S GPU-seconds of service run alone\n"
 	"                          (default 0: off)\n"
+	"  --relish-timeslice on|off  relish: a segment the co-location model refuses\n"
+	"                          everywhere time-slices beside a device's one member\n"
+	"                          unless measured to lose (default on)\n"
 	"  --relish-family-probe on|off  relish: one segment of a shape never measured\n"
 	"                          at a time on a family estimate (default on)\n"
 	"  --relish-explore N      relish: co-locations of a pair of shapes tried while\n"
@@ -112,7 +115,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_R_TSLICE, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -138,6 +141,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-min-speedup", required_argument, NULL, O_R_SPEEDUP},
 		{"relish-solo-after-s", required_argument, NULL, O_R_SOLO},
 		{"relish-family-probe", required_argument, NULL, O_R_FPROBE},
+		{"relish-timeslice", required_argument, NULL, O_R_TSLICE},
 		{"relish-explore", required_argument, NULL, O_R_EXPLORE},
 		{"observe-noise", required_argument, NULL, O_NOISE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
@@ -260,6 +264,11 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return rl_err_set(err, RL_EUSAGE, "--relish-family-probe: expected on or off, got \"%s\"", optarg);
 			o->cfg.tune.relish_family_probe = !strcmp(optarg, "on");
+			break;
+		case O_R_TSLICE:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return rl_err_set(err, RL_EUSAGE, "--relish-timeslice: expected on or off, got \"%s\"", optarg);
+			o->cfg.tune.relish_timeslice = !strcmp(optarg, "on");
 			break;
 		case O_R_EXPLORE: {
 			double v;

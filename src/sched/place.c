@@ -358,6 +358,36 @@ static int explore_ok(const sched *s, const sched_seg *g, const sched_dev *d, do
 	return 1;
 }
 
+/*
+ * The time-slice fallback (relish, timeslice_refused): may g, refused by
+ * the model on device d, which runs one segment, time-slice beside it
+ * because the model refuses it everywhere?  Not beside a member that holds
+ * its device, and not with a partner the pair was measured to lose with
+ * (their speeds sum below 1: worse than taking turns; Gandiva's
+ * introspection, by measurement).  Under the prior two segments that
+ * share a device do at least a device's work between them (colocate.c),
+ * so the set loses nothing the model can see while the segment no longer
+ * waits; the margin guards gains, not the choice between a zero gain and
+ * a wait.  The pair's ends then measure it (colo_observe).  *specific is
+ * set when the answer looked at the pair (not monotone in reservation and
+ * utilisation: place.c's xmemo).
+ */
+static int slice_ok(const sched *s, const sched_seg *g, const sched_dev *d, int *specific)
+{
+	const sched_seg *m = &s->seg[d->run[0]];
+	if (m->held)
+		return 0;
+	double sa, sb;
+	if (s->prof[g->prof].paired && s->prof[m->prof].paired &&
+	    sched_colocate_pair(s, g->req.shape, m->req.shape, &sa, NULL) == 0 &&
+	    sched_colocate_pair(s, m->req.shape, g->req.shape, &sb, NULL) == 0) {
+		*specific = 1;
+		if (sa + sb < 1)
+			return 0;
+	}
+	return 1;
+}
+
 /* A shared placement: reservation res, best device by policy. */
 static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 			const sched_mem_estimate *e, uint64_t since, sched_placement *pl)
@@ -372,6 +402,10 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 	uint64_t best_left = UINT64_MAX;
 	int best_empty = 0;
 	int best_explore = 0, specific = 0;
+	/* the time-slice fallback (timeslice_refused): the least loaded
+	 * device with one member the model refused */
+	int slice = -1;
+	double slice_U = INFINITY;
 	g->explore_dev = -1;
 	int cand_paired = p->paired; /* the candidate's shape is in some pair */
 	/* answered by an index: no walk */
@@ -455,8 +489,14 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 				colo_eval(s, d, g->prof, util, &cc);
 				gain = cc.speed + cc.loss;
 				if (!place_admits(s, gain, 1 + cc.weight, cc.t0)) {
-					if (!explore_ok(s, g, d, gain, 1 + cc.weight, cc.t0, &specific))
+					if (!explore_ok(s, g, d, gain, 1 + cc.weight, cc.t0, &specific)) {
+						if (s->opt.timeslice_refused && d->n_run == 1 &&
+						    d->g_U < slice_U && slice_ok(s, g, d, &specific)) {
+							slice = di;
+							slice_U = d->g_U;
+						}
 						continue;
+					}
 					/* after every device the model admits */
 					explore = 1;
 					gain -= 2;
@@ -490,6 +530,10 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 		/* enough candidates compared (a refusal still looks at all) */
 		if (relish && s->opt.score_max && ++n_admit >= s->opt.score_max)
 			break;
+	}
+	if (best < 0 && slice >= 0) {
+		best = slice;
+		best_comp = est_compute(s, &g->req, g->prof, &s->dev[slice]);
 	}
 	if (best < 0) {
 		if (xmemo && !specific)

@@ -61,6 +61,10 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->solo_after_s = 0;
 	o->share_gangs = policy == SHARE_RELISH || policy == SHARE_GANDIVA;
 	o->family_probe = 1;
+	/* relish: refused by the model everywhere, time-slice rather than
+	 * wait (docs/evaluation.md: mean JCT -4 %, makespan -10 % at 64
+	 * GPUs on the Philly trace; docs/scheduling.md says why) */
+	o->timeslice_refused = policy == SHARE_RELISH;
 	o->gang_scan_max = 0;
 	/* the median |error| of the core's prior on Lucid's measured pairs
 	 * (relish simulate --check-colocate; docs/scheduling.md) */

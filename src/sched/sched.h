@@ -184,6 +184,13 @@ typedef struct sched_options {
 				    admitted only if its modelled gain stays
 				    positive with every speed it changes
 				    lowered by this (docs/scheduling.md) */
+	int timeslice_refused;   /* relish: a segment the co-location model
+				    refuses on every device (it would wait)
+				    time-slices beside the one single-device
+				    member of a device where its memory
+				    fits, unless that pair was measured to
+				    lose, the least loaded first (on for
+				    relish; docs/scheduling.md) */
 	int family_probe;        /* relish: of a shape never measured, one
 				    segment at a time runs on a family-model
 				    estimate, the others whole (as the hint's

@@ -58,6 +58,8 @@ void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 			o->solo_after_s = t->relish_solo_after_s;
 		if (t->relish_family_probe >= 0)
 			o->family_probe = t->relish_family_probe;
+		if (t->relish_timeslice >= 0)
+			o->timeslice_refused = t->relish_timeslice;
 		if (t->relish_explore >= 0)
 			o->explore_max = t->relish_explore;
 	}
@@ -83,6 +85,7 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_margin = -1;
 	c->tune.relish_solo_after_s = -1;
 	c->tune.relish_family_probe = -1;
+	c->tune.relish_timeslice = -1;
 	c->tune.relish_explore = -1;
 	c->observe_noise = 0.05;
 	c->tune.gandiva_timeslice_max = -1;

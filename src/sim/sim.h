@@ -92,6 +92,7 @@ typedef struct sim_tune {
 	double relish_margin;
 	double relish_solo_after_s;
 	int relish_family_probe;
+	int relish_timeslice;     /* relish: timeslice_refused (-1: default) */
 	int relish_explore;        /* explore_max */
 	double tiresias_limit_s[SCHED_MAX_TIERS];
 	int gandiva_timeslice_max;
