@@ -325,6 +325,8 @@ static void test_group_loser_kept_apart(void **state)
 	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), RL_ENOTFOUND);
 	sched_free(s);
 	use_groups = 0;
+}
+
 /* Refused everywhere, a segment time-slices rather than waits: without
  * exploration the model refuses b beside a (100 % + 100 %: no gain beyond
  * the margin), and b shares a's device at once; a third segment (c, as
