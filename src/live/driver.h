@@ -335,6 +335,10 @@ typedef struct live_user_policy {
 } live_user_policy;
 
 void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p);
+/* Forget every user's own rule (a reloaded config's users: replaces the
+ * old one whole: a user taken out of it falls back to the default, which
+ * live_set_default_user_policy then applies to everyone). */
+void live_clear_user_policies(live *d);
 void live_set_default_user_policy(live *d, const live_user_policy *p);
 
 /* Segments of experiment id queued in the core (not yet placed). */

@@ -700,6 +700,13 @@ void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p)
 	live__user_apply(d, uid);
 }
 
+void live_clear_user_policies(live *d)
+{
+	free(d->user_rules);
+	d->user_rules = NULL;
+	d->n_user_rules = 0;
+}
+
 void live_set_default_user_policy(live *d, const live_user_policy *p)
 {
 	d->user_default = *p;

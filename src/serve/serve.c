@@ -278,6 +278,7 @@ static int state_prepare(service *s, rl_err *err)
 
 static void apply_users(service *s)
 {
+	live_clear_user_policies(s->d);
 	for (size_t i = 0; i < s->cfg.n_users; i++) {
 		const serve_user_rule *r = &s->cfg.users[i];
 		live_user_policy up = {.share = r->share, .max_gpus = r->max_gpus,
