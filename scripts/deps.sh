@@ -25,7 +25,7 @@ test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time 
            chromium prometheus        # the dashboard's browser tests, /metrics scraped
            python3-venv python3-pip python3-pandas   # the Python client's tests
            systemd    # systemd-analyze verify: test_install checks the unit
-           debhelper lintian)   # tests/test_deb.sh builds and checks the Debian package
+           debhelper lintian build-essential)   # tests/test_deb.sh builds and checks the Debian package (dpkg-buildpackage checks build-essential)
 # The dashboard's build (npm ci at build time).  A machine with another
 # Node.js (NodeSource's nodejs ships its own npm) counts as having them.
 web_pkgs=(nodejs npm)

@@ -389,6 +389,9 @@ W
   echo "forkbomb: the trial started $kids children before fork failed ($why) under trial_processes: 64"
   [ "$kids" -lt 64 ] && [ "$why" = BlockingIOError ] || fail "the trial started $kids children ($why) under trial_processes: 64"
   victim_ok
+  # the children outlive their trial by up to 3 s, and count against the
+  # attacker's next case's limit until they end
+  wait_for 30 sh -c "! pgrep -u '$U1' >/dev/null"
 }
 
 # ---- allow, gpuenv, resume: container cases --------------------------------------

@@ -149,7 +149,14 @@ int main(int argc, char **argv)
 	 * process table, never all of it.  Hard as well as soft, and set as
 	 * root, so the trial cannot raise it. */
 	if (strcmp(argv[4], "-") != 0) {
-		struct rlimit np = {.rlim_cur = number(argv[4], "NPROC"), .rlim_max = 0};
+		/* Only ever lowered: a hard limit already below it (a
+		 * container's default, 1,024 under podman) stands, as raising
+		 * it needs CAP_SYS_RESOURCE, which a contained service lacks. */
+		struct rlimit np, now;
+		np.rlim_cur = number(argv[4], "NPROC");
+		if (getrlimit(RLIMIT_NPROC, &now) == 0 && now.rlim_max != RLIM_INFINITY &&
+		    now.rlim_max < np.rlim_cur)
+			np.rlim_cur = now.rlim_max;
 		np.rlim_max = np.rlim_cur;
 		if (setrlimit(RLIMIT_NPROC, &np) != 0)
 			fail(errno, "setrlimit NPROC");
