@@ -18,6 +18,10 @@ except ImportError:
         if os.path.isdir(os.path.join(_p, "relish")):
             sys.path.insert(0, os.path.normpath(_p))
             break
+    # a failed import may have left a stale "relish" behind (an empty
+    # folder of that name on the path, left by a removed install, is a
+    # namespace package without .trial): look again from the new path
+    sys.modules.pop("relish", None)
     import relish.trial as _trial
 
 sys.modules[__name__] = _trial
