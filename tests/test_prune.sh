@@ -5,8 +5,9 @@
 # Without a service (--state):
 #   - no rule (exit 2); --archive without --state/--db (exit 2);
 #   - --dry-run lists the 21 it would remove and changes nothing;
-#   - an archive that cannot be written: exit 1, nothing removed (rows,
-#     folders), each error said;
+#   - an archive that cannot be written, or a folder of it another user
+#     owns or may write: exit 1, nothing removed (rows, folders), each
+#     error said;
 #   - --age 20m --keep 4: exit 0; h23..h30 and the running h2 stay; each
 #     archive reads back as what `relish export --format json` wrote of it
 #     before; their run folders are gone, the others' stay; the database's
@@ -60,6 +61,19 @@ grep -q '^kept     5 h5 (alice): creating .*notafolder/archive' "$work/out" || f
 grep -q '21 experiments could not be exported or removed; they stay' "$work/err" || fail "no summary: $(cat "$work/err")"
 [ "$(q 'SELECT count(*) FROM experiments')" = 30 ] && [ "$(q 'SELECT count(*) FROM metrics')" = 12000 ] &&
   [ -d "$h5_dir" ] || fail "something went without its export"
+
+# an archive folder that another user owns, or that others may write
+# (under /tmp, made first by someone else): they could swap its owner
+# folder for a link between the check and root's write; refused, nothing
+# removed
+mkdir -m 0777 "$work/open"
+mkdir -m 0700 "$work/theirs" && chown 65534 "$work/theirs"
+for a in "$work/open" "$work/theirs"; do
+  prune --state "$st" --age 20m --keep 4 --archive "$a"
+  [ "$rc" = 1 ] && grep -q "^kept     5 h5 (alice): .*${a##*/} belongs to uid .* or others may write it" "$work/out" ||
+    fail "archive $a: exit $rc: $(head -3 "$work/out")"
+  [ "$(q 'SELECT count(*) FROM experiments')" = 30 ] && [ -z "$(ls "$a")" ] || fail "archive $a: something went or was written"
+done
 
 prune --state "$st" --age 20m --keep 4 --archive "$work/archive"
 [ "$rc" = 0 ] && grep -q '^21 experiments exported and removed, 0 kept' "$work/out" || fail "prune: exit $rc: $(cat "$work/out" "$work/err")"

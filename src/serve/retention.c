@@ -54,6 +54,11 @@ static int cand_cmp(const void *a, const void *b)
 	return x->id > y->id ? -1 : x->id < y->id;
 }
 
+/* A folder of the archive, made 0700 or already there: ours and writable
+ * by nobody else, or refused.  The service writes archives as root; a
+ * folder another user owns or may write (an archive: under /tmp, made by
+ * that user first) would let them swap ARCHIVE/OWNER for a link between
+ * this check and the write, and root would write wherever it points. */
 static int mkdir_one(const char *path, rl_err *err)
 {
 	if (mkdir(path, 0700) != 0 && errno != EEXIST)
@@ -61,6 +66,11 @@ static int mkdir_one(const char *path, rl_err *err)
 	struct stat sb;
 	if (lstat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		return rl_err_set(err, RL_EIO, "%s is not a folder", path);
+	if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH)))
+		return rl_err_set(err, RL_EIO,
+				  "%s belongs to uid %u or others may write it; an archive "
+				  "folder must be its writer's (uid %u) and no one else's to write",
+				  path, (unsigned)sb.st_uid, (unsigned)geteuid());
 	return 0;
 }
 
