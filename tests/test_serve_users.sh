@@ -157,18 +157,8 @@ else
 fi
 
 # ---- a user's own limit, and a reload that takes it out ----
-# RELOAD: write the config from stdin, SIGHUP, wait until it is taken
-reload() {
-  local n
-  n=$(grep -c 'event=serve.reloaded' "$work/serve.log" || true)
-  cat >"$work/config.yaml"
-  kill -HUP "$spid"
-  wait_for 10 sh -c "[ \"\$(grep -c 'event=serve.reloaded' '$work/serve.log')\" -gt $n ]"
-}
-reload <<C
-admin_group: $G_NAME
-users: {$U1: {experiments: 1}}
-C
+reload_config "admin_group: $G_NAME
+users: {$U1: {experiments: 1}}"
 serve_spec "$work/lim1.yaml" "users-lim1" 50 3 200 1
 serve_spec "$work/lim2.yaml" "users-lim2" 50 3 200 1
 as "$U1" "$R" submit lim1.yaml >/dev/null || fail "u1 submit lim1"
@@ -178,9 +168,7 @@ set -e
 # 409, exit 1 (busy: submit again once one has ended; docs/cli.md)
 [ "$rc" = 1 ] && printf '%s' "$out" | grep -q "the most the service allows one user" ||
   fail "users.$U1.experiments 1: a second running experiment was not refused: $rc $out"
-reload <<C
-admin_group: $G_NAME
-C
+reload_config "admin_group: $G_NAME"
 # the rule named u1 only: without it u1 has the default (no limit)
 as "$U1" "$R" submit lim2.yaml >/dev/null || fail "u1's limit stayed after a reload took it out"
 for n in users-lim1 users-lim2; do as "$U1" "$R" cancel "$n" >/dev/null || fail "cancel $n"; done

@@ -62,17 +62,6 @@ post_spec() {
     --data-binary "@$body" http://relish/api/v1/experiments
 }
 
-reload_config() {
-  local n
-  n=$(grep -c 'event=serve.reload' "$work/serve.log" || true)
-  printf '%s\n' "$1" >"$work/config.yaml"
-  kill -HUP "$spid"
-  wait_for 10 sh -c "[ \$(grep -c 'event=serve.reload' '$work/serve.log') -gt $n ]"
-  tail -3 "$work/serve.log" | grep -q 'event=serve.reload .*level=error\|level=error.*event=serve.reload' &&
-    fail "the config was refused: $(grep 'event=serve.reload' "$work/serve.log" | tail -1)"
-  return 0
-}
-
 passed=() failed=() skipped=()
 # A case that cannot run here exits 77 after its "SKIP: why" line: skipped,
 # neither defended nor not.

@@ -137,6 +137,19 @@ as() {
 
 api() { curl -s --max-time 30 --unix-socket "$sock" "http://relish$1"; }
 
+# RELOAD_CONFIG TEXT: the service's config file becomes TEXT, SIGHUP, and
+# wait until the service has read it (fails when it refused it)
+reload_config() {
+  local n
+  n=$(grep -c 'event=serve.reload' "$work/serve.log" || true)
+  printf '%s\n' "$1" >"$work/config.yaml"
+  kill -HUP "$spid"
+  wait_for 10 sh -c "[ \$(grep -c 'event=serve.reload' '$work/serve.log') -gt $n ]"
+  tail -3 "$work/serve.log" | grep -q 'event=serve.reload .*level=error\|level=error.*event=serve.reload' &&
+    fail "the config was refused: $(grep 'event=serve.reload' "$work/serve.log" | tail -1)"
+  return 0
+}
+
 wait_for() {
   local t=$1 i
   shift
