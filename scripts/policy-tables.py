@@ -102,8 +102,12 @@ def ablation(out, sizes):
         ("a1", "+ one segment at a time on a family estimate"),
         ("a2", "+ gangs share devices"),
         ("a3", "+ long-served jobs share (no solo_after_s)"),
-        ("all", "+ admission by the model's measured margin (0.044 per predicted speed, any gain): "
-                "relish now"),
+        ("b0", "+ admission by the model's measured margin (0.044 per predicted speed, any gain), "
+               "exploration, single segments time-slice: relish before issue 26's last round"),
+        ("b1", "+ gangs bet on the hint's probe (gang_probe)"),
+        ("b2", "+ gangs time-slice (timeslice_gangs)"),
+        ("all", "+ the tail of LAS (las_tail 0.99): relish now"),
+        ("b3", "relish before the tail, gangs time-slice but run whole until measured"),
         ("m0", "relish, no margin (any modelled gain)"),
         ("m18", "relish, the margin measured on Gavel's V100 pairs (0.18)"),
     ]
@@ -150,6 +154,7 @@ def peers(out, sizes):
          "tiresias"),
         ("gandiva, time-slicing as deep as memory allows", "gts0", "gandiva"),
         ("gandiva, two segments time-sliced at most (the default)", "all", "gandiva"),
+        ("gandiva in LAS order with relish's tail of LAS (--las-tail 0.99)", "glt", "gandiva"),
     ]
     for what, f, p in rows:
         print(f"| {what} | " + " | ".join(cell(load(f"{out}/{f}_{n}.json")[p]) for n in sizes) + " |")

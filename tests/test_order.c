@@ -207,6 +207,71 @@ static void test_las_runs_new_jobs_first(void **state)
 	sched_free(s);
 }
 
+/* One segment of job job_id with service `before` (attained before the core
+ * saw it), arriving at `at`. */
+static void tail_submit(sched *s, uint64_t seg, uint64_t job_id, double before, double at)
+{
+	sched_request r;
+	memset(&r, 0, sizeof r);
+	r.seg_id = seg;
+	r.job_id = job_id;
+	r.shape = 42;
+	r.needs_gpu = 1;
+	r.n_devices = 1;
+	r.attained_s = before;
+	r.submit_time = at;
+	rl_err e;
+	assert_int_equal(sched_submit(s, &r, &e), 0);
+}
+
+/* Place one segment at now, end it at now + 10 (completed); returns it. */
+static uint64_t tail_run_one(sched *s, double now)
+{
+	sched_placement pl[1];
+	assert_int_equal(sched_place(s, now, pl, 1), 1);
+	sched_observation ob;
+	memset(&ob, 0, sizeof ob);
+	ob.outcome = SEG_OUT_COMPLETED;
+	ob.duration_s = 10;
+	ob.mean_util = -1;
+	rl_err e;
+	assert_int_equal(sched_finished(s, pl[0].seg_id, now + 10, &ob, &e), 0);
+	return pl[0].seg_id;
+}
+
+/* las_tail: once enough jobs have ended, a job whose service passed the
+ * quantile of theirs keeps it as its key: two such jobs wait by arrival
+ * (y, 5,000 s attained, arrived first, before x, 1,000 s), where plain
+ * LAS would run x first and y last; a new job still comes first.  Fewer
+ * than SCHED_LAS_MIN_JOBS ended jobs: plain LAS. */
+static void test_las_tail_orders_long_jobs_by_arrival(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 3; mode++) {
+		/* 0: tail on, 100 ended jobs; 1: tail off; 2: on, 99 ended */
+		sched_options o = opts(ORDER_LAS);
+		o.las_tail = mode == 1 ? 0 : 0.99;
+		sched *s = fixture_sched(SHARE_EXCLUSIVE, &o, 1, 16000);
+		int ended = mode == 2 ? 99 : 100;
+		double now = 0;
+		for (int i = 0; i < ended; i++, now += 10) {
+			tail_submit(s, 1000 + (uint64_t)i, 1000 + (uint64_t)i, 0, now);
+			tail_run_one(s, now);
+			sched_job_forget(s, 1000 + (uint64_t)i);
+		}
+		tail_submit(s, 1, 1, 5000, 1); /* y */
+		tail_submit(s, 2, 2, 1000, 5); /* x */
+		tail_submit(s, 3, 3, 0, 9);    /* z, new */
+		uint64_t first = tail_run_one(s, now);
+		uint64_t second = tail_run_one(s, now + 10);
+		uint64_t third = tail_run_one(s, now + 20);
+		assert_int_equal(first, 3);
+		assert_int_equal(second, mode == 0 ? 1 : 2);
+		assert_int_equal(third, mode == 0 ? 2 : 1);
+		sched_free(s);
+	}
+}
+
 static void test_fair_shares_between_users(void **state)
 {
 	(void)state;
@@ -718,6 +783,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_starves_the_small_user),
 		cmocka_unit_test(test_las_runs_new_jobs_first),
+		cmocka_unit_test(test_las_tail_orders_long_jobs_by_arrival),
 		cmocka_unit_test(test_fair_shares_between_users),
 		cmocka_unit_test(test_fair_two_free_devices_go_to_two_users),
 		cmocka_unit_test(test_fair_forgets_with_a_half_life),

@@ -119,18 +119,119 @@ static void test_relish_gang_weighs_members(void **state)
 	}
 }
 
-static void test_relish_gang_unmeasured_runs_whole(void **state)
+static void test_relish_gang_unmeasured_probe(void **state)
 {
 	(void)state;
-	/* A gang never measured is not bet on its hint: it runs whole. */
-	sched *s = relish(2, 0.05);
-	sched_request r = rq(1, 50, 2);
-	r.mem_hint_mib = 1000;
-	submit(s, r);
-	sched_placement pl[2];
-	assert_int_equal(sched_place(s, 0, pl, 2), 1);
-	assert_int_equal(pl[0].basis, SCHED_BASIS_EXCLUSIVE);
-	assert_int_equal(pl[0].mem_mib, 16000);
+	/* A gang never measured bets on its hint as a single segment does
+	 * (gang_probe): one of the shape at a time, with the hint's headroom;
+	 * while it runs, another gang of the shape runs whole.  Without
+	 * gang_probe it runs whole from the start. */
+	for (int probe = 0; probe < 2; probe++) {
+		sched_options o;
+		sched_options_default(&o, SHARE_RELISH);
+		o.gang_probe = probe;
+		o.aging_s = 0;
+		sched *s = fixture_sched(SHARE_RELISH, &o, 4, 16000);
+		sched_request r = rq(1, 50, 2);
+		r.mem_hint_mib = 1000;
+		submit(s, r);
+		sched_placement pl[2];
+		assert_int_equal(sched_place(s, 0, pl, 2), 1);
+		assert_int_equal(pl[0].n_dev, 2);
+		if (!probe) {
+			assert_int_equal(pl[0].basis, SCHED_BASIS_EXCLUSIVE);
+			assert_int_equal(pl[0].mem_mib, 16000);
+			sched_free(s);
+			continue;
+		}
+		assert_int_equal(pl[0].basis, SCHED_BASIS_HINT);
+		assert_int_equal(pl[0].mem_mib, 1200);
+		r = rq(2, 50, 2);
+		r.mem_hint_mib = 1000;
+		submit(s, r);
+		assert_int_equal(sched_place(s, 1, pl, 2), 1);
+		assert_int_equal(pl[0].basis, SCHED_BASIS_EXCLUSIVE);
+		sched_free(s);
+	}
+}
+
+/* A core whose refused segments time-slice (timeslice_refused), gangs
+ * too unless told otherwise. */
+static sched *relish_slicing(int n_gpu, double margin, int gangs)
+{
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	o.solo_after_s = 0;
+	o.colocate_margin = margin;
+	o.aging_s = 0;
+	o.timeslice_refused = 1;
+	o.timeslice_gangs = gangs;
+	return fixture_sched(SHARE_RELISH, &o, n_gpu, 16000);
+}
+
+static void test_relish_gang_time_slices(void **state)
+{
+	(void)state;
+	/* Three GPUs run singles of 90, 100 and 95 %.  A gang of two at
+	 * 100 % beside any two: 190-200 % on each device, everyone at about
+	 * 0.5, a gain of about 0.1 against a margin of 0.05 x (2 + 2): the
+	 * model refuses it everywhere.  It time-slices beside the two least
+	 * loaded (GPUs 0 and 2); without timeslice_gangs it waits. */
+	for (int gangs = 0; gangs < 2; gangs++) {
+		sched *s = relish_slicing(3, 0.05, gangs);
+		measured(s, 10, 1, 2000, 90);
+		measured(s, 11, 1, 2000, 100);
+		measured(s, 12, 1, 2000, 95);
+		measured(s, 20, 2, 3000, 100);
+		sched_placement pl[4];
+		for (uint64_t i = 0; i < 3; i++) {
+			submit(s, rq(1 + i, 10 + i, 1));
+			assert_int_equal(sched_place(s, (double)i, pl, 4), 1);
+			assert_int_equal(pl[0].dev[0], (int)i);
+		}
+		submit(s, rq(4, 20, 2));
+		assert_int_equal(sched_place(s, 3, pl, 4), gangs);
+		if (gangs) {
+			assert_int_equal(pl[0].n_dev, 2);
+			int d0 = pl[0].dev[0] < pl[0].dev[1] ? pl[0].dev[0] : pl[0].dev[1];
+			int d1 = pl[0].dev[0] < pl[0].dev[1] ? pl[0].dev[1] : pl[0].dev[0];
+			assert_int_equal(d0, 0);
+			assert_int_equal(d1, 2);
+		}
+		sched_free(s);
+	}
+}
+
+static void test_relish_gang_slice_not_beside_measured(void **state)
+{
+	(void)state;
+	/* As above on two GPUs with singles of 90 and 100 %, but the pair of
+	 * the gang's shape and the 90 % single's was measured together: its
+	 * refusal is a measurement's, and the gang waits (one device is not
+	 * enough for two members).  Beside a member that holds its device
+	 * (runs whole), never either. */
+	sched *s = relish_slicing(2, 0.05, 1);
+	measured(s, 10, 1, 2000, 90);
+	measured(s, 11, 1, 2000, 100);
+	measured(s, 20, 2, 3000, 100);
+	sched_colocate_seed(s, 20, 10, 0.5, 0.5);
+	sched_placement pl[4];
+	submit(s, rq(1, 10, 1));
+	submit(s, rq(2, 11, 1));
+	assert_int_equal(sched_place(s, 0, pl, 4), 2);
+	submit(s, rq(3, 20, 2));
+	assert_int_equal(sched_place(s, 1, pl, 4), 0);
+	sched_free(s);
+	/* a single that runs whole (never measured, no hint) beside one of
+	 * 100 %: nothing to slice beside */
+	s = relish_slicing(2, 0.05, 1);
+	measured(s, 11, 1, 2000, 100);
+	measured(s, 20, 2, 3000, 100);
+	submit(s, rq(1, 77, 1));
+	submit(s, rq(2, 11, 1));
+	assert_int_equal(sched_place(s, 0, pl, 4), 2);
+	submit(s, rq(3, 20, 2));
+	assert_int_equal(sched_place(s, 1, pl, 4), 0);
 	sched_free(s);
 }
 
@@ -286,7 +387,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_relish_gang_shares),
 		cmocka_unit_test(test_relish_gang_weighs_members),
-		cmocka_unit_test(test_relish_gang_unmeasured_runs_whole),
+		cmocka_unit_test(test_relish_gang_unmeasured_probe),
+		cmocka_unit_test(test_relish_gang_time_slices),
+		cmocka_unit_test(test_relish_gang_slice_not_beside_measured),
 		cmocka_unit_test(test_gandiva_rules),
 		cmocka_unit_test(test_memo_matches_full_walk),
 	};

@@ -598,10 +598,15 @@ static void test_gandiva_schedule(void **state)
 static void test_gangs(void **state)
 {
 	(void)state;
-	/* g (2 GPUs, 100 s) holds both GPUs; s (1 GPU, 50 s) waits until 100
-	 * under every policy (gangs run alone).  w asks for 4 GPUs on a
+	/* Exclusive and pack: g (2 GPUs, 100 s) holds both GPUs; s (1 GPU,
+	 * 50 s) waits until 100 (gangs run alone).  w asks for 4 GPUs on a
 	 * 2-GPU cluster: capped to 2, its 100 s become 200 s (GPU-seconds
-	 * kept); it starts at 150 and ends at 350. */
+	 * kept); it starts at 150 and ends at 349 (arrived at 1).  relish:
+	 * g bets on its hint (gang_probe) and s, which the model refuses
+	 * beside it (both 100 % busy, nothing measured), time-slices beside
+	 * g's member on GPU 1: both at half speed, s ends at 100; w then
+	 * slices beside g (gain 0 again), g ends at 200 and w, alone from
+	 * then, at 349 too. */
 	sim_trace *t = parse("job_id,submit_time_s,duration_s,num_gpus,gpu_mem_mib\n"
 			     "g,0,100,2,1000\ns,0,50,1,1000\nw,1,100,4,1000\n");
 	sim_model *m = NULL;
@@ -609,8 +614,9 @@ static void test_gangs(void **state)
 	sim_config c = small_config(2, 10000);
 	for (int p = 0; p < 3; p++) {
 		sim_result *r = run(t, m, &c, (sched_policy)p);
-		assert_near(r->jct_s[0], 100);
-		assert_near(r->jct_s[1], 150);
+		int rel = (sched_policy)p == SCHED_POLICY_RELISH;
+		assert_near(r->jct_s[0], rel ? 200 : 100);
+		assert_near(r->jct_s[1], rel ? 100 : 150);
 		assert_near(r->jct_s[2], 349);
 		assert_int_equal(r->n_gang_capped, 1);
 		sim_result_free(r);

@@ -65,6 +65,9 @@ static const char usage_text[] =
 	"  --out DIR            write CSV time series, per-job JCTs and PNG plots\n"
 	"  --placements         with --out: also write placements_POLICY.csv, one row\n"
 	"                       per placement (time, job, devices, reservation, basis)\n"
+	"  --las-tail Q         las order: jobs past the Q quantile of ended jobs'\n"
+	"                       service wait by arrival among themselves (relish 0.99,\n"
+	"                       the others 0: off)\n"
 	"  --relish-gangs on|off   relish: gangs share devices (default on)\n"
 	"  --relish-margin X       relish: the co-location model's margin per speed\n"
 	"                          (default 0.044)\n"
@@ -73,7 +76,11 @@ static const char usage_text[] =
 	"                          (default 0: off)\n"
 	"  --relish-timeslice on|off  relish: a segment the co-location model refuses\n"
 	"                          everywhere time-slices beside a device's one member\n"
-	"                          unless measured to lose (default on)\n"
+	"                          unless the pair was measured (default on)\n"
+	"  --relish-timeslice-gangs on|off  relish: gangs time-slice so too, each\n"
+	"                          member beside at most one (default on)\n"
+	"  --relish-gang-probe on|off  relish: a gang never measured bets on its hint\n"
+	"                          as a single segment does, else runs whole (on)\n"
 	"  --relish-family-probe on|off  relish: one segment of a shape never measured\n"
 	"                          at a time on a family estimate (default on)\n"
 	"  --relish-explore N      relish: co-locations of a pair of shapes tried while\n"
@@ -115,7 +122,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_R_TSLICE, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_LAS_TAIL, O_R_TSLICE, O_R_TSGANGS, O_R_GPROBE, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -136,12 +143,15 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"scale-seed", required_argument, NULL, O_SCALE_SEED},
 		{"background", required_argument, NULL, O_BACKGROUND},
 		{"check-colocate", required_argument, NULL, O_CHECK},
+		{"las-tail", required_argument, NULL, O_LAS_TAIL},
 		{"relish-gangs", required_argument, NULL, O_R_GANGS},
 		{"relish-margin", required_argument, NULL, O_R_MARGIN},
 		{"relish-min-speedup", required_argument, NULL, O_R_SPEEDUP},
 		{"relish-solo-after-s", required_argument, NULL, O_R_SOLO},
 		{"relish-family-probe", required_argument, NULL, O_R_FPROBE},
 		{"relish-timeslice", required_argument, NULL, O_R_TSLICE},
+		{"relish-timeslice-gangs", required_argument, NULL, O_R_TSGANGS},
+		{"relish-gang-probe", required_argument, NULL, O_R_GPROBE},
 		{"relish-explore", required_argument, NULL, O_R_EXPLORE},
 		{"observe-noise", required_argument, NULL, O_NOISE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
@@ -269,6 +279,25 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return rl_err_set(err, RL_EUSAGE, "--relish-timeslice: expected on or off, got \"%s\"", optarg);
 			o->cfg.tune.relish_timeslice = !strcmp(optarg, "on");
+			break;
+		case O_LAS_TAIL: {
+			double v;
+			if ((rc = parse_num("--las-tail", optarg, 0, &v, err)) < 0)
+				return rc;
+			if (v > 1)
+				return rl_err_set(err, RL_EUSAGE, "--las-tail: expected a quantile in [0, 1], got \"%s\"", optarg);
+			o->cfg.tune.las_tail = v;
+			break;
+		}
+		case O_R_TSGANGS:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return rl_err_set(err, RL_EUSAGE, "--relish-timeslice-gangs: expected on or off, got \"%s\"", optarg);
+			o->cfg.tune.relish_timeslice_gangs = !strcmp(optarg, "on");
+			break;
+		case O_R_GPROBE:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return rl_err_set(err, RL_EUSAGE, "--relish-gang-probe: expected on or off, got \"%s\"", optarg);
+			o->cfg.tune.relish_gang_probe = !strcmp(optarg, "on");
 			break;
 		case O_R_EXPLORE: {
 			double v;

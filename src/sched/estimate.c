@@ -404,10 +404,12 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		res = fam_res;
 		basis = SCHED_BASIS_FAMILY;
 	} else if (est_measures_first(s) && req->mem_hint_mib &&
-		   (req->n_devices <= 1 || o->policy != SHARE_RELISH)) {
-		/* (relish does not bet a gang on a hint: it holds k devices,
-		 * and an out-of-memory would lose the segment on all of them;
-		 * it runs whole until measured.  The Gandiva peer does.)
+		   (req->n_devices <= 1 || o->policy != SHARE_RELISH || o->gang_probe)) {
+		/* (A gang bets on its hint as a single segment does, under
+		 * relish only with gang_probe: an out-of-memory loses the
+		 * segment on all k devices, but a gang that runs whole until
+		 * measured waits for k idle devices, which a full cluster
+		 * seldom has; place_is_whole.)
 		 * With the headroom it may no longer fit any device: then it
 		 * runs alone (whole device) and gets measured.  One segment of
 		 * a shape never measured runs on the hint at a time (the

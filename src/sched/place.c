@@ -360,31 +360,36 @@ static int explore_ok(const sched *s, const sched_seg *g, const sched_dev *d, do
 
 /*
  * The time-slice fallback (relish, timeslice_refused): may g, refused by
- * the model on device d, which runs one segment, time-slice beside it
- * because the model refuses it everywhere?  Not beside a member that holds
- * its device, and not with a partner the pair was measured with at all
- * (or that its groups' measurements stand in for): then the model's
- * refusal is a measurement's (Gandiva's introspection), not the prior's.  Slicing a pair measured to do no more than take turns
- * (speeds summing near 1) kept two heavy trials on one device for most of
- * the live cost bench and held room a pair that gains could have used
- * (bench-share: free 1.50x -> 1.41x, heavy beside heavy 0-2 s -> 6.6 s).  Under the prior two segments that
- * share a device do at least a device's work between them (colocate.c),
- * so the set loses nothing the model can see while the segment no longer
- * waits; the margin guards gains, not the choice between a zero gain and
- * a wait.  The pair's ends then measure it (colo_observe).  *specific is
- * set when the answer looked at the pair (not monotone in reservation and
- * utilisation: place.c's xmemo).
+ * the model on device d, which runs at most one segment, time-slice
+ * beside it because the model refuses it everywhere?  Not beside a member
+ * that holds its device, and not with a partner the pair was measured
+ * with at all (or that its groups' measurements stand in for): then the
+ * model's refusal is a measurement's (Gandiva's introspection), not the
+ * prior's.  Slicing a pair measured to do no more than take turns (speeds
+ * summing near 1) kept two heavy trials on one device for most of the
+ * live cost bench and held room a pair that gains could have used
+ * (bench-share: free 1.50x -> 1.41x, heavy beside heavy 0-2 s -> 6.6 s).
+ * Under the prior two segments that share a device do at least a
+ * device's work between them (colocate.c), so the set loses nothing the
+ * model can see while the segment no longer waits; the margin guards
+ * gains, not the choice between a zero gain and a wait.  The pair's ends
+ * then measure it (colo_observe).  *specific is set when the answer
+ * looked at the pair (not monotone in reservation and utilisation:
+ * place.c's xmemo).  Single segments (place_shared) and gangs, one
+ * device per member (share.c, timeslice_gangs), ask the same question.
  */
-static int slice_ok(const sched *s, const sched_seg *g, const sched_dev *d, int *specific)
+int place_slice_ok(const sched *s, const sched_seg *g, const sched_dev *d, int *specific)
 {
-	const sched_seg *m = &s->seg[d->run[0]];
-	if (m->held)
-		return 0;
-	if (s->prof[g->prof].paired && s->prof[m->prof].paired &&
-	    (sched_colocate_pair(s, g->req.shape, m->req.shape, NULL, NULL) == 0 ||
-	     sched_colocate_pair(s, m->req.shape, g->req.shape, NULL, NULL) == 0)) {
-		*specific = 1;
-		return 0;
+	for (size_t i = 0; i < d->n_run; i++) {
+		const sched_seg *m = &s->seg[d->run[i]];
+		if (m->held)
+			return 0;
+		if (s->prof[g->prof].paired && s->prof[m->prof].paired &&
+		    (sched_colocate_pair(s, g->req.shape, m->req.shape, NULL, NULL) == 0 ||
+		     sched_colocate_pair(s, m->req.shape, g->req.shape, NULL, NULL) == 0)) {
+			*specific = 1;
+			return 0;
+		}
 	}
 	return 1;
 }
@@ -492,7 +497,7 @@ static int place_shared(sched *s, const pass *ps, sched_seg *g, int cls,
 				if (!place_admits(s, gain, 1 + cc.weight, cc.t0)) {
 					if (!explore_ok(s, g, d, gain, 1 + cc.weight, cc.t0, &specific)) {
 						if (s->opt.timeslice_refused && d->n_run == 1 &&
-						    d->g_U < slice_U && slice_ok(s, g, d, &specific)) {
+						    d->g_U < slice_U && place_slice_ok(s, g, d, &specific)) {
 							slice = di;
 							slice_U = d->g_U;
 						}

@@ -188,9 +188,22 @@ typedef struct sched_options {
 				    refuses on every device (it would wait)
 				    time-slices beside the one single-device
 				    member of a device where its memory
-				    fits, unless that pair was measured to
-				    lose, the least loaded first (on for
+				    fits, unless that pair was measured
+				    together, the least loaded first (on for
 				    relish; docs/scheduling.md) */
+	int gang_probe;          /* relish: a gang of a shape never measured
+				    bets on its hint (or family estimate) as
+				    a single segment does, one segment of the
+				    shape at a time, the others whole; 0 =
+				    such a gang runs whole until measured
+				    (it then waits for k idle devices: on a
+				    full cluster, for hours; docs/evaluation.md) */
+	int timeslice_gangs;     /* relish, with timeslice_refused: a gang the
+				    model refuses time-slices too, each
+				    member beside at most one member of its
+				    device (idle devices first, then the
+				    least loaded), under the same rule as a
+				    single segment's fallback */
 	int family_probe;        /* relish: of a shape never measured, one
 				    segment at a time runs on a family-model
 				    estimate, the others whole (as the hint's
@@ -198,6 +211,14 @@ typedef struct sched_options {
 	int timeslice_max;       /* gandiva: most segments a device takes
 				    when it is over-subscribed (0 = as many
 				    as its memory holds) */
+	double las_tail;         /* las (and fair within a user): a job whose
+				    attained service passed this quantile of
+				    the service of jobs that ended keeps that
+				    figure as its key, so that such jobs wait
+				    by arrival among themselves instead of the
+				    longest starving behind all others (the
+				    last queue of Tiresias; docs/scheduling.md);
+				    relish 0.99, the others 0 = plain LAS */
 	queue_order order;       /* queue order (docs/scheduling.md): fifo,
 				    las, tiresias or fair; ORDER_DEFAULT =
 				    las under relish, fifo otherwise */

@@ -200,6 +200,12 @@ typedef struct sched_user {
 } sched_user;
 
 /* A job: the service its ended segments attained (LAS, Tiresias). */
+/* las_tail: quarter-octave bins from 1 s to 2^32 s (136 years) */
+#define SCHED_LAS_BINS 128
+/* ... and the ended jobs it needs before a tail means anything (a 99th
+ * percentile of fewer than a hundred is their largest) */
+#define SCHED_LAS_MIN_JOBS 100
+
 typedef struct sched_job {
 	uint64_t id;
 	double attained_s;
@@ -399,6 +405,10 @@ struct sched {
 	sched_job *job;         /* jobs with live segments or service */
 	size_t n_job, cap_job;
 	size_t job_free;        /* forgotten slots, chained through id */
+	/* The service (GPU-seconds) of jobs the drivers said ended, by
+	 * quarter octave from 1 s: the LAS order's tail (order_key) */
+	double las_hist[SCHED_LAS_BINS];
+	double las_n;
 	sched_map job_map;      /* job id -> index */
 
 	sched_profile *prof;
@@ -628,11 +638,12 @@ static inline int place_is_whole(const sched *s, const sched_seg *g, const sched
 		return 1;
 	/* relish bets one segment at a time of a shape never measured on an
 	 * estimate (the hint's probe, estimate.c, and the family model's
-	 * alike): while one runs, the shape's others run whole; a gang only
-	 * shares on its own shape's measured peak */
+	 * alike): while one runs, the shape's others run whole.  A gang
+	 * does the same with gang_probe; without it, it shares only on its
+	 * own shape's measured peak. */
 	const sched_profile *p = &s->prof[g->prof];
 	return s->opt.policy == SHARE_RELISH && !p->n_measured &&
-	       (g->req.n_devices > 1 ||
+	       ((g->req.n_devices > 1 && !s->opt.gang_probe) ||
 		(s->opt.family_probe && e->basis == SCHED_BASIS_FAMILY && p->run_head != SCHED_NONE));
 }
 
@@ -655,6 +666,9 @@ static inline int place_may_gain(const sched *s, double gain, double n_changed, 
 size_t place_run(sched *s, double now, sched_placement *out, size_t max);
 /* Put a segment on a set of devices (bookkeeping shared with adopt). */
 int place_commit(sched *s, size_t gi, const sched_placement *pl, double now);
+/* relish's time-slice fallback: may g, refused by the model, slice beside
+ * the member (at most one) of d?  *specific: the answer read a pair. */
+int place_slice_ok(const sched *s, const sched_seg *g, const sched_dev *d, int *specific);
 
 /* ---- share.c ---- */
 /* A placement on devices chosen from all of its class: gangs that share

@@ -16,7 +16,14 @@
  *            (place_admits).  Idle devices score 1 and lose nothing, so
  *            they come first.  The k best by score is a greedy choice: the
  *            best set could trade a better score for a faster slowest
- *            member; it is not searched for.
+ *            member; it is not searched for.  A gang the rule refuses
+ *            time-slices (timeslice_gangs, spread_slice): k devices that
+ *            each run at most one segment the gang may slice beside
+ *            (place_slice_ok), idle ones first, then the least loaded.
+ *            Until then such a gang waited for devices its model would
+ *            admit, which a full cluster seldom had at once: most of
+ *            relish's gap to Gandiva on the Philly trace was gangs
+ *            waiting (docs/evaluation.md).
  *   gandiva  (Xiao et al., OSDI'18, as docs/simulator.md simplifies it)
  *            an idle device first; else packing: a device whose members'
  *            measured utilisations and the segment's own sum to at most
@@ -206,6 +213,12 @@ typedef struct spread_memo {
 	uint64_t refused_call;  /* refused in this sched_place call ... */
 	uint64_t refused_res;   /* ... with this reservation (the devices only
 				   fill up within a call: refused again) */
+	/* spread_slice's last answer that found fewer than slice_k devices
+	 * (0: none): the devices that could take a member as they were at
+	 * slice_stamp, with at least slice_res MiB free */
+	uint64_t slice_stamp, slice_res;
+	int slice_k, n_slice;
+	int32_t slice_di[SCHED_MAX_GANG];
 	size_t n;
 	spread_cand c[SPREAD_KEEP];
 } spread_memo;
@@ -323,6 +336,94 @@ static void memo_insert(spread_memo *m, int *has_bound, spread_cand *bound, cons
 	m->n++;
 	size_t i = lo;
 	m->c[i] = *x;
+}
+
+/* One device for spread_slice: 1 and *x when g may slice beside it; 2
+ * when it could but for a claim of this call (a claim ends without
+ * moving the device's stamp, so the memo must keep such a device). */
+static int slice_eval(sched *s, const sched_seg *g, int di, uint64_t res, spread_cand *x)
+{
+	const sched_dev *d = &s->dev[di];
+	int specific = 0;
+	int claimed = 0;
+	if (s->hot[di].free_key < res) {
+		if (!(d->claimed && !d->held && !d->avoided && dev_free(d) >= res))
+			return 0;
+		claimed = 1;
+	}
+	if (d->n_run > 1 || d->explore_gi1)
+		return 0;
+	s->work.dev_evals++;
+	if (!place_slice_ok(s, g, d, &specific))
+		return 0;
+	memset(x, 0, sizeof *x);
+	x->di = di;
+	x->ver = (uint32_t)d->ver;
+	x->busy = d->n_run > 0;
+	x->score = -(double)d->n_run * 1000.0 - d->g_U;
+	return claimed ? 2 : 1;
+}
+
+/*
+ * relish's time-slice fallback for a gang of k the model refused: into
+ * best[0..k), k devices with res MiB free, each running at most one
+ * segment that g may slice beside (place_slice_ok): idle devices first,
+ * then the fewest members' utilisation.  Returns whether k were found.
+ * A refusal is kept in the shape's memo m: a device can newly take a
+ * member only when something ended there (its stamp moves; a start only
+ * fills it, and a measured pair only forbids more), so the next try
+ * walks the devices changed since and looks again at the few the
+ * refusal found, instead of the whole class each time the gang waits.
+ */
+static int spread_slice(sched *s, const sched_seg *g, int cls, int k, uint64_t res,
+			spread_memo *m, spread_cand *best)
+{
+	size_t n = 0;
+	spread_cand x;
+	int32_t keep[SCHED_MAX_GANG];
+	int n_keep = 0, overflow = 0;
+	int reuse = m && m->slice_k == k && m->cls == cls && res >= m->slice_res &&
+		    m->slice_stamp >= s->all_stamp && m->slice_stamp >= s->add_stamp;
+	uint64_t since = reuse ? m->slice_stamp : 0;
+	for (int walk = 0; walk < 2; walk++) {
+		/* 0: the devices the last refusal kept and that have not
+		 * changed since (the changed ones come in the walk); 1: the
+		 * devices changed since it (all of them without a memo) */
+		int i = 0;
+		int di = walk ? s->idx[cls].mru_head : -1;
+		for (;;) {
+			if (walk == 0) {
+				if (!reuse || i >= m->n_slice)
+					break;
+				di = m->slice_di[i++];
+				if (s->hot[di].stamp > since)
+					continue;
+			} else {
+				if (di < 0 || s->hot[di].stamp <= since)
+					break; /* unchanged since the refusal */
+			}
+			int r = slice_eval(s, g, di, res, &x);
+			if (r && n_keep < SCHED_MAX_GANG)
+				keep[n_keep++] = di;
+			else if (r)
+				overflow = 1;
+			if (r == 1)
+				best_insert(best, &n, (size_t)k, &x);
+			if (walk)
+				di = s->hot[di].next;
+		}
+	}
+	if (m) {
+		m->slice_k = 0;
+		if (n < (size_t)k && !overflow) {
+			m->slice_stamp = s->stamp;
+			m->slice_res = res;
+			m->slice_k = k;
+			m->n_slice = n_keep;
+			memcpy(m->slice_di, keep, sizeof keep[0] * (size_t)n_keep);
+		}
+	}
+	return n == (size_t)k;
 }
 
 int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
@@ -491,13 +592,26 @@ int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
 			}
 			double gain = (double)k * slow + loss;
 			if (changed > 0 && !place_admits(s, gain, changed, t0)) {
-				if (m) {
-					m->refused_call = s->call_id;
-					m->refused_res = res;
+				/* refused by the model: time-slice rather than
+				 * wait, as a single segment does (its refusal
+				 * then depends on memory, not on the gain) */
+				int sliced = s->opt.timeslice_refused && s->opt.timeslice_gangs &&
+					     spread_slice(s, g, cls, k, res, m, best);
+				if (!sliced) {
+					if (m) {
+						m->refused_call = s->call_id;
+						m->refused_res = res;
+					}
+					/* a gain refusal, for look-alikes of this
+					 * call too when the slice found too few
+					 * devices (one needing less memory might
+					 * have found them: it waits for the next
+					 * call; retrying each kept the simulator
+					 * a third slower) */
+					if (unpaired)
+						gmemo_note(s, cls, k, res, util, g->req.compute_hint, 1);
+					return 0;
 				}
-				if (unpaired)
-					gmemo_note(s, cls, k, res, util, g->req.compute_hint, 1);
-				return 0;
 			}
 		}
 		for (int i = 0; i < k; i++)

@@ -60,6 +60,10 @@ void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 			o->family_probe = t->relish_family_probe;
 		if (t->relish_timeslice >= 0)
 			o->timeslice_refused = t->relish_timeslice;
+		if (t->relish_timeslice_gangs >= 0)
+			o->timeslice_gangs = t->relish_timeslice_gangs;
+		if (t->relish_gang_probe >= 0)
+			o->gang_probe = t->relish_gang_probe;
 		if (t->relish_explore >= 0)
 			o->explore_max = t->relish_explore;
 	}
@@ -67,6 +71,8 @@ void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 		memcpy(o->tiresias_limit_s, t->tiresias_limit_s, sizeof o->tiresias_limit_s);
 	if (p == SCHED_POLICY_GANDIVA && t->gandiva_timeslice_max >= 0)
 		o->timeslice_max = t->gandiva_timeslice_max;
+	if (t->las_tail >= 0)
+		o->las_tail = t->las_tail; /* every policy: --order las is */
 	if (t->fair_half_life_s >= 0)
 		o->fair_half_life_s = t->fair_half_life_s; /* every policy: --order fair is */
 }
@@ -86,6 +92,9 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_solo_after_s = -1;
 	c->tune.relish_family_probe = -1;
 	c->tune.relish_timeslice = -1;
+	c->tune.relish_timeslice_gangs = -1;
+	c->tune.relish_gang_probe = -1;
+	c->tune.las_tail = -1;
 	c->tune.relish_explore = -1;
 	c->observe_noise = 0.05;
 	c->tune.gandiva_timeslice_max = -1;

@@ -93,6 +93,9 @@ typedef struct sim_tune {
 	double relish_solo_after_s;
 	int relish_family_probe;
 	int relish_timeslice;     /* relish: timeslice_refused (-1: default) */
+	int relish_timeslice_gangs; /* relish: timeslice_gangs */
+	int relish_gang_probe;    /* relish: gang_probe */
+	double las_tail;          /* every policy: las_tail (-1: default) */
 	int relish_explore;        /* explore_max */
 	double tiresias_limit_s[SCHED_MAX_TIERS];
 	int gandiva_timeslice_max;
