@@ -171,6 +171,48 @@ static void test_bases_by_policy(void **state)
 	sched_free(s);
 }
 
+/* A hint's headroom follows the hints measured so far (hint_quantile):
+ * 19 shapes peaked at 0.8 of their hint, then one at 1.29.  With fewer
+ * than SCHED_HINT_MIN shapes, or the quantile off, a hint of 1,000 MiB
+ * reserves 1,200 (memory_margin); with 20 and the 0.999 quantile, the
+ * largest ratio's hundredth, 1.30: 1,300.  A shape counts once, with its
+ * first measurement. */
+static void test_hint_headroom_measured(void **state)
+{
+	(void)state;
+	for (int on = 0; on < 2; on++) {
+		sched_options o;
+		sched_options_default(&o, SHARE_RELISH);
+		if (!on)
+			o.hint_quantile = 0;
+		sched *s = fixture_sched(SHARE_RELISH, &o, 1, 81920);
+		sched_request fresh = shape_req(500, 8, 8);
+		fresh.family = 500;
+		fresh.mem_hint_mib = 1000;
+		for (uint64_t i = 0; i < 19; i++) {
+			sched_request r = shape_req(100 + i, 8, 8);
+			r.family = 100 + i; /* no family model: the hint decides */
+			r.mem_hint_mib = 1000;
+			learn_peak(s, &r, 800);
+		}
+		sched_basis b;
+		assert_int_equal(sched_estimate_mem(s, &fresh, &b), 1200);
+		assert_int_equal(b, SCHED_BASIS_HINT);
+		sched_request r = shape_req(119, 8, 8);
+		r.family = 119;
+		r.mem_hint_mib = 1000;
+		learn_peak(s, &r, 1290);
+		assert_int_equal(sched_estimate_mem(s, &fresh, &b), on ? 1300 : 1200);
+		/* a second measurement of a counted shape adds nothing */
+		r = shape_req(100, 8, 8);
+		r.family = 100;
+		r.mem_hint_mib = 100;
+		learn_peak(s, &r, 5000);
+		assert_int_equal(sched_estimate_mem(s, &fresh, &b), on ? 1300 : 1200);
+		sched_free(s);
+	}
+}
+
 /* The profile the core exports is what a driver stores and imports in a
  * later run (issue 28: the live driver recomputed it beside the core):
  * throughput alone from a segment that ran alone, beside others from one
@@ -373,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_family_two_points),
 		cmocka_unit_test(test_family_power_law),
 		cmocka_unit_test(test_bases_by_policy),
+		cmocka_unit_test(test_hint_headroom_measured),
 		cmocka_unit_test(test_profile_export_import),
 		cmocka_unit_test(test_host_probe),
 		cmocka_unit_test(test_failed_starts_not_measured),

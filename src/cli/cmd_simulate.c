@@ -79,6 +79,8 @@ static const char usage_text[] =
 	"                          unless the pair was measured (default on)\n"
 	"  --relish-timeslice-gangs on|off  relish: gangs time-slice so too, each\n"
 	"                          member beside at most one (default on)\n"
+	"  --relish-hint-quantile Q  relish: a hint's headroom is at least the Q quantile\n"
+	"                          of measured peak over hint (0.999; 0: the margin)\n"
 	"  --relish-gang-probe on|off  relish: a gang never measured bets on its hint\n"
 	"                          as a single segment does, else runs whole (on)\n"
 	"  --relish-family-probe on|off  relish: one segment of a shape never measured\n"
@@ -122,7 +124,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_LAS_TAIL, O_R_TSLICE, O_R_TSGANGS, O_R_GPROBE, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_LAS_TAIL, O_R_TSLICE, O_R_TSGANGS, O_R_GPROBE, O_R_HINTQ, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -152,6 +154,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-timeslice", required_argument, NULL, O_R_TSLICE},
 		{"relish-timeslice-gangs", required_argument, NULL, O_R_TSGANGS},
 		{"relish-gang-probe", required_argument, NULL, O_R_GPROBE},
+		{"relish-hint-quantile", required_argument, NULL, O_R_HINTQ},
 		{"relish-explore", required_argument, NULL, O_R_EXPLORE},
 		{"observe-noise", required_argument, NULL, O_NOISE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
@@ -294,6 +297,15 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 				return rl_err_set(err, RL_EUSAGE, "--relish-timeslice-gangs: expected on or off, got \"%s\"", optarg);
 			o->cfg.tune.relish_timeslice_gangs = !strcmp(optarg, "on");
 			break;
+		case O_R_HINTQ: {
+			double v;
+			if ((rc = parse_num("--relish-hint-quantile", optarg, 0, &v, err)) < 0)
+				return rc;
+			if (v > 1)
+				return rl_err_set(err, RL_EUSAGE, "--relish-hint-quantile: expected a quantile in [0, 1], got \"%s\"", optarg);
+			o->cfg.tune.relish_hint_quantile = v;
+			break;
+		}
 		case O_R_GPROBE:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return rl_err_set(err, RL_EUSAGE, "--relish-gang-probe: expected on or off, got \"%s\"", optarg);

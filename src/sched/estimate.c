@@ -353,6 +353,38 @@ uint64_t est_host_probe_mib(const sched *s)
 	return ceil_mib(v);
 }
 
+void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_observation *obs)
+{
+	if (obs->outcome != SEG_OUT_COMPLETED || obs->no_work || !obs->peak_mem_mib ||
+	    !req->mem_hint_mib || s->prof[pi].n_measured)
+		return;
+	double r = (double)obs->peak_mem_mib / (double)req->mem_hint_mib * 100;
+	int b = r < SCHED_HINT_BINS - 1 ? (int)r : SCHED_HINT_BINS - 1;
+	s->hint_hist[b] += 1;
+	s->hint_n += 1;
+}
+
+/*
+ * A hint's reservation factor: 1 + memory_margin, or more when the peaks
+ * measured so far say hints are lower than that often: the hint_quantile
+ * of peak over hint (the upper edge of its hundredth).  Every shape
+ * counts once, with its first completed measurement: a shape whose hint
+ * was too low ran out of memory first and completes later with a larger
+ * reservation, so its true ratio is in the sample too (a sample of the
+ * hint placements that completed would stop at the headroom itself).
+ */
+static double est_hint_factor(const sched *s)
+{
+	double f = 1 + s->opt.memory_margin;
+	if (!(s->opt.hint_quantile > 0) || s->hint_n < SCHED_HINT_MIN)
+		return f;
+	double want = s->opt.hint_quantile * s->hint_n, c = 0;
+	for (int b = 0; b < SCHED_HINT_BINS; b++)
+		if ((c += s->hint_hist[b]) >= want)
+			return fmax(f, (b + 1) / 100.0);
+	return fmax(f, SCHED_HINT_BINS / 100.0);
+}
+
 void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		 sched_mem_estimate *out)
 {
@@ -421,7 +453,7 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 		 * the same mean JCT; docs/evaluation.md). */
 		if (p && p->run_head != SCHED_NONE)
 			return;
-		uint64_t h = ceil_mib((double)req->mem_hint_mib * (1 + m));
+		uint64_t h = ceil_mib((double)req->mem_hint_mib * est_hint_factor(s));
 		if (h <= s->idx[cls].max_total) {
 			res = h;
 			basis = SCHED_BASIS_HINT;
@@ -663,6 +695,7 @@ void sched_learn(sched *s, const sched_request *req, const sched_observation *ob
 	size_t pi = est_profile_ensure(s, req);
 	if (pi == SCHED_NONE || !obs)
 		return;
+	est_hint_note(s, pi, req, obs);
 	est_observe(s, pi, obs, EST_ALONE, 0);
 	sched__touch_all(s); /* what was rejected may fit now */
 }

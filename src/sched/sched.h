@@ -191,6 +191,14 @@ typedef struct sched_options {
 				    fits, unless that pair was measured
 				    together, the least loaded first (on for
 				    relish; docs/scheduling.md) */
+	double hint_quantile;    /* relish: a hint's headroom is at least this
+				    quantile of measured peak over hint, over
+				    the shapes measured so far (each shape's
+				    first completed measurement, after an
+				    out-of-memory one too: uncensored), once
+				    SCHED_HINT_MIN were; never less than
+				    memory_margin (0.99: about one hint in a
+				    hundred too low; 0 = memory_margin alone) */
 	int gang_probe;          /* relish: a gang of a shape never measured
 				    bets on its hint (or family estimate) as
 				    a single segment does, one segment of the

@@ -200,6 +200,11 @@ typedef struct sched_user {
 } sched_user;
 
 /* A job: the service its ended segments attained (LAS, Tiresias). */
+/* est_hint_factor: ratios of peak to hint by hundredths, up to 4 */
+#define SCHED_HINT_BINS 400
+/* ... and the shapes it needs before its quantile means anything */
+#define SCHED_HINT_MIN 20
+
 /* las_tail: quarter-octave bins from 1 s to 2^32 s (136 years) */
 #define SCHED_LAS_BINS 128
 /* ... and the ended jobs it needs before a tail means anything (a 99th
@@ -409,6 +414,11 @@ struct sched {
 	 * quarter octave from 1 s: the LAS order's tail (order_key) */
 	double las_hist[SCHED_LAS_BINS];
 	double las_n;
+	/* Measured peak over declared hint of each shape's first completed
+	 * measurement, by hundredths up to SCHED_HINT_BINS / 100: the hint's
+	 * headroom (est_hint_factor) */
+	double hint_hist[SCHED_HINT_BINS];
+	double hint_n;
 	sched_map job_map;      /* job id -> index */
 
 	sched_profile *prof;
@@ -521,6 +531,10 @@ double est_util(const sched *s, const sched_request *req, size_t prof,
  * (company EST_ALONE) or beside others (EST_SHARED; EST_UNTIMED: neither,
  * its start is unknown), OOM raise with the reservation the segment had. */
 enum { EST_UNTIMED = -1, EST_ALONE = 0, EST_SHARED = 1 };
+/* An end of a segment of shape pi, before est_observe: when it is the
+ * shape's first completed measurement and req declared a hint, their
+ * ratio counts for the hint's headroom (est_hint_factor). */
+void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_observation *obs);
 void est_observe(sched *s, size_t prof, const sched_observation *obs, int company,
 		 uint64_t reserved_mib);
 /* The shape's first segment started running, or its last stopped: under
