@@ -25,7 +25,7 @@ for n in $abl; do
 	sim --gpus "$n" --policy exclusive --order las >"$out/exlas_$n.json"
 	# relish's rules one at a time, from those it had before issue 20
 	# (without the gang and order rules of issue 26's last round: new)
-	new="--relish-gang-probe off --relish-timeslice-gangs off --las-tail 0"
+	new="--relish-gang-probe off --relish-timeslice-gangs off --las-tail 0 --relish-hint-quantile 0"
 	old="--relish-min-speedup 1.05 --relish-margin 0 $new"
 	sim --gpus "$n" --policy relish $old --relish-gangs off --relish-solo-after-s 86400 \
 		--relish-family-probe off >"$out/a0_$n.json"
@@ -33,11 +33,14 @@ for n in $abl; do
 	sim --gpus "$n" --policy relish $old --relish-solo-after-s 86400 >"$out/a2_$n.json"
 	sim --gpus "$n" --policy relish $old >"$out/a3_$n.json"
 	# issue 26's last round: gangs bet on the hint's probe, gangs
-	# time-slice, the tail of LAS; and the tail for Gandiva in LAS order
+	# time-slice, the tail of LAS, the hint's measured headroom; and the
+	# tail for Gandiva in LAS order
 	sim --gpus "$n" --policy relish $new >"$out/b0_$n.json"
-	sim --gpus "$n" --policy relish --relish-timeslice-gangs off --las-tail 0 >"$out/b1_$n.json"
-	sim --gpus "$n" --policy relish --las-tail 0 >"$out/b2_$n.json"
-	sim --gpus "$n" --policy relish --relish-gang-probe off --las-tail 0 >"$out/b3_$n.json"
+	sim --gpus "$n" --policy relish --relish-timeslice-gangs off --las-tail 0 \
+		--relish-hint-quantile 0 >"$out/b1_$n.json"
+	sim --gpus "$n" --policy relish --las-tail 0 --relish-hint-quantile 0 >"$out/b2_$n.json"
+	sim --gpus "$n" --policy relish --relish-hint-quantile 0 >"$out/b3_$n.json"
+	sim --gpus "$n" --policy relish --relish-gang-probe off >"$out/b4_$n.json"
 	sim --gpus "$n" --policy gandiva --order las --las-tail 0.99 >"$out/glt_$n.json"
 	sim --gpus "$n" --policy relish --relish-margin 0 >"$out/m0_$n.json"
 	sim --gpus "$n" --policy relish --relish-margin 0.18 >"$out/m18_$n.json"

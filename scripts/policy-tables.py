@@ -106,8 +106,9 @@ def ablation(out, sizes):
                "exploration, single segments time-slice: relish before issue 26's last round"),
         ("b1", "+ gangs bet on the hint's probe (gang_probe)"),
         ("b2", "+ gangs time-slice (timeslice_gangs)"),
-        ("all", "+ the tail of LAS (las_tail 0.99): relish now"),
-        ("b3", "relish before the tail, gangs time-slice but run whole until measured"),
+        ("b3", "+ the tail of LAS (las_tail 0.99)"),
+        ("all", "+ a hint's headroom measured (hint_quantile 0.999): relish now"),
+        ("b4", "relish, but a gang never measured runs whole (no gang_probe)"),
         ("m0", "relish, no margin (any modelled gain)"),
         ("m18", "relish, the margin measured on Gavel's V100 pairs (0.18)"),
     ]
