@@ -119,6 +119,28 @@ static int parse_num(const char *opt, const char *v, double lo, double *out, rl_
 	return 0;
 }
 
+/* on|off into *out (1 or 0). */
+static int parse_onoff(const char *opt, const char *v, int *out, rl_err *err)
+{
+	if (strcmp(v, "on") && strcmp(v, "off"))
+		return rl_err_set(err, RL_EUSAGE, "%s: expected on or off, got \"%s\"", opt, v);
+	*out = !strcmp(v, "on");
+	return 0;
+}
+
+/* A quantile in [0, 1] into *out. */
+static int parse_quantile(const char *opt, const char *v, double *out, rl_err *err)
+{
+	double d;
+	int rc = parse_num(opt, v, 0, &d, err);
+	if (rc < 0)
+		return rc;
+	if (d > 1)
+		return rl_err_set(err, RL_EUSAGE, "%s: expected a quantile in [0, 1], got \"%s\"", opt, v);
+	*out = d;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 {
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
@@ -269,47 +291,32 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			break;
 		case O_CHECK: o->check = optarg; break;
 		case O_R_GANGS:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return rl_err_set(err, RL_EUSAGE, "--relish-gangs: expected on or off, got \"%s\"", optarg);
-			o->cfg.tune.relish_share_gangs = !strcmp(optarg, "on");
+			if ((rc = parse_onoff("--relish-gangs", optarg, &o->cfg.tune.relish_share_gangs, err)) < 0)
+				return rc;
 			break;
 		case O_R_FPROBE:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return rl_err_set(err, RL_EUSAGE, "--relish-family-probe: expected on or off, got \"%s\"", optarg);
-			o->cfg.tune.relish_family_probe = !strcmp(optarg, "on");
+			if ((rc = parse_onoff("--relish-family-probe", optarg, &o->cfg.tune.relish_family_probe, err)) < 0)
+				return rc;
 			break;
 		case O_R_TSLICE:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return rl_err_set(err, RL_EUSAGE, "--relish-timeslice: expected on or off, got \"%s\"", optarg);
-			o->cfg.tune.relish_timeslice = !strcmp(optarg, "on");
-			break;
-		case O_LAS_TAIL: {
-			double v;
-			if ((rc = parse_num("--las-tail", optarg, 0, &v, err)) < 0)
+			if ((rc = parse_onoff("--relish-timeslice", optarg, &o->cfg.tune.relish_timeslice, err)) < 0)
 				return rc;
-			if (v > 1)
-				return rl_err_set(err, RL_EUSAGE, "--las-tail: expected a quantile in [0, 1], got \"%s\"", optarg);
-			o->cfg.tune.las_tail = v;
 			break;
-		}
+		case O_LAS_TAIL:
+			if ((rc = parse_quantile("--las-tail", optarg, &o->cfg.tune.las_tail, err)) < 0)
+				return rc;
+			break;
 		case O_R_TSGANGS:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return rl_err_set(err, RL_EUSAGE, "--relish-timeslice-gangs: expected on or off, got \"%s\"", optarg);
-			o->cfg.tune.relish_timeslice_gangs = !strcmp(optarg, "on");
-			break;
-		case O_R_HINTQ: {
-			double v;
-			if ((rc = parse_num("--relish-hint-quantile", optarg, 0, &v, err)) < 0)
+			if ((rc = parse_onoff("--relish-timeslice-gangs", optarg, &o->cfg.tune.relish_timeslice_gangs, err)) < 0)
 				return rc;
-			if (v > 1)
-				return rl_err_set(err, RL_EUSAGE, "--relish-hint-quantile: expected a quantile in [0, 1], got \"%s\"", optarg);
-			o->cfg.tune.relish_hint_quantile = v;
 			break;
-		}
+		case O_R_HINTQ:
+			if ((rc = parse_quantile("--relish-hint-quantile", optarg, &o->cfg.tune.relish_hint_quantile, err)) < 0)
+				return rc;
+			break;
 		case O_R_GPROBE:
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return rl_err_set(err, RL_EUSAGE, "--relish-gang-probe: expected on or off, got \"%s\"", optarg);
-			o->cfg.tune.relish_gang_probe = !strcmp(optarg, "on");
+			if ((rc = parse_onoff("--relish-gang-probe", optarg, &o->cfg.tune.relish_gang_probe, err)) < 0)
+				return rc;
 			break;
 		case O_R_EXPLORE: {
 			double v;
