@@ -110,6 +110,9 @@ typedef struct sim_opts {
 
 static int parse_num(const char *opt, const char *v, double lo, double *out, rl_err *err)
 {
+	/* set on failure too: gcc cannot see that rl_err_set's value is
+	 * negative, and warned that callers read *out uninitialised */
+	*out = 0;
 	char *end;
 	errno = 0;
 	double d = strtod(v, &end);
@@ -131,7 +134,7 @@ static int parse_onoff(const char *opt, const char *v, int *out, rl_err *err)
 /* A quantile in [0, 1] into *out. */
 static int parse_quantile(const char *opt, const char *v, double *out, rl_err *err)
 {
-	double d;
+	double d = 0;
 	int rc = parse_num(opt, v, 0, &d, err);
 	if (rc < 0)
 		return rc;
