@@ -413,6 +413,18 @@ static int spread_slice(sched *s, const sched_seg *g, int cls, int k, uint64_t r
 				di = s->hot[di].next;
 		}
 	}
+	if (s->opt.self_check && since) {
+		/* the memo's answer against a walk over every device */
+		spread_cand full[SCHED_MAX_GANG];
+		size_t nf = 0;
+		for (int di = s->idx[cls].mru_head; di >= 0; di = s->hot[di].next)
+			if (slice_eval(s, g, di, res, &x) == 1)
+				best_insert(full, &nf, (size_t)k, &x);
+		int bad = (nf == (size_t)k) != (n == (size_t)k);
+		for (size_t i = 0; !bad && n == (size_t)k && i < n; i++)
+			bad = full[i].di != best[i].di;
+		s->work.check_failures += (uint64_t)bad;
+	}
 	if (m) {
 		m->slice_k = 0;
 		if (n < (size_t)k && !overflow) {
