@@ -187,6 +187,16 @@ grep -E '^ *3 ' "$T/out" | grep -q '3, 4' || fail "trials: trial 3's values: $(c
 if grep -E '^ *3 ' "$T/out" | grep -qF '*'; then fail "trials: dominated trial 3 marked: $(cat "$T/out")"; fi
 expect_rc 0 "$RELISH" best --db "$T/front.db"
 [ "$(grep -c ': trial [0-9]* (index' "$T/out")" -eq 3 ] || fail "best: front of 3 expected: $(cat "$T/out")"
+# ... and so do their --json forms: every objective and the front
+# (trial 3 is dominated); one objective keeps the fields it had.
+expect_rc 0 "$RELISH" status --db "$T/front.db" --json
+pycheck 'e=j[0]; assert e["objectives"]==[{"metric":"f1","mode":"min"},{"metric":"f2","mode":"max"}] and e["front"]==[1,2,4], e'
+expect_rc 0 "$RELISH" trials --db "$T/front.db" --json
+pycheck 'v={t["id"]:(t["values"],t["front"]) for t in j}; assert v=={1:([1,5],True),2:([2,9],True),3:([3,4],False),4:([0.5,1],True)}, v'
+expect_rc 0 "$RELISH" status --db "$DB" --json
+pycheck 'assert all("objectives" not in e and "front" not in e for e in j), j'
+expect_rc 0 "$RELISH" trials --db "$DB" --json
+pycheck 'assert all("values" not in t and "front" not in t for t in j), j'
 expect_rc 0 "$RELISH" trials --help
 contains 'Pareto front'
 expect_rc 0 "$RELISH" status --help

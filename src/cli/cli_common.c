@@ -374,12 +374,18 @@ void cli_front_values_fini(cli_front_values *fv)
 	fv->n = 0;
 }
 
-void cli_front_values_text(const cli_front_values *fv, int64_t trial_id, char *buf, size_t n)
+json_t *cli_front_values_get(const cli_front_values *fv, int64_t trial_id)
 {
 	struct cli_front_row key = {.trial_id = trial_id};
 	const struct cli_front_row *r =
 		fv->n ? bsearch(&key, fv->rows, fv->n, sizeof *fv->rows, front_row_cmp) : NULL;
-	json_t *vals = r ? json_object_get(r->trial, "values") : NULL;
+	return r ? r->trial : NULL;
+}
+
+void cli_front_values_text(const cli_front_values *fv, int64_t trial_id, char *buf, size_t n)
+{
+	json_t *r = cli_front_values_get(fv, trial_id);
+	json_t *vals = r ? json_object_get(r, "values") : NULL;
 	if (!json_array_size(vals)) {
 		snprintf(buf, n, "-");
 		return;
@@ -395,6 +401,6 @@ void cli_front_values_text(const cli_front_values *fv, int64_t trial_id, char *b
 			return;
 		at += (size_t)k;
 	}
-	if (json_is_true(json_object_get(r->trial, "front")))
+	if (json_is_true(json_object_get(r, "front")))
 		snprintf(buf + at, n - at, " *");
 }

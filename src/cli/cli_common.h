@@ -176,6 +176,8 @@ typedef struct cli_front_values {
 int cli_front_values_init(cli_front_values *fv, json_t *front);
 void cli_front_values_fini(cli_front_values *fv);
 void cli_front_values_text(const cli_front_values *fv, int64_t trial_id, char *buf, size_t n);
+/* trial id's entry of the front resource (borrowed), or NULL. */
+json_t *cli_front_values_get(const cli_front_values *fv, int64_t trial_id);
 
 /* Seconds since the epoch now (wall clock; display only). */
 double cli_now(void);

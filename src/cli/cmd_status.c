@@ -239,19 +239,25 @@ static int status_run(cli_src *s, const cli_read_opts *o, const struct status_op
 			summary_fini(&sum);
 			break;
 		}
+		/* several objectives: the front resource names them all (for
+		 * one objective it is two small reads and lists no trial) */
 		json_t *front = NULL;
-		if (!o->json) {
-			/* several objectives: the front resource names them all (for
-			 * one objective it is two small reads and lists no trial) */
-			if (cli_src_front(s, &v[i], &front, err) < 0 || !api_front_is_multi(front)) {
-				json_decref(front);
-				front = NULL;
-			}
-			rl_err_clear(err);
+		if (cli_src_front(s, &v[i], &front, err) < 0 || !api_front_is_multi(front)) {
+			json_decref(front);
+			front = NULL;
 		}
-		if (o->json)
-			json_array_append_new(arr, status_json(&v[i], &sum, now));
-		else if (status_row(tb, &v[i], &sum, now, front) < 0 ||
+		rl_err_clear(err);
+		if (o->json) {
+			/* with several objectives, every one ("objectives": metric
+			 * and mode, in the spec's order) and the trials on the
+			 * front ("front": their ids, as relish best --json) */
+			json_t *j = status_json(&v[i], &sum, now);
+			if (j && front) {
+				json_object_set(j, "objectives", json_object_get(front, "objectives"));
+				json_object_set(j, "front", json_object_get(front, "front"));
+			}
+			json_array_append_new(arr, j);
+		} else if (status_row(tb, &v[i], &sum, now, front) < 0 ||
 			 waits_note(&notes, &v[i], &sum) < 0 || said_note(&said, &v[i], &sum) < 0)
 			rc = rl_err_set(err, RL_ENOMEM, "status table");
 		json_decref(front);

@@ -90,6 +90,20 @@ static int trial_row(cli_table *tb, const store_trial *t, const cli_front_values
 }
 
 /* The trial resource (api/encode.c), with the memory columns. */
+/* With several objectives (or constraints) a trial's JSON carries what the
+ * front resource says of it: every objective's value ("values", in the
+ * spec's order, null where not reported), "feasible", "violation" and
+ * "front"; "objective" stays the first one's, as before. */
+static void front_fields(json_t *j, json_t *ft)
+{
+	static const char *const keys[] = {"values", "feasible", "violation", "front"};
+	for (size_t k = 0; ft && k < sizeof keys / sizeof keys[0]; k++) {
+		json_t *v = json_object_get(ft, keys[k]);
+		if (v)
+			json_object_set(j, keys[k], v);
+	}
+}
+
 static json_t *trial_json(const store_experiment *e, const store_trial *t)
 {
 	return api_json_trial(e, t);
@@ -122,21 +136,25 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 	size_t nt;
 	rc = cli_src_trials(&s, &e, &tv, &nt, err);
 	if (rc == 0) {
-		if (o.json) {
+		/* Several objectives: every one, from the front resource. */
+		json_t *front = NULL;
+		cli_front_values fv = {0};
+		int multi = 0;
+		if (cli_src_front(&s, &e, &front, err) == 0 && api_front_is_multi(front))
+			multi = 1;
+		rl_err_clear(err);
+		if (multi && cli_front_values_init(&fv, front) < 0)
+			rc = rl_err_set(err, RL_ENOMEM, "trials");
+		if (rc == 0 && o.json) {
 			json_t *arr = json_array();
-			for (size_t i = 0; i < nt; i++)
-				json_array_append_new(arr, trial_json(&e, &tv[i]));
-			rc = cli_json_print(arr, err);
-		} else {
-			/* Several objectives: every one, from the front resource. */
-			json_t *front = NULL;
-			cli_front_values fv = {0};
-			int multi = 0;
-			if (cli_src_front(&s, &e, &front, err) == 0 && api_front_is_multi(front))
-				multi = 1;
-			rl_err_clear(err);
-			if (multi && cli_front_values_init(&fv, front) < 0)
-				rc = rl_err_set(err, RL_ENOMEM, "trials table");
+			for (size_t i = 0; arr && i < nt; i++) {
+				json_t *j = trial_json(&e, &tv[i]);
+				if (j && multi)
+					front_fields(j, cli_front_values_get(&fv, tv[i].id));
+				json_array_append_new(arr, j);
+			}
+			rc = arr ? cli_json_print(arr, err) : rl_err_set(err, RL_ENOMEM, "trials");
+		} else if (rc == 0) {
 			cli_table *tb = cli_table_new(cols, C__N);
 			for (size_t i = 0; tb && rc == 0 && i < nt; i++)
 				if (trial_row(tb, &tv[i], multi ? &fv : NULL) < 0)
@@ -153,9 +171,9 @@ int cmd_trials(int argc, char **argv, rl_err *err)
 				cli_table_print(tb, stdout, cli_term_width(o.wide));
 			}
 			cli_table_free(tb);
-			cli_front_values_fini(&fv);
-			json_decref(front);
 		}
+		cli_front_values_fini(&fv);
+		json_decref(front);
 		store_trials_free(tv, nt);
 	}
 	store_experiment_fini(&e);
