@@ -237,6 +237,42 @@ static void test_one_per_device(void **state)
 	sched_free(s);
 }
 
+/* A neighbour's tail is noise, not a partner: a's segment shares its
+ * device with c for its first 2 s (c ends; b then explores beside a for
+ * the other 98 s), and what a measured is b's doing, learnt with the
+ * overlap's fraction (0.98).  With 10 s of c (more than
+ * SCHED_OVERLAP_NOISE, a twentieth of the life) the slowdown cannot be
+ * told apart and nothing is learnt of the pair.  (Live, a device's
+ * segments end milliseconds apart, and counting each tail as a partner
+ * left two in three shared segments teaching nothing.) */
+static void test_tail_is_noise(void **state)
+{
+	(void)state;
+	for (int tail = 2; tail <= 10; tail += 8) {
+		sched *s = mk(1, 40000, -1, 5);
+		sched_placement pl[8];
+		submit(s, 1, A, 0);
+		submit(s, 2, C, 0);
+		assert_int_equal(place(s, 0, pl), 2); /* c joins a (5 % busy) */
+		finish(s, 2, tail, 10);
+		submit(s, 3, B, tail);
+		assert_int_equal(place(s, tail, pl), 1);
+		assert_int_equal(sched_segment_exploring(s, 3), 1);
+		finish(s, 1, 100, 10 * 0.9);
+		double v;
+		size_t n;
+		int rc = sched_colocate_pair(s, A, B, &v, &n);
+		if (tail == 2) {
+			assert_int_equal(rc, 0);
+			double d = (1 / 0.9 - 1) / 0.98;
+			assert_true(fabs(v - 1 / (1 + d)) < 1e-9);
+		} else {
+			assert_int_equal(rc, RL_ENOTFOUND);
+		}
+		sched_free(s);
+	}
+}
+
 /* No exploration where memory does not fit (two reservations of 2656 MiB
  * on 4 GiB), and an idle device beats any co-location. */
 static void test_memory_and_idle_first(void **state)
@@ -410,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_per_pair),
 		cmocka_unit_test(test_one_per_device),
 		cmocka_unit_test(test_memory_and_idle_first),
+		cmocka_unit_test(test_tail_is_noise),
 		cmocka_unit_test(test_group_stands_in),
 		cmocka_unit_test(test_group_loser_kept_apart),
 		cmocka_unit_test(test_refused_time_slices),

@@ -1019,13 +1019,13 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 		s->last_now = now;
 	seg_unplace(s, gi, now);
 	if (obs) {
-		/* Alone = no partner overlapped it for more than a twentieth of
-		 * its life (the start-up of a neighbour is noise, not sharing). */
+		/* Alone = its partners overlapped it for no more than
+		 * SCHED_OVERLAP_NOISE of its life in all. */
 		double life = now - g->start, shared = 0;
 		for (size_t j = 0; j < g->n_ov; j++)
 			shared += g->ov[j].total;
 		int timed = !g->adopted && life > 0;
-		int alone = timed && shared <= 0.05 * life;
+		int alone = timed && shared <= SCHED_OVERLAP_NOISE * life;
 		uint64_t before = s->prof[g->prof].stamp;
 		/* An out-of-memory beside others' memory says nothing about the
 		 * shape (mem.c): the trial's own floor handles it. */

@@ -36,6 +36,14 @@ void sched__map_fini(sched_map *m);
  * let a user run 100 times its limit. */
 #define SCHED_CPU_LEAST 0.01
 
+/* A partner that overlapped a segment for at most this fraction of its
+ * life is noise, not sharing: the tail of a neighbour that ends a few
+ * milliseconds after the segment started, or the start-up of one that
+ * begins just before it ends.  A segment with no more than that is alone
+ * (sched_finished), and the co-location model attributes what it measured
+ * to its other partners (colo_observe). */
+#define SCHED_OVERLAP_NOISE 0.05
+
 #define SCHED_NONE ((size_t)-1)
 #define SCHED_PSHAPES 4
 
