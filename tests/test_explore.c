@@ -244,7 +244,7 @@ static void test_one_per_device(void **state)
  * SCHED_OVERLAP_NOISE, a twentieth of the life) the slowdown cannot be
  * told apart and nothing is learnt of the pair.  (Live, a device's
  * segments end milliseconds apart, and counting each tail as a partner
- * left two in three shared segments teaching nothing.) */
+ * left seven of nine shared segments that could teach teaching nothing.) */
 static void test_tail_is_noise(void **state)
 {
 	(void)state;

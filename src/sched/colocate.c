@@ -539,7 +539,7 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	 * segments end a few milliseconds apart, nearly every segment
 	 * overlaps the tail of the one it replaced, and counting that as a
 	 * second partner shape left most shared segments unattributed (live,
-	 * bench-share: two in three).  So the partner is the shape of the
+	 * bench-share's free run: seven of the nine that could teach).  So the partner is the shape of the
 	 * first overlap longer than noise, and the others may add up to no
 	 * more than noise. */
 	double noise = SCHED_OVERLAP_NOISE * life, F = 0, other = 0;
