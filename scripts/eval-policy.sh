@@ -26,20 +26,23 @@ for n in $abl; do
 	# relish's rules one at a time, from those it had before issue 20
 	# (without the gang and order rules of issue 26's last round: new)
 	new="--relish-gang-probe off --relish-timeslice-gangs off --las-tail 0 --relish-hint-quantile 0"
+	new="$new --relish-family-quantile 0"
 	old="--relish-min-speedup 1.05 --relish-margin 0 $new"
 	sim --gpus "$n" --policy relish $old --relish-gangs off --relish-solo-after-s 86400 \
 		--relish-family-probe off >"$out/a0_$n.json"
 	sim --gpus "$n" --policy relish $old --relish-gangs off --relish-solo-after-s 86400 >"$out/a1_$n.json"
 	sim --gpus "$n" --policy relish $old --relish-solo-after-s 86400 >"$out/a2_$n.json"
 	sim --gpus "$n" --policy relish $old >"$out/a3_$n.json"
-	# issue 26's last round: gangs bet on the hint's probe, gangs
-	# time-slice, the tail of LAS, the hint's measured headroom; and the
-	# tail for Gandiva in LAS order
+	# issue 26's last rounds: gangs bet on the hint's probe, gangs
+	# time-slice, the tail of LAS, the hint's and the family estimate's
+	# measured headroom; and the tail for Gandiva in LAS order
 	sim --gpus "$n" --policy relish $new >"$out/b0_$n.json"
+	fq="--relish-family-quantile 0"
 	sim --gpus "$n" --policy relish --relish-timeslice-gangs off --las-tail 0 \
-		--relish-hint-quantile 0 >"$out/b1_$n.json"
-	sim --gpus "$n" --policy relish --las-tail 0 --relish-hint-quantile 0 >"$out/b2_$n.json"
-	sim --gpus "$n" --policy relish --relish-hint-quantile 0 >"$out/b3_$n.json"
+		--relish-hint-quantile 0 $fq >"$out/b1_$n.json"
+	sim --gpus "$n" --policy relish --las-tail 0 --relish-hint-quantile 0 $fq >"$out/b2_$n.json"
+	sim --gpus "$n" --policy relish --relish-hint-quantile 0 $fq >"$out/b3_$n.json"
+	sim --gpus "$n" --policy relish $fq >"$out/b5_$n.json"
 	sim --gpus "$n" --policy relish --relish-gang-probe off >"$out/b4_$n.json"
 	sim --gpus "$n" --policy gandiva --order las --las-tail 0.99 >"$out/glt_$n.json"
 	sim --gpus "$n" --policy relish --relish-margin 0 >"$out/m0_$n.json"

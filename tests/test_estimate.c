@@ -213,6 +213,69 @@ static void test_hint_headroom_measured(void **state)
 	}
 }
 
+/* The family model's reservations are raised as far as the peaks
+ * measured against them say (family_quantile): a constant family (1,000
+ * MiB), 19 new shapes placed on its estimate peak at 1,000 (0.69 of
+ * their reservation), the 20th runs out of memory there and completes,
+ * raised, at 1.295 of it (an out-of-memory is no measurement, its
+ * completed peak is).  A new shape's family reservation is then the
+ * model's (prediction x 1.2 + 256 + its error) times 1.30, the upper edge
+ * of the largest ratio's hundredth; with the quantile off, or before 20
+ * shapes, the model's alone. */
+static void test_family_headroom_measured(void **state)
+{
+	(void)state;
+	for (int on = 0; on < 2; on++) {
+		sched_options o;
+		sched_options_default(&o, SHARE_RELISH);
+		assert_true(o.family_quantile == 0.999); /* relish's default */
+		if (!on)
+			o.family_quantile = 0;
+		sched *s = fixture_sched(SHARE_RELISH, &o, 1, 81920);
+		rl_err e;
+		for (uint64_t i = 0; i < 2; i++) {
+			sched_request r = shape_req(1 + i, 8 + (double)i, 1);
+			r.n_feat = 1;
+			learn_peak(s, &r, 1000);
+		}
+		sched_request u = shape_req(999, 20, 1);
+		u.n_feat = 1;
+		sched_mem_estimate est;
+		for (uint64_t i = 0; i < 20; i++) {
+			/* before the 20th shape the model's reservation alone */
+			sched_estimate(s, &u, &est);
+			assert_int_equal(est.basis, SCHED_BASIS_FAMILY);
+			assert_true(fabs((double)est.reserve_mib -
+					 (est.peak_mib * 1.2 + 256 + est.loo_rmse_mib)) <= 1);
+			sched_request r = shape_req(100 + i, 16 + (double)i, 1);
+			r.n_feat = 1;
+			r.seg_id = 1000 + i;
+			double t = 10 * (double)i;
+			assert_int_equal(sched_submit(s, &r, &e), 0);
+			sched_placement pl;
+			assert_int_equal(sched_place(s, t, &pl, 1), 1);
+			assert_int_equal(pl.basis, SCHED_BASIS_FAMILY);
+			double peak = i < 19 ? 1000 : 1.295 * (double)pl.mem_mib;
+			if (i == 19) {
+				sched_observation oom = { SEG_OUT_OOM, pl.mem_mib, 50, 0, 1, 0 };
+				assert_int_equal(sched_finished(s, r.seg_id, t + 1, &oom, &e), 0);
+				r.seg_id = 2000;
+				r.min_mem_mib = 2 * pl.mem_mib;
+				assert_int_equal(sched_submit(s, &r, &e), 0);
+				assert_int_equal(sched_place(s, t + 1, &pl, 1), 1);
+				assert_int_equal(pl.basis, SCHED_BASIS_OOM);
+			}
+			sched_observation ok = { SEG_OUT_COMPLETED, (uint64_t)llround(peak), 50, 1, 1, 0 };
+			assert_int_equal(sched_finished(s, r.seg_id, t + 2, &ok, &e), 0);
+		}
+		sched_estimate(s, &u, &est);
+		assert_int_equal(est.basis, SCHED_BASIS_FAMILY);
+		double model = est.peak_mib * 1.2 + 256 + est.loo_rmse_mib;
+		assert_true(fabs((double)est.reserve_mib - (on ? model * 1.30 : model)) <= 1);
+		sched_free(s);
+	}
+}
+
 /* The profile the core exports is what a driver stores and imports in a
  * later run (issue 28: the live driver recomputed it beside the core):
  * throughput alone from a segment that ran alone, beside others from one
@@ -416,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_family_power_law),
 		cmocka_unit_test(test_bases_by_policy),
 		cmocka_unit_test(test_hint_headroom_measured),
+		cmocka_unit_test(test_family_headroom_measured),
 		cmocka_unit_test(test_profile_export_import),
 		cmocka_unit_test(test_host_probe),
 		cmocka_unit_test(test_failed_starts_not_measured),

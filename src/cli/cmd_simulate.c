@@ -81,6 +81,9 @@ static const char usage_text[] =
 	"                          member beside at most one (default on)\n"
 	"  --relish-hint-quantile Q  relish: a hint's headroom is at least the Q quantile\n"
 	"                          of measured peak over hint (0.999; 0: the margin)\n"
+	"  --relish-family-quantile Q  relish: a family-model reservation grows by the\n"
+	"                          Q quantile of measured peak over such reservations\n"
+	"                          when above 1 (0.999; 0: the model's margin alone)\n"
 	"  --relish-gang-probe on|off  relish: a gang never measured bets on its hint\n"
 	"                          as a single segment does, else runs whole (on)\n"
 	"  --relish-family-probe on|off  relish: one segment of a shape never measured\n"
@@ -149,7 +152,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 	enum { O_TRACE = 1, O_GPUS, O_MEM, O_POLICY, O_SEG, O_RESTART, O_HINTS,
 	       O_COLOC, O_STEP, O_JSON, O_OUT, O_WINDOW, O_ORDER, O_PLACEMENTS,
 	       O_SCALE, O_SCALE_SPAN, O_SCALE_SEED, O_BACKGROUND, O_CHECK, O_R_GANGS, O_R_MARGIN,
-	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_LAS_TAIL, O_R_TSLICE, O_R_TSGANGS, O_R_GPROBE, O_R_HINTQ, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
+	       O_R_SPEEDUP, O_R_SOLO, O_R_FPROBE, O_LAS_TAIL, O_R_TSLICE, O_R_TSGANGS, O_R_GPROBE, O_R_HINTQ, O_R_FAMQ, O_R_EXPLORE, O_NOISE, O_T_LIMITS, O_T_QUANTUM, O_G_TS, O_HALF_LIFE, O_HELP };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"gpus", required_argument, NULL, O_GPUS},
@@ -180,6 +183,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 		{"relish-timeslice-gangs", required_argument, NULL, O_R_TSGANGS},
 		{"relish-gang-probe", required_argument, NULL, O_R_GPROBE},
 		{"relish-hint-quantile", required_argument, NULL, O_R_HINTQ},
+		{"relish-family-quantile", required_argument, NULL, O_R_FAMQ},
 		{"relish-explore", required_argument, NULL, O_R_EXPLORE},
 		{"observe-noise", required_argument, NULL, O_NOISE},
 		{"tiresias-limits", required_argument, NULL, O_T_LIMITS},
@@ -315,6 +319,10 @@ static int parse_opts(int argc, char **argv, sim_opts *o, rl_err *err)
 			break;
 		case O_R_HINTQ:
 			if ((rc = parse_quantile("--relish-hint-quantile", optarg, &o->cfg.tune.relish_hint_quantile, err)) < 0)
+				return rc;
+			break;
+		case O_R_FAMQ:
+			if ((rc = parse_quantile("--relish-family-quantile", optarg, &o->cfg.tune.relish_family_quantile, err)) < 0)
 				return rc;
 			break;
 		case O_R_GPROBE:

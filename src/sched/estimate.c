@@ -364,6 +364,42 @@ void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_ob
 	s->hint_n += 1;
 }
 
+static double est_family_factor(const sched *s);
+
+void est_family_note(sched *s, size_t pi, const sched_placement *pl, const sched_observation *obs)
+{
+	sched_profile *p = &s->prof[pi];
+	if (p->n_measured)
+		return;
+	if (pl->basis == SCHED_BASIS_FAMILY && !p->fam_res)
+		p->fam_res = pl->mem_mib;
+	if (!p->fam_res || obs->outcome != SEG_OUT_COMPLETED || obs->no_work || !obs->peak_mem_mib)
+		return;
+	double before = est_family_factor(s);
+	double r = (double)obs->peak_mem_mib / (double)p->fam_res * 100;
+	int b = r < SCHED_HINT_BINS - 1 ? (int)r : SCHED_HINT_BINS - 1;
+	s->fam_hist[b] += 1;
+	s->fam_n += 1;
+	if (est_family_factor(s) != before)
+		sched__touch_all(s); /* every family estimate moved */
+}
+
+/* The factor on a family-model reservation: 1, or more when the peaks
+ * measured so far exceeded such reservations more often than one time in
+ * 1 / (1 - family_quantile): that quantile of peak over reservation (the
+ * upper edge of its hundredth).  Censoring as for hints: a shape out of
+ * memory on its estimate counts with its later, completed peak. */
+static double est_family_factor(const sched *s)
+{
+	if (!(s->opt.family_quantile > 0) || s->fam_n < SCHED_HINT_MIN)
+		return 1;
+	double want = s->opt.family_quantile * s->fam_n, c = 0;
+	for (int b = 0; b < SCHED_HINT_BINS; b++)
+		if ((c += s->fam_hist[b]) >= want)
+			return fmax(1, (b + 1) / 100.0);
+	return SCHED_HINT_BINS / 100.0;
+}
+
 /*
  * A hint's reservation factor: 1 + memory_margin, or more when the peaks
  * measured so far say hints are lower than that often: the hint_quantile
@@ -419,7 +455,8 @@ void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,
 	uint64_t fam_res = 0;
 	if (fam_pred > 0) {
 		const sched_family *f = &s->fam[fi];
-		fam_res = ceil_mib(fam_pred * (1 + m) + floor_mib + f->loo_rmse);
+		fam_res = ceil_mib((fam_pred * (1 + m) + floor_mib + f->loo_rmse) *
+				   est_family_factor(s));
 	}
 	/* pack believes the user first; relish believes measurements first
 	 * (this shape's peak, then the family model fitted on measured shapes

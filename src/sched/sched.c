@@ -44,6 +44,13 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	 * hint, and out-of-memory ends at 64/128/256 GPUs went 76/69/61 ->
 	 * 32/36/22 (0.99: unchanged; docs/evaluation.md) */
 	o->hint_quantile = policy == SHARE_RELISH ? 0.999 : 0;
+	/* ... and how often the family model's reservations were too low
+	 * (est_family_factor), by the same one in a thousand: on the Philly
+	 * trace one placement on a family estimate in ten ran out of memory
+	 * (loo_rmse is one error for a whole family),
+	 * and out-of-memory ends at 64/128/256 GPUs went 48/20/23 ->
+	 * 11/13/12 at the same mean JCT (docs/evaluation.md) */
+	o->family_quantile = policy == SHARE_RELISH ? 0.999 : 0;
 	o->memory_floor_mib = 256;
 	o->host_memory_floor_mib = 64;
 	/* A quarter of the host, 1 to 8 GiB: on a 24 GiB machine 6 GiB,
@@ -281,9 +288,11 @@ int sched_new(const sched_options *opt, sched **out, rl_err *err)
 				  "sched_new: expected colocate_margin, timeslice_max and "
 				  "explore_max >= 0");
 	if (!(opt->las_tail >= 0 && opt->las_tail <= 1) ||
-	    !(opt->hint_quantile >= 0 && opt->hint_quantile <= 1))
+	    !(opt->hint_quantile >= 0 && opt->hint_quantile <= 1) ||
+	    !(opt->family_quantile >= 0 && opt->family_quantile <= 1))
 		return rl_err_set(err, RL_EINVAL,
-				  "sched_new: expected las_tail and hint_quantile in [0, 1]");
+				  "sched_new: expected las_tail, hint_quantile and "
+				  "family_quantile in [0, 1]");
 	if ((unsigned)opt->order > ORDER_FAIR)
 		return rl_err_set(err, RL_EINVAL, "sched_new: unknown queue order %d", (int)opt->order);
 	for (int k = 0; k < SCHED_MAX_TIERS && opt->tiresias_limit_s[k] != 0; k++)
@@ -1030,6 +1039,7 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 		/* An out-of-memory beside others' memory says nothing about the
 		 * shape (mem.c): the trial's own floor handles it. */
 		est_hint_note(s, g->prof, &g->req, obs);
+		est_family_note(s, g->prof, &g->pl, obs);
 		if (obs->outcome != SEG_OUT_OOM || !g->foreign_seen)
 			est_observe(s, g->prof, obs, !timed ? EST_UNTIMED : alone ? EST_ALONE : EST_SHARED,
 				    g->pl.mem_mib);

@@ -199,6 +199,13 @@ typedef struct sched_options {
 				    SCHED_HINT_MIN were; never less than
 				    memory_margin (0.99: about one hint in a
 				    hundred too low; 0 = memory_margin alone) */
+	double family_quantile;  /* relish: a family-model reservation is
+				    raised by this quantile of measured peak
+				    over such reservations (each shape's
+				    first family reservation against its
+				    first completed measurement: uncensored),
+				    once SCHED_HINT_MIN were, when it is
+				    above 1 (0 = the model's margin alone) */
 	int gang_probe;          /* relish: a gang of a shape never measured
 				    bets on its hint (or family estimate) as
 				    a single segment does, one segment of the

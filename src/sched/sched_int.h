@@ -270,6 +270,8 @@ typedef struct sched_profile {
 	size_t n_measured;
 	uint64_t peak;          /* max observed peak, MiB */
 	uint64_t oom_floor;     /* reservation needed after an OOM, MiB */
+	uint64_t fam_res;       /* its first reservation on the family
+				   model's estimate, until measured */
 	double util;            /* EWMA, <0 unknown */
 	double thr_alone;       /* EWMA work/s alone, 0 unknown */
 	size_t n_alone;
@@ -427,6 +429,11 @@ struct sched {
 	 * headroom (est_hint_factor) */
 	double hint_hist[SCHED_HINT_BINS];
 	double hint_n;
+	/* Measured peak over the first family-model reservation of each
+	 * shape that had one, at its first completed measurement, by
+	 * hundredths: the family estimate's headroom (est_family_factor) */
+	double fam_hist[SCHED_HINT_BINS];
+	double fam_n;
 	sched_map job_map;      /* job id -> index */
 
 	sched_profile *prof;
@@ -543,6 +550,10 @@ enum { EST_UNTIMED = -1, EST_ALONE = 0, EST_SHARED = 1 };
  * shape's first completed measurement and req declared a hint, their
  * ratio counts for the hint's headroom (est_hint_factor). */
 void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_observation *obs);
+/* The same for a shape first placed on the family model's estimate (pl:
+ * the ending segment's placement): measured peak over that reservation
+ * counts for the family estimate's headroom (est_family_factor). */
+void est_family_note(sched *s, size_t pi, const sched_placement *pl, const sched_observation *obs);
 void est_observe(sched *s, size_t prof, const sched_observation *obs, int company,
 		 uint64_t reserved_mib);
 /* The shape's first segment started running, or its last stopped: under

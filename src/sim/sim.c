@@ -66,6 +66,8 @@ void sim_tune_apply(const sim_tune *t, sched_policy p, sched_options *o)
 			o->gang_probe = t->relish_gang_probe;
 		if (t->relish_hint_quantile >= 0)
 			o->hint_quantile = t->relish_hint_quantile;
+		if (t->relish_family_quantile >= 0)
+			o->family_quantile = t->relish_family_quantile;
 		if (t->relish_explore >= 0)
 			o->explore_max = t->relish_explore;
 	}
@@ -97,6 +99,7 @@ void sim_config_default(sim_config *c)
 	c->tune.relish_timeslice_gangs = -1;
 	c->tune.relish_gang_probe = -1;
 	c->tune.relish_hint_quantile = -1;
+	c->tune.relish_family_quantile = -1;
 	c->tune.las_tail = -1;
 	c->tune.relish_explore = -1;
 	c->observe_noise = 0.05;

@@ -96,6 +96,7 @@ typedef struct sim_tune {
 	int relish_timeslice_gangs; /* relish: timeslice_gangs */
 	int relish_gang_probe;    /* relish: gang_probe */
 	double relish_hint_quantile; /* relish: hint_quantile (-1: default) */
+	double relish_family_quantile; /* relish: family_quantile (-1: default) */
 	double las_tail;          /* every policy: las_tail (-1: default) */
 	int relish_explore;        /* explore_max */
 	double tiresias_limit_s[SCHED_MAX_TIERS];
