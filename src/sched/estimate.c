@@ -353,14 +353,19 @@ uint64_t est_host_probe_mib(const sched *s)
 	return ceil_mib(v);
 }
 
+/* A measured peak over a guess, by hundredths (the last bin: all above). */
+static int ratio_bin(uint64_t peak, uint64_t guess)
+{
+	double r = (double)peak / (double)guess * 100;
+	return r < SCHED_HINT_BINS - 1 ? (int)r : SCHED_HINT_BINS - 1;
+}
+
 void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_observation *obs)
 {
 	if (obs->outcome != SEG_OUT_COMPLETED || obs->no_work || !obs->peak_mem_mib ||
 	    !req->mem_hint_mib || s->prof[pi].n_measured)
 		return;
-	double r = (double)obs->peak_mem_mib / (double)req->mem_hint_mib * 100;
-	int b = r < SCHED_HINT_BINS - 1 ? (int)r : SCHED_HINT_BINS - 1;
-	s->hint_hist[b] += 1;
+	s->hint_hist[ratio_bin(obs->peak_mem_mib, req->mem_hint_mib)] += 1;
 	s->hint_n += 1;
 }
 
@@ -376,9 +381,7 @@ void est_family_note(sched *s, size_t pi, const sched_placement *pl, const sched
 	if (!p->fam_res || obs->outcome != SEG_OUT_COMPLETED || obs->no_work || !obs->peak_mem_mib)
 		return;
 	double before = est_family_factor(s);
-	double r = (double)obs->peak_mem_mib / (double)p->fam_res * 100;
-	int b = r < SCHED_HINT_BINS - 1 ? (int)r : SCHED_HINT_BINS - 1;
-	s->fam_hist[b] += 1;
+	s->fam_hist[ratio_bin(obs->peak_mem_mib, p->fam_res)] += 1;
 	s->fam_n += 1;
 	if (est_family_factor(s) != before)
 		sched__touch_all(s); /* every family estimate moved */
@@ -393,11 +396,8 @@ static double est_family_factor(const sched *s)
 {
 	if (!(s->opt.family_quantile > 0) || s->fam_n < SCHED_HINT_MIN)
 		return 1;
-	double want = s->opt.family_quantile * s->fam_n, c = 0;
-	for (int b = 0; b < SCHED_HINT_BINS; b++)
-		if ((c += s->fam_hist[b]) >= want)
-			return fmax(1, (b + 1) / 100.0);
-	return SCHED_HINT_BINS / 100.0;
+	int b = sched__hist_upper(s->fam_hist, SCHED_HINT_BINS, s->fam_n, s->opt.family_quantile);
+	return fmax(1, (b ? b : SCHED_HINT_BINS) / 100.0);
 }
 
 /*
@@ -414,11 +414,8 @@ static double est_hint_factor(const sched *s)
 	double f = 1 + s->opt.memory_margin;
 	if (!(s->opt.hint_quantile > 0) || s->hint_n < SCHED_HINT_MIN)
 		return f;
-	double want = s->opt.hint_quantile * s->hint_n, c = 0;
-	for (int b = 0; b < SCHED_HINT_BINS; b++)
-		if ((c += s->hint_hist[b]) >= want)
-			return fmax(f, (b + 1) / 100.0);
-	return fmax(f, SCHED_HINT_BINS / 100.0);
+	int b = sched__hist_upper(s->hint_hist, SCHED_HINT_BINS, s->hint_n, s->opt.hint_quantile);
+	return fmax(f, (b ? b : SCHED_HINT_BINS) / 100.0);
 }
 
 void est_reserve(const sched *s, const sched_request *req, size_t pi, int cls,

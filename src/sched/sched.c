@@ -748,17 +748,23 @@ static int las_bin(double a)
 	return b < SCHED_LAS_BINS ? b : SCHED_LAS_BINS - 1;
 }
 
+int sched__hist_upper(const double *hist, int bins, double n, double q)
+{
+	double want = q * n, c = 0;
+	for (int b = 0; b < bins; b++)
+		if ((c += hist[b]) >= want)
+			return b + 1;
+	return 0;
+}
+
 /* The las_tail quantile of ended jobs' service (the upper edge of its
  * bin), or 0 while too few ended. */
 static double las_cap(const sched *s)
 {
 	if (!(s->opt.las_tail > 0) || s->las_n < SCHED_LAS_MIN_JOBS)
 		return 0;
-	double want = s->opt.las_tail * s->las_n, c = 0;
-	for (int b = 0; b < SCHED_LAS_BINS; b++)
-		if ((c += s->las_hist[b]) >= want)
-			return exp2((b + 1) / 4.0);
-	return 0;
+	int b = sched__hist_upper(s->las_hist, SCHED_LAS_BINS, s->las_n, s->opt.las_tail);
+	return b ? exp2(b / 4.0) : 0;
 }
 
 void sched_job_forget(sched *s, uint64_t job_id)
