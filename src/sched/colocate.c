@@ -539,19 +539,16 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	 * segments end a few milliseconds apart, nearly every segment
 	 * overlaps the tail of the one it replaced, and counting that as a
 	 * second partner shape left most shared segments unattributed (live,
-	 * bench-share's free run: seven of the nine that could teach).  So the partner is the shape of the
-	 * first overlap longer than noise, and the others may add up to no
-	 * more than noise. */
+	 * bench-share's free run: seven of the nine that could teach).  So
+	 * the partner is the shape of the first overlap longer than noise,
+	 * and the others may add up to no more than noise. */
 	double noise = SCHED_OVERLAP_NOISE * life, F = 0, other = 0;
-	uint64_t partner = 0;
-	int any = 0;
-	for (size_t j = 0; j < g->n_ov && !any; j++)
-		if (g->ov[j].total > noise) {
-			partner = g->ov[j].shape;
-			any = 1;
-		}
-	if (!any)
+	size_t k = 0;
+	while (k < g->n_ov && g->ov[k].total <= noise)
+		k++;
+	if (k == g->n_ov)
 		return;
+	uint64_t partner = g->ov[k].shape;
 	for (size_t j = 0; j < g->n_ov; j++) {
 		if (g->ov[j].shape == partner)
 			F += g->ov[j].total;

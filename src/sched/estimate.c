@@ -369,7 +369,18 @@ void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_ob
 	s->hint_n += 1;
 }
 
-static double est_family_factor(const sched *s);
+/* The factor on a family-model reservation: 1, or more when the peaks
+ * measured so far exceeded such reservations more often than one time in
+ * 1 / (1 - family_quantile): that quantile of peak over reservation (the
+ * upper edge of its hundredth).  Censoring as for hints: a shape out of
+ * memory on its estimate counts with its later, completed peak. */
+static double est_family_factor(const sched *s)
+{
+	if (!(s->opt.family_quantile > 0) || s->fam_n < SCHED_HINT_MIN)
+		return 1;
+	int b = sched__hist_upper(s->fam_hist, SCHED_HINT_BINS, s->fam_n, s->opt.family_quantile);
+	return fmax(1, (b ? b : SCHED_HINT_BINS) / 100.0);
+}
 
 void est_family_note(sched *s, size_t pi, const sched_placement *pl, const sched_observation *obs)
 {
@@ -385,19 +396,6 @@ void est_family_note(sched *s, size_t pi, const sched_placement *pl, const sched
 	s->fam_n += 1;
 	if (est_family_factor(s) != before)
 		sched__touch_all(s); /* every family estimate moved */
-}
-
-/* The factor on a family-model reservation: 1, or more when the peaks
- * measured so far exceeded such reservations more often than one time in
- * 1 / (1 - family_quantile): that quantile of peak over reservation (the
- * upper edge of its hundredth).  Censoring as for hints: a shape out of
- * memory on its estimate counts with its later, completed peak. */
-static double est_family_factor(const sched *s)
-{
-	if (!(s->opt.family_quantile > 0) || s->fam_n < SCHED_HINT_MIN)
-		return 1;
-	int b = sched__hist_upper(s->fam_hist, SCHED_HINT_BINS, s->fam_n, s->opt.family_quantile);
-	return fmax(1, (b ? b : SCHED_HINT_BINS) / 100.0);
 }
 
 /*

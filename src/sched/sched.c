@@ -47,9 +47,9 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	/* ... and how often the family model's reservations were too low
 	 * (est_family_factor), by the same one in a thousand: on the Philly
 	 * trace one placement on a family estimate in ten ran out of memory
-	 * (loo_rmse is one error for a whole family),
-	 * and out-of-memory ends at 64/128/256 GPUs went 48/20/23 ->
-	 * 11/13/12 at the same mean JCT (docs/evaluation.md) */
+	 * (loo_rmse is one error for a whole family), and out-of-memory
+	 * ends at 64/128/256 GPUs went 48/20/23 -> 11/13/12 at the same
+	 * mean JCT (docs/evaluation.md) */
 	o->family_quantile = policy == SHARE_RELISH ? 0.999 : 0;
 	o->memory_floor_mib = 256;
 	o->host_memory_floor_mib = 64;

@@ -507,13 +507,13 @@ static inline uint64_t sched__dev_free(const sched_dev *d)
  * or the devices running a shape (by its key, or its profile index). */
 void sched__touch_dev(sched *s, sched_dev *d);
 void sched__touch_all(sched *s);
+void sched__touch_shape(sched *s, uint64_t shape);
+void sched__touch_prof(sched *s, size_t prof);
 /* The upper edge (bin + 1) of the bin of hist (bins counts, n in all) in
  * which its q quantile falls, or 0 when the counts never reach it.  The
  * measured quantiles (a hint's and a family estimate's headroom, the tail
  * of LAS) are each one histogram read by this. */
 int sched__hist_upper(const double *hist, int bins, double n, double q);
-void sched__touch_shape(sched *s, uint64_t shape);
-void sched__touch_prof(sched *s, size_t prof);
 
 /* Grow an array to hold at least need elements; 0 or RL_ENOMEM. */
 int sched__grow(void **arr, size_t *cap, size_t need, size_t elem);
