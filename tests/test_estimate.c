@@ -213,6 +213,46 @@ static void test_hint_headroom_measured(void **state)
 	}
 }
 
+/* The hints' headroom survives a restart (learnt.c): the 20 ratios of
+ * test_hint_headroom_measured are two bins of the hint's histogram; a new
+ * core given them back reserves 1,300 MiB for a fresh hint of 1,000 at
+ * once, where one without them reserves the margin's 1,200. */
+static void test_hint_headroom_kept(void **state)
+{
+	(void)state;
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	sched *s = fixture_sched(SHARE_RELISH, &o, 1, 81920);
+	for (uint64_t i = 0; i < 20; i++) {
+		sched_request r = shape_req(100 + i, 8, 8);
+		r.family = 100 + i;
+		r.mem_hint_mib = 1000;
+		learn_peak(s, &r, i < 19 ? 800 : 1290);
+	}
+	sched_learnt rows[8];
+	uint64_t next = 0;
+	assert_int_equal(sched_learnt_list(s, 0, rows, 8, &next), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rows[i].kind, SCHED_LEARNT_HINT);
+		assert_true(rows[i].a == 80 ? rows[i].n == 19 : rows[i].a == 129 && rows[i].n == 1);
+	}
+	sched_request fresh = shape_req(500, 8, 8);
+	fresh.family = 500;
+	fresh.mem_hint_mib = 1000;
+	sched_basis b;
+	assert_int_equal(sched_estimate_mem(s, &fresh, &b), 1300);
+	sched_free(s);
+	for (int give = 0; give < 2; give++) {
+		s = fixture_sched(SHARE_RELISH, &o, 1, 81920);
+		rl_err e;
+		for (int i = 0; give && i < 2; i++)
+			assert_int_equal(sched_learnt_import(s, &rows[i], &e), 0);
+		assert_int_equal(sched_estimate_mem(s, &fresh, &b), give ? 1300 : 1200);
+		assert_int_equal(b, SCHED_BASIS_HINT);
+		sched_free(s);
+	}
+}
+
 /* The family model's reservations are raised as far as the peaks
  * measured against them say (family_quantile): a constant family (1,000
  * MiB), 19 new shapes placed on its estimate peak at 1,000 (0.69 of
@@ -480,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_bases_by_policy),
 		cmocka_unit_test(test_hint_headroom_measured),
 		cmocka_unit_test(test_family_headroom_measured),
+		cmocka_unit_test(test_hint_headroom_kept),
 		cmocka_unit_test(test_profile_export_import),
 		cmocka_unit_test(test_host_probe),
 		cmocka_unit_test(test_failed_starts_not_measured),

@@ -437,6 +437,125 @@ static void test_slice_not_with_loser(void **state)
 	g_slice = 0;
 }
 
+/* What was learnt survives a restart (learnt.c): a core that measured
+ * H1 beside H2 to lose lists the two pairs and the pair of groups; a new
+ * core given those rows back keeps H3, new, apart from H1 without a try
+ * and does not explore H1 beside H2 again, as the first core would; rows
+ * given back are not listed again, a listing after a stamp holds only
+ * what changed after it, and rows no core lists are refused. */
+static void test_learnt_survives_restart(void **state)
+{
+	(void)state;
+	use_groups = 1;
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request r1 = rq(904, H1, 0), r2 = rq(905, H2, 0), r3 = rq(906, H3, 0);
+	sched *s = mk(1, 40000, -1, 100);
+	sched_learn(s, &r1, &busy);
+	sched_learn(s, &r2, &busy);
+	sched_learn(s, &r3, &busy);
+	uint64_t next = 0;
+	sched_learnt rows[16];
+	assert_int_equal(sched_learnt_list(s, 0, rows, 16, &next), 0);
+	assert_int_equal(round_pair(s, 1, H1, H2, 0, 0.4), 1);
+	size_t n = sched_learnt_list(s, 0, rows, 16, &next);
+	assert_int_equal(n, 3);
+	int pairs = 0, groups = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].kind == SCHED_LEARNT_PAIR) {
+			pairs++;
+			assert_true(fabs(1 / (1 + rows[i].d) - 0.4) < 1e-9);
+			assert_true(rows[i].n == 1);
+		} else {
+			assert_int_equal(rows[i].kind, SCHED_LEARNT_GROUPS);
+			assert_int_equal(rows[i].a, 2);
+			assert_int_equal(rows[i].b, 2);
+			assert_true(rows[i].n == 2);
+			groups++;
+		}
+	}
+	assert_int_equal(pairs, 2);
+	assert_int_equal(groups, 1);
+	/* too small a buffer: the count, and no stamp to move on to */
+	uint64_t keep = 77;
+	assert_int_equal(sched_learnt_list(s, 0, rows, 1, &keep), 3);
+	assert_int_equal(keep, 77);
+	assert_int_equal(sched_learnt_list(s, next, rows + n, 16 - n, NULL), 0);
+
+	/* restarted without the rows: H3 is tried beside H1 */
+	sched *fresh = mk(1, 40000, -1, 100);
+	sched_learn(fresh, &r1, &busy);
+	sched_learn(fresh, &r3, &busy);
+	sched_placement pl[8];
+	submit(fresh, 3, H1, 100);
+	submit(fresh, 4, H3, 100);
+	assert_int_equal(place(fresh, 100, pl), 2);
+	assert_int_equal(sched_colocate_explored(fresh, H1, H3), 1);
+	sched_free(fresh);
+
+	/* restarted with them: kept apart, nothing tried */
+	sched *t = mk(1, 40000, -1, 100);
+	rl_err e;
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(sched_learnt_import(t, &rows[i], &e), 0);
+	sched_learn(t, &r1, &busy);
+	sched_learn(t, &r2, &busy);
+	sched_learn(t, &r3, &busy);
+	double v;
+	size_t nobs;
+	assert_int_equal(sched_colocate_pair(t, H1, H2, &v, &nobs), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	assert_int_equal(nobs, 1);
+	assert_int_equal(sched_colocate_pair(t, H3, H1, &v, &nobs), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	assert_int_equal(nobs, 0); /* derived from the groups given back */
+	submit(t, 3, H1, 100);
+	submit(t, 4, H3, 100);
+	submit(t, 5, H2, 100);
+	assert_int_equal(place(t, 100, pl), 1);
+	assert_int_equal(place(t, 150, pl), 0);
+	assert_int_equal(sched_colocate_explored(t, H1, H3), 0);
+	assert_int_equal(sched_colocate_explored(t, H1, H2), 0);
+	assert_int_equal(sched_learnt_list(t, 0, rows + n, 16 - n, NULL), 0);
+	sched_free(t);
+
+	/* another measurement: only the pairs it changed, and their groups */
+	assert_int_equal(round_pair(s, 6, A, B, 200, 0.95), 1);
+	n = sched_learnt_list(s, next, rows, 16, &next);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		assert_true(rows[i].kind == SCHED_LEARNT_GROUPS ? rows[i].a == 1 :
+			    rows[i].a == A || rows[i].a == B);
+	sched_free(s);
+
+	/* rows no core lists */
+	s = mk(1, 40000, -1, 100);
+	sched_learnt bad[] = {
+		{.kind = SCHED_LEARNT_PAIR, .a = A, .b = B, .n = 1, .d = -0.5},
+		{.kind = SCHED_LEARNT_PAIR, .a = A, .b = B, .n = 0, .d = 0.5},
+		{.kind = SCHED_LEARNT_PAIR, .a = A, .b = B, .n = 1, .d = NAN},
+		{.kind = SCHED_LEARNT_GROUPS, .a = 1, .b = 1, .n = 2, .d = 0.5, .d_max = 0.4,
+		 .s_min = 0.6, .s_max = 0.7},
+		{.kind = SCHED_LEARNT_GROUPS, .a = 1, .b = 1, .n = 2, .d = 0.5, .d_max = 0.6,
+		 .s_min = 0.7, .s_max = 0.6},
+		{.kind = SCHED_LEARNT_HINT, .a = 400, .n = 1},
+		{.kind = SCHED_LEARNT_LAS, .a = 3, .b = 1, .n = 1},
+		{.kind = SCHED_LEARNT_FAMILY, .a = 3, .n = -1},
+		{.kind = SCHED_LEARNT__COUNT, .a = 3, .n = 1},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(sched_learnt_import(s, &bad[i], &e), RL_EINVAL);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, NULL), RL_ENOTFOUND);
+	assert_int_equal(sched_learnt_list(s, 0, rows, 16, NULL), 0);
+	sched_learnt_kind k;
+	for (int i = 0; i < SCHED_LEARNT__COUNT; i++) {
+		assert_int_equal(sched_learnt_kind_parse(sched_learnt_kind_name(i), &k), 0);
+		assert_int_equal(k, i);
+	}
+	assert_int_equal(sched_learnt_kind_parse("pairs", &k), RL_EINVAL);
+	sched_free(s);
+	use_groups = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_group_loser_kept_apart),
 		cmocka_unit_test(test_refused_time_slices),
 		cmocka_unit_test(test_slice_not_with_loser),
+		cmocka_unit_test(test_learnt_survives_restart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

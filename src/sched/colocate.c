@@ -220,6 +220,7 @@ static void pair_update(sched *s, uint64_t a, uint64_t b, double d)
 	}
 	p->d = p->n ? p->d + COLO_ALPHA * (d - p->d) : d;
 	p->n++;
+	p->lstamp = ++s->learn_stamp;
 	/* devices running either shape may now admit what they refused */
 	sched__touch_shape(s, a);
 	sched__touch_shape(s, b);
@@ -614,19 +615,34 @@ static void group_spread(sched *s, const sched_gpair *q)
 	}
 }
 
-static void group_learn(sched *s, uint64_t ga, uint64_t gb, double d)
+/* The record of group a beside group b (created empty), NULL without
+ * memory. */
+static sched_gpair *gpair_ensure(sched *s, uint64_t ga, uint64_t gb)
 {
 	size_t i = sched__map_get(&s->gpair_map, ga, gb);
 	if (i == SCHED_NONE) {
 		if (sched__grow((void **)&s->gpair, &s->cap_gpair, s->n_gpair + 1, sizeof *s->gpair) ||
 		    sched__map_put(&s->gpair_map, ga, gb, s->n_gpair))
-			return;
+			return NULL;
 		i = s->n_gpair++;
 		memset(&s->gpair[i], 0, sizeof s->gpair[i]);
 		s->gpair[i].a = ga;
 		s->gpair[i].b = gb;
 	}
-	sched_gpair *q = &s->gpair[i];
+	return &s->gpair[i];
+}
+
+/* Agreed: enough measurements, and their speeds within the span. */
+static int group_agrees(const sched_gpair *q)
+{
+	return q->n >= COLO_GROUP_MIN && q->s_max - q->s_min <= COLO_GROUP_SPAN;
+}
+
+static void group_learn(sched *s, uint64_t ga, uint64_t gb, double d)
+{
+	sched_gpair *q = gpair_ensure(s, ga, gb);
+	if (!q)
+		return;
 	if (d < 0)
 		d = 0;
 	if (d > 100)
@@ -640,7 +656,8 @@ static void group_learn(sched *s, uint64_t ga, uint64_t gb, double d)
 		q->s_min = sp;
 	if (q->n == 1 || sp > q->s_max)
 		q->s_max = sp;
-	q->agreed = q->n >= COLO_GROUP_MIN && q->s_max - q->s_min <= COLO_GROUP_SPAN;
+	q->agreed = group_agrees(q);
+	q->lstamp = ++s->learn_stamp;
 	group_spread(s, q);
 }
 
@@ -664,6 +681,61 @@ void colo_group_shape(sched *s, size_t pi)
 				group_derive(s, s->prof[j].shape, shape, q);
 		}
 	}
+}
+
+/* ---- what a driver keeps across restarts (learnt.c) ---- */
+
+size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_pair; i++) {
+		const sched_pair *p = &s->pair[i];
+		if (p->derived || p->lstamp <= since)
+			continue;
+		if (n < max)
+			out[n] = (sched_learnt){.kind = SCHED_LEARNT_PAIR, .a = p->a, .b = p->b,
+						.n = (double)p->n, .d = p->d};
+		n++;
+	}
+	for (size_t i = 0; i < s->n_gpair; i++) {
+		const sched_gpair *q = &s->gpair[i];
+		if (q->lstamp <= since)
+			continue;
+		if (n < max)
+			out[n] = (sched_learnt){.kind = SCHED_LEARNT_GROUPS, .a = q->a, .b = q->b,
+						.n = (double)q->n, .d = q->d, .d_max = q->d_max,
+						.s_min = q->s_min, .s_max = q->s_max};
+		n++;
+	}
+	return n;
+}
+
+int colo_learnt_import(sched *s, const sched_learnt *row)
+{
+	if (row->kind == SCHED_LEARNT_PAIR) {
+		sched_pair *p = pair_ensure(s, row->a, row->b);
+		if (!p)
+			return RL_ENOMEM;
+		p->d = row->d;
+		p->n = (size_t)row->n;
+		p->derived = 0;
+		p->lstamp = 0;
+		sched__touch_shape(s, row->a);
+		sched__touch_shape(s, row->b);
+		return 0;
+	}
+	sched_gpair *q = gpair_ensure(s, row->a, row->b);
+	if (!q)
+		return RL_ENOMEM;
+	q->n = (size_t)row->n;
+	q->d = row->d;
+	q->d_max = row->d_max;
+	q->s_min = row->s_min;
+	q->s_max = row->s_max;
+	q->agreed = group_agrees(q);
+	q->lstamp = 0;
+	group_spread(s, q);
+	return 0;
 }
 
 /* ---- exploration counts ---- */

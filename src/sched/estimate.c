@@ -365,8 +365,10 @@ void est_hint_note(sched *s, size_t pi, const sched_request *req, const sched_ob
 	if (obs->outcome != SEG_OUT_COMPLETED || obs->no_work || !obs->peak_mem_mib ||
 	    !req->mem_hint_mib || s->prof[pi].n_measured)
 		return;
-	s->hint_hist[ratio_bin(obs->peak_mem_mib, req->mem_hint_mib)] += 1;
+	int b = ratio_bin(obs->peak_mem_mib, req->mem_hint_mib);
+	s->hint_hist[b] += 1;
 	s->hint_n += 1;
+	s->hint_lstamp[b] = ++s->learn_stamp;
 }
 
 /* The factor on a family-model reservation: 1, or more when the peaks
@@ -392,8 +394,10 @@ void est_family_note(sched *s, size_t pi, const sched_placement *pl, const sched
 	if (!p->fam_res || obs->outcome != SEG_OUT_COMPLETED || obs->no_work || !obs->peak_mem_mib)
 		return;
 	double before = est_family_factor(s);
-	s->fam_hist[ratio_bin(obs->peak_mem_mib, p->fam_res)] += 1;
+	int b = ratio_bin(obs->peak_mem_mib, p->fam_res);
+	s->fam_hist[b] += 1;
 	s->fam_n += 1;
+	s->fam_lstamp[b] = ++s->learn_stamp;
 	if (est_family_factor(s) != before)
 		sched__touch_all(s); /* every family estimate moved */
 }

@@ -775,8 +775,10 @@ void sched_job_forget(sched *s, uint64_t job_id)
 	/* its service counts for the order's tail (an ended job's, whether
 	 * it completed, failed or was stopped: what jobs here take) */
 	if (s->job[i].attained_s > 0) {
-		s->las_hist[las_bin(s->job[i].attained_s)] += 1;
+		int b = las_bin(s->job[i].attained_s);
+		s->las_hist[b] += 1;
 		s->las_n += 1;
+		s->las_lstamp[b] = ++s->learn_stamp;
 	}
 	if (s->job[i].n_live)
 		s->job[i].forget = 1; /* when its last segment goes */

@@ -745,4 +745,53 @@ int sched_segment_exploring(const sched *s, uint64_t seg_id);
  * there are and writes at most max of them. */
 size_t sched_device_segments(const sched *s, int dev, uint64_t *ids, size_t max);
 
+/* ---- What the core learnt beyond shapes (learnt.c) ------------------- */
+
+/* Shapes' profiles are not all the core learns (sched_shape_get): it also
+ * measures how pairs of shapes and of groups run side by side
+ * (colocate.c) and keeps three histograms (the hint's and the family
+ * model's headroom, estimate.c; the tail of LAS, sched.c).  Lost at a
+ * restart, a service would explore again the pairs it had measured to
+ * lose and run on the margin alone until 20 shapes and 100 jobs had
+ * ended again.  So the core hands them to its driver as rows: every row
+ * changed since a stamp, and the stamp to ask with next time; a driver
+ * stores them (the store's learnt table) and gives them back to a new
+ * core before its first submission.  The driver computes none of it.
+ * Not kept: pairs derived from their groups (derived again when their
+ * shapes come back), exploration counts (a pair explored is measured). */
+typedef enum sched_learnt_kind {
+	SCHED_LEARNT_PAIR,      /* shape a beside shape b: d, n */
+	SCHED_LEARNT_GROUPS,    /* group a beside group b: n, d, d_max, s_min, s_max */
+	SCHED_LEARNT_HINT,      /* histograms: bin a (b 0), its count n */
+	SCHED_LEARNT_FAMILY,
+	SCHED_LEARNT_LAS,
+	SCHED_LEARNT__COUNT
+} sched_learnt_kind;
+
+typedef struct sched_learnt {
+	sched_learnt_kind kind;
+	uint64_t a, b;
+	double n;               /* observations (a bin: its count) */
+	double d;               /* interference: 1/speed - 1 (a pair: its
+				   estimate; groups: their mean) */
+	double d_max;           /* groups: the worst interference measured, */
+	double s_min, s_max;    /* and the speeds measured, their range */
+} sched_learnt;
+
+/* "pair", "groups", "hint", "family", "las"; parse: 0 or RL_EINVAL. */
+const char *sched_learnt_kind_name(sched_learnt_kind k);
+int sched_learnt_kind_parse(const char *name, sched_learnt_kind *out);
+
+/* Rows changed after stamp since (0: everything learnt), in no set
+ * order: returns how many there are and writes at most max of them; *next
+ * (when every row fitted) is the stamp to pass next time. */
+size_t sched_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max,
+			 uint64_t *next);
+
+/* Give back a row a core listed: 0, or RL_EINVAL (nothing changed) for a
+ * row no core lists (an unknown kind, a bin out of range, a count or
+ * interference negative or not finite, a range upside down).  Rows given
+ * back are not listed again until they change. */
+int sched_learnt_import(sched *s, const sched_learnt *row, rl_err *err);
+
 #endif

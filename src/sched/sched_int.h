@@ -367,6 +367,8 @@ typedef struct sched_pair {
 	size_t n;
 	int derived;            /* d is its groups' (colocate.c), not measured:
 				   1 their agreed mean, 2 their worst */
+	uint64_t lstamp;        /* learn_stamp of its latest measurement, 0
+				   none since it was given back (learnt.c) */
 } sched_pair;
 
 /* What was measured of shapes of group a beside shapes of group b. */
@@ -377,6 +379,7 @@ typedef struct sched_gpair {
 	double d_max;
 	double s_min, s_max;    /* the speeds measured, their range */
 	int agreed;             /* derived pairs hold its mean (else d_max) */
+	uint64_t lstamp;        /* as a pair's */
 } sched_gpair;
 
 struct sched {
@@ -434,6 +437,13 @@ struct sched {
 	 * hundredths: the family estimate's headroom (est_family_factor) */
 	double fam_hist[SCHED_HINT_BINS];
 	double fam_n;
+	/* What a driver keeps across restarts (learnt.c): each change of a
+	 * measured pair, a pair of groups or a histogram's bin takes the
+	 * next learn_stamp; a bin's is in the *_lstamp beside it. */
+	uint64_t learn_stamp;
+	uint64_t las_lstamp[SCHED_LAS_BINS];
+	uint64_t hint_lstamp[SCHED_HINT_BINS];
+	uint64_t fam_lstamp[SCHED_HINT_BINS];
 	sched_map job_map;      /* job id -> index */
 
 	sched_profile *prof;
@@ -609,6 +619,11 @@ void colo_group_shape(sched *s, size_t pi);
 /* The pair a, b (either way) holds its groups' agreed figure: their
  * measurements stand in for the pair's exploration. */
 int colo_group_agreed(const sched *s, uint64_t a, uint64_t b);
+/* learnt.c's share: the measured pairs and the pairs of groups changed
+ * after since (count returned, at most max written from out[0]), and one
+ * given back (checked by learnt.c; 0 or RL_ENOMEM). */
+size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max);
+int colo_learnt_import(sched *s, const sched_learnt *row);
 void colo_fini(sched *s);
 
 /* ---- devindex.c ---- */
