@@ -438,11 +438,12 @@ static void test_slice_not_with_loser(void **state)
 }
 
 /* What was learnt survives a restart (learnt.c): a core that measured
- * H1 beside H2 to lose lists the two pairs and the pair of groups; a new
- * core given those rows back keeps H3, new, apart from H1 without a try
- * and does not explore H1 beside H2 again, as the first core would; rows
- * given back are not listed again, a listing after a stamp holds only
- * what changed after it, and rows no core lists are refused. */
+ * H1 beside H2 to lose lists the two pairs, the pair of groups and the
+ * pair's exploration; a new core given those rows back keeps H3, new,
+ * apart from H1 without a try and counts the exploration of H1 beside H2
+ * already made; rows given back are not listed again, a listing after a
+ * stamp holds only what changed after it, and rows no core lists are
+ * refused. */
 static void test_learnt_survives_restart(void **state)
 {
 	(void)state;
@@ -458,12 +459,17 @@ static void test_learnt_survives_restart(void **state)
 	assert_int_equal(sched_learnt_list(s, 0, rows, 16, &next), 0);
 	assert_int_equal(round_pair(s, 1, H1, H2, 0, 0.4), 1);
 	size_t n = sched_learnt_list(s, 0, rows, 16, &next);
-	assert_int_equal(n, 3);
-	int pairs = 0, groups = 0;
+	assert_int_equal(n, 4);
+	int pairs = 0, groups = 0, explored = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].kind == SCHED_LEARNT_PAIR) {
 			pairs++;
 			assert_true(fabs(1 / (1 + rows[i].d) - 0.4) < 1e-9);
+			assert_true(rows[i].n == 1);
+		} else if (rows[i].kind == SCHED_LEARNT_EXPLORED) {
+			explored++;
+			assert_int_equal(rows[i].a, H1);
+			assert_int_equal(rows[i].b, H2);
 			assert_true(rows[i].n == 1);
 		} else {
 			assert_int_equal(rows[i].kind, SCHED_LEARNT_GROUPS);
@@ -475,9 +481,10 @@ static void test_learnt_survives_restart(void **state)
 	}
 	assert_int_equal(pairs, 2);
 	assert_int_equal(groups, 1);
+	assert_int_equal(explored, 1);
 	/* too small a buffer: the count, and no stamp to move on to */
 	uint64_t keep = 77;
-	assert_int_equal(sched_learnt_list(s, 0, rows, 1, &keep), 3);
+	assert_int_equal(sched_learnt_list(s, 0, rows, 1, &keep), 4);
 	assert_int_equal(keep, 77);
 	assert_int_equal(sched_learnt_list(s, next, rows + n, 16 - n, NULL), 0);
 
@@ -514,14 +521,14 @@ static void test_learnt_survives_restart(void **state)
 	assert_int_equal(place(t, 100, pl), 1);
 	assert_int_equal(place(t, 150, pl), 0);
 	assert_int_equal(sched_colocate_explored(t, H1, H3), 0);
-	assert_int_equal(sched_colocate_explored(t, H1, H2), 0);
+	assert_int_equal(sched_colocate_explored(t, H1, H2), 1);
 	assert_int_equal(sched_learnt_list(t, 0, rows + n, 16 - n, NULL), 0);
 	sched_free(t);
 
 	/* another measurement: only the pairs it changed, and their groups */
 	assert_int_equal(round_pair(s, 6, A, B, 200, 0.95), 1);
 	n = sched_learnt_list(s, next, rows, 16, &next);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	for (size_t i = 0; i < n; i++)
 		assert_true(rows[i].kind == SCHED_LEARNT_GROUPS ? rows[i].a == 1 :
 			    rows[i].a == A || rows[i].a == B);
@@ -537,6 +544,8 @@ static void test_learnt_survives_restart(void **state)
 		 .s_min = 0.6, .s_max = 0.7},
 		{.kind = SCHED_LEARNT_GROUPS, .a = 1, .b = 1, .n = 2, .d = 0.5, .d_max = 0.6,
 		 .s_min = 0.7, .s_max = 0.6},
+		{.kind = SCHED_LEARNT_EXPLORED, .a = B, .b = A, .n = 1},
+		{.kind = SCHED_LEARNT_EXPLORED, .a = A, .b = B, .n = 0.5},
 		{.kind = SCHED_LEARNT_HINT, .a = 400, .n = 1},
 		{.kind = SCHED_LEARNT_LAS, .a = 3, .b = 1, .n = 1},
 		{.kind = SCHED_LEARNT_FAMILY, .a = 3, .n = -1},

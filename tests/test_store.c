@@ -106,9 +106,9 @@ static void test_migrate_fresh_and_reopen(void **state)
 	assert_string_equal(store_path(s), f->path);
 	new_experiment(s, "a", "max");
 	store_close(s);
-	/* Twelve tables, WAL on disk, version recorded. */
+	/* Thirteen tables, WAL on disk, version recorded. */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type='table'"),
-			 12);
+			 13);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	/* Re-opening applies nothing and keeps the data. */
 	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);
@@ -1319,6 +1319,54 @@ static void test_profiles_devices(void **state)
 	store_close(s);
 }
 
+/* The learnt table (schema 12): rows replaced by key, read back with NULL
+ * as NAN, and loading keeps the newest `keep` rows of a kind, deleting the
+ * older ones (other kinds untouched). */
+static void test_learnt_bounded(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	store_learnt rows[6];
+	for (int i = 0; i < 5; i++) {
+		rows[i] = (store_learnt){.kind = "pair", .n = 1, .d = 0.1 * i, .d_max = NAN,
+					 .s_min = NAN, .s_max = NAN, .updated_at = 10 + i};
+		snprintf(rows[i].a, sizeof rows[i].a, "%016x", i);
+		snprintf(rows[i].b, sizeof rows[i].b, "%016x", 99);
+	}
+	rows[5] = (store_learnt){.kind = "las", .a = "0000000000000003", .b = "0000000000000000",
+				 .n = 7, .d = NAN, .d_max = NAN, .s_min = NAN, .s_max = NAN,
+				 .updated_at = 1};
+	OK(store_learnt_put(s, rows, 6, err));
+	rows[4].n = 2; /* the same key again: replaced */
+	OK(store_learnt_put(s, &rows[4], 1, err));
+	store_learnt *v;
+	size_t n;
+	OK(store_learnt_load(s, 10, &v, &n, err));
+	assert_int_equal(n, 6);
+	free(v);
+	OK(store_learnt_load(s, 3, &v, &n, err));
+	assert_int_equal(n, 4); /* las alone, then the pairs by age */
+	assert_string_equal(v[0].kind, "las");
+	assert_float_equal(v[0].n, 7, 0);
+	assert_true(isnan(v[0].d));
+	for (int i = 1; i < 4; i++) {
+		assert_string_equal(v[i].kind, "pair");
+		assert_float_equal(v[i].updated_at, 11 + i, 0);
+	}
+	assert_float_equal(v[3].n, 2, 0);
+	assert_float_equal(v[3].d, 0.4, 1e-12);
+	free(v);
+	store_close(s);
+	s = open_ok(f->path, 0);
+	OK(store_learnt_load(s, 100, &v, &n, err));
+	assert_int_equal(n, 4); /* the older pairs were deleted */
+	free(v);
+	rl_err e;
+	rows[0].n = -1; /* the table's CHECK */
+	assert_true(store_learnt_put(s, rows, 1, &e) < 0);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1339,6 +1387,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_keeps_committed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_learnt_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_experiment_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_list_indexed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_stats_and_waiting, setup, teardown),

@@ -408,7 +408,7 @@ int live__core_create(live *d, const spec *sp, rl_err *err)
 		if ((rc = sched_add_device(d->core, &d->devs->dev[i].info, err)) < 0)
 			return rc;
 	}
-	return 0;
+	return live__learnt_load(d);
 }
 
 int live_new(const live_options *o, live **out, rl_err *err)
@@ -599,6 +599,13 @@ void live_free(live *d)
 	for (size_t i = 0; i < d->n_exps; i++)
 		live__exp_free(d->exps[i]);
 	free(d->exps);
+	/* what was learnt since the last segment end (a job's service ends
+	 * after its last segment's transaction): best effort */
+	rl_err e;
+	if (d->core && d->st && !d->fatal && live__learnt_save(d, &e) < 0)
+		live__progress_line(d, "relish: what the scheduler learnt last is not saved: %s",
+				    e.msg);
+	free(d->learnt);
 	sched_free(d->core);
 	telemetry_close(d->tel);
 	device_list_free(d->devs);

@@ -205,6 +205,11 @@ struct live {
 	live_held *held;        /* paused for want of space (space.c) */
 	size_t n_held;
 	int profiles_seeded;    /* profiles with features given to the core */
+	/* what the core learnt beyond shapes (live__learnt_save): its rows
+	 * changed after this stamp are not in the store yet */
+	uint64_t learnt_since;
+	sched_learnt *learnt;
+	size_t cap_learnt;
 	/* foreign use per device (gpu.c): the last measurement, and the
 	 * memory no listed process accounts for at its least */
 	uint64_t foreign_mib[LIVE_MAX_DEVICES];
@@ -298,6 +303,13 @@ int live__profiles_load(live *d, rl_err *err);
  * with the estimate made before the shape was measured; nothing without
  * a measured peak. */
 int live__profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *err);
+/* What the core learnt beyond shapes (sched_learnt_list): given back to a
+ * new core from the store's learnt table (rows it refuses, or a table it
+ * cannot read, are said and left out: it then measures again), and the
+ * rows changed since the last save written (in the caller's transaction,
+ * after each segment end, and when relish stops). */
+int live__learnt_load(live *d);
+int live__learnt_save(live *d, rl_err *err);
 
 /* The executor that runs experiment x's segments. */
 static inline executor *live__exec(const live_exp *x)

@@ -12,6 +12,7 @@
  * family (sched/estimate.c), so an unseen shape gets an estimate from its
  * measured neighbours.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -279,5 +280,91 @@ int live__profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *
 	free(p.features);
 	if (have)
 		store_profile_fini(&old);
+	return rc;
+}
+
+/* ---- what the core learnt beyond shapes (the store's learnt table) ---- */
+
+/* Rows of each kind kept across restarts (the newest; store_learnt_load):
+ * a few MB at most, and the core's model stays as small. */
+#define LIVE_LEARNT_KEEP 65536
+
+static int parse_key(const char *t, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtoull(t, &end, 16);
+	return !*t || *end || errno ? -1 : 0;
+}
+
+int live__learnt_load(live *d)
+{
+	store_learnt *v;
+	size_t n, bad = 0;
+	rl_err e = {0}, first = {0};
+	/* What was learnt is an aid: a relish that cannot read it starts
+	 * without it (and measures again), as a new one would. */
+	if (store_learnt_load(d->st, LIVE_LEARNT_KEEP, &v, &n, &e) < 0) {
+		live__progress_line(d, "relish: what the scheduler learnt before is left out: %s",
+				    e.msg);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sched_learnt r = {.n = v[i].n, .d = v[i].d, .d_max = v[i].d_max,
+				  .s_min = v[i].s_min, .s_max = v[i].s_max};
+		if (sched_learnt_kind_parse(v[i].kind, &r.kind) < 0 || parse_key(v[i].a, &r.a) < 0 ||
+		    parse_key(v[i].b, &r.b) < 0) {
+			if (!bad++)
+				rl_err_set(&first, RL_EINVAL, "kind '%s', keys '%s' '%s'", v[i].kind,
+					   v[i].a, v[i].b);
+			continue;
+		}
+		if (sched_learnt_import(d->core, &r, bad ? NULL : &first) < 0)
+			bad++;
+	}
+	free(v);
+	if (bad)
+		live__progress_line(d, "relish: %zu row%s of the learnt table left out (the first: %s)",
+				    bad, bad == 1 ? "" : "s", first.msg);
+	return 0;
+}
+
+int live__learnt_save(live *d, rl_err *err)
+{
+	uint64_t next = 0;
+	size_t n;
+	while ((n = sched_learnt_list(d->core, d->learnt_since, d->learnt, d->cap_learnt, &next)) >
+	       d->cap_learnt) {
+		size_t cap = n + n / 2;
+		sched_learnt *nv = realloc(d->learnt, cap * sizeof *nv);
+		if (!nv)
+			return rl_err_set(err, RL_ENOMEM, "saving what the scheduler learnt");
+		d->learnt = nv;
+		d->cap_learnt = cap;
+	}
+	if (!n)
+		return 0;
+	store_learnt *rows = calloc(n, sizeof *rows);
+	if (!rows)
+		return rl_err_set(err, RL_ENOMEM, "saving what the scheduler learnt");
+	double now = live__now(d);
+	for (size_t i = 0; i < n; i++) {
+		const sched_learnt *l = &d->learnt[i];
+		store_learnt *r = &rows[i];
+		int pair = l->kind == SCHED_LEARNT_PAIR, groups = l->kind == SCHED_LEARNT_GROUPS;
+		snprintf(r->kind, sizeof r->kind, "%s", sched_learnt_kind_name(l->kind));
+		snprintf(r->a, sizeof r->a, "%016llx", (unsigned long long)l->a);
+		snprintf(r->b, sizeof r->b, "%016llx", (unsigned long long)l->b);
+		r->n = l->n;
+		r->d = pair || groups ? l->d : NAN;
+		r->d_max = groups ? l->d_max : NAN;
+		r->s_min = groups ? l->s_min : NAN;
+		r->s_max = groups ? l->s_max : NAN;
+		r->updated_at = now;
+	}
+	int rc = store_learnt_put(d->st, rows, n, err);
+	free(rows);
+	if (rc == 0)
+		d->learnt_since = next;
 	return rc;
 }

@@ -422,7 +422,8 @@ void live__end_segment(live *d, live_seg *g, const exec_result *r)
 	    (rc = drop_record(d, g, now, &err)) == 0 &&
 	    (rc = live__gpu_record(d, g, &err)) == 0 &&
 	    (r->outcome != SEG_OUT_COMPLETED ||
-	     (rc = live__profile_update(d, g, peak, &err)) == 0))
+	     (rc = live__profile_update(d, g, peak, &err)) == 0) &&
+	    (rc = live__learnt_save(d, &err)) == 0)
 		rc = store_commit(d->st, &err);
 	if (rc < 0) {
 		store_rollback(d->st);

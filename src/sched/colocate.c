@@ -683,6 +683,41 @@ void colo_group_shape(sched *s, size_t pi)
 	}
 }
 
+/* ---- exploration counts ---- */
+
+size_t colo_explored(const sched *s, uint64_t a, uint64_t b)
+{
+	size_t i = sched__map_get(&s->explore_map, a < b ? a : b, a < b ? b : a);
+	return i == SCHED_NONE ? 0 : s->explore[i].n;
+}
+
+/* The record of shapes a, b (either order; created at 0), NULL without
+ * memory. */
+static sched_explore *explore_ensure(sched *s, uint64_t a, uint64_t b)
+{
+	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+	size_t i = sched__map_get(&s->explore_map, lo, hi);
+	if (i == SCHED_NONE) {
+		if (sched__grow((void **)&s->explore, &s->cap_explore, s->n_explore + 1,
+				sizeof *s->explore) ||
+		    sched__map_put(&s->explore_map, lo, hi, s->n_explore))
+			return NULL;
+		i = s->n_explore++;
+		s->explore[i] = (sched_explore){.a = lo, .b = hi};
+	}
+	return &s->explore[i];
+}
+
+void colo_explore_note(sched *s, uint64_t a, uint64_t b)
+{
+	/* without memory the count stays: one more try of the pair at most */
+	sched_explore *x = explore_ensure(s, a, b);
+	if (x) {
+		x->n++;
+		x->lstamp = ++s->learn_stamp;
+	}
+}
+
 /* ---- what a driver keeps across restarts (learnt.c) ---- */
 
 size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max)
@@ -707,6 +742,15 @@ size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_
 						.s_min = q->s_min, .s_max = q->s_max};
 		n++;
 	}
+	for (size_t i = 0; i < s->n_explore; i++) {
+		const sched_explore *x = &s->explore[i];
+		if (x->lstamp <= since)
+			continue;
+		if (n < max)
+			out[n] = (sched_learnt){.kind = SCHED_LEARNT_EXPLORED, .a = x->a, .b = x->b,
+						.n = (double)x->n};
+		n++;
+	}
 	return n;
 }
 
@@ -724,6 +768,14 @@ int colo_learnt_import(sched *s, const sched_learnt *row)
 		sched__touch_shape(s, row->b);
 		return 0;
 	}
+	if (row->kind == SCHED_LEARNT_EXPLORED) {
+		sched_explore *x = explore_ensure(s, row->a, row->b);
+		if (!x)
+			return RL_ENOMEM;
+		x->n = (size_t)row->n;
+		x->lstamp = 0;
+		return 0;
+	}
 	sched_gpair *q = gpair_ensure(s, row->a, row->b);
 	if (!q)
 		return RL_ENOMEM;
@@ -736,21 +788,6 @@ int colo_learnt_import(sched *s, const sched_learnt *row)
 	q->lstamp = 0;
 	group_spread(s, q);
 	return 0;
-}
-
-/* ---- exploration counts ---- */
-
-size_t colo_explored(const sched *s, uint64_t a, uint64_t b)
-{
-	size_t n = sched__map_get(&s->explore_map, a < b ? a : b, a < b ? b : a);
-	return n == SCHED_NONE ? 0 : n;
-}
-
-void colo_explore_note(sched *s, uint64_t a, uint64_t b)
-{
-	size_t n = colo_explored(s, a, b);
-	/* without memory the count stays: one more try of the pair at most */
-	(void)sched__map_put(&s->explore_map, a < b ? a : b, a < b ? b : a, n + 1);
 }
 
 size_t sched_colocate_explored(const sched *s, uint64_t shape_a, uint64_t shape_b)
@@ -821,6 +858,7 @@ void colo_fini(sched *s)
 	sched__map_fini(&s->pair_map);
 	sched__map_fini(&s->paired_map);
 	sched__map_fini(&s->explore_map);
+	free(s->explore);
 	sched__map_fini(&s->gpair_map);
 	free(s->gpair);
 }

@@ -1,8 +1,8 @@
 /*
  * learnt.c - what the core learnt beyond shapes, as rows a driver keeps
  * across restarts (sched.h, "What the core learnt beyond shapes"): the
- * measured pairs and pairs of groups (colocate.c lists and takes back its
- * own records) and the bins of the three histograms (the hint's and the
+ * measured pairs, pairs of groups and exploration counts (colocate.c
+ * lists and takes back its own records) and the bins of the three histograms (the hint's and the
  * family model's headroom, estimate.c; the tail of LAS, sched.c).
  *
  * Changes are found by stamp, not by a list of dirty records: every change
@@ -23,8 +23,8 @@
 
 static const char *const kind_names[SCHED_LEARNT__COUNT] = {
 	[SCHED_LEARNT_PAIR] = "pair",     [SCHED_LEARNT_GROUPS] = "groups",
-	[SCHED_LEARNT_HINT] = "hint",     [SCHED_LEARNT_FAMILY] = "family",
-	[SCHED_LEARNT_LAS] = "las",
+	[SCHED_LEARNT_EXPLORED] = "explored", [SCHED_LEARNT_HINT] = "hint",
+	[SCHED_LEARNT_FAMILY] = "family", [SCHED_LEARNT_LAS] = "las",
 };
 
 const char *sched_learnt_kind_name(sched_learnt_kind k)
@@ -111,6 +111,12 @@ int sched_learnt_import(sched *s, const sched_learnt *row, rl_err *err)
 					  "1/101 <= s_min <= s_max <= 1, got n %g, d %g, d_max %g, "
 					  "s_min %g, s_max %g", row->n, row->d, row->d_max,
 					  row->s_min, row->s_max);
+		break;
+	case SCHED_LEARNT_EXPLORED:
+		if (!finite_in(row->n, 1, 1e15) || row->a > row->b)
+			return rl_err_set(err, RL_EINVAL,
+					  "a learnt exploration count needs n >= 1 and shapes in "
+					  "order, got n %g", row->n);
 		break;
 	case SCHED_LEARNT_HINT:
 	case SCHED_LEARNT_FAMILY:

@@ -757,11 +757,14 @@ size_t sched_device_segments(const sched *s, int dev, uint64_t *ids, size_t max)
  * changed since a stamp, and the stamp to ask with next time; a driver
  * stores them (the store's learnt table) and gives them back to a new
  * core before its first submission.  The driver computes none of it.
- * Not kept: pairs derived from their groups (derived again when their
- * shapes come back), exploration counts (a pair explored is measured). */
+ * Exploration counts are kept too: a pair measured within the margin of
+ * no gain is stopped by its count alone.  Not kept: pairs derived from
+ * their groups (derived again when their shapes come back). */
 typedef enum sched_learnt_kind {
 	SCHED_LEARNT_PAIR,      /* shape a beside shape b: d, n */
 	SCHED_LEARNT_GROUPS,    /* group a beside group b: n, d, d_max, s_min, s_max */
+	SCHED_LEARNT_EXPLORED,  /* shapes a < b: n co-locations tried as
+				   explorations (sched_options.explore_max) */
 	SCHED_LEARNT_HINT,      /* histograms: bin a (b 0), its count n */
 	SCHED_LEARNT_FAMILY,
 	SCHED_LEARNT_LAS,
@@ -771,14 +774,16 @@ typedef enum sched_learnt_kind {
 typedef struct sched_learnt {
 	sched_learnt_kind kind;
 	uint64_t a, b;
-	double n;               /* observations (a bin: its count) */
+	double n;               /* observations (explored: tries; a bin: its
+				   count) */
 	double d;               /* interference: 1/speed - 1 (a pair: its
 				   estimate; groups: their mean) */
 	double d_max;           /* groups: the worst interference measured, */
 	double s_min, s_max;    /* and the speeds measured, their range */
 } sched_learnt;
 
-/* "pair", "groups", "hint", "family", "las"; parse: 0 or RL_EINVAL. */
+/* "pair", "groups", "explored", "hint", "family", "las"; parse: 0 or
+ * RL_EINVAL. */
 const char *sched_learnt_kind_name(sched_learnt_kind k);
 int sched_learnt_kind_parse(const char *name, sched_learnt_kind *out);
 

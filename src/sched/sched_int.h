@@ -371,6 +371,13 @@ typedef struct sched_pair {
 				   none since it was given back (learnt.c) */
 } sched_pair;
 
+/* Co-locations of shapes a < b tried as explorations (colocate.c). */
+typedef struct sched_explore {
+	uint64_t a, b;
+	size_t n;
+	uint64_t lstamp;        /* as a pair's */
+} sched_explore;
+
 /* What was measured of shapes of group a beside shapes of group b. */
 typedef struct sched_gpair {
 	uint64_t a, b;
@@ -465,7 +472,9 @@ struct sched {
 	sched_map pair_map;     /* (a, b) -> index */
 	sched_map paired_map;   /* shape -> index into psig when it is in some pair */
 	sched_map explore_map;  /* unordered pair of shapes (lower first) ->
-				   co-locations of them tried as explorations */
+				   index into explore */
+	sched_explore *explore; /* co-locations of a pair tried as explorations */
+	size_t n_explore, cap_explore;
 	sched_gpair *gpair;     /* pairs of groups (colocate.c) */
 	size_t n_gpair, cap_gpair;
 	sched_map gpair_map;    /* (group a, group b) -> index */
@@ -619,7 +628,8 @@ void colo_group_shape(sched *s, size_t pi);
 /* The pair a, b (either way) holds its groups' agreed figure: their
  * measurements stand in for the pair's exploration. */
 int colo_group_agreed(const sched *s, uint64_t a, uint64_t b);
-/* learnt.c's share: the measured pairs and the pairs of groups changed
+/* learnt.c's share: the measured pairs, pairs of groups and exploration
+ * counts changed
  * after since (count returned, at most max written from out[0]), and one
  * given back (checked by learnt.c; 0 or RL_ENOMEM). */
 size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max);

@@ -309,6 +309,23 @@ static const char *const migrations[] = {
 	"DROP TABLE segments;"
 	"ALTER TABLE segments_v11 RENAME TO segments;"
 	"CREATE INDEX segments_status ON segments(status);",
+	/* 12: what the scheduler learnt beyond shapes (store_learnt.c):
+	 * pairs of shapes and of groups measured side by side, the
+	 * explorations of each pair of shapes so far, and the bins
+	 * of its histograms, so that a restart does not measure them again.
+	 * Keys as the profiles' (hex text); a bin's a is its index. */
+	"CREATE TABLE IF NOT EXISTS learnt("
+	" kind TEXT NOT NULL CHECK(kind IN ('pair','groups','explored','hint','family','las')),"
+	" a TEXT NOT NULL,"
+	" b TEXT NOT NULL,"
+	" n REAL NOT NULL CHECK(n >= 0),"
+	" d REAL,"
+	" d_max REAL,"
+	" s_min REAL,"
+	" s_max REAL,"
+	" updated_at REAL NOT NULL,"
+	" PRIMARY KEY(kind, a, b)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS learnt_updated ON learnt(kind, updated_at);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -42,7 +42,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -562,6 +562,25 @@ int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err);
 void store_profiles_free(store_profile *v, size_t n);
 /* Free a profile's strings (as read by _get) and zero it.  Accepts NULL. */
 void store_profile_fini(store_profile *p);
+
+/* ---- what the scheduler learnt beyond shapes (store_learnt.c) ---- */
+
+/* One row of the core's learning (sched_learnt, the live driver converts):
+ * kind "pair", "groups", "explored", "hint", "family" or "las"; a and b its keys as
+ * 16 hex digits (a bin: its index in a, b 0). */
+typedef struct store_learnt {
+	char kind[12];
+	char a[17], b[17];
+	double n, d, d_max, s_min, s_max; /* NAN: none (stored NULL) */
+	double updated_at;
+} store_learnt;
+
+/* Insert or replace rows (one transaction, or a savepoint in one). */
+int store_learnt_put(store *s, const store_learnt *rows, size_t n, rl_err *err);
+/* Every row, except that of a kind with more than keep rows only the
+ * newest keep (by updated_at) are read, and the older ones deleted (a
+ * database written by a version without the table: none). */
+int store_learnt_load(store *s, size_t keep, store_learnt **out, size_t *n, rl_err *err);
 
 /* Insert or update the device with d->uuid; *id (may be NULL) gets its id. */
 int store_device_put(store *s, const store_device *d, int64_t *id, rl_err *err);
