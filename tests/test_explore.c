@@ -565,6 +565,77 @@ static void test_learnt_survives_restart(void **state)
 	use_groups = 0;
 }
 
+/* A segment beside partners of two shapes of one group teaches that pair
+ * of groups (colocate.c, observe_groups): A runs 0-100 s at speed 0.8,
+ * beside D (group 1, never measured alone) for its first half and B
+ * (group 1) for its second; B, measured alone, runs at 0.9 beside A.  The
+ * pair of groups (1, 1) then holds both measurements (speeds 0.8 and
+ * 0.9), where only B's taught it before; no pair of A's is learnt (two
+ * shapes).  Partners of two groups (D, then H1) teach nothing of A's; and
+ * without groups nothing is learnt from A at all. */
+static sched *half_and_half(uint64_t second, double *t_end)
+{
+	sched *s = mk(1, 40000, -1, 100);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request rh = rq(904, H1, 0), rd = rq(905, D, 0);
+	sched_learn(s, &rh, &busy);
+	/* D's peak measured, never its speed alone */
+	sched_observation peak_only = { SEG_OUT_COMPLETED, 2000, 100, 0, 0, 0 };
+	sched_learn(s, &rd, &peak_only);
+	sched_placement pl[8];
+	submit(s, 1, A, 0);
+	submit(s, 2, D, 0);
+	assert_int_equal(place(s, 0, pl), 2);
+	sched_observation od = { SEG_OUT_COMPLETED, 2000, 100, 5, 50, 0 };
+	rl_err e;
+	assert_int_equal(sched_finished(s, 2, 50, &od, &e), 0);
+	submit(s, 3, second, 50);
+	assert_int_equal(place(s, 50, pl), 1);
+	assert_int_equal(pl[0].dev[0], 0);
+	finish(s, 1, 100, 8);
+	sched_observation ob = { SEG_OUT_COMPLETED, 2000, 100, 0.1 * 0.9 * 50, 50, 0 };
+	assert_int_equal(sched_finished(s, 3, 100, &ob, &e), 0);
+	*t_end = 100;
+	return s;
+}
+
+static void test_group_from_several_shapes(void **state)
+{
+	(void)state;
+	double t;
+	sched_learnt rows[16];
+	use_groups = 1;
+	sched *s = half_and_half(B, &t);
+	size_t n = sched_learnt_list(s, 0, rows, 16, NULL);
+	int groups = 0;
+	for (size_t i = 0; i < n; i++) {
+		assert_true(rows[i].kind != SCHED_LEARNT_PAIR || rows[i].a == B);
+		if (rows[i].kind != SCHED_LEARNT_GROUPS)
+			continue;
+		groups++;
+		assert_true(rows[i].n == 2);
+		assert_true(fabs(rows[i].s_min - 0.8) < 1e-9);
+		assert_true(fabs(rows[i].s_max - 0.9) < 1e-9);
+	}
+	assert_int_equal(groups, 1);
+	sched_free(s);
+	/* D then H1: two groups, nothing of A's */
+	s = half_and_half(H1, &t);
+	n = sched_learnt_list(s, 0, rows, 16, NULL);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(rows[i].kind != SCHED_LEARNT_PAIR || rows[i].a == H1);
+		assert_true(rows[i].kind != SCHED_LEARNT_GROUPS || rows[i].a == 2);
+	}
+	sched_free(s);
+	use_groups = 0;
+	s = half_and_half(B, &t);
+	n = sched_learnt_list(s, 0, rows, 16, NULL);
+	for (size_t i = 0; i < n; i++)
+		assert_true(rows[i].kind != SCHED_LEARNT_GROUPS &&
+			    (rows[i].kind != SCHED_LEARNT_PAIR || rows[i].a == B));
+	sched_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_refused_time_slices),
 		cmocka_unit_test(test_slice_not_with_loser),
 		cmocka_unit_test(test_learnt_survives_restart),
+		cmocka_unit_test(test_group_from_several_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,12 +32,14 @@
  * all its partners had one shape b, which overlapped it for a fraction F of
  * its life (summed over partner segments), then 1/s = 1 + F * d_ab and d_ab
  * is updated (EWMA) from (1/s - 1)/F.  Segments that overlapped several
- * shapes, or a partner for less than a quarter of their life, teach nothing:
- * the signal cannot be attributed; overlaps that add up to no more than
- * SCHED_OVERLAP_NOISE of the life (a neighbour's tail or start-up) do not
- * count as another shape.  Seeds (sched_colocate_seed) count as
- * one observation.  The model reads no file: the simulator's ground truth
- * stays separate from what the core believes.
+ * shapes, or a partner for less than a quarter of their life, teach no
+ * pair: the signal cannot be attributed (but partners of several shapes
+ * of one group teach that pair of groups: observe_groups); overlaps that
+ * add up to no more than SCHED_OVERLAP_NOISE of the life (a neighbour's
+ * tail or start-up) do not count as another shape.  Seeds
+ * (sched_colocate_seed) count as one observation.  The model reads no
+ * file: the simulator's ground truth stays separate from what the core
+ * believes.
  *
  * Groups.  A pair of shapes is learnt only by running that pair, and an
  * HPO experiment makes a new shape of nearly every trial (a learning rate
@@ -531,6 +533,43 @@ static void colo_eval_general(const sched *s, const sched_dev *d, size_t cand_pr
 	out->t0 = t0;
 }
 
+/* The group of a shape's profile, 0 when none. */
+static uint64_t shape_group(const sched *s, uint64_t shape)
+{
+	size_t pi = est_profile_find(s, shape);
+	return pi == SCHED_NONE ? 0 : s->prof[pi].group;
+}
+
+/*
+ * A segment beside partners of several shapes teaches no pair; but when
+ * they are all of one group (the driver's word that its shapes interfere
+ * alike) it teaches that pair of groups: under the additive model 1/s =
+ * 1 + sum_j F_j d_j, which is 1 + F d when every d_j is the groups' d.
+ * On a busy device this is the common case: a segment outlives its
+ * partner's segment and meets the next trial's (live, the cost stand-in:
+ * two heavy trials shared for 6-9 s in every run and the pair of heavy
+ * groups was measured once in four runs).  The group is the first
+ * partner's longer than noise (overlap k); the others must add up to no
+ * more than noise, as for a pair.
+ */
+static void observe_groups(sched *s, const sched_seg *g, double life, double speed, size_t k)
+{
+	uint64_t gp = shape_group(s, g->ov[k].shape);
+	if (!g->req.group || !gp)
+		return;
+	double F = 0, other = 0;
+	for (size_t j = 0; j < g->n_ov; j++) {
+		if (shape_group(s, g->ov[j].shape) == gp)
+			F += g->ov[j].total;
+		else
+			other += g->ov[j].total;
+	}
+	if (other > SCHED_OVERLAP_NOISE * life || F / life < COLO_MIN_OVERLAP)
+		return;
+	group_learn(s, g->req.group, gp, (1 / speed - 1) / (F / life));
+	s->work.learnt++;
+}
+
 void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 {
 	double life = now - g->start;
@@ -556,8 +595,10 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 		else
 			other += g->ov[j].total;
 	}
-	if (other > noise)
-		return; /* several partner shapes: cannot attribute */
+	if (other > noise) {
+		observe_groups(s, g, life, speed, k);
+		return; /* several partner shapes: no pair to attribute to */
+	}
 	F /= life;
 	if (F < COLO_MIN_OVERLAP)
 		return;
