@@ -1,9 +1,10 @@
 /*
  * learnt.c - what the core learnt beyond shapes, as rows a driver keeps
  * across restarts (sched.h, "What the core learnt beyond shapes"): the
- * measured pairs, pairs of groups and exploration counts (colocate.c
- * lists and takes back its own records) and the bins of the three histograms (the hint's and the
- * family model's headroom, estimate.c; the tail of LAS, sched.c).
+ * measured pairs, pairs of groups and exploration counts (colocate.c lists
+ * and takes back its own records) and the bins of the three histograms
+ * (the hint's and the family model's headroom, estimate.c; the tail of
+ * LAS, sched.c).
  *
  * Changes are found by stamp, not by a list of dirty records: every change
  * takes the next learn_stamp, and a listing scans the records for stamps

@@ -1,10 +1,10 @@
 /*
  * store_learnt.c - the learnt table (schema 12): what the scheduler learnt
  * beyond shapes, pairs of shapes and of groups measured side by side, the
- * explorations of each pair of shapes and the bins of its histograms (sched.h, "What the core learnt beyond
- * shapes").  The live driver writes the rows the core lists after each
- * segment end, in that end's transaction, and gives them back to a new
- * core when relish starts.
+ * explorations of each pair of shapes and the bins of its histograms
+ * (sched.h, "What the core learnt beyond shapes").  The live driver writes
+ * the rows the core lists after each segment end, in that end's
+ * transaction, and gives them back to a new core when relish starts.
  *
  * Bounded: pairs grow with the shapes that shared a device, so loading
  * keeps the newest `keep` rows of each kind and deletes the rest (the
