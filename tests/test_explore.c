@@ -566,7 +566,7 @@ static void test_learnt_survives_restart(void **state)
 }
 
 /* A segment beside partners of two shapes of one group teaches that pair
- * of groups (colocate.c, observe_groups): A runs 0-100 s at speed 0.8,
+ * of groups (colocate.c, colo_observe): A runs 0-100 s at speed 0.8,
  * beside D (group 1, never measured alone) for its first half and B
  * (group 1) for its second; B, measured alone, runs at 0.9 beside A.  The
  * pair of groups (1, 1) then holds both measurements (speeds 0.8 and

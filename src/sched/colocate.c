@@ -34,7 +34,7 @@
  * is updated (EWMA) from (1/s - 1)/F.  Segments that overlapped several
  * shapes, or a partner for less than a quarter of their life, teach no
  * pair: the signal cannot be attributed (but partners of several shapes
- * of one group teach that pair of groups: observe_groups); overlaps that
+ * of one group teach that pair of groups: colo_observe); overlaps that
  * add up to no more than SCHED_OVERLAP_NOISE of the life (a neighbour's
  * tail or start-up) do not count as another shape.  Seeds
  * (sched_colocate_seed) count as one observation.  The model reads no
@@ -540,36 +540,6 @@ static uint64_t shape_group(const sched *s, uint64_t shape)
 	return pi == SCHED_NONE ? 0 : s->prof[pi].group;
 }
 
-/*
- * A segment beside partners of several shapes teaches no pair; but when
- * they are all of one group (the driver's word that its shapes interfere
- * alike) it teaches that pair of groups: under the additive model 1/s =
- * 1 + sum_j F_j d_j, which is 1 + F d when every d_j is the groups' d.
- * On a busy device this is the common case: a segment outlives its
- * partner's segment and meets the next trial's (live, the cost stand-in:
- * two heavy trials shared for 6-9 s in every run and the pair of heavy
- * groups was measured once in four runs).  The group is the first
- * partner's longer than noise (overlap k); the others must add up to no
- * more than noise, as for a pair.
- */
-static void observe_groups(sched *s, const sched_seg *g, double life, double speed, size_t k)
-{
-	uint64_t gp = shape_group(s, g->ov[k].shape);
-	if (!g->req.group || !gp)
-		return;
-	double F = 0, other = 0;
-	for (size_t j = 0; j < g->n_ov; j++) {
-		if (shape_group(s, g->ov[j].shape) == gp)
-			F += g->ov[j].total;
-		else
-			other += g->ov[j].total;
-	}
-	if (other > SCHED_OVERLAP_NOISE * life || F / life < COLO_MIN_OVERLAP)
-		return;
-	group_learn(s, g->req.group, gp, (1 / speed - 1) / (F / life));
-	s->work.learnt++;
-}
-
 void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 {
 	double life = now - g->start;
@@ -582,22 +552,42 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	 * bench-share's free run: seven of the nine that could teach).  So
 	 * the partner is the shape of the first overlap longer than noise,
 	 * and the others may add up to no more than noise. */
-	double noise = SCHED_OVERLAP_NOISE * life, F = 0, other = 0;
+	double noise = SCHED_OVERLAP_NOISE * life;
 	size_t k = 0;
 	while (k < g->n_ov && g->ov[k].total <= noise)
 		k++;
 	if (k == g->n_ov)
 		return;
+	/* The same sums for the partner's group, when the driver names
+	 * groups (the driver's word that its shapes interfere alike): a
+	 * segment beside several shapes teaches no pair, but when they are
+	 * all of one group it teaches that pair of groups, since under the
+	 * additive model 1/s = 1 + sum_j F_j d_j is 1 + F d when every d_j
+	 * is the groups' d.  On a busy device this is the common case: a
+	 * segment outlives its partner's segment and meets the next trial's
+	 * (live, the cost stand-in: two heavy trials shared for 6-9 s in
+	 * every run and the pair of heavy groups was measured once in four
+	 * runs). */
 	uint64_t partner = g->ov[k].shape;
+	uint64_t gp = g->req.group ? shape_group(s, partner) : 0;
+	double F = 0, other = 0, Fg = 0, other_g = 0;
 	for (size_t j = 0; j < g->n_ov; j++) {
 		if (g->ov[j].shape == partner)
 			F += g->ov[j].total;
 		else
 			other += g->ov[j].total;
+		if (gp && shape_group(s, g->ov[j].shape) == gp)
+			Fg += g->ov[j].total;
+		else
+			other_g += g->ov[j].total;
 	}
 	if (other > noise) {
-		observe_groups(s, g, life, speed, k);
-		return; /* several partner shapes: no pair to attribute to */
+		/* several partner shapes: no pair to attribute to */
+		if (gp && other_g <= noise && Fg / life >= COLO_MIN_OVERLAP) {
+			group_learn(s, g->req.group, gp, (1 / speed - 1) / (Fg / life));
+			s->work.learnt++;
+		}
+		return;
 	}
 	F /= life;
 	if (F < COLO_MIN_OVERLAP)
@@ -605,9 +595,8 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	double d = (1 / speed - 1) / F;
 	pair_update(s, g->req.shape, partner, d);
 	s->work.learnt++;
-	size_t pp = est_profile_find(s, partner);
-	if (g->req.group && pp != SCHED_NONE && s->prof[pp].group)
-		group_learn(s, g->req.group, s->prof[pp].group, d);
+	if (gp)
+		group_learn(s, g->req.group, gp, d);
 }
 
 /* ---- groups: what pairs of groups measured stands in for their shapes ---- */

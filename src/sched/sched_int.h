@@ -445,8 +445,9 @@ struct sched {
 	double fam_hist[SCHED_HINT_BINS];
 	double fam_n;
 	/* What a driver keeps across restarts (learnt.c): each change of a
-	 * measured pair, a pair of groups or a histogram's bin takes the
-	 * next learn_stamp; a bin's is in the *_lstamp beside it. */
+	 * measured pair, a pair of groups, an exploration count or a
+	 * histogram's bin takes the next learn_stamp; a bin's is in the
+	 * *_lstamp beside it. */
 	uint64_t learn_stamp;
 	uint64_t las_lstamp[SCHED_LAS_BINS];
 	uint64_t hint_lstamp[SCHED_HINT_BINS];
@@ -629,9 +630,8 @@ void colo_group_shape(sched *s, size_t pi);
  * measurements stand in for the pair's exploration. */
 int colo_group_agreed(const sched *s, uint64_t a, uint64_t b);
 /* learnt.c's share: the measured pairs, pairs of groups and exploration
- * counts changed
- * after since (count returned, at most max written from out[0]), and one
- * given back (checked by learnt.c; 0 or RL_ENOMEM). */
+ * counts changed after since (count returned, at most max written from
+ * out[0]), and one given back (checked by learnt.c; 0 or RL_ENOMEM). */
 size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max);
 int colo_learnt_import(sched *s, const sched_learnt *row);
 void colo_fini(sched *s);
