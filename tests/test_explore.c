@@ -636,6 +636,128 @@ static void test_group_from_several_shapes(void **state)
 	sched_free(s);
 }
 
+/* A service that never restarts makes a new shape of nearly every trial:
+ * past learn_max the least recently used shapes are forgotten with their
+ * pairs and exploration counts, the shapes in use are kept whatever their
+ * age, and a forgotten pair starts again from the prior (explored anew).
+ * Every shortcut is checked against the long way meanwhile (self_check). */
+static void test_forget_bounded(void **state)
+{
+	(void)state;
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	assert_int_equal(o.learn_max, SCHED_LEARN_MAX);
+	o.timeslice_refused = 0;
+	o.learn_max = 16;
+	o.self_check = 1;
+	sched *s = fixture_sched(SHARE_RELISH, &o, 1, 40000);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request ra = rq(900, A, 0), rb = rq(901, B, 0);
+	sched_learn(s, &ra, &busy);
+	sched_learn(s, &rb, &busy);
+	assert_int_equal(round_shared(s, 1, 0, 0.4), 1); /* measured to lose */
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+
+	/* a running segment's shape Q, never used again, and 200 new shapes
+	 * while A and B are in use */
+	enum { Q = 77, FIRST = 1000, MANY = 200 };
+	sched_placement pl[8];
+	submit(s, 10, Q, 200);
+	assert_int_equal(place(s, 200, pl), 1);
+	for (uint64_t i = 0; i < MANY; i++) {
+		sched_request r = rq(2000 + i, FIRST + i, 200);
+		sched_learn(s, &r, &busy);
+		if (i % 4 == 0) {
+			sched_learn(s, &ra, &busy);
+			sched_learn(s, &rb, &busy);
+		}
+	}
+	sched_work w;
+	sched_work_get(s, &w);
+	assert_true(w.forgotten >= MANY - 16);
+	size_t held = 0;
+	sched_shape_info info;
+	for (uint64_t i = 0; i < MANY; i++)
+		held += sched_shape_get(s, FIRST + i, &info) == 0;
+	assert_true(held >= 10 && held <= 16 + 16 / 8 + 1);
+	assert_int_equal(sched_shape_get(s, FIRST + MANY - 1, &info), 0); /* the newest */
+	assert_int_equal(sched_shape_get(s, FIRST, &info), RL_ENOTFOUND);  /* the oldest */
+	assert_int_equal(sched_shape_get(s, Q, &info), 0); /* in use */
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	finish(s, 10, 300, 10);
+
+	/* A and B no longer used: forgotten with their pair and its count */
+	for (uint64_t i = MANY; i < 2 * MANY; i++) {
+		sched_request r = rq(2000 + i, FIRST + i, 300);
+		sched_learn(s, &r, &busy);
+	}
+	assert_int_equal(sched_shape_get(s, A, &info), RL_ENOTFOUND);
+	assert_int_equal(sched_shape_get(s, Q, &info), RL_ENOTFOUND);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), RL_ENOTFOUND);
+	assert_int_equal(sched_colocate_explored(s, A, B), 0);
+	sched_learnt rows[64];
+	size_t nl = sched_learnt_list(s, 0, rows, 64, NULL);
+	for (size_t i = 0; i < nl; i++)
+		assert_int_not_equal(rows[i].kind, SCHED_LEARNT_PAIR);
+
+	/* met again: from the prior, so the pair is explored again, and
+	 * learnt again */
+	sched_learn(s, &ra, &busy);
+	sched_learn(s, &rb, &busy);
+	assert_int_equal(round_shared(s, 20, 400, 0.5), 1);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	assert_true(fabs(v - 0.5) < 1e-9);
+	sched_work_get(s, &w);
+	assert_int_equal(w.check_failures, 0);
+	sched_free(s);
+}
+
+/* Pairs derived from groups are made for the window of newest shapes;
+ * those of shapes that left it go (else each new shape of a service would
+ * add a window's worth of pairs for ever), a measured pair stays, and a
+ * shape used again derives its pairs with the window anew. */
+static void test_derived_pairs_follow_window(void **state)
+{
+	(void)state;
+	use_groups = 1;
+	sched *s = mk(1, 40000, -1, 100);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request r1 = rq(904, H1, 0), r2 = rq(905, H2, 0), r3 = rq(906, H3, 0);
+	sched_learn(s, &r1, &busy);
+	sched_learn(s, &r2, &busy);
+	sched_learn(s, &r3, &busy);
+	assert_int_equal(round_pair(s, 1, H1, H2, 0, 0.4), 1); /* group 2 with itself */
+	enum { FIRST = 5000, MANY = 1000 };
+	for (uint64_t i = 0; i < MANY; i++) {
+		sched_request r = rq(3000 + i, FIRST + i, 200);
+		sched_learn(s, &r, &busy);
+	}
+	double v;
+	size_t n, found = 0;
+	for (uint64_t i = 0; i + 1 < MANY; i++)
+		found += sched_colocate_pair(s, FIRST + i, FIRST + i + 1, &v, &n) == 0;
+	/* the window's, and what was derived since the last walk (without the
+	 * walks: all 999) */
+	assert_true(found >= 63 && found < 400);
+	assert_int_equal(sched_colocate_pair(s, FIRST, FIRST + 1, &v, &n), RL_ENOTFOUND);
+	assert_int_equal(sched_colocate_pair(s, FIRST + MANY - 2, FIRST + MANY - 1, &v, &n), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	assert_int_equal(n, 0); /* derived */
+	assert_int_equal(sched_colocate_pair(s, H1, H2, &v, &n), 0); /* measured */
+	assert_int_equal(n, 1);
+	/* H3 left the window long ago: used again, it pairs with the window */
+	assert_int_equal(sched_colocate_pair(s, H3, FIRST + MANY - 1, &v, &n), RL_ENOTFOUND);
+	sched_learn(s, &r3, &busy);
+	assert_int_equal(sched_colocate_pair(s, H3, FIRST + MANY - 1, &v, &n), 0);
+	assert_int_equal(sched_colocate_pair(s, FIRST + MANY - 1, H3, &v, &n), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	sched_free(s);
+	use_groups = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +774,8 @@ int main(void)
 		cmocka_unit_test(test_slice_not_with_loser),
 		cmocka_unit_test(test_learnt_survives_restart),
 		cmocka_unit_test(test_group_from_several_shapes),
+		cmocka_unit_test(test_forget_bounded),
+		cmocka_unit_test(test_derived_pairs_follow_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

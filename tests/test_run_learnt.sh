@@ -13,7 +13,8 @@
 # its segments share the device.  A third, on a copy of the database
 # without the learnt rows (profiles kept), shares again: what keeps them
 # apart is the table, not the profiles.  Damaged rows are said and left
-# out, and the run goes on.
+# out, and the run goes on.  A store with more profiles than the core
+# remembers keeps the newest at start.
 set -euo pipefail
 . "$RELISH_SRC/tests/support/fake_gpus.sh" learnt
 cat >"$work/nvml" <<S
@@ -106,5 +107,21 @@ grep -q "2 rows of the learnt table left out (the first: learnt groups need" "$w
   || fail "damaged rows not said: $(cat "$work/fourth.err")"
 s4=$(shared "$work/a.db" fourth)
 [ "$s4" = "0.00" ] || fail "heavy trials shared $s4 s beside damaged rows"
+# Bounded: a store holding more profiles than the core remembers
+# (SCHED_LEARN_MAX, 65,536) keeps the newest at start, this run's own
+# among them, and what they and the learnt rows say is still used.
+real=$(sqlite3 "$work/a.db" "SELECT count(*) FROM profiles")
+sqlite3 "$work/a.db" "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 70000)
+  INSERT INTO profiles(shape, family, n, peak_mem_mib, updated_at)
+  SELECT printf('%016x', 1000000000 + i), '00000000000000ff', 1, 100, i FROM c"
+run fifth "$work/a.db"
+read -r total oldest newest kept <<<"$(sqlite3 -separator ' ' "$work/a.db" "SELECT count(*),
+  (SELECT count(*) FROM profiles WHERE updated_at = 1),
+  (SELECT count(*) FROM profiles WHERE updated_at = 70000),
+  (SELECT count(*) FROM profiles WHERE updated_at > 1000000) FROM profiles")"
+[ "$total" = 65536 ] && [ "$oldest" = 0 ] && [ "$newest" = 1 ] && [ "$kept" = "$real" ] \
+  || fail "profiles not trimmed to the newest 65,536: $total rows, the oldest $oldest, the newest $newest, this test's $kept of $real"
+s5=$(shared "$work/a.db" fifth)
+[ "$s5" = "0.00" ] || fail "heavy trials shared $s5 s after the profiles were trimmed"
 echo "test_run_learnt: shared s: first run $s1, second (rows given back) $s2, without the rows $s3"
 echo "test_run_learnt: ok"

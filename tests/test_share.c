@@ -320,13 +320,18 @@ static void test_gandiva_rules(void **state)
 }
 
 /* Random starts and ends under relish and gandiva with every shortcut
- * checked against the long way (self_check), and the books checked. */
+ * checked against the long way (self_check), and the books checked; the
+ * third round is relish remembering 8 shapes while a new set of twelve
+ * comes every 300 steps, so shapes are forgotten (learn_max) between
+ * placements, beside running segments of older ones. */
 static void test_memo_matches_full_walk(void **state)
 {
 	(void)state;
-	for (int pol = 0; pol < 2; pol++) {
+	for (int pol = 0; pol < 3; pol++) {
 		sched_options o;
-		sched_options_default(&o, pol ? SHARE_GANDIVA : SHARE_RELISH);
+		sched_options_default(&o, pol == 1 ? SHARE_GANDIVA : SHARE_RELISH);
+		if (pol == 2)
+			o.learn_max = 8;
 		o.share_gangs = 1;
 		o.solo_after_s = 0;
 		o.min_speedup = 1.0;
@@ -346,12 +351,20 @@ static void test_memo_matches_full_walk(void **state)
 		uint64_t next = 1;
 		double now = 0;
 		sched_placement pl[64];
+		uint64_t base = 100;
 		for (int step = 0; step < 3000; step++) {
 			now += 1;
+			if (pol == 2 && step && step % 300 == 0) {
+				base += 1000;
+				for (uint64_t sh = 0; sh < 12; sh++)
+					measured(s, base + sh, gang[sh], 1000 + 700 * sh,
+						 10 + 8 * (double)sh);
+				sched_colocate_seed(s, base, base + 1, 0.9, 0.7);
+			}
 			int r = (int)rng_below(&rng, 10);
 			if (r < 5 || !n_run) {
 				uint64_t sh = rng_below(&rng, 12);
-				sched_request q = rq(next++, 100 + sh, gang[sh]);
+				sched_request q = rq(next++, base + sh, gang[sh]);
 				q.submit_time = now;
 				submit(s, q);
 			} else {
@@ -374,6 +387,8 @@ static void test_memo_matches_full_walk(void **state)
 		sched_work w;
 		sched_work_get(s, &w);
 		assert_true(w.placed > 500);
+		if (pol == 2)
+			assert_true(w.forgotten >= 9 * 12);
 		if (w.check_failures)
 			print_error("policy %d: %llu shortcut answers differed from a full walk\n", pol,
 				    (unsigned long long)w.check_failures);

@@ -1367,6 +1367,53 @@ static void test_learnt_bounded(void **state)
 	store_close(s);
 }
 
+/* Profiles: every one but the keep newest deleted (ties by shape), in
+ * shape order after; nothing deleted at or under the bound. */
+static void test_profiles_bounded(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	char shape[5][24];
+	/* updated 5, 1, 4, 2, 4: the newest three are 0, 2 and 4 */
+	static const double at[5] = {5, 1, 4, 2, 4};
+	for (int i = 0; i < 5; i++) {
+		snprintf(shape[i], sizeof shape[i], "%016x", 4 - i);
+		store_profile p = {.shape = shape[i], .family = "00000000000000aa", .n = 1,
+				   .peak_mem_mib = 100 + i, .mean_util = NAN, .est_mem_mib = -1,
+				   .est_error = NAN, .throughput = NAN, .updated_at = at[i]};
+		OK(store_profile_put(s, &p, err));
+	}
+	store_profile *v;
+	size_t n;
+	OK(store_profile_trim(s, 5, err));
+	OK(store_profile_list(s, &v, &n, err));
+	assert_int_equal(n, 5);
+	store_profiles_free(v, n);
+	OK(store_profile_trim(s, 3, err));
+	store_close(s);
+	s = open_ok(f->path, 0);
+	OK(store_profile_list(s, &v, &n, err));
+	assert_int_equal(n, 3);
+	/* in shape order: 4 - i for i = 4, 2, 0 */
+	assert_string_equal(v[0].shape, shape[4]);
+	assert_string_equal(v[1].shape, shape[2]);
+	assert_string_equal(v[2].shape, shape[0]);
+	assert_int_equal(v[0].peak_mem_mib, 104);
+	store_profiles_free(v, n);
+	/* the tie at 4 goes to the lower shape */
+	OK(store_profile_trim(s, 2, err));
+	OK(store_profile_list(s, &v, &n, err));
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].shape, shape[4]);
+	assert_string_equal(v[1].shape, shape[0]);
+	store_profiles_free(v, n);
+	OK(store_profile_trim(s, 0, err));
+	OK(store_profile_list(s, &v, &n, err));
+	assert_int_equal(n, 0);
+	store_profiles_free(v, n);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1388,6 +1435,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recover_after_driver_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_learnt_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profiles_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_experiment_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_list_indexed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_stats_and_waiting, setup, teardown),

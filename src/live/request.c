@@ -121,7 +121,11 @@ void live__request_build(const live_exp *x, const config *cfg, sched_request *ou
 
 int live__profiles_load(live *d, rl_err *err)
 {
-	int rc = store_profile_list(d->st, &d->profiles, &d->n_profiles, err);
+	/* the shapes the core would remember (its learn_max), the newest:
+	 * a service's trials make a new shape each */
+	int rc = store_profile_trim(d->st, SCHED_LEARN_MAX, err);
+	if (rc == 0)
+		rc = store_profile_list(d->st, &d->profiles, &d->n_profiles, err);
 	if (rc < 0)
 		return rl_err_prefix(err, "reading memory profiles");
 	d->profile_used = calloc(d->n_profiles ? d->n_profiles : 1, 1);
@@ -191,18 +195,24 @@ void live__profile_seed(live *d, const sched_request *req)
 			if (seed_with_features(d, &d->profiles[i]))
 				d->profile_used[i] = 1;
 	}
+	/* the rows are in shape order (store_profile_list), and a shape's
+	 * key is fixed-width hex: a binary search, once per request */
 	char key[24];
 	snprintf(key, sizeof key, "%016llx", (unsigned long long)req->shape);
-	for (size_t i = 0; i < d->n_profiles; i++) {
-		if (d->profile_used[i] || strcmp(d->profiles[i].shape, key) != 0)
-			continue;
-		d->profile_used[i] = 1;
-		const store_profile *p = &d->profiles[i];
-		if (p->peak_mem_mib <= 0)
-			return;
-		learn_profile(d, req, p);
-		return;
+	size_t lo = 0, hi = d->n_profiles;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(d->profiles[mid].shape, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo == d->n_profiles || d->profile_used[lo] || strcmp(d->profiles[lo].shape, key) != 0)
+		return;
+	d->profile_used[lo] = 1;
+	const store_profile *p = &d->profiles[lo];
+	if (p->peak_mem_mib > 0)
+		learn_profile(d, req, p);
 }
 
 /* The shape's parameters of g's trial as a JSON object (malloc'd), for
@@ -285,9 +295,6 @@ int live__profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *
 
 /* ---- what the core learnt beyond shapes (the store's learnt table) ---- */
 
-/* Rows of each kind kept across restarts (the newest; store_learnt_load):
- * a few MB at most, and the core's model stays as small. */
-#define LIVE_LEARNT_KEEP 65536
 
 static int parse_key(const char *t, uint64_t *out)
 {
@@ -304,7 +311,7 @@ int live__learnt_load(live *d)
 	rl_err e = {0}, first = {0};
 	/* What was learnt is an aid: a relish that cannot read it starts
 	 * without it (and measures again), as a new one would. */
-	if (store_learnt_load(d->st, LIVE_LEARNT_KEEP, &v, &n, &e) < 0) {
+	if (store_learnt_load(d->st, SCHED_LEARN_MAX, &v, &n, &e) < 0) {
 		live__progress_line(d, "relish: what the scheduler learnt before is left out: %s",
 				    e.msg);
 		return 0;

@@ -55,8 +55,10 @@
  * (they disagree: the groups say little, so nothing better than their
  * worst is promised; exploration may still try the pair).  A measurement
  * of the pair itself replaces a derived value.  Pairs are derived for the
- * COLO_GROUP_WINDOW newest shapes only (the ones an HPO burst runs), so
- * their number grows with the shapes, not with their square.
+ * COLO_GROUP_WINDOW newest shapes only (the ones an HPO burst runs), and
+ * for a shape used again, with those; a shape's derived pairs go once it
+ * left the window unless a segment of it is held (derived_sweep), so
+ * their number stays bounded however many shapes come.
  */
 #include "sched/sched_int.h"
 
@@ -79,6 +81,7 @@ static double colo_util(double u)
 }
 
 static void group_learn(sched *s, uint64_t ga, uint64_t gb, double d);
+static void derived_sweep(sched *s);
 
 /* ---- the pair filter ---- */
 
@@ -113,16 +116,11 @@ static int bloom_maybe(const sched *s, uint64_t a, uint64_t b)
 	return (s->pair_bloom[i / 64] >> (i % 64) & 1) && (s->pair_bloom[j / 64] >> (j % 64) & 1);
 }
 
-/* Add the newest pair; grow the filter (rebuilt from the pairs) when it
- * holds fewer bits per pair than it should.  Out of memory: -1, and the
- * filter is off (every lookup goes to the map) until the next pair tries
- * again. */
-static int bloom_add(sched *s, uint64_t a, uint64_t b)
+/* The filter made again from the pairs, twice the bits it needs.  Out of
+ * memory: -1, and the filter is off (every lookup goes to the map) until
+ * the next pair tries again. */
+static int bloom_rebuild(sched *s)
 {
-	if (s->pair_bloom_bits >= s->n_pair * BLOOM_BITS_PER_PAIR) {
-		bloom_set(s->pair_bloom, s->pair_bloom_bits, a, b);
-		return 0;
-	}
 	size_t n_bits = 1024;
 	while (n_bits < 2 * s->n_pair * BLOOM_BITS_PER_PAIR)
 		n_bits *= 2;
@@ -135,6 +133,17 @@ static int bloom_add(sched *s, uint64_t a, uint64_t b)
 	for (size_t k = 0; k < s->n_pair; k++)
 		bloom_set(bits, n_bits, s->pair[k].a, s->pair[k].b);
 	return 0;
+}
+
+/* Add the newest pair; the filter is made again, larger, when it holds
+ * fewer bits per pair than it should. */
+static int bloom_add(sched *s, uint64_t a, uint64_t b)
+{
+	if (s->pair_bloom_bits >= s->n_pair * BLOOM_BITS_PER_PAIR) {
+		bloom_set(s->pair_bloom, s->pair_bloom_bits, a, b);
+		return 0;
+	}
+	return bloom_rebuild(s);
 }
 
 static const sched_pair *pair_find(const sched *s, uint64_t a, uint64_t b)
@@ -616,8 +625,11 @@ static void group_derive(sched *s, uint64_t a, uint64_t b, const sched_gpair *q)
 	double v = group_value(q);
 	if (p && p->d == v && p->derived == (q->agreed ? 1 : 2))
 		return;
-	if (!p && !(p = pair_ensure(s, a, b)))
-		return; /* without memory: the prior answers for the pair */
+	if (!p) {
+		if (!(p = pair_ensure(s, a, b)))
+			return; /* without memory: the prior answers for the pair */
+		s->n_derived_made++;
+	}
 	p->d = v;
 	p->n = 0;
 	p->derived = q->agreed ? 1 : 2;
@@ -697,7 +709,7 @@ int colo_group_agreed(const sched *s, uint64_t a, uint64_t b)
 	return (p && p->derived == 1) || (q && q->derived == 1);
 }
 
-void colo_group_shape(sched *s, size_t pi)
+static void group_shape(sched *s, size_t pi)
 {
 	uint64_t g = s->prof[pi].group, shape = s->prof[pi].shape;
 	for (size_t k = 0; k < s->n_gpair; k++) {
@@ -711,6 +723,19 @@ void colo_group_shape(sched *s, size_t pi)
 				group_derive(s, s->prof[j].shape, shape, q);
 		}
 	}
+}
+
+void colo_group_shape(sched *s, size_t pi)
+{
+	group_shape(s, pi);
+	if (s->n_derived_made >= s->derived_sweep_at)
+		derived_sweep(s);
+}
+
+void colo_group_use(sched *s, size_t pi)
+{
+	if (pi < group_window(s))
+		group_shape(s, pi);
 }
 
 /* ---- exploration counts ---- */
@@ -818,6 +843,128 @@ int colo_learnt_import(sched *s, const sched_learnt *row)
 	q->lstamp = 0;
 	group_spread(s, q);
 	return 0;
+}
+
+/* ---- forgetting shapes (learnt.c), and derived pairs beyond the window ---- */
+
+static int gone_has(const sched_map *gone, uint64_t shape)
+{
+	return sched__map_get(gone, shape, 0) != SCHED_NONE;
+}
+
+/* The pairs for which drop(s, pair, ctx) says so go.  With rebuild, the
+ * partner sets, the profiles' copies of them and the filter are made
+ * again from the pairs left (a partner set holds bits of every pair it
+ * ever had, and the map of partner sets a key for every shape); without,
+ * they keep bits of pairs gone, which costs a lookup that finds nothing,
+ * never a wrong answer (both only say where a pair may be).  Returns how
+ * many went. */
+static size_t pairs_drop(sched *s, int (*drop)(const sched *, const sched_pair *, const void *),
+			 const void *ctx, int rebuild)
+{
+	/* the map loses its dropped keys first, so that moving the others
+	 * overwrites keys it holds and never grows it */
+	size_t w = 0, n0 = s->n_pair;
+	for (size_t k = 0; k < s->n_pair; k++)
+		if (drop(s, &s->pair[k], ctx))
+			sched__map_del(&s->pair_map, s->pair[k].a, s->pair[k].b);
+	for (size_t k = 0; k < s->n_pair; k++) {
+		const sched_pair *p = &s->pair[k];
+		if (sched__map_get(&s->pair_map, p->a, p->b) != k)
+			continue; /* dropped (its key is gone) */
+		if (w != k) {
+			s->pair[w] = *p;
+			(void)sched__map_put(&s->pair_map, p->a, p->b, w);
+		}
+		w++;
+	}
+	s->n_pair = w;
+	if (w == n0 || !rebuild)
+		return n0 - w;
+	sched__map_fini(&s->paired_map);
+	memset(&s->paired_map, 0, sizeof s->paired_map);
+	s->n_psig = 0;
+	for (size_t i = 0; i < s->n_prof; i++) {
+		s->prof[i].paired = 0;
+		s->prof[i].psig = SCHED_NONE;
+	}
+	for (size_t k = 0; k < s->n_pair; k++) {
+		uint64_t a = s->pair[k].a, b = s->pair[k].b;
+		size_t ia = psig_ensure(s, a), ib = psig_ensure(s, b);
+		if (ia == SCHED_NONE || ib == SCHED_NONE)
+			continue; /* without memory the prior answers for it */
+		psig_add(&s->psig[ia], b);
+		psig_add(&s->psig[ib], a);
+	}
+	free(s->pair_bloom);
+	s->pair_bloom = NULL;
+	s->pair_bloom_bits = 0;
+	if (s->n_pair)
+		(void)bloom_rebuild(s);
+	return n0 - w;
+}
+
+static int drop_gone(const sched *s, const sched_pair *p, const void *gone)
+{
+	(void)s;
+	return gone_has(gone, p->a) || gone_has(gone, p->b);
+}
+
+void colo_forget(sched *s, const sched_map *gone)
+{
+	(void)pairs_drop(s, drop_gone, gone, 1);
+	size_t w = 0;
+	for (size_t k = 0; k < s->n_explore; k++)
+		if (gone_has(gone, s->explore[k].a) || gone_has(gone, s->explore[k].b))
+			sched__map_del(&s->explore_map, s->explore[k].a, s->explore[k].b);
+	for (size_t k = 0; k < s->n_explore; k++) {
+		const sched_explore *x = &s->explore[k];
+		if (gone_has(gone, x->a) || gone_has(gone, x->b))
+			continue;
+		if (w != k) {
+			s->explore[w] = *x;
+			(void)sched__map_put(&s->explore_map, x->a, x->b, w);
+		}
+		w++;
+	}
+	s->n_explore = w;
+}
+
+/* Drop a derived pair when one of its shapes left the window of newest
+ * shapes and no segment the core holds has it (held: by profile index). */
+static int drop_stale(const sched *s, const sched_pair *p, const void *held)
+{
+	const unsigned char *h = held;
+	if (!p->derived)
+		return 0;
+	size_t lo = group_window(s), ia = est_profile_find(s, p->a), ib = est_profile_find(s, p->b);
+	return ia == SCHED_NONE || ib == SCHED_NONE || (ia < lo && !h[ia]) || (ib < lo && !h[ib]);
+}
+
+/*
+ * Derived pairs are made for the window's shapes, and each new shape of a
+ * group adds up to twice the window's size of them; kept after their
+ * shapes left the window, they grew with every shape a service ever saw
+ * (about 4 kB a shape, most of the core's memory: bench/bench_forget.c).
+ * So the derived pairs of shapes that left the window go, unless a
+ * segment the core holds has the shape; they are derived again when it is
+ * used again (colo_group_use).  The walk over every pair is paid once the
+ * pairs derived since the last one are as many as half the pairs, or
+ * four windows' squares: a constant cost per derived pair.
+ */
+static void derived_sweep(sched *s)
+{
+	unsigned char *held = calloc(s->n_prof ? s->n_prof : 1, 1);
+	if (!held)
+		return; /* kept until the next sweep */
+	for (size_t gi = 0; gi < s->n_seg; gi++)
+		if (s->seg[gi].state != SEG_FREE)
+			held[s->seg[gi].prof] = 1;
+	if (pairs_drop(s, drop_stale, held, 0))
+		sched__touch_all(s); /* refusals may have read a pair now gone */
+	free(held);
+	size_t every = 4 * COLO_GROUP_WINDOW * COLO_GROUP_WINDOW;
+	s->derived_sweep_at = s->n_derived_made + (s->n_pair / 2 > every ? s->n_pair / 2 : every);
 }
 
 size_t sched_colocate_explored(const sched *s, uint64_t shape_a, uint64_t shape_b)

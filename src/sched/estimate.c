@@ -71,14 +71,20 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 {
 	size_t pi = est_profile_find(s, req->shape);
 	if (pi != SCHED_NONE) {
+		s->prof[pi].used = ++s->use_clock;
 		if (!s->prof[pi].group && req->group) {
 			/* imported before a request named its group */
 			s->prof[pi].group = req->group;
 			if (s->n_gpair)
 				colo_group_shape(s, pi);
+		} else if (s->prof[pi].group && s->n_gpair) {
+			colo_group_use(s, pi);
 		}
 		return pi;
 	}
+	/* past the bound by an eighth, the least recently used go */
+	if (s->opt.learn_max && s->n_prof >= learnt_forget_at(s))
+		learnt_forget(s);
 	size_t fi = family_ensure(s, req->family);
 	if (fi == SCHED_NONE)
 		return SCHED_NONE;
@@ -96,6 +102,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	p->n_feat = req->n_feat;
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
+	p->used = ++s->use_clock;
 	p->run_head = SCHED_NONE;
 	p->guess_prev = p->guess_next = SCHED_NONE;
 	p->psig = s->n_pair ? sched__map_get(&s->paired_map, req->shape, 0) : SCHED_NONE;
@@ -789,6 +796,43 @@ int sched_shape_get(const sched *s, uint64_t shape, sched_shape_info *out)
 	out->thr_shared = p->thr_shared;
 	out->n_shared = p->n_shared;
 	return 0;
+}
+
+void est_forget(sched *s, const size_t *remap)
+{
+	size_t n_old = s->n_prof, w = 0;
+	/* the map first loses the forgotten, so that moving the others
+	 * overwrites keys it holds and never grows it (no failure here) */
+	for (size_t i = 0; i < n_old; i++)
+		if (remap[i] == SCHED_NONE)
+			sched__map_del(&s->prof_map, s->prof[i].shape, 0);
+	for (size_t i = 0; i < n_old; i++) {
+		if (remap[i] == SCHED_NONE)
+			continue;
+		if (w != i) {
+			s->prof[w] = s->prof[i];
+			s->pstamp[w] = s->pstamp[i];
+			(void)sched__map_put(&s->prof_map, s->prof[w].shape, 0, w);
+		}
+		sched_profile *p = &s->prof[w];
+		/* only running shapes are on a guess list, and they stay */
+		if (p->guess_prev != SCHED_NONE)
+			p->guess_prev = remap[p->guess_prev];
+		if (p->guess_next != SCHED_NONE)
+			p->guess_next = remap[p->guess_next];
+		w++;
+	}
+	s->n_prof = w;
+	for (size_t fi = 0; fi < s->n_fam; fi++) {
+		sched_family *f = &s->fam[fi];
+		size_t k = 0;
+		for (size_t j = 0; j < f->n_shapes; j++)
+			if (remap[f->shapes[j]] != SCHED_NONE)
+				f->shapes[k++] = remap[f->shapes[j]];
+		f->n_shapes = k;
+		if (f->guess_head != SCHED_NONE)
+			f->guess_head = remap[f->guess_head];
+	}
 }
 
 void est_fini(sched *s)

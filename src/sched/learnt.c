@@ -16,10 +16,15 @@
  * A row given back is checked against what a core could have listed, so
  * that a damaged store cannot put a speed above 1 or a negative count into
  * the model (colocate.c's properties need interferences in [0, 100]).
+ *
+ * And what the core forgets: past learn_max shapes, the least recently
+ * used with their pairs (learnt_forget), so that its memory is bounded
+ * however long a service runs.
  */
 #include "sched/sched_int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const kind_names[SCHED_LEARNT__COUNT] = {
@@ -144,4 +149,86 @@ int sched_learnt_import(sched *s, const sched_learnt *row, rl_err *err)
 		return rl_err_set(err, RL_ENOMEM, "giving back a learnt %s",
 				  kind_names[row->kind]);
 	return 0;
+}
+
+/* ---- forgetting: a bounded memory for a service that never restarts ---- */
+
+typedef struct use_rank {
+	uint64_t used;
+	size_t pi;
+} use_rank;
+
+static int newest_first(const void *x, const void *y)
+{
+	const use_rank *a = x, *b = y;
+	return a->used < b->used ? 1 : a->used > b->used ? -1 : 0;
+}
+
+/*
+ * Keep the learn_max shapes used last (and every shape a segment the core
+ * holds has, however many: a queued or running segment reads its profile)
+ * and forget the others with their pairs and exploration counts.  An HPO
+ * service makes a new shape of nearly every trial (a learning rate is in
+ * the shape), so without this its model grows for as long as it runs.
+ * What is forgotten is what a shape never seen before starts from: its
+ * family's model, its group's pairs (groups and families are kept: they
+ * are as many as the commands), the histograms.  Called by
+ * est_profile_ensure before a new shape once the core holds an eighth more
+ * than learn_max (learnt_forget_at).  Without memory nothing is forgotten
+ * this time.
+ */
+size_t learnt_forget_at(const sched *s)
+{
+	/* an eighth more than learn_max, or than the last forgetting kept
+	 * (more when segments held more shapes), so that the sort is paid
+	 * once per learn_max / 8 new shapes, never once per shape */
+	size_t base = s->forget_kept > s->opt.learn_max ? s->forget_kept : s->opt.learn_max;
+	return base + s->opt.learn_max / 8 + 1;
+}
+
+void learnt_forget(sched *s)
+{
+	size_t n = s->n_prof, want = s->opt.learn_max, kept = 0;
+	unsigned char *keep = calloc(n ? n : 1, 1);
+	use_rank *rank = malloc((n ? n : 1) * sizeof *rank);
+	size_t *remap = malloc((n ? n : 1) * sizeof *remap);
+	sched_map gone = {0};
+	if (!keep || !rank || !remap)
+		goto out;
+	for (size_t gi = 0; gi < s->n_seg; gi++) {
+		const sched_seg *g = &s->seg[gi];
+		if (g->state != SEG_FREE && !keep[g->prof]) {
+			keep[g->prof] = 1;
+			kept++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		rank[i] = (use_rank){s->prof[i].used, i};
+	qsort(rank, n, sizeof *rank, newest_first);
+	for (size_t r = 0; r < n && kept < want; r++)
+		if (!keep[rank[r].pi]) {
+			keep[rank[r].pi] = 1;
+			kept++;
+		}
+	s->forget_kept = kept;
+	if (kept == n)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!keep[i] && sched__map_put(&gone, s->prof[i].shape, 0, 1))
+			goto out; /* without memory: nothing forgotten */
+	for (size_t i = 0, w = 0; i < n; i++)
+		remap[i] = keep[i] ? w++ : SCHED_NONE;
+	est_forget(s, remap);
+	spread_forget(s, remap, n);
+	sched__remap_prof(s, remap);
+	colo_forget(s, &gone);
+	s->work.forgotten += n - kept;
+	/* refusals were decided with pairs now gone, and the window of newest
+	 * shapes (colocate.c's groups) moved: every queued segment looks again */
+	sched__touch_all(s);
+out:
+	sched__map_fini(&gone);
+	free(keep);
+	free(rank);
+	free(remap);
 }

@@ -121,6 +121,7 @@ void sched_options_default(sched_options *o, sharing_policy policy)
 	o->foreign_margin_mib = 64;
 	o->oom_foreign_max = 5;
 	o->lost_max = 5;
+	o->learn_max = SCHED_LEARN_MAX;
 }
 
 /* ---- change stamps ---------------------------------------------------- */
@@ -156,6 +157,28 @@ void sched__touch_shape(sched *s, uint64_t shape)
 	size_t pi = est_profile_find(s, shape);
 	if (pi != SCHED_NONE)
 		sched__touch_prof(s, pi);
+}
+
+static void queue_remap_prof(sched_queue *q, const size_t *remap)
+{
+	for (size_t i = 0; i < q->n_queue; i++) {
+		sched_qent *e = &SCHED_Q(q, i);
+		if (e->prof != UINT32_MAX)
+			e->prof = (uint32_t)remap[e->prof];
+	}
+	for (size_t i = 0; i < q->n_back; i++)
+		if (q->hbuf[i].prof != UINT32_MAX)
+			q->hbuf[i].prof = (uint32_t)remap[q->hbuf[i].prof];
+}
+
+void sched__remap_prof(sched *s, const size_t *remap)
+{
+	for (size_t gi = 0; gi < s->n_seg; gi++)
+		if (s->seg[gi].state != SEG_FREE)
+			s->seg[gi].prof = remap[s->seg[gi].prof];
+	queue_remap_prof(&s->q, remap);
+	for (size_t i = 0; i < s->n_user; i++)
+		queue_remap_prof(&s->user[i].q, remap);
 }
 
 /* ---- small containers ------------------------------------------------- */

@@ -275,7 +275,21 @@ typedef struct sched_options {
 				    long will likely run long: slowing it by
 				    co-location stretches the makespan more
 				    than packing gains); <= 0 off */
+	size_t learn_max;        /* shapes the core remembers (SCHED_LEARN_MAX):
+				    past that, when a new shape comes, the
+				    least recently seen ones beyond it are
+				    forgotten with their pairs and
+				    exploration counts (segments the core
+				    holds keep theirs), so that a service
+				    that never restarts, whose trials make a
+				    new shape each, stays bounded; 0 = no
+				    bound */
 } sched_options;
+
+/* The default sched_options.learn_max, and the rows of each kind a driver
+ * keeps across restarts (profiles, learnt rows): what a few months of a
+ * busy service's trials make, a few tens of MB. */
+#define SCHED_LEARN_MAX 65536
 
 /* The core's defaults for a placement rule (the order ORDER_DEFAULT). */
 void sched_options_default(sched_options *o, sharing_policy policy);
@@ -392,6 +406,7 @@ typedef struct sched_work {
 				 a co-location tried to measure it) */
 	uint64_t learnt;      /* pair observations taken from segments that
 				 shared their device */
+	uint64_t forgotten;   /* shapes forgotten (sched_options.learn_max) */
 } sched_work;
 
 void sched_work_get(const sched *s, sched_work *out);

@@ -302,6 +302,9 @@ typedef struct sched_profile {
 	 * is the family's mean (util < 0), linked by profile index */
 	int on_guess;
 	size_t guess_prev, guess_next;
+	uint64_t used;          /* use_clock when last submitted, learnt or
+				   given back: the least recently used are
+				   forgotten first (learnt.c) */
 } sched_profile;
 
 typedef struct sched_family {
@@ -449,6 +452,10 @@ struct sched {
 	 * histogram's bin takes the next learn_stamp; a bin's is in the
 	 * *_lstamp beside it. */
 	uint64_t learn_stamp;
+	uint64_t use_clock;     /* ticks on each use of a profile (its used) */
+	size_t forget_kept;     /* shapes the last learnt_forget kept */
+	size_t n_derived_made;  /* derived pairs made (colocate.c) ... */
+	size_t derived_sweep_at; /* ... when the next derived_sweep is due */
 	uint64_t las_lstamp[SCHED_LAS_BINS];
 	uint64_t hint_lstamp[SCHED_HINT_BINS];
 	uint64_t fam_lstamp[SCHED_HINT_BINS];
@@ -528,6 +535,12 @@ static inline uint64_t sched__dev_free(const sched_dev *d)
 void sched__touch_dev(sched *s, sched_dev *d);
 void sched__touch_all(sched *s);
 void sched__touch_shape(sched *s, uint64_t shape);
+/* Segments and queue entries follow est_forget's remap. */
+void sched__remap_prof(sched *s, const size_t *remap);
+/* learnt.c: the least recently used shapes beyond learn_max forgotten,
+ * once the core holds learnt_forget_at(s) shapes. */
+void learnt_forget(sched *s);
+size_t learnt_forget_at(const sched *s);
 void sched__touch_prof(sched *s, size_t prof);
 /* The upper edge (bin + 1) of the bin of hist (bins counts, n in all) in
  * which its q quantile falls, or 0 when the counts never reach it.  The
@@ -585,6 +598,10 @@ void est_observe(sched *s, size_t prof, const sched_observation *obs, int compan
  * relish an unmeasured shape reserves by whether its probe runs, so its
  * queued segments must be looked at again. */
 void est_running_changed(sched *s, size_t prof);
+/* Forgetting shapes (learnt.c): the profiles closed up, profile i moving
+ * to remap[i] (SCHED_NONE: forgotten; never a profile a segment holds),
+ * keeping their order; families drop the forgotten from their points. */
+void est_forget(sched *s, const size_t *remap);
 void est_fini(sched *s);
 
 /* ---- mem.c ---- */
@@ -626,6 +643,9 @@ void colo_explore_note(sched *s, uint64_t a, uint64_t b);
 /* A new profile pi of some group: its pairs with the shapes of groups
  * measured to agree with its own (colocate.c). */
 void colo_group_shape(sched *s, size_t pi);
+/* Profile pi (of some group) used again: outside the window of newest
+ * shapes, its pairs with the window's are derived anew. */
+void colo_group_use(sched *s, size_t pi);
 /* The pair a, b (either way) holds its groups' agreed figure: their
  * measurements stand in for the pair's exploration. */
 int colo_group_agreed(const sched *s, uint64_t a, uint64_t b);
@@ -634,6 +654,9 @@ int colo_group_agreed(const sched *s, uint64_t a, uint64_t b);
  * out[0]), and one given back (checked by learnt.c; 0 or RL_ENOMEM). */
 size_t colo_learnt_list(const sched *s, uint64_t since, sched_learnt *out, size_t max);
 int colo_learnt_import(sched *s, const sched_learnt *row);
+/* The pairs and exploration counts of the shapes in gone (a map of
+ * shapes) forgotten; the partner sets made again (after est_forget). */
+void colo_forget(sched *s, const sched_map *gone);
 void colo_fini(sched *s);
 
 /* ---- devindex.c ---- */
@@ -739,6 +762,8 @@ int place_slice_ok(const sched *s, const sched_seg *g, const sched_dev *d, int *
  * or returns 0 when no set of devices admits the segment. */
 int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
 		 const sched_mem_estimate *e, sched_placement *pl);
+/* The per-profile memos follow est_forget's remap (of n_old profiles). */
+void spread_forget(sched *s, const size_t *remap, size_t n_old);
 void spread_fini(sched *s);
 /* A gang of k of profile prof with this reservation, utilisation and
  * compute was, or one no larger was, refused in this call. */

@@ -641,6 +641,19 @@ int place_spread(sched *s, const pass *ps, sched_seg *g, int cls,
 	return 1;
 }
 
+void spread_forget(sched *s, const size_t *remap, size_t n_old)
+{
+	/* remap[i] <= i: each memo moves down to a slot already passed */
+	for (size_t i = 0; i < s->n_smemo; i++) {
+		spread_memo *m = s->smemo[i];
+		s->smemo[i] = NULL;
+		if (i < n_old && remap[i] != SCHED_NONE)
+			s->smemo[remap[i]] = m;
+		else
+			free(m);
+	}
+}
+
 void spread_fini(sched *s)
 {
 	for (size_t i = 0; i < s->n_smemo; i++)

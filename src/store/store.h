@@ -559,6 +559,10 @@ int store_event_waiting_range(store *s, int64_t lo, int64_t hi, store_event **ou
 int store_profile_put(store *s, const store_profile *p, rl_err *err);
 int store_profile_get(store *s, const char *shape, store_profile *out, rl_err *err);
 int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err);
+/* Delete every profile but the keep most recently updated (ties: by
+ * shape), in one transaction: a service's trials make a new shape each,
+ * so the table would grow for as long as it runs. */
+int store_profile_trim(store *s, size_t keep, rl_err *err);
 void store_profiles_free(store_profile *v, size_t n);
 /* Free a profile's strings (as read by _get) and zero it.  Accepts NULL. */
 void store_profile_fini(store_profile *p);

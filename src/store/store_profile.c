@@ -1,11 +1,12 @@
 /*
  * store_profile.c - the profiles and devices tables.  A profile is what was
  * measured about one trial shape (peak memory, utilisation, throughput) and
- * how far the reservation made before measuring was off; the scheduler seeds
- * its estimator from these rows when relish starts (sched_shape_import), so what was
- * learnt in one experiment serves the next.  Devices record what relish saw
- * of the machine, so placements in segments.device can be read against
- * capacities.
+ * how far the reservation made before measuring was off; the scheduler
+ * seeds its estimator from these rows when relish starts
+ * (sched_shape_import), so what was learnt in one experiment serves the
+ * next.  Bounded: the driver keeps the newest rows at start
+ * (store_profile_trim).  Devices record what relish saw of the machine, so
+ * placements in segments.device can be read against capacities.
  */
 #include "store/store_impl.h"
 
@@ -21,6 +22,10 @@ static const char SQL_PROFILE_PUT[] =
 	" ?8, ?9, ?10, ?11, ?12, ?13)";
 static const char SQL_PROFILE_GET[] = "SELECT " PROFILE_COLS " FROM profiles WHERE shape = ?1";
 static const char SQL_PROFILE_ALL[] = "SELECT " PROFILE_COLS " FROM profiles ORDER BY shape";
+static const char SQL_PROFILE_COUNT[] = "SELECT count(*) FROM profiles";
+static const char SQL_PROFILE_TRIM[] =
+	"DELETE FROM profiles WHERE shape IN (SELECT shape FROM profiles"
+	" ORDER BY updated_at DESC, shape LIMIT -1 OFFSET ?1)";
 static const char SQL_DEVICE_PUT[] =
 	"INSERT INTO devices(name, uuid, is_gpu, mem_total_mib, compute_total)"
 	" VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(uuid) DO UPDATE SET name = excluded.name,"
@@ -150,6 +155,28 @@ int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err)
 	*out = v;
 	*n = nv;
 	return 0;
+}
+
+int store_profile_trim(store *s, size_t keep, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_PROFILE_COUNT, &st, err);
+	if (rc < 0)
+		return rc;
+	int r = sqlite3_step(st);
+	sqlite3_int64 n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	if (r != SQLITE_ROW)
+		rc = st_fail(s, err, "counting profiles");
+	sqlite3_reset(st);
+	if (rc < 0 || n <= (sqlite3_int64)keep)
+		return rc;
+	if ((rc = st_tx_write(s, err)) < 0)
+		return rc;
+	if ((rc = st_prepare(s, SQL_PROFILE_TRIM, &st, err)) == 0) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)keep);
+		rc = st_exec_stmt(s, st, err, "trimming profiles");
+	}
+	return st_tx_end(s, rc, err);
 }
 
 int store_device_put(store *s, const store_device *d, int64_t *id, rl_err *err)
