@@ -713,6 +713,43 @@ static void test_user_limits(void **state)
 	assert_true(hp[0].seg_id <= 8);
 	sched_free(s);
 
+	/* GPU limits count GPUs: a user with gpus 1 and gpu_memory 5000 MiB
+	 * runs three 2000 MiB CPU trials beside one 3000 MiB GPU trial, and a
+	 * second GPU trial waits though a GPU is free (the CPU trials' host
+	 * device and RAM counted as a GPU and GPU memory, and held back every
+	 * GPU trial). */
+	s = NULL;
+	assert_int_equal(sched_new(&op, &s, &e), 0);
+	assert_int_equal(sched_add_device(s, &host, &e), 0);
+	sched_device_info gpu;
+	memset(&gpu, 0, sizeof gpu);
+	snprintf(gpu.name, sizeof gpu.name, "gpu");
+	gpu.is_gpu = 1;
+	gpu.mem_total_mib = 16000;
+	gpu.compute_total = 100;
+	assert_int_equal(sched_add_device(s, &gpu, &e), 1); /* its index */
+	assert_int_equal(sched_add_device(s, &gpu, &e), 2);
+	sched_user_limits gl = {.max_gpus = 1, .max_mem_mib = 5000};
+	assert_int_equal(sched_set_user_limits(s, 9, &gl), 0);
+	for (int k = 0; k < 5; k++) {
+		memset(&r, 0, sizeof r);
+		r.seg_id = (uint64_t)k + 1;
+		r.user = 9;
+		r.shape = k < 3 ? 8 : 9;
+		r.needs_gpu = k >= 3;
+		r.mem_hint_mib = k < 3 ? 2000 : 3000;
+		r.compute_hint = k < 3 ? 1 : 0;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+	}
+	assert_int_equal(sched_place(s, 0, hp, 24), 4);
+	sched_user_state u9;
+	assert_int_equal(sched_user_get(s, 9, 0, &u9), 0);
+	assert_int_equal(u9.running, 4);
+	assert_int_equal(u9.running_gpus, 1);
+	assert_int_equal(u9.mem_reserved_mib, 3000);
+	assert_int_equal(sched_queue_length(s), 1);
+	sched_free(s);
+
 	/* A share below the kernel's least quota counts as that (0.01): a
 	 * user limited to 0.05 CPUs runs 5 trials of 0.0001 CPUs, not 500. */
 	s = NULL;

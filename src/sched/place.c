@@ -135,6 +135,8 @@ int place_commit(sched *s, size_t gi, const sched_placement *pl, double now)
 		if (!s->dev[pl->dev[k]].info.is_gpu) {
 			u->host_mem_res += pl->mem_mib;
 			u->host_cpu_res += pl->compute > SCHED_CPU_LEAST ? pl->compute : SCHED_CPU_LEAST;
+		} else {
+			u->run_gpus++;
 		}
 	if (g->job != SCHED_NONE)
 		s->job[g->job].run_seg = gi;
@@ -675,32 +677,35 @@ static double prof_util(const sched *s, uint32_t pi)
 	return f->util_n ? f->util_sum / (double)f->util_n : -1;
 }
 
-/* A user's limits let one more segment of n_whole devices start (the
- * memory limit is checked once the reservation is known). */
-static int user_may_start(const sched *s, const sched_user *u, int n_whole)
+/* A user's limits let segment g, of n_whole devices, start (the memory
+ * limit is checked once the reservation is known).  The GPU limit counts
+ * GPUs: a CPU trial's host device is none (it held back GPU trials). */
+static int user_may_start(const sched *s, const sched_user *u, const sched_seg *g, int n_whole)
 {
 	const sched_user_limits *l = &u->lim;
 	if (l->max_segments && u->n_running >= (size_t)l->max_segments)
 		return 0;
-	if (l->max_gpus && u->run_dev + n_whole > l->max_gpus + 0.5)
+	if (l->max_gpus && u->run_gpus + n_whole > l->max_gpus &&
+	    sched__req_class(s, &g->req) == CLS_GPU)
 		return 0;
-	(void)s;
 	return 1;
 }
 
 static int user_mem_ok(const sched *s, const sched_user *u, const sched_placement *pl)
 {
-	if (u->lim.max_mem_mib && u->mem_res + pl->mem_mib * (uint64_t)pl->n_dev > u->lim.max_mem_mib)
-		return 0;
-	if (!u->lim.max_host_mem_mib && !(u->lim.max_cpus > 0))
-		return 1;
-	uint64_t hm = 0;
+	uint64_t hm = 0, gm = 0;
 	double hc = 0;
 	for (int k = 0; k < pl->n_dev; k++)
 		if (!s->dev[pl->dev[k]].info.is_gpu) {
 			hm += pl->mem_mib;
 			hc += pl->compute > SCHED_CPU_LEAST ? pl->compute : SCHED_CPU_LEAST;
+		} else {
+			gm += pl->mem_mib;
 		}
+	/* device memory counts GPUs only: host memory has its own limit
+	 * (a CPU trial's RAM counted in gpu_memory held back GPU trials) */
+	if (u->lim.max_mem_mib && gm && u->mem_res - u->host_mem_res + gm > u->lim.max_mem_mib)
+		return 0;
 	if (u->lim.max_host_mem_mib && hm && u->host_mem_res + hm > u->lim.max_host_mem_mib)
 		return 0;
 	/* a little slack: shares such as 0.1 do not add up exactly */
@@ -723,7 +728,7 @@ static inline int scan_one(sched *s, pass *ps, sched_qent *qe, double now, sched
 {
 	/* Over its user's limits: passed over, nothing learnt or claimed. */
 	if (s->any_limits &&
-	    !user_may_start(s, &s->user[s->seg[qe->gi].user], qe->n_whole))
+	    !user_may_start(s, &s->user[s->seg[qe->gi].user], &s->seg[qe->gi], qe->n_whole))
 		return SCAN_KEEP;
 	/* Fastest path: refused before with a reservation that can only
 	 * grow, bigger than every hole of its class now. */

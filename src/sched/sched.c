@@ -706,8 +706,8 @@ int sched_user_get(const sched *s, uint32_t user, double now, sched_user_state *
 	out->usage_gpu_s = user_usage(s, u, now);
 	out->running = u->n_running;
 	out->queued = u->n_queued;
-	out->running_gpus = (int)(u->run_dev + 0.5);
-	out->mem_reserved_mib = u->mem_res;
+	out->running_gpus = (int)u->run_gpus;
+	out->mem_reserved_mib = u->mem_res - u->host_mem_res;
 	out->limits = u->lim;
 	return 0;
 }
@@ -1004,6 +1004,8 @@ static void seg_unplace(sched *s, size_t gi, double now)
 		if (!s->dev[g->pl.dev[k]].info.is_gpu) {
 			u->host_mem_res -= g->pl.mem_mib <= u->host_mem_res ? g->pl.mem_mib : u->host_mem_res;
 			u->host_cpu_res -= g->pl.compute > SCHED_CPU_LEAST ? g->pl.compute : SCHED_CPU_LEAST;
+		} else if (u->run_gpus) {
+			u->run_gpus--;
 		}
 	if (u->n_running == 0)
 		u->host_cpu_res = 0; /* no rounding left behind */

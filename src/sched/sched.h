@@ -420,12 +420,12 @@ int sched_set_user_share(sched *s, uint32_t user, double weight);
 /* Optional per-user limits; 0 in a field = no limit.  A segment that would
  * take its user past one waits (it is skipped, not refused: others pass
  * it).  GPUs count the devices its segments hold (a gang counts each of
- * its devices), memory their reservations on every device; host memory
- * and CPUs count only what its segments on host devices (CPU trials)
- * reserve: memory and compute share (CPUs). */
+ * its devices), max_mem_mib their reservations on GPUs (each GPU of a
+ * gang); host memory and CPUs count only what its segments on host
+ * devices (CPU trials) reserve: memory and compute share (CPUs). */
 typedef struct sched_user_limits {
 	int max_gpus;
-	uint64_t max_mem_mib;
+	uint64_t max_mem_mib;    /* GPU memory (the service's gpu_memory) */
 	int max_segments;        /* running at once */
 	uint64_t max_host_mem_mib;
 	double max_cpus;
@@ -445,8 +445,8 @@ typedef struct sched_user_state {
 	double attained_gpu_s;
 	double usage_gpu_s;
 	size_t running, queued;  /* segments */
-	int running_gpus;        /* devices its running segments hold */
-	uint64_t mem_reserved_mib;
+	int running_gpus;        /* GPUs its running segments hold */
+	uint64_t mem_reserved_mib; /* ... and their reservations on GPUs */
 	sched_user_limits limits;
 } sched_user_state;
 

@@ -196,6 +196,7 @@ typedef struct sched_user {
 	size_t n_running, n_queued;
 	uint64_t mem_res;       /* reservations x devices of its running ones */
 	uint64_t host_mem_res;  /* ... of those on host devices */
+	int run_gpus;           /* GPUs its running segments hold (max_gpus) */
 	double host_cpu_res;    /* compute (CPUs) of those on host devices, each
 				   at least SCHED_CPU_LEAST */
 	sched_queue q;          /* fair: its queued segments */
