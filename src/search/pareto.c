@@ -11,7 +11,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/err.h"
 
@@ -141,7 +140,10 @@ int pareto_select(const double *pts, size_t n, size_t m, size_t k, const double 
 				}
 			}
 			keep[idx[worst]] = 0;
-			memmove(idx + worst, idx + worst + 1, (live - worst - 1) * sizeof *idx);
+			/* closed up by hand: GCC 12 at -O2 cannot see worst < live
+			 * and warned of a memmove past the array */
+			for (size_t a = worst; a + 1 < live; a++)
+				idx[a] = idx[a + 1];
 			live--;
 		}
 	} else {
