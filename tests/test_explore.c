@@ -586,7 +586,9 @@ static sched *half_and_half(uint64_t second, double *t_end)
 	submit(s, 1, A, 0);
 	submit(s, 2, D, 0);
 	assert_int_equal(place(s, 0, pl), 2);
-	sched_observation od = { SEG_OUT_COMPLETED, 2000, 100, 5, 50, 0 };
+	/* D's end reports no work: what D itself teaches through its group's
+	 * speed is test_group_lends_speed's; here only A's end matters */
+	sched_observation od = { SEG_OUT_COMPLETED, 2000, 100, 0, 50, 0 };
 	rl_err e;
 	assert_int_equal(sched_finished(s, 2, 50, &od, &e), 0);
 	submit(s, 3, second, 50);
@@ -758,6 +760,54 @@ static void test_derived_pairs_follow_window(void **state)
 	use_groups = 0;
 }
 
+/* A trial whose every segment shared was never measured alone, so its
+ * slowdown could not be told: its group's speed alone stands in when the
+ * group's shapes measured alone agree (HPO trials differing by a
+ * learning rate run as fast), and nothing is learnt when they disagree. */
+static void test_group_lends_speed(void **state)
+{
+	(void)state;
+	use_groups = 1;
+	sched *s = mk(1, 40000, -1, 100); /* A, B, C: group 1, 0.1 units/s */
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	sched_request r1 = rq(904, H1, 0), r2 = rq(905, H2, 0);
+	sched_learn(s, &r1, &busy);
+	sched_learn(s, &r2, &busy); /* group 2 agrees: 0.1 units/s */
+	enum { H4 = 44, E = 12, F2 = 13 };
+	/* group 1 disagrees once F2 runs twice as fast alone */
+	sched_observation fast = busy;
+	fast.work = 20;
+	sched_request rd = rq(907, F2, 0);
+	sched_learn(s, &rd, &fast);
+	struct { uint64_t first, fresh; } cases[2] = {{H1, H4}, {A, E}};
+	for (int c = 0; c < 2; c++) {
+		sched_placement pl[8];
+		uint64_t id = 10 + 10 * (uint64_t)c;
+		double t = 1000 * (c + 1);
+		submit(s, id, cases[c].first, t);
+		sched_request r = rq(id + 1, cases[c].fresh, t);
+		r.mem_hint_mib = 2000; /* a probe on its hint: it may share */
+		rl_err e;
+		assert_int_equal(sched_submit(s, &r, &e), 0);
+		assert_int_equal(place(s, t, pl), 2);
+		assert_int_equal(pl[0].dev[0], pl[1].dev[0]);
+		finish(s, id, t + 100, 4);
+		finish(s, id + 1, t + 100, 4);
+		sched_shape_info info;
+		assert_int_equal(sched_shape_get(s, cases[c].fresh, &info), 0);
+		assert_true(info.n_alone == 0); /* never measured alone */
+	}
+	double v;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, H4, H1, &v, &n), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	assert_int_equal(n, 1);
+	assert_int_equal(sched_colocate_pair(s, E, A, &v, &n), RL_ENOTFOUND);
+	assert_int_equal(sched_colocate_pair(s, A, E, &v, &n), 0); /* A's own */
+	sched_free(s);
+	use_groups = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +826,7 @@ int main(void)
 		cmocka_unit_test(test_group_from_several_shapes),
 		cmocka_unit_test(test_forget_bounded),
 		cmocka_unit_test(test_derived_pairs_follow_window),
+		cmocka_unit_test(test_group_lends_speed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,7 +28,8 @@
  * relies on this to take an idle device without comparing shared ones).
  *
  * Learning.  A segment that completed beside others reports its throughput;
- * divided by its shape's throughput alone that is its observed speed s.  If
+ * divided by its shape's throughput alone (or its group's, when the shape
+ * was never measured alone: est_thr_alone) that is its observed speed s.  If
  * all its partners had one shape b, which overlapped it for a fraction F of
  * its life (summed over partner segments), then 1/s = 1 + F * d_ab and d_ab
  * is updated (EWMA) from (1/s - 1)/F.  Segments that overlapped several

@@ -666,6 +666,50 @@ void est_running_changed(sched *s, size_t pi)
 	guess_set(s, pi);
 }
 
+/* ---- a group's throughput alone ------------------------------------------ */
+
+/* The group's shapes measured alone agree when their first throughputs
+ * span at most this much of the lowest: a shape of the group is then
+ * taken to run as fast as their mean.  HPO trials of one command differ
+ * by a learning rate or a seed, which move no step's time; a group whose
+ * shapes differ in speed (a batch size, a width) disagrees, and lends
+ * nothing. */
+#define GROUP_THR_SPAN 0.10
+
+static void gspeed_note(sched *s, uint64_t group, double thr)
+{
+	if (!(thr > 0) || !isfinite(thr))
+		return;
+	size_t i = sched__map_get(&s->gspeed_map, group, 0);
+	if (i == SCHED_NONE) {
+		if (sched__grow((void **)&s->gspeed, &s->cap_gspeed, s->n_gspeed + 1,
+				sizeof *s->gspeed) ||
+		    sched__map_put(&s->gspeed_map, group, 0, s->n_gspeed))
+			return; /* without memory the group lends nothing */
+		i = s->n_gspeed++;
+		s->gspeed[i] = (sched_gspeed){.group = group, .lo = thr, .hi = thr};
+	}
+	sched_gspeed *g = &s->gspeed[i];
+	g->n++;
+	g->sum += thr;
+	if (thr < g->lo)
+		g->lo = thr;
+	if (thr > g->hi)
+		g->hi = thr;
+}
+
+double est_thr_alone(const sched *s, size_t pi)
+{
+	const sched_profile *p = &s->prof[pi];
+	if (p->thr_alone > 0 || !p->group)
+		return p->thr_alone;
+	size_t i = sched__map_get(&s->gspeed_map, p->group, 0);
+	if (i == SCHED_NONE)
+		return 0;
+	const sched_gspeed *g = &s->gspeed[i];
+	return g->n >= 2 && g->hi <= g->lo * (1 + GROUP_THR_SPAN) ? g->sum / (double)g->n : 0;
+}
+
 void est_observe(sched *s, size_t pi, const sched_observation *obs, int company,
 		 uint64_t reserved_mib)
 {
@@ -724,6 +768,8 @@ void est_observe(sched *s, size_t pi, const sched_observation *obs, int company,
 	if (company != EST_UNTIMED && obs->work > 0 && obs->duration_s > 0) {
 		double thr = obs->work / obs->duration_s;
 		if (company == EST_ALONE) {
+			if (!p->n_alone && p->group)
+				gspeed_note(s, p->group, thr);
 			p->thr_alone = p->n_alone ? sched_ewma(p->thr_alone, thr) : thr;
 			p->n_alone++;
 		} else {
@@ -845,6 +891,8 @@ void est_fini(sched *s)
 	free(s->prof);
 	free(s->pstamp);
 	free(s->fstamp);
+	free(s->gspeed);
+	sched__map_fini(&s->gspeed_map);
 	sched__map_fini(&s->fam_map);
 	sched__map_fini(&s->prof_map);
 }

@@ -334,7 +334,9 @@ static void xmemo_note(sched *s, int cls, uint64_t res, double util)
  * pair's, colo_observe), one exploration per device at a time, at most
  * explore_max tries per pair of shapes, when the optimistic side admits
  * it (the gain is uncertain, not measured to lose), when one of the
- * two shapes has been measured alone (else the try teaches nothing), and
+ * two shapes has been measured alone (else the try teaches nothing:
+ * a group's speed lends to learning, est_thr_alone, but not here, where
+ * it was measured to add heavy pairs' tries), and
  * unless the pair holds its groups' agreed figure (colocate.c: measured
  * enough already).
  * *specific is set when the answer depends on the candidate's shape

@@ -1080,9 +1080,11 @@ int sched_finished(sched *s, uint64_t seg_id, double now,
 			sched__touch_shape(s, g->req.shape); /* its utilisation moved */
 		if (timed && !alone && obs->outcome == SEG_OUT_COMPLETED &&
 		    obs->work > 0 && obs->duration_s > 0) {
-			const sched_profile *p = &s->prof[g->prof];
-			if (p->thr_alone > 0)
-				colo_observe(s, g, now, (obs->work / obs->duration_s) / p->thr_alone);
+			/* its own speed alone, or its group's (a trial whose
+			 * every segment shared teaches through its group's) */
+			double alone_thr = est_thr_alone(s, g->prof);
+			if (alone_thr > 0)
+				colo_observe(s, g, now, (obs->work / obs->duration_s) / alone_thr);
 		}
 	}
 	seg_release_slot(s, gi);

@@ -308,6 +308,14 @@ typedef struct sched_profile {
 				   forgotten first (learnt.c) */
 } sched_profile;
 
+/* A group's shapes' throughputs alone, each shape's first (estimate.c):
+ * what a shape of the group never measured alone is taken to run at. */
+typedef struct sched_gspeed {
+	uint64_t group;
+	size_t n;
+	double sum, lo, hi;
+} sched_gspeed;
+
 typedef struct sched_family {
 	uint64_t family;
 	size_t *shapes;         /* measured profile indices */
@@ -468,6 +476,9 @@ struct sched {
 	sched_family *fam;
 	size_t n_fam, cap_fam;
 	sched_map fam_map;      /* family -> index */
+	sched_gspeed *gspeed;   /* by group (estimate.c) */
+	size_t n_gspeed, cap_gspeed;
+	sched_map gspeed_map;   /* group -> index */
 	/* Dense copies of the change stamps (profile's stamp and family
 	 * index, family's stamp), so that the placement scan checks whether
 	 * a queued segment's estimate moved without reading the large
@@ -599,6 +610,9 @@ void est_observe(sched *s, size_t prof, const sched_observation *obs, int compan
  * relish an unmeasured shape reserves by whether its probe runs, so its
  * queued segments must be looked at again. */
 void est_running_changed(sched *s, size_t prof);
+/* Profile pi's throughput alone: its own, else its group's when the
+ * group's shapes measured alone agree (est_observe), else 0. */
+double est_thr_alone(const sched *s, size_t pi);
 /* Forgetting shapes (learnt.c): the profiles closed up, profile i moving
  * to remap[i] (SCHED_NONE: forgotten; never a profile a segment holds),
  * keeping their order; families drop the forgotten from their points. */
