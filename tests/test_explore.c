@@ -334,11 +334,10 @@ static void test_group_stands_in(void **state)
 	sched_free(s);
 }
 
-/* A group measured to lose (H1 beside H2, 0.4 each): H3, new, is kept
- * apart from H1 without a try, and measured pairs keep their own figure. */
-static void test_group_loser_kept_apart(void **state)
+/* With groups: H1, H2 and H3 (group 2) measured alone, then H1 beside
+ * H2 measured to lose (0.4 each): the pair of groups (2, 2) loses. */
+static sched *mk_group_loses(void)
 {
-	(void)state;
 	use_groups = 1;
 	sched *s = mk(1, 40000, -1, 100);
 	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
@@ -347,6 +346,15 @@ static void test_group_loser_kept_apart(void **state)
 	sched_learn(s, &r2, &busy);
 	sched_learn(s, &r3, &busy);
 	assert_int_equal(round_pair(s, 1, H1, H2, 0, 0.4), 1);
+	return s;
+}
+
+/* A group measured to lose (H1 beside H2, 0.4 each): H3, new, is kept
+ * apart from H1 without a try, and measured pairs keep their own figure. */
+static void test_group_loser_kept_apart(void **state)
+{
+	(void)state;
+	sched *s = mk_group_loses();
 	double v;
 	size_t n;
 	assert_int_equal(sched_colocate_pair(s, H3, H1, &v, &n), 0);
@@ -724,14 +732,9 @@ static void test_forget_bounded(void **state)
 static void test_derived_pairs_follow_window(void **state)
 {
 	(void)state;
-	use_groups = 1;
-	sched *s = mk(1, 40000, -1, 100);
+	sched *s = mk_group_loses();
 	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
-	sched_request r1 = rq(904, H1, 0), r2 = rq(905, H2, 0), r3 = rq(906, H3, 0);
-	sched_learn(s, &r1, &busy);
-	sched_learn(s, &r2, &busy);
-	sched_learn(s, &r3, &busy);
-	assert_int_equal(round_pair(s, 1, H1, H2, 0, 0.4), 1); /* group 2 with itself */
+	sched_request r3 = rq(906, H3, 0);
 	enum { FIRST = 5000, MANY = 1000 };
 	for (uint64_t i = 0; i < MANY; i++) {
 		sched_request r = rq(3000 + i, FIRST + i, 200);
