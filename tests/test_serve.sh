@@ -274,9 +274,27 @@ c=$(code -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/v1/experime
 c=$(code "http://127.0.0.1:$port/api/v1/experiments")
 [ "$c" = 401 ] || fail "a bad token file made TCP anonymous: $c"
 printf '%s %s\n' "$tok" "$(id -un)" >"$work/tokens"
+# the same reload shortens max_segment_time (24 h at start): a trial that
+# never ends, launched after it, is stopped as a timeout (before, the
+# limit changed only at the next start, and it ran on)
+printf 'tokens: %s\nmax_segment_time: 2s\n' "$work/tokens" >"$work/config.yaml"
 kill -HUP "$spid"
 for _ in $(seq 200); do c=$(code -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/v1/experiments"); [ "$c" = 200 ] && break; sleep 0.05; done
 [ "$c" = 200 ] || fail "the token file, right again, was not taken: $c"
+cat >"$work/forever.yaml" <<S
+name: serve-forever
+objective: {metric: accuracy, mode: max}
+search: {algorithm: random, seed: 1, max_trials: 1, max_concurrent: 1,
+         space: {x: {type: uniform, low: 0.0, high: 1.0}}}
+trial:
+  command: ["/bin/sleep", "600"]
+  resources: {memory: 64MiB, cpus: 0.1}
+  retries: 0
+S
+timeout 60 "$RELISH" submit "$work/forever.yaml" --server "unix:$sock" --follow >"$work/forever.out" 2>&1 || true
+curl -s --unix-socket "$sock" "http://relish/api/v1/experiments/serve-forever/segments" >"$work/forever.json"
+grep -q '"status":"timeout"' "$work/forever.json" \
+  || fail "max_segment_time from a reload not applied: $(cat "$work/forever.json") $(tail -3 "$work/forever.out")"
 kill -TERM "$spid"
 wait "$spid" || fail "second service exited $?"
 spid=

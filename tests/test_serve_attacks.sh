@@ -78,7 +78,9 @@ serve_users 2
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
 export CONTAINERS_CONF="$RELISH_SRC/scripts/containers.conf"
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
-printf 'max_segment_time: 5s\ntrial_memory: 256MiB\ntrial_processes: 64\n' >"$work/config.yaml"
+# every reload keeps these (a reloaded config applies them at once)
+base_config=$'max_segment_time: 5s\ntrial_memory: 256MiB\ntrial_processes: 64\n'
+printf '%s' "$base_config" >"$work/config.yaml"
 serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"
 
 # ---- env: trial.env reaching a program root executes ----------------------

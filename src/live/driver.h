@@ -340,6 +340,12 @@ void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p);
  * live_set_default_user_policy then applies to everyone). */
 void live_clear_user_policies(live *d);
 void live_set_default_user_policy(live *d, const live_user_policy *p);
+/* A reloaded config's trial limits (live_options: max_segment_s,
+ * default_memory_mib, trial_processes): segments launched from now on
+ * take the first two, experiments started from now on the third; what
+ * runs keeps the limits it started with. */
+void live_set_trial_limits(live *d, double max_segment_s, uint64_t default_memory_mib,
+			   unsigned trial_processes);
 
 /* Segments of experiment id queued in the core (not yet placed). */
 size_t live_queued_count(const live *d, int64_t experiment_id);

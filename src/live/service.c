@@ -684,6 +684,14 @@ static void users_apply_all(live *d)
 		live__user_apply(d, d->user_rules[i].uid);
 }
 
+void live_set_trial_limits(live *d, double max_segment_s, uint64_t default_memory_mib,
+			   unsigned trial_processes)
+{
+	d->opt.max_segment_s = max_segment_s;
+	d->opt.default_memory_mib = default_memory_mib;
+	d->opt.trial_processes = trial_processes;
+}
+
 void live_set_user_policy(live *d, uid_t uid, const live_user_policy *p)
 {
 	size_t i = 0;

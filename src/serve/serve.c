@@ -469,6 +469,9 @@ static void reload(service *s)
 		s->pol.generation = gen + 1;
 		api_server_set_policy(s->api, &s->pol);
 		apply_users(s);
+		/* before, these changed only at the next start, silently */
+		live_set_trial_limits(s->d, s->cfg.max_segment_s, s->cfg.trial_memory_mib,
+				      s->cfg.trial_processes);
 		retain_schedule(s); /* retention: changes at once */
 	}
 	rl_err err;

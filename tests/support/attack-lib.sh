@@ -8,7 +8,7 @@
 #                                       (VICTIM_EXTRA: its extra trial lines)
 #   post_spec USER FILE                 POST FILE's text to the API as USER, straight
 #                                       (no client-side check): body, then the status
-#   reload_config TEXT                  $work/config.yaml := TEXT, SIGHUP, wait for the reload
+#   reload_config TEXT                  $work/config.yaml := $base_config TEXT, SIGHUP, wait for the reload
 #   run_case NAME                       attack_NAME in a subshell; tallies
 #   serve_restart ARGS...               (in a case) SIGTERM the service, wait
 #                                       for its exit, serve_start ARGS; the

@@ -137,12 +137,13 @@ as() {
 
 api() { curl -s --max-time 30 --unix-socket "$sock" "http://relish$1"; }
 
-# RELOAD_CONFIG TEXT: the service's config file becomes TEXT, SIGHUP, and
-# wait until the service has read it (fails when it refused it)
+# RELOAD_CONFIG TEXT: the service's config file becomes $base_config (the
+# test's keys every reload keeps, if any) and TEXT, SIGHUP, and wait until
+# the service has read it (fails when it refused it)
 reload_config() {
   local n
   n=$(grep -c 'event=serve.reload' "$work/serve.log" || true)
-  printf '%s\n' "$1" >"$work/config.yaml"
+  printf '%s%s\n' "${base_config:-}" "$1" >"$work/config.yaml"
   kill -HUP "$spid"
   wait_for 10 sh -c "[ \$(grep -c 'event=serve.reload' '$work/serve.log') -gt $n ]"
   tail -3 "$work/serve.log" | grep -q 'event=serve.reload .*level=error\|level=error.*event=serve.reload' &&
