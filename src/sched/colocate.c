@@ -958,9 +958,7 @@ static void derived_sweep(sched *s)
 	unsigned char *held = calloc(s->n_prof ? s->n_prof : 1, 1);
 	if (!held)
 		return; /* kept until the next sweep */
-	for (size_t gi = 0; gi < s->n_seg; gi++)
-		if (s->seg[gi].state != SEG_FREE)
-			held[s->seg[gi].prof] = 1;
+	(void)sched__held_profiles(s, held);
 	if (pairs_drop(s, drop_stale, held, 0))
 		sched__touch_all(s); /* refusals may have read a pair now gone */
 	free(held);

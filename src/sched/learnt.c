@@ -164,6 +164,15 @@ static int newest_first(const void *x, const void *y)
 	return a->used < b->used ? 1 : a->used > b->used ? -1 : 0;
 }
 
+size_t learnt_forget_at(const sched *s)
+{
+	/* an eighth more than learn_max, or than the last forgetting kept
+	 * (more when segments held more shapes), so that the sort is paid
+	 * once per learn_max / 8 new shapes, never once per shape */
+	size_t base = s->forget_kept > s->opt.learn_max ? s->forget_kept : s->opt.learn_max;
+	return base + s->opt.learn_max / 8 + 1;
+}
+
 /*
  * Keep the learn_max shapes used last (and every shape a segment the core
  * holds has, however many: a queued or running segment reads its profile)
@@ -177,15 +186,6 @@ static int newest_first(const void *x, const void *y)
  * than learn_max (learnt_forget_at).  Without memory nothing is forgotten
  * this time.
  */
-size_t learnt_forget_at(const sched *s)
-{
-	/* an eighth more than learn_max, or than the last forgetting kept
-	 * (more when segments held more shapes), so that the sort is paid
-	 * once per learn_max / 8 new shapes, never once per shape */
-	size_t base = s->forget_kept > s->opt.learn_max ? s->forget_kept : s->opt.learn_max;
-	return base + s->opt.learn_max / 8 + 1;
-}
-
 void learnt_forget(sched *s)
 {
 	size_t n = s->n_prof, want = s->opt.learn_max, kept = 0;
@@ -195,13 +195,7 @@ void learnt_forget(sched *s)
 	sched_map gone = {0};
 	if (!keep || !rank || !remap)
 		goto out;
-	for (size_t gi = 0; gi < s->n_seg; gi++) {
-		const sched_seg *g = &s->seg[gi];
-		if (g->state != SEG_FREE && !keep[g->prof]) {
-			keep[g->prof] = 1;
-			kept++;
-		}
-	}
+	kept = sched__held_profiles(s, keep);
 	for (size_t i = 0; i < n; i++)
 		rank[i] = (use_rank){s->prof[i].used, i};
 	qsort(rank, n, sizeof *rank, newest_first);

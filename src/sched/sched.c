@@ -159,6 +159,19 @@ void sched__touch_shape(sched *s, uint64_t shape)
 		sched__touch_prof(s, pi);
 }
 
+size_t sched__held_profiles(const sched *s, unsigned char *held)
+{
+	size_t n = 0;
+	for (size_t gi = 0; gi < s->n_seg; gi++) {
+		size_t pi = s->seg[gi].prof;
+		if (s->seg[gi].state != SEG_FREE && !held[pi]) {
+			held[pi] = 1;
+			n++;
+		}
+	}
+	return n;
+}
+
 static void queue_remap_prof(sched_queue *q, const size_t *remap)
 {
 	for (size_t i = 0; i < q->n_queue; i++) {

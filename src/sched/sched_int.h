@@ -547,6 +547,9 @@ static inline uint64_t sched__dev_free(const sched_dev *d)
 void sched__touch_dev(sched *s, sched_dev *d);
 void sched__touch_all(sched *s);
 void sched__touch_shape(sched *s, uint64_t shape);
+/* Mark in held (n_prof flags, zeroed) the profiles of the segments the
+ * core holds (queued or running); returns how many were newly marked. */
+size_t sched__held_profiles(const sched *s, unsigned char *held);
 /* Segments and queue entries follow est_forget's remap. */
 void sched__remap_prof(sched *s, const size_t *remap);
 /* learnt.c: the least recently used shapes beyond learn_max forgotten,
