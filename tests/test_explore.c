@@ -725,6 +725,73 @@ static void test_forget_bounded(void **state)
 	sched_free(s);
 }
 
+/* What the core forgets is shared among users: one user making new shapes
+ * by the thousand (an attacker, or a sweep over a learning rate) keeps its
+ * newest share of learn_max, and another user's few shapes, older than
+ * all of them, stay with what was learnt of them (a measured pair). */
+static void test_forget_fair_among_users(void **state)
+{
+	(void)state;
+	sched_options o;
+	sched_options_default(&o, SHARE_RELISH);
+	o.timeslice_refused = 0;
+	o.learn_max = 16;
+	o.self_check = 1;
+	sched *s = fixture_sched(SHARE_RELISH, &o, 1, 40000);
+	sched_observation busy = { SEG_OUT_COMPLETED, 2000, 100, 10, 100, 0 };
+	/* user 1: A, B (a pair measured to lose) and 3 more shapes */
+	enum { MINE = 3, THEIRS = 1000, MANY = 300 };
+	sched_request ra = rq(900, A, 0), rb = rq(901, B, 0);
+	ra.user = rb.user = 1;
+	sched_learn(s, &ra, &busy);
+	sched_learn(s, &rb, &busy);
+	assert_int_equal(round_shared(s, 1, 0, 0.4), 1);
+	for (uint64_t i = 0; i < MINE; i++) {
+		sched_request r = rq(950 + i, 500 + i, 10);
+		r.user = 1;
+		sched_learn(s, &r, &busy);
+	}
+	/* user 2: MANY new shapes, each used once, after all of user 1's */
+	for (uint64_t i = 0; i < MANY; i++) {
+		sched_request r = rq(3000 + i, THEIRS + i, 200);
+		r.user = 2;
+		sched_learn(s, &r, &busy);
+	}
+	sched_work w;
+	sched_work_get(s, &w);
+	assert_true(w.forgotten >= MANY - 16);
+	sched_shape_info info;
+	double v;
+	size_t n, theirs = 0;
+	assert_int_equal(sched_shape_get(s, A, &info), 0);
+	assert_int_equal(sched_shape_get(s, B, &info), 0);
+	for (uint64_t i = 0; i < MINE; i++)
+		assert_int_equal(sched_shape_get(s, 500 + i, &info), 0);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	assert_true(fabs(v - 0.4) < 1e-9);
+	/* user 2 keeps its newest, no more than the bound (and the eighth
+	 * a forgetting waits for) leaves beside user 1's 5 */
+	for (uint64_t i = 0; i < MANY; i++)
+		theirs += sched_shape_get(s, THEIRS + i, &info) == 0;
+	assert_true(theirs >= 16 - 5 && theirs <= 16 - 5 + 16 / 8 + 1);
+	assert_int_equal(sched_shape_get(s, THEIRS + MANY - 1, &info), 0);
+	assert_int_equal(sched_shape_get(s, THEIRS, &info), RL_ENOTFOUND);
+
+	/* eight more users, each with more than its share (11 users, 16
+	 * shapes): each keeps its newest, none is left with none */
+	for (uint64_t u = 3; u < 3 + 8; u++)
+		for (uint64_t i = 0; i < 4; i++) {
+			sched_request r = rq(10000 + u * 10 + i, 20000 + u * 10 + i, 300);
+			r.user = (uint32_t)u;
+			sched_learn(s, &r, &busy);
+		}
+	for (uint64_t u = 3; u < 3 + 8; u++)
+		assert_int_equal(sched_shape_get(s, 20000 + u * 10 + 3, &info), 0);
+	sched_work_get(s, &w);
+	assert_int_equal(w.check_failures, 0);
+	sched_free(s);
+}
+
 /* Pairs derived from groups are made for the window of newest shapes;
  * those of shapes that left it go (else each new shape of a service would
  * add a window's worth of pairs for ever), a measured pair stays, and a
@@ -828,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_learnt_survives_restart),
 		cmocka_unit_test(test_group_from_several_shapes),
 		cmocka_unit_test(test_forget_bounded),
+		cmocka_unit_test(test_forget_fair_among_users),
 		cmocka_unit_test(test_derived_pairs_follow_window),
 		cmocka_unit_test(test_group_lends_speed),
 	};

@@ -72,6 +72,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	size_t pi = est_profile_find(s, req->shape);
 	if (pi != SCHED_NONE) {
 		s->prof[pi].used = ++s->use_clock;
+		s->prof[pi].user = req->user;
 		if (!s->prof[pi].group && req->group) {
 			/* imported before a request named its group */
 			s->prof[pi].group = req->group;
@@ -103,6 +104,7 @@ size_t est_profile_ensure(sched *s, const sched_request *req)
 	memcpy(p->feat, req->feat, req->n_feat * sizeof req->feat[0]);
 	p->util = -1;
 	p->used = ++s->use_clock;
+	p->user = req->user;
 	p->run_head = SCHED_NONE;
 	p->guess_prev = p->guess_next = SCHED_NONE;
 	p->psig = s->n_pair ? sched__map_get(&s->paired_map, req->shape, 0) : SCHED_NONE;

@@ -173,6 +173,42 @@ size_t learnt_forget_at(const sched *s)
 	return base + s->opt.learn_max / 8 + 1;
 }
 
+/* Per user (the profiles' last users, in order of first appearance): its
+ * shapes, its share of those kept, and how many of them are kept so far. */
+typedef struct user_share {
+	size_t n, share, kept;
+} user_share;
+
+static int fewest_first(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Each user's share of the want shapes kept, by water-filling: a user with
+ * fewer shapes than an equal split keeps them all, and what it leaves is
+ * split among the others, so that the share q is the largest with
+ * sum(min(n_u, q)) <= want.  counts is scratch (n_users entries).
+ */
+static void shares_fill(user_share *u, size_t n_users, size_t *counts, size_t want)
+{
+	for (size_t i = 0; i < n_users; i++)
+		counts[i] = u[i].n;
+	qsort(counts, n_users, sizeof *counts, fewest_first);
+	size_t left = want, q = SIZE_MAX;
+	for (size_t i = 0; i < n_users; i++) {
+		size_t equal = left / (n_users - i);
+		if (counts[i] > equal) {
+			q = equal;
+			break;
+		}
+		left -= counts[i];
+	}
+	for (size_t i = 0; i < n_users; i++)
+		u[i].share = u[i].n < q ? u[i].n : q;
+}
+
 /*
  * Keep the learn_max shapes used last (and every shape a segment the core
  * holds has, however many: a queued or running segment reads its profile)
@@ -185,20 +221,51 @@ size_t learnt_forget_at(const sched *s)
  * est_profile_ensure before a new shape once the core holds an eighth more
  * than learn_max (learnt_forget_at).  Without memory nothing is forgotten
  * this time.
+ *
+ * The shapes kept are shared among the users who last used them, so that
+ * one user making new shapes by the thousand (a sweep over a seed, or an
+ * attack on what the others' experiments learnt) forgets its own oldest,
+ * not another user's few: each user keeps its newest up to its share
+ * (shares_fill; a held shape counts in its user's share), and the
+ * shares' rounding leaves slots that go to the newest of the rest.  With
+ * one user, this is learn_max newest.
  */
 void learnt_forget(sched *s)
 {
-	size_t n = s->n_prof, want = s->opt.learn_max, kept = 0;
+	size_t n = s->n_prof, want = s->opt.learn_max, kept = 0, n_users = 0;
 	unsigned char *keep = calloc(n ? n : 1, 1);
 	use_rank *rank = malloc((n ? n : 1) * sizeof *rank);
 	size_t *remap = malloc((n ? n : 1) * sizeof *remap);
-	sched_map gone = {0};
-	if (!keep || !rank || !remap)
+	size_t *uix = malloc((n ? n : 1) * sizeof *uix);
+	user_share *us = calloc(n ? n : 1, sizeof *us);
+	sched_map gone = {0}, users = {0};
+	if (!keep || !rank || !remap || !uix || !us)
 		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = sched__map_get(&users, s->prof[i].user, 0);
+		if (k == SCHED_NONE) {
+			k = n_users++;
+			if (sched__map_put(&users, s->prof[i].user, 0, k))
+				goto out;
+		}
+		uix[i] = k;
+		us[k].n++;
+	}
+	shares_fill(us, n_users, remap, want);
 	kept = sched__held_profiles(s, keep);
+	for (size_t i = 0; i < n; i++)
+		us[uix[i]].kept += keep[i];
 	for (size_t i = 0; i < n; i++)
 		rank[i] = (use_rank){s->prof[i].used, i};
 	qsort(rank, n, sizeof *rank, newest_first);
+	for (size_t r = 0; r < n && kept < want; r++) {
+		size_t pi = rank[r].pi;
+		if (!keep[pi] && us[uix[pi]].kept < us[uix[pi]].share) {
+			keep[pi] = 1;
+			us[uix[pi]].kept++;
+			kept++;
+		}
+	}
 	for (size_t r = 0; r < n && kept < want; r++)
 		if (!keep[rank[r].pi]) {
 			keep[rank[r].pi] = 1;
@@ -222,6 +289,9 @@ void learnt_forget(sched *s)
 	sched__touch_all(s);
 out:
 	sched__map_fini(&gone);
+	sched__map_fini(&users);
+	free(uix);
+	free(us);
 	free(keep);
 	free(rank);
 	free(remap);

@@ -306,6 +306,8 @@ typedef struct sched_profile {
 	uint64_t used;          /* use_clock when last submitted, learnt or
 				   given back: the least recently used are
 				   forgotten first (learnt.c) */
+	uint32_t user;          /* sched_request.user of that use: what is
+				   kept is shared among users (learnt.c) */
 } sched_profile;
 
 /* A group's shapes' throughputs alone, each shape's first (estimate.c):
