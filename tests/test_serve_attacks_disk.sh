@@ -83,6 +83,8 @@ S
 }
 exp_json() { api "/api/v1/experiments/$1"; }
 status_of() { exp_json "$1" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' | head -1; }
+# true while the service says the experiment is paused for want of space
+paused_of() { exp_json "$1" | sed -n 's/.*"paused":\([a-z]*\).*/\1/p' | head -1; }
 # the victim: VICTIM experiment of $U2, 3 trials of EPOCHS epochs of MS ms each
 victim_submit() {
   aspec "$work/$1.yaml" "$1" 3 "$2" "$3"
@@ -105,6 +107,9 @@ attack_blocks() {
   kill -0 "$spid" || fail "relish serve exited on a full disk"
   api /api/v1/server | grep -q '"version"' || fail "the service does not answer on a full disk"
   [ "$(status_of victim-blocks)" = running ] || fail "the victim's experiment was stopped: $(exp_json victim-blocks)"
+  wait_for 30 sh -c "[ \"\$(\"$R\" status --server 'unix:$sock' victim-blocks 2>/dev/null | awk 'NR==2 {print \$3}')\" = paused ]" ||
+    fail "relish status does not say the victim is paused: $("$R" status --server "unix:$sock" victim-blocks 2>&1)"
+  [ "$(paused_of victim-blocks)" = true ] || fail "the API does not say the victim is paused: $(exp_json victim-blocks)"
   kill -TERM "$spid"
   serve_wait_exit 60 "after SIGTERM on a full disk"
   # A start on the full disk: it answers, the experiments wait for space.
@@ -140,6 +145,7 @@ attack_inodes() {
   wait_for 60 paused_logged victim-inodes
   sleep 1
   [ "$(status_of victim-inodes)" = running ] || fail "the victim's experiment was stopped: $(exp_json victim-inodes)"
+  [ "$(paused_of victim-inodes)" = true ] || fail "the API does not say the victim is paused: $(exp_json victim-inodes)"
   kill -0 "$spid" || fail "relish serve exited without inodes"
   # The admin, through the running service: cancel, then delete (which
   # frees the inodes) once the cancelled segment has stopped.
@@ -153,6 +159,7 @@ attack_inodes() {
   echo "inodes: $(ifree) inodes free after the delete"
   victim_ok 180
   grep -q "victim-inodes: space is free again: resumed" "$work/serve.log" || fail "the victim was not resumed"
+  [ "$(paused_of victim-inodes)" = false ] || fail "the victim still shows paused once resumed: $(exp_json victim-inodes)"
   kill -TERM "$spid"
   serve_wait_exit 60 "after SIGTERM"
   unmount_state

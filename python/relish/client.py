@@ -272,7 +272,7 @@ class Client:
         start = time.monotonic()
         while True:
             e = self.experiment(ref)
-            snap = json.dumps({k: e.get(k) for k in ("status", "trials", "best")}, sort_keys=True)
+            snap = json.dumps({k: e.get(k) for k in ("status", "paused", "trials", "best")}, sort_keys=True)
             if snap != last:
                 last = snap
                 yield e

@@ -112,6 +112,11 @@ struct api_ctx {
 	void *admit_ctx;
 	api_prune_fn prune;  /* may be NULL: the route answers 501 */
 	void *prune_ctx;
+	/* 1 when experiment id is paused for want of space (the store still
+	 * says running: only the driver knows); any thread may call it.
+	 * NULL: none is (serve --read-only). */
+	int (*paused)(void *ctx, int64_t id);
+	void *paused_ctx;
 	double started_at;
 	const char *state_dir;
 	/* the core's user ids: user (uid) -> core id, and back (serve.c) */

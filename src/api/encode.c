@@ -285,6 +285,7 @@ json_t *api_json_experiment(const store_experiment *e, const api_exp_summary *su
 	if (!j)
 		return NULL;
 	json_object_set_new(j, "notes", notes);
+	json_object_set_new(j, "paused", json_boolean(sum->paused));
 	json_object_set_new(j, "owner", api_json_str(e->owner));
 	json_object_set_new(j, "owner_uid", api_json_int_or_null(e->owner_uid, e->owner != NULL &&
 								   e->owner_uid >= 0));
@@ -521,6 +522,8 @@ int api_experiment_from_json(const json_t *j, store_experiment *out, api_exp_sum
 		}
 		if (rc == 0)
 			rc = dec_end(&td, err);
+		/* (absent from a service older than the field: not paused) */
+		s.paused = json_is_true(json_object_get(j, "paused"));
 		size_t i;
 		json_t *w;
 		json_array_foreach(json_object_get(j, "waiting"), i, w)

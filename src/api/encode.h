@@ -59,6 +59,9 @@ typedef struct api_exp_summary {
 	size_t n_wait;
 	api_exp_note *note;       /* the latest API_NOTES_PER_EXP notes, oldest first */
 	size_t n_note;
+	int paused;               /* a service's: paused for want of space (its status
+				   * stays running: it resumes by itself); a store
+				   * alone does not know (api_ctx.paused) */
 } api_exp_summary;
 
 /* Count e's trials and find its best (store_trial_best's choice). */

@@ -47,6 +47,7 @@ typedef struct exp_cached {
 	double created_at;
 	exp_status status;
 	int64_t changes;      /* -1: unknown (kept only when final) */
+	int paused;           /* made while paused (exp_paused) */
 	int keep;             /* made now: may go into the cache */
 } exp_cached;
 
@@ -75,10 +76,18 @@ static exp_cached *cache_slot(api_view *v, int64_t id)
 	return &v->exps->v[(uint64_t)id & (EXP_CACHE_SLOTS - 1)];
 }
 
-static int cache_holds(const exp_cached *k, const store_experiment *e)
+static int cache_holds(const exp_cached *k, const store_experiment *e, int paused)
 {
 	return k && k->text && k->id == e->id && k->created_at == e->created_at &&
-	       k->status == e->status && k->changes == e->changes;
+	       k->status == e->status && k->changes == e->changes && k->paused == paused;
+}
+
+/* e is paused for want of space: the service's word, not the store's
+ * (a pause may be what could not be written). */
+static int exp_paused(const api_req *rq, const store_experiment *e)
+{
+	const api_ctx *c = rq->ctx;
+	return c && c->paused && e->status == EXP_RUNNING && c->paused(c->paused_ctx, e->id);
 }
 
 /* The text of the resource of e with summary sum into *tmp (the elapsed_s
@@ -116,7 +125,7 @@ static int cache_fill(exp_cached *tmp, const store_experiment *e, const api_exp_
 	free(tmp->text);
 	*tmp = (exp_cached){.id = e->id, .text = text, .len = len, .at = at,
 			    .created_at = e->created_at, .status = e->status,
-			    .changes = e->changes, .keep = keep};
+			    .changes = e->changes, .paused = sum->paused, .keep = keep};
 	return 0;
 }
 
@@ -182,13 +191,22 @@ static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
 	double now = api_now();
 	/* The stale ones first, summarised together. */
 	store_experiment *stale = NULL;
+	unsigned char *paused = n ? calloc(n, 1) : NULL;
 	size_t ns = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((!want || want[i]) && !cache_holds(cache_slot(rq->view, v[i].id), &v[i])) {
-			if (!stale && !(stale = malloc(n * sizeof *stale)))
+	if (n && !paused)
+		return rl_err_set(err, RL_ENOMEM, "experiments");
+	for (size_t i = 0; i < n; i++) {
+		if (want && !want[i])
+			continue;
+		paused[i] = (unsigned char)exp_paused(rq, &v[i]);
+		if (!cache_holds(cache_slot(rq->view, v[i].id), &v[i], paused[i])) {
+			if (!stale && !(stale = malloc(n * sizeof *stale))) {
+				free(paused);
 				return rl_err_set(err, RL_ENOMEM, "experiments");
+			}
 			stale[ns++] = v[i]; /* (a shallow copy: v owns the strings) */
 		}
+	}
 	exp_cached *tmp = ns ? calloc(ns, sizeof *tmp) : NULL;
 	int rc = ns && !tmp ? rl_err_set(err, RL_ENOMEM, "experiments") : 0;
 	if (rc == 0 && ns) {
@@ -196,7 +214,10 @@ static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
 		if (!sums)
 			rc = rl_err_set(err, RL_ENOMEM, "experiments");
 		else if ((rc = api_exp_summarise_all(rq->st, stale, ns, sums, err)) == 0)
-			for (size_t i = 0; i < ns; i++) {
+			for (size_t i = 0, vi = 0; i < ns; i++) {
+				while (v[vi].id != stale[i].id) /* stale keeps v's order */
+					vi++;
+				sums[i].paused = paused[vi];
 				if (rc == 0)
 					rc = cache_fill(&tmp[i], &stale[i], &sums[i], err);
 				api_exp_summary_fini(&sums[i]);
@@ -230,6 +251,7 @@ static int experiments_text(api_req *rq, const store_experiment *v, size_t n,
 	}
 	free(tmp);
 	free(stale);
+	free(paused);
 	if (rc == 0 && b->oom)
 		rc = rl_err_set(err, RL_ENOMEM, "experiments");
 	return rc;

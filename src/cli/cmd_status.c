@@ -206,7 +206,7 @@ static int status_row(cli_table *tb, const store_experiment *e, const struct exp
 	snprintf(n[S_CANCEL], 16, "%d", sum->count[TRIAL_CANCELLED]);
 	const char *cells[S__N] = {
 		[S_NAME] = e->name, [S_OWNER] = e->owner, /* NULL: "-" */
-		[S_STATUS] = exp_status_name(e->status),
+		[S_STATUS] = sum->paused ? "paused" : exp_status_name(e->status),
 		[S_TRIALS] = n[S_TRIALS], [S_DONE] = n[S_DONE], [S_RUN] = n[S_RUN],
 		[S_STOP] = n[S_STOP], [S_FAIL] = n[S_FAIL], [S_CANCEL] = n[S_CANCEL],
 		[S_OBJ] = obj, [S_BEST] = best,

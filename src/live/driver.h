@@ -113,6 +113,12 @@ typedef struct live_options {
 	 * is outstanding when it runs. */
 	void (*before_launch)(void *ctx);
 	void *before_launch_ctx;
+	/* Service: experiment id was paused for want of space (paused 1:
+	 * its segments stop, the store still says running; space.c) or is
+	 * no longer (0: resumed, cancelled, or left for the next start).
+	 * On the loop thread; the API shows it (api_ctx.paused). */
+	void (*on_paused)(void *ctx, int64_t id, int paused);
+	void *on_paused_ctx;
 	/* Service: no segment runs longer than this (seconds; a spec's
 	 * trial.timeout may be shorter; 0: none): a trial that never ends
 	 * cannot hold its devices for ever. */

@@ -43,6 +43,12 @@
 #define LIVE_SPACE_FREE_MIN (16ull << 20) /* bytes free before a resume */
 #define LIVE_SPACE_INODES_MIN 256        /* inodes free before a resume */
 
+static void tell_paused(live *d, int64_t id, int paused)
+{
+	if (d->opt.on_paused)
+		d->opt.on_paused(d->opt.on_paused_ctx, id, paused);
+}
+
 int live__no_space(const live *d, const rl_err *err)
 {
 	return d->opt.service && store_err_no_space(err);
@@ -63,6 +69,7 @@ void live__exp_suspend(live *d, live_exp *x, const rl_err *err)
 		return;
 	x->suspended = 1;
 	x->stalled = 1;
+	tell_paused(d, x->id, 1);
 	char msg[RL_ERR_MSG_MAX + 200];
 	snprintf(msg, sizeof msg, "paused for want of space: %s; its running segments stop and it "
 		 "resumes from its checkpoints once space is free", err->msg);
@@ -99,6 +106,7 @@ static void hold(live *d, live_exp *x)
 		 * start resumes it. */
 		live__progress_line(d, "%s: out of memory holding it; it resumes at the next start",
 				   x->sp->name);
+		tell_paused(d, x->id, 0);
 		live__exp_remove(d, x);
 		return;
 	}
@@ -111,6 +119,7 @@ static void hold(live *d, live_exp *x)
 
 static void held_drop(live *d, size_t i)
 {
+	tell_paused(d, d->held[i].id, 0);
 	memmove(&d->held[i], &d->held[i + 1], (d->n_held - i - 1) * sizeof *d->held);
 	d->n_held--;
 }
@@ -124,6 +133,7 @@ int live_hold_stored(live *d, const store_experiment *e, const live_owner *ow, r
 	v[d->n_held++] = (live_held){.id = e->id, .owner = *ow,
 				     .retry_at = LIVE_SPACE_RETRY_MIN_S,
 				     .wait_s = LIVE_SPACE_RETRY_MIN_S};
+	tell_paused(d, e->id, 1);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,49 @@ typedef struct service {
 	int retain_ready;
 	int signals;
 	int stopping;
+	/* Experiments paused for want of space, as the driver tells them
+	 * (on_paused, loop thread) for the API's readers (is_paused, any
+	 * thread): a few ids, under paused_mu. */
+	pthread_mutex_t paused_mu;
+	int64_t *paused;
+	size_t n_paused, cap_paused;
 } service;
+
+static void on_paused(void *ctx, int64_t id, int paused)
+{
+	service *s = ctx;
+	pthread_mutex_lock(&s->paused_mu);
+	size_t i = 0;
+	while (i < s->n_paused && s->paused[i] != id)
+		i++;
+	if (!paused && i < s->n_paused) {
+		s->paused[i] = s->paused[--s->n_paused];
+	} else if (paused && i == s->n_paused) {
+		if (s->n_paused == s->cap_paused) {
+			size_t cap = s->cap_paused ? 2 * s->cap_paused : 8;
+			int64_t *v = realloc(s->paused, cap * sizeof *v);
+			if (v) {
+				s->paused = v;
+				s->cap_paused = cap;
+			}
+		}
+		/* (without memory it shows as running, which it is in the store) */
+		if (s->n_paused < s->cap_paused)
+			s->paused[s->n_paused++] = id;
+	}
+	pthread_mutex_unlock(&s->paused_mu);
+}
+
+static int is_paused(void *ctx, int64_t id)
+{
+	service *s = ctx;
+	int found = 0;
+	pthread_mutex_lock(&s->paused_mu);
+	for (size_t i = 0; i < s->n_paused && !found; i++)
+		found = s->paused[i] == id;
+	pthread_mutex_unlock(&s->paused_mu);
+	return found;
+}
 
 static double now_s(void)
 {
@@ -549,6 +592,7 @@ int serve_run(const serve_options *o, rl_err *err)
 		free(s);
 		return err->code;
 	}
+	pthread_mutex_init(&s->paused_mu, NULL);
 	s->presence_fd = -1;
 	int rc = 0;
 	serve_config_default(&s->cfg);
@@ -598,6 +642,8 @@ int serve_run(const serve_options *o, rl_err *err)
 	lo.on_finish_ctx = s;
 	lo.before_launch = answer_queued;
 	lo.before_launch_ctx = s;
+	lo.on_paused = on_paused;
+	lo.on_paused_ctx = s;
 	if ((rc = live_new(&lo, &s->d, err)) < 0)
 		goto out;
 	apply_users(s);
@@ -624,7 +670,7 @@ int serve_run(const serve_options *o, rl_err *err)
 	}
 	s->actx = (api_ctx){.d = s->d, .st = live_store(s->d), .db_path = s->db, .pol = &s->pol,
 			    .admit = admit, .admit_ctx = s, .prune = prune, .prune_ctx = s,
-			    .started_at = now_s(),
+			    .paused = is_paused, .paused_ctx = s, .started_at = now_s(),
 			    .state_dir = s->state, .devices = s->devices, .n_devices = ndev};
 	api_options ao;
 	api_options_default(&ao);
@@ -712,6 +758,8 @@ out:
 	if (s->presence_fd >= 0)
 		close(s->presence_fd);
 	serve_config_fini(&s->cfg);
+	pthread_mutex_destroy(&s->paused_mu);
+	free(s->paused);
 	free(s);
 	return rc;
 }

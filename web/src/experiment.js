@@ -119,7 +119,7 @@ export function mount(el, [ref]) {
       cancelBox.append(btn);
     }
     fill(head, 
-      h('div', { class: 'row' }, h('h1', {}, exp.experiment), badge(exp.status),
+      h('div', { class: 'row' }, h('h1', {}, exp.experiment), badge(exp.paused ? 'paused' : exp.status),
         h('span', { class: 'muted' }, `#${exp.id} · ${exp.owner ?? 'no owner'}`),
         h('span', { class: 'spacer' }), cancelBox),
       h('div', { class: 'kv' },

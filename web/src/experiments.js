@@ -62,7 +62,7 @@ export function mount(el) {
       { key: 'experiment', label: 'experiment',
         cell: (e) => h('a', { href: `#/experiments/${e.id}` }, e.experiment) },
       { key: 'owner', label: 'owner', value: (e) => e.owner ?? '' },
-      { key: 'status', label: 'state', cell: (e) => badge(e.status) },
+      { key: 'status', label: 'state', cell: (e) => badge(e.paused ? 'paused' : e.status) },
       { key: 'progress', label: 'progress', value: (e) => (planned(e) ? doneOf(e) / planned(e) : 0),
         cell: progress },
       { key: 'running', label: 'running', num: true, value: (e) => e.trials?.running ?? 0 },
