@@ -95,6 +95,18 @@ for pair in "users-a1 $U1" "users-a2 $U1" "users-b1 $U2" "users-b2 $U2" "users-c
     [ "$(stat -c '%U %a' "$l")" = "$u 600" ] || fail "log $l is $(stat -c '%U %a' "$l")"
   done
 done
+# the profiles the trials left name their writers (schema 13), for the
+# trim's shares at the next start: the users' uids, no unknown row
+uids=$(/usr/bin/python3 -c 'import sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+print(" ".join(str(r[0]) for r in db.execute("SELECT DISTINCT uid FROM profiles ORDER BY uid")))' "$work/state/relish.db")
+[ -n "$uids" ] || fail "no profile was written"
+for v in $uids; do
+  case " $(id -u "$U1") $(id -u "$U2") $(id -u "$U3") " in
+  *" $v "*) ;;
+  *) fail "a profile's uid is $v, none of the users' (profiles: $uids)" ;;
+  esac
+done
 # u3 is in the admin group: its trials had that group too
 sed -n 2p "$work"/state/runs/users-c1.*/trial-0/ckpt/who | grep -qw "$(getent group "$G_NAME" | cut -d: -f3)" \
   || fail "u3's trial lacks its supplementary group"

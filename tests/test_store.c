@@ -1414,6 +1414,51 @@ static void test_profiles_bounded(void **state)
 	store_close(s);
 }
 
+/* The rows kept are shared among the users who wrote them: one user's 20
+ * new profiles do not push out another's 2 older ones, nor the 3 of no
+ * known user; that user keeps its newest 5 (2 + 3 + 5 = 10). */
+static void test_profiles_shared_among_users(void **state)
+{
+	struct fixture *f = *state;
+	store *s = open_ok(f->path, 0);
+	char shape[25][24];
+	for (int i = 0; i < 25; i++) {
+		/* 0-1: uid 1000 (updated 1, 2); 2-4: unknown (3-5); 5-24:
+		 * uid 1001 (10-29) */
+		int64_t uid = i < 2 ? 1000 : i < 5 ? -1 : 1001;
+		double at = i < 5 ? i + 1 : i + 5;
+		snprintf(shape[i], sizeof shape[i], "%016x", i);
+		store_profile p = {.shape = shape[i], .family = "00000000000000aa", .n = 1,
+				   .peak_mem_mib = 100 + i, .mean_util = NAN, .est_mem_mib = -1,
+				   .est_error = NAN, .throughput = NAN, .updated_at = at,
+				   .uid = uid};
+		OK(store_profile_put(s, &p, err));
+	}
+	OK(store_profile_trim(s, 10, err));
+	store_close(s);
+	s = open_ok(f->path, 0);
+	store_profile *v;
+	size_t n;
+	OK(store_profile_list(s, &v, &n, err));
+	assert_int_equal(n, 10);
+	/* shape order: 0-4, then 1001's newest five, 20-24 */
+	for (size_t i = 0; i < n; i++) {
+		int want = i < 5 ? (int)i : (int)i + 15;
+		assert_string_equal(v[i].shape, shape[want]);
+		assert_int_equal(v[i].uid, want < 2 ? 1000 : want < 5 ? -1 : 1001);
+	}
+	store_profiles_free(v, n);
+	/* at a bound below the users' number, each keeps an equal few */
+	OK(store_profile_trim(s, 3, err));
+	OK(store_profile_list(s, &v, &n, err));
+	assert_int_equal(n, 3);
+	assert_string_equal(v[0].shape, shape[1]);
+	assert_string_equal(v[1].shape, shape[4]);
+	assert_string_equal(v[2].shape, shape[24]);
+	store_profiles_free(v, n);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1436,6 +1481,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_profiles_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_learnt_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profiles_shared_among_users, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_experiment_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_list_indexed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_stats_and_waiting, setup, teardown),

@@ -273,6 +273,9 @@ int live__profile_update(live *d, const live_seg *g, uint64_t peak_mib, rl_err *
 		.updated_at = live__now(d),
 		.params = shape_params_json(g), .features = features_json(&g->req),
 		.est_basis = (char *)sched_basis_name(g->basis),
+		/* whose it is, for the trim's shares (a service's users; relish
+		 * run's rows are one user's) */
+		.uid = g->x->core_user ? (int64_t)g->x->owner.uid : -1,
 	};
 	/* The estimator's error, once the real peak is known: what was
 	 * predicted before this segment ran against what it used.  A later

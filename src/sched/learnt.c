@@ -23,6 +23,8 @@
  */
 #include "sched/sched_int.h"
 
+#include "common/waterfill.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,40 +176,11 @@ size_t learnt_forget_at(const sched *s)
 }
 
 /* Per user (the profiles' last users, in order of first appearance): its
- * shapes, its share of those kept, and how many of them are kept so far. */
+ * shapes, its share of those kept (rl_waterfill), and how many of them are
+ * kept so far. */
 typedef struct user_share {
 	size_t n, share, kept;
 } user_share;
-
-static int fewest_first(const void *x, const void *y)
-{
-	size_t a = *(const size_t *)x, b = *(const size_t *)y;
-	return a < b ? -1 : a > b;
-}
-
-/*
- * Each user's share of the want shapes kept, by water-filling: a user with
- * fewer shapes than an equal split keeps them all, and what it leaves is
- * split among the others, so that the share q is the largest with
- * sum(min(n_u, q)) <= want.  counts is scratch (n_users entries).
- */
-static void shares_fill(user_share *u, size_t n_users, size_t *counts, size_t want)
-{
-	for (size_t i = 0; i < n_users; i++)
-		counts[i] = u[i].n;
-	qsort(counts, n_users, sizeof *counts, fewest_first);
-	size_t left = want, q = SIZE_MAX;
-	for (size_t i = 0; i < n_users; i++) {
-		size_t equal = left / (n_users - i);
-		if (counts[i] > equal) {
-			q = equal;
-			break;
-		}
-		left -= counts[i];
-	}
-	for (size_t i = 0; i < n_users; i++)
-		u[i].share = u[i].n < q ? u[i].n : q;
-}
 
 /*
  * Keep the learn_max shapes used last (and every shape a segment the core
@@ -226,7 +199,7 @@ static void shares_fill(user_share *u, size_t n_users, size_t *counts, size_t wa
  * one user making new shapes by the thousand (a sweep over a seed, or an
  * attack on what the others' experiments learnt) forgets its own oldest,
  * not another user's few: each user keeps its newest up to its share
- * (shares_fill; a held shape counts in its user's share), and the
+ * (rl_waterfill; a held shape counts in its user's share), and the
  * shares' rounding leaves slots that go to the newest of the rest.  With
  * one user, this is learn_max newest.
  */
@@ -251,7 +224,11 @@ void learnt_forget(sched *s)
 		uix[i] = k;
 		us[k].n++;
 	}
-	shares_fill(us, n_users, remap, want);
+	for (size_t k = 0; k < n_users; k++)
+		remap[k] = us[k].n; /* (scratch) */
+	size_t level = rl_waterfill(remap, n_users, want);
+	for (size_t k = 0; k < n_users; k++)
+		us[k].share = us[k].n < level ? us[k].n : level;
 	kept = sched__held_profiles(s, keep);
 	for (size_t i = 0; i < n; i++)
 		us[uix[i]].kept += keep[i];

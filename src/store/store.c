@@ -326,6 +326,35 @@ static const char *const migrations[] = {
 	" updated_at REAL NOT NULL,"
 	" PRIMARY KEY(kind, a, b)) WITHOUT ROWID;"
 	"CREATE INDEX IF NOT EXISTS learnt_updated ON learnt(kind, updated_at);",
+	/* 13: whose experiment wrote a profile last (the owner's uid; NULL
+	 * before), so that the trim at start shares the rows kept among
+	 * users as the core shares its memory (store_profile_trim). */
+	"CREATE TABLE profiles_v13("
+	" shape TEXT PRIMARY KEY,"
+	" family TEXT,"
+	" n INTEGER NOT NULL DEFAULT 0,"
+	" peak_mem_mib INTEGER,"
+	" mean_util REAL,"
+	" est_mem_mib INTEGER,"
+	" est_error REAL,"
+	" throughput REAL,"
+	" updated_at REAL NOT NULL,"
+	" params TEXT,"
+	" features TEXT,"
+	" est_basis TEXT,"
+	" thr_shared REAL,"
+	" uid INTEGER);"
+	/* (made anew rather than altered, so that the migration also runs
+	 * on a file whose version was set back without its columns: the
+	 * tests of older migrations do that) */
+	"INSERT INTO profiles_v13(shape, family, n, peak_mem_mib, mean_util, est_mem_mib,"
+	" est_error, throughput, updated_at, params, features, est_basis, thr_shared)"
+	" SELECT shape, family, n, peak_mem_mib, mean_util, est_mem_mib, est_error, throughput,"
+	" updated_at, params, features, est_basis, thr_shared FROM profiles;"
+	"DROP TABLE profiles;"
+	"ALTER TABLE profiles_v13 RENAME TO profiles;"
+	"CREATE INDEX profiles_family ON profiles(family);"
+	"CREATE INDEX profiles_uid ON profiles(uid, updated_at);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

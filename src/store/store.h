@@ -42,7 +42,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
@@ -240,6 +240,8 @@ typedef struct store_profile {
 	char *features;         /* JSON array: its numeric features (family model) */
 	char *est_basis;        /* basis of est_mem_mib ("family", "profile", ...) */
 	double thr_shared;      /* resource units per second beside others, NAN unknown */
+	/* Schema 13: */
+	int64_t uid;            /* the owner of the experiment that wrote it last, -1 unknown */
 } store_profile;
 
 typedef struct store_device {
@@ -561,7 +563,10 @@ int store_profile_get(store *s, const char *shape, store_profile *out, rl_err *e
 int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err);
 /* Delete every profile but the keep most recently updated (ties: by
  * shape), in one transaction: a service's trials make a new shape each,
- * so the table would grow for as long as it runs. */
+ * so the table would grow for as long as it runs.  keep is shared among
+ * the rows' writers (uid; unknown counts as one) as rl_waterfill shares
+ * it: each keeps its newest up to its share, so the rounding may leave a
+ * few fewer than keep. */
 int store_profile_trim(store *s, size_t keep, rl_err *err);
 void store_profiles_free(store_profile *v, size_t n);
 /* Free a profile's strings (as read by _get) and zero it.  Accepts NULL. */

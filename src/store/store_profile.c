@@ -4,28 +4,30 @@
  * how far the reservation made before measuring was off; the scheduler
  * seeds its estimator from these rows when relish starts
  * (sched_shape_import), so what was learnt in one experiment serves the
- * next.  Bounded: the driver keeps the newest rows at start
- * (store_profile_trim).  Devices record what relish saw of the machine, so
+ * next.  Bounded: the driver keeps the newest rows at start, shared
+ * among the users who wrote them (store_profile_trim).  Devices record what relish saw of the machine, so
  * placements in segments.device can be read against capacities.
  */
 #include "store/store_impl.h"
+
+#include "common/waterfill.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PROFILE_COLS "shape, family, n, peak_mem_mib, mean_util, est_mem_mib, est_error," \
-		     " throughput, updated_at, params, features, est_basis, thr_shared"
+		     " throughput, updated_at, params, features, est_basis, thr_shared, uid"
 
 static const char SQL_PROFILE_PUT[] =
 	"INSERT OR REPLACE INTO profiles(" PROFILE_COLS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	" ?8, ?9, ?10, ?11, ?12, ?13)";
+	" ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 static const char SQL_PROFILE_GET[] = "SELECT " PROFILE_COLS " FROM profiles WHERE shape = ?1";
 static const char SQL_PROFILE_ALL[] = "SELECT " PROFILE_COLS " FROM profiles ORDER BY shape";
-static const char SQL_PROFILE_COUNT[] = "SELECT count(*) FROM profiles";
+static const char SQL_PROFILE_USERS[] = "SELECT uid, count(*) FROM profiles GROUP BY uid";
 static const char SQL_PROFILE_TRIM[] =
-	"DELETE FROM profiles WHERE shape IN (SELECT shape FROM profiles"
-	" ORDER BY updated_at DESC, shape LIMIT -1 OFFSET ?1)";
+	"DELETE FROM profiles WHERE shape IN (SELECT shape FROM profiles WHERE uid IS ?1"
+	" ORDER BY updated_at DESC, shape LIMIT -1 OFFSET ?2)";
 static const char SQL_DEVICE_PUT[] =
 	"INSERT INTO devices(name, uuid, is_gpu, mem_total_mib, compute_total)"
 	" VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(uuid) DO UPDATE SET name = excluded.name,"
@@ -71,6 +73,7 @@ static int profile_row(sqlite3_stmt *st, store_profile *p, rl_err *err)
 	x.features = st_col_text(st, 10, &oom);
 	x.est_basis = st_col_text(st, 11, &oom);
 	x.thr_shared = st_col_real(st, 12);
+	x.uid = st_col_int(st, 13, -1);
 	if (oom) {
 		store_profile_fini(&x);
 		return rl_err_set(err, RL_ENOMEM, "reading a profile");
@@ -102,6 +105,7 @@ int store_profile_put(store *s, const store_profile *p, rl_err *err)
 		st_bind_text(st, 12, p->est_basis);
 		/* 0 is a zero-initialised field, not a measurement. */
 		st_bind_real(st, 13, p->thr_shared > 0 ? p->thr_shared : NAN);
+		st_bind_int(st, 14, p->uid);
 		rc = st_exec_stmt(s, st, err, "saving a profile");
 	}
 	return st_tx_end(s, rc, err);
@@ -157,26 +161,80 @@ int store_profile_list(store *s, store_profile **out, size_t *n, rl_err *err)
 	return 0;
 }
 
+/* One user's rows (uid, or NULL: unknown) past its share go. */
+static int trim_user(store *s, const sqlite3_value *uid, size_t share, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_PROFILE_TRIM, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_value(st, 1, uid);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)share);
+	return st_exec_stmt(s, st, err, "trimming profiles");
+}
+
+/*
+ * Rows per writer (uid), and their shares of keep as the core shares its
+ * memory (rl_waterfill, sched/learnt.c): each keeps its newest up to its
+ * share, so that one user's flood of new shapes does not push another's
+ * few out at a restart.  The shares' rounding may leave fewer than keep.
+ */
 int store_profile_trim(store *s, size_t keep, rl_err *err)
 {
 	sqlite3_stmt *st;
-	int rc = st_prepare(s, SQL_PROFILE_COUNT, &st, err);
+	int rc = st_prepare(s, SQL_PROFILE_USERS, &st, err);
 	if (rc < 0)
 		return rc;
-	int r = sqlite3_step(st);
-	sqlite3_int64 n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	if (r != SQLITE_ROW)
+	sqlite3_value **uid = NULL;
+	size_t *cnt = NULL, *level = NULL, n = 0, cap = 0, total = 0;
+	int r = SQLITE_DONE;
+	while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			sqlite3_value **u = realloc(uid, nc * sizeof *u);
+			if (u)
+				uid = u;
+			size_t *c = realloc(cnt, nc * sizeof *c);
+			if (c)
+				cnt = c;
+			if (!u || !c) {
+				rc = rl_err_set(err, RL_ENOMEM, "trimming profiles");
+				break;
+			}
+			cap = nc;
+		}
+		cnt[n] = (size_t)sqlite3_column_int64(st, 1);
+		uid[n] = sqlite3_value_dup(sqlite3_column_value(st, 0));
+		if (!uid[n]) {
+			rc = rl_err_set(err, RL_ENOMEM, "trimming profiles");
+			break;
+		}
+		total += cnt[n++];
+	}
+	if (rc == 0 && r != SQLITE_DONE)
 		rc = st_fail(s, err, "counting profiles");
 	sqlite3_reset(st);
-	if (rc < 0 || n <= (sqlite3_int64)keep)
-		return rc;
-	if ((rc = st_tx_write(s, err)) < 0)
-		return rc;
-	if ((rc = st_prepare(s, SQL_PROFILE_TRIM, &st, err)) == 0) {
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)keep);
-		rc = st_exec_stmt(s, st, err, "trimming profiles");
+	if (rc == 0 && total > keep) {
+		level = malloc((n ? n : 1) * sizeof *level);
+		if (!level)
+			rc = rl_err_set(err, RL_ENOMEM, "trimming profiles");
 	}
-	return st_tx_end(s, rc, err);
+	if (rc == 0 && level) {
+		memcpy(level, cnt, n * sizeof *cnt);
+		size_t q = rl_waterfill(level, n, keep);
+		if ((rc = st_tx_write(s, err)) == 0) {
+			for (size_t i = 0; rc == 0 && i < n; i++)
+				if (cnt[i] > q)
+					rc = trim_user(s, uid[i], q, err);
+			rc = st_tx_end(s, rc, err);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		sqlite3_value_free(uid[i]);
+	free(uid);
+	free(cnt);
+	free(level);
+	return rc;
 }
 
 int store_device_put(store *s, const store_device *d, int64_t *id, rl_err *err)
