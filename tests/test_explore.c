@@ -241,8 +241,9 @@ static void test_one_per_device(void **state)
  * device with c for its first 2 s (c ends; b then explores beside a for
  * the other 98 s), and what a measured is b's doing, learnt with the
  * overlap's fraction (0.98).  With 10 s of c (more than
- * SCHED_OVERLAP_NOISE, a twentieth of the life) the slowdown cannot be
- * told apart and nothing is learnt of the pair.  (Live, a device's
+ * SCHED_OVERLAP_NOISE, a twentieth of the life) and the pair a beside c
+ * never measured, the slowdown cannot be told apart and nothing is learnt
+ * of the pair (test_tail_known_taken_out: with it measured, it is).  (Live, a device's
  * segments end milliseconds apart, and counting each tail as a partner
  * left seven of nine shared segments that could teach teaching nothing.) */
 static void test_tail_is_noise(void **state)
@@ -271,6 +272,42 @@ static void test_tail_is_noise(void **state)
 		}
 		sched_free(s);
 	}
+}
+
+/* A neighbour whose pair with the segment is known is taken out at its
+ * estimate: a's second segment shares with c for its first 10 s (more
+ * than noise) and with b for the other 90, and the pair a beside c was
+ * measured before (a at 0.95 beside c alone), so a's slowdown is b's
+ * once c's share is taken out:
+ * 1/0.9 - 1 = 0.1 d_ac + 0.9 d_ab.  (Live, the cost stand-in: of two
+ * heavy trials started together the one that ended last met the next
+ * trial's head and taught nothing, and heavy pairs went on sharing.) */
+static void test_tail_known_taken_out(void **state)
+{
+	(void)state;
+	sched *s = mk(1, 40000, -1, 5);
+	sched_placement pl[8];
+	submit(s, 1, A, 0);
+	submit(s, 2, C, 0);
+	assert_int_equal(place(s, 0, pl), 2); /* c joins a (5 % busy) */
+	finish(s, 2, 100, 10);
+	finish(s, 1, 100, 10 * 0.95);
+	double v, d_ac = 1 / 0.95 - 1;
+	size_t n;
+	assert_int_equal(sched_colocate_pair(s, A, C, &v, &n), 0);
+	assert_true(fabs(v - 1 / (1 + d_ac)) < 1e-9);
+	submit(s, 3, A, 200);
+	submit(s, 4, C, 200);
+	assert_int_equal(place(s, 200, pl), 2);
+	finish(s, 4, 210, 10);
+	submit(s, 5, B, 210);
+	assert_int_equal(place(s, 210, pl), 1);
+	assert_int_equal(sched_segment_exploring(s, 5), 1);
+	finish(s, 3, 300, 10 * 0.9);
+	assert_int_equal(sched_colocate_pair(s, A, B, &v, &n), 0);
+	double d_ab = (1 / 0.9 - 1 - 0.1 * d_ac) / 0.9;
+	assert_true(fabs(v - 1 / (1 + d_ab)) < 1e-9);
+	sched_free(s);
 }
 
 /* No exploration where memory does not fit (two reservations of 2656 MiB
@@ -888,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_one_per_device),
 		cmocka_unit_test(test_memory_and_idle_first),
 		cmocka_unit_test(test_tail_is_noise),
+		cmocka_unit_test(test_tail_known_taken_out),
 		cmocka_unit_test(test_group_stands_in),
 		cmocka_unit_test(test_group_loser_kept_apart),
 		cmocka_unit_test(test_refused_time_slices),

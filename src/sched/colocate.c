@@ -555,44 +555,59 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	double life = now - g->start;
 	if (!(life > 0) || !(speed > 0) || !g->n_ov)
 		return;
-	/* Partners of noise's length are left out: on a device whose
-	 * segments end a few milliseconds apart, nearly every segment
-	 * overlaps the tail of the one it replaced, and counting that as a
-	 * second partner shape left most shared segments unattributed (live,
-	 * bench-share's free run: seven of the nine that could teach).  So
-	 * the partner is the shape of the first overlap longer than noise,
-	 * and the others may add up to no more than noise. */
+	/* The partner is the shape g shared its device with longest.  The
+	 * others are a device's turnover: on a device whose segments end a
+	 * few milliseconds apart, nearly every segment overlaps the tail of
+	 * the one it replaced, or the head of the one that replaced its
+	 * partner, and counting each as a second partner shape left most
+	 * shared segments unattributed (live, bench-share's free run: seven
+	 * of the nine that could teach).  Under the additive model
+	 * 1/s = 1 + sum_j F_j d_j, another shape whose pair with g the core
+	 * knows (measured, or derived from groups that agree) is taken out
+	 * at its estimate; the ones it does not know may add up to no more
+	 * than noise.  (Live, the cost stand-in: of two heavy trials started
+	 * together, the one that ended last met the next trial's head for a
+	 * tenth of its life and taught nothing, so the pair of heavy groups
+	 * stayed at one measurement, never stood in for its other shapes,
+	 * and heavy pairs kept being time-sliced.) */
 	double noise = SCHED_OVERLAP_NOISE * life;
-	size_t k = 0;
-	while (k < g->n_ov && g->ov[k].total <= noise)
-		k++;
-	if (k == g->n_ov)
+	uint64_t partner = 0;
+	double F = 0;
+	for (size_t k = 0; k < g->n_ov; k++) {
+		double t = 0;
+		for (size_t j = 0; j < g->n_ov; j++)
+			if (g->ov[j].shape == g->ov[k].shape)
+				t += g->ov[j].total;
+		if (t > F) {
+			F = t;
+			partner = g->ov[k].shape;
+		}
+	}
+	if (!(F > noise))
 		return;
 	/* The same sums for the partner's group, when the driver names
 	 * groups (the driver's word that its shapes interfere alike): a
-	 * segment beside several shapes teaches no pair, but when they are
-	 * all of one group it teaches that pair of groups, since under the
-	 * additive model 1/s = 1 + sum_j F_j d_j is 1 + F d when every d_j
-	 * is the groups' d.  On a busy device this is the common case: a
-	 * segment outlives its partner's segment and meets the next trial's
-	 * (live, the cost stand-in: two heavy trials shared for 6-9 s in
-	 * every run and the pair of heavy groups was measured once in four
-	 * runs). */
-	uint64_t partner = g->ov[k].shape;
+	 * segment beside several shapes of one group teaches that pair of
+	 * groups, since under the additive model 1/s = 1 + F d when every
+	 * d_j is the groups' d. */
 	uint64_t gp = g->req.group ? shape_group(s, partner) : 0;
-	double F = 0, other = 0, Fg = 0, other_g = 0;
+	double known = 0, unknown = 0, Fg = 0, other_g = 0;
 	for (size_t j = 0; j < g->n_ov; j++) {
-		if (g->ov[j].shape == partner)
-			F += g->ov[j].total;
-		else
-			other += g->ov[j].total;
-		if (gp && shape_group(s, g->ov[j].shape) == gp)
+		uint64_t sh = g->ov[j].shape;
+		if (sh != partner) {
+			const sched_pair *p = pair_find(s, g->req.shape, sh);
+			if (p && p->derived != 2)
+				known += g->ov[j].total * p->d;
+			else
+				unknown += g->ov[j].total;
+		}
+		if (gp && shape_group(s, sh) == gp)
 			Fg += g->ov[j].total;
 		else
 			other_g += g->ov[j].total;
 	}
-	if (other > noise) {
-		/* several partner shapes: no pair to attribute to */
+	if (unknown > noise) {
+		/* several partner shapes, unknown: no pair to attribute to */
 		if (gp && other_g <= noise && Fg / life >= COLO_MIN_OVERLAP) {
 			group_learn(s, g->req.group, gp, (1 / speed - 1) / (Fg / life));
 			s->work.learnt++;
@@ -602,7 +617,7 @@ void colo_observe(sched *s, const sched_seg *g, double now, double speed)
 	F /= life;
 	if (F < COLO_MIN_OVERLAP)
 		return;
-	double d = (1 / speed - 1) / F;
+	double d = (1 / speed - 1 - known / life) / F;
 	pair_update(s, g->req.shape, partner, d);
 	s->work.learnt++;
 	if (gp)
