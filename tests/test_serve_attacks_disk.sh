@@ -141,11 +141,17 @@ attack_inodes() {
   as "$U1" "$R" submit inodes.yaml >/dev/null || fail "the attacker could not submit"
   wait_for 60 sh -c "[ \$(df --output=iavail '$work/state' | tail -1) -lt 2 ]"
   echo "inodes: $(ifree) inodes left on the state file system"
-  victim_submit victim-inodes 2 50
+  # the victim follows its experiment (relish submit --follow), as a user
+  # at a terminal would: told of the pause and of the resume
+  aspec "$work/victim-inodes.yaml" victim-inodes 3 2 50
+  as "$U2" "$R" submit --follow victim-inodes.yaml >"$work/follow.out" 2>&1 &
+  local follower=$!
+  victim=victim-inodes
   wait_for 60 paused_logged victim-inodes
   sleep 1
   [ "$(status_of victim-inodes)" = running ] || fail "the victim's experiment was stopped: $(exp_json victim-inodes)"
   [ "$(paused_of victim-inodes)" = true ] || fail "the API does not say the victim is paused: $(exp_json victim-inodes)"
+  wait_for 30 grep -q "^victim-inodes: paused for want of space on the service" "$work/follow.out"
   kill -0 "$spid" || fail "relish serve exited without inodes"
   # The admin, through the running service: cancel, then delete (which
   # frees the inodes) once the cancelled segment has stopped.
@@ -160,6 +166,9 @@ attack_inodes() {
   victim_ok 180
   grep -q "victim-inodes: space is free again: resumed" "$work/serve.log" || fail "the victim was not resumed"
   [ "$(paused_of victim-inodes)" = false ] || fail "the victim still shows paused once resumed: $(exp_json victim-inodes)"
+  wait "$follower" || fail "relish submit --follow exited $?: $(cat "$work/follow.out")"
+  grep -q "^victim-inodes: resumed$" "$work/follow.out" ||
+    fail "relish submit --follow did not say the resume: $(cat "$work/follow.out")"
   kill -TERM "$spid"
   serve_wait_exit 60 "after SIGTERM"
   unmount_state

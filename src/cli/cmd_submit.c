@@ -160,6 +160,7 @@ typedef struct followed {
 	double cursor;       /* trials ?after= */
 	long long last_event; /* events ?after= */
 	int ended;
+	int paused;          /* the service said so last round */
 	char status[16];
 	/* last status and resource printed per trial id */
 	size_t n, cap;
@@ -267,6 +268,16 @@ static int follow_round(api_client *c, followed *f, rl_err *err)
 	const char *st = json_string_value(json_object_get(ans, "status"));
 	snprintf(f->status, sizeof f->status, "%s", st ? st : "?");
 	f->ended = st && strcmp(st, "running") != 0;
+	/* A pause for want of space is the service's word (the event may be
+	 * the write that failed): said when it starts and when it ends (an
+	 * experiment done since was resumed, between two rounds maybe; one
+	 * cancelled while paused was not, and its end says so). */
+	int paused = json_is_true(json_object_get(ans, "paused"));
+	if (paused != f->paused && (!f->ended || (!paused && !strcmp(f->status, "done"))))
+		printf(paused ? "%s: paused for want of space on the service; it resumes from its "
+				"checkpoints once space is free\n"
+			      : "%s: resumed\n", f->name);
+	f->paused = paused;
 	json_decref(ans);
 	fflush(stdout);
 	return 0;
