@@ -110,6 +110,8 @@ attack_blocks() {
   wait_for 30 sh -c "[ \"\$(\"$R\" status --server 'unix:$sock' victim-blocks 2>/dev/null | awk 'NR==2 {print \$3}')\" = paused ]" ||
     fail "relish status does not say the victim is paused: $("$R" status --server "unix:$sock" victim-blocks 2>&1)"
   [ "$(paused_of victim-blocks)" = true ] || fail "the API does not say the victim is paused: $(exp_json victim-blocks)"
+  api /metrics | grep -Eq '^relish_experiments_paused [1-9]' ||
+    fail "the metrics do not count the paused experiments: $(api /metrics | grep relish_experiments)"
   kill -TERM "$spid"
   serve_wait_exit 60 "after SIGTERM on a full disk"
   # A start on the full disk: it answers, the experiments wait for space.

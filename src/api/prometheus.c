@@ -188,6 +188,35 @@ static void experiments_by_state(expo *o, const metric_def *m)
 	}
 }
 
+/* Experiments paused for want of space: their stored state stays
+ * running and only the service knows (api_ctx.paused), so this is the
+ * gauge to alert on for a full disk. */
+static void experiments_paused(expo *o, const metric_def *m)
+{
+	const api_ctx *c = o->rq->ctx;
+	size_t n = 0;
+	store_exp_filter f = STORE_EXP_FILTER_ALL;
+	f.brief = 1;
+	f.limit = 1000;
+	f.status = EXP_RUNNING;
+	while (c->paused) {
+		store_experiment *ev;
+		size_t ne;
+		int rc = store_experiment_page(o->rq->st, &f, &ev, &ne, o->err);
+		if (rc < 0)
+			return store_failed(o, rc);
+		for (size_t i = 0; i < ne; i++)
+			n += c->paused(c->paused_ctx, ev[i].id) != 0;
+		if (ne)
+			f.after = ev[ne - 1].id;
+		store_experiments_free(ev, ne);
+		if (ne < f.limit)
+			break;
+	}
+	put(o, "%s", m->name);
+	val(o, (double)n);
+}
+
 static void trials_by_state(expo *o, const metric_def *m)
 {
 	int c[TRIAL__COUNT];
@@ -382,6 +411,10 @@ static void read_only(expo *o, const metric_def *m)
 /* The table: one row per metric, in exposition order. */
 static const metric_def metrics[] = {
 	{"relish_experiments", M_GAUGE, "Experiments by state.", experiments_by_state, 0},
+	{"relish_experiments_paused", M_GAUGE,
+	 "Experiments paused for want of space (their state stays running; each resumes once "
+	 "space is free): a full disk.",
+	 experiments_paused, 1},
 	{"relish_trials", M_GAUGE, "Trials by state, all experiments.", trials_by_state, 0},
 	{"relish_segments_ended_total", M_COUNTER,
 	 "Segments that ended, by outcome (completed, oom, failed, ...).", segments_ended, 0},
