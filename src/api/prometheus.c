@@ -160,12 +160,11 @@ static void store_failed(expo *o, int rc)
 		o->rc = rc;
 }
 
-static void experiments_by_state(expo *o, const metric_def *m)
+/* fn(ctx, e) for each experiment f selects, a page at a time without the
+ * specs: a scrape's memory does not grow with the service's history. */
+static int each_experiment(expo *o, store_exp_filter f,
+			   void (*fn)(void *ctx, const store_experiment *e), void *ctx)
 {
-	/* One page at a time without the specs: a scrape's memory does not
-	 * grow with the service's history. */
-	size_t count[EXP__COUNT] = {0};
-	store_exp_filter f = STORE_EXP_FILTER_ALL;
 	f.brief = 1;
 	f.limit = 1000;
 	for (;;) {
@@ -173,19 +172,43 @@ static void experiments_by_state(expo *o, const metric_def *m)
 		size_t ne;
 		int rc = store_experiment_page(o->rq->st, &f, &ev, &ne, o->err);
 		if (rc < 0)
-			return store_failed(o, rc);
+			return rc;
 		for (size_t i = 0; i < ne; i++)
-			count[ev[i].status]++;
+			fn(ctx, &ev[i]);
 		if (ne)
 			f.after = ev[ne - 1].id;
 		store_experiments_free(ev, ne);
 		if (ne < f.limit)
-			break;
+			return 0;
 	}
+}
+
+static void count_state(void *ctx, const store_experiment *e)
+{
+	((size_t *)ctx)[e->status]++;
+}
+
+static void experiments_by_state(expo *o, const metric_def *m)
+{
+	size_t count[EXP__COUNT] = {0};
+	int rc = each_experiment(o, STORE_EXP_FILTER_ALL, count_state, count);
+	if (rc < 0)
+		return store_failed(o, rc);
 	for (int s = 0; s < EXP__COUNT; s++) {
 		put(o, "%s{state=\"%s\"}", m->name, exp_status_name((exp_status)s));
 		val(o, (double)count[s]);
 	}
+}
+
+struct paused_count {
+	const api_ctx *c;
+	size_t n;
+};
+
+static void count_paused(void *ctx, const store_experiment *e)
+{
+	struct paused_count *p = ctx;
+	p->n += p->c->paused(p->c->paused_ctx, e->id) != 0;
 }
 
 /* Experiments paused for want of space: their stored state stays
@@ -193,28 +216,14 @@ static void experiments_by_state(expo *o, const metric_def *m)
  * gauge to alert on for a full disk. */
 static void experiments_paused(expo *o, const metric_def *m)
 {
-	const api_ctx *c = o->rq->ctx;
-	size_t n = 0;
+	struct paused_count p = {.c = o->rq->ctx};
 	store_exp_filter f = STORE_EXP_FILTER_ALL;
-	f.brief = 1;
-	f.limit = 1000;
 	f.status = EXP_RUNNING;
-	while (c->paused) {
-		store_experiment *ev;
-		size_t ne;
-		int rc = store_experiment_page(o->rq->st, &f, &ev, &ne, o->err);
-		if (rc < 0)
-			return store_failed(o, rc);
-		for (size_t i = 0; i < ne; i++)
-			n += c->paused(c->paused_ctx, ev[i].id) != 0;
-		if (ne)
-			f.after = ev[ne - 1].id;
-		store_experiments_free(ev, ne);
-		if (ne < f.limit)
-			break;
-	}
+	int rc = p.c->paused ? each_experiment(o, f, count_paused, &p) : 0;
+	if (rc < 0)
+		return store_failed(o, rc);
 	put(o, "%s", m->name);
-	val(o, (double)n);
+	val(o, (double)p.n);
 }
 
 static void trials_by_state(expo *o, const metric_def *m)
