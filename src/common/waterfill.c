@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int fewest_first(const void *x, const void *y)
 {
@@ -12,15 +13,19 @@ static int fewest_first(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-size_t rl_waterfill(size_t *counts, size_t n, size_t want)
+void rl_waterfill(const size_t *counts, size_t n, size_t want, size_t *shares)
 {
-	qsort(counts, n, sizeof *counts, fewest_first);
-	size_t left = want;
+	memcpy(shares, counts, n * sizeof *shares);
+	qsort(shares, n, sizeof *shares, fewest_first);
+	size_t left = want, q = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		size_t equal = left / (n - i);
-		if (counts[i] > equal)
-			return equal;
-		left -= counts[i];
+		if (shares[i] > equal) {
+			q = equal;
+			break;
+		}
+		left -= shares[i];
 	}
-	return SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		shares[i] = counts[i] < q ? counts[i] : q;
 }

@@ -11,11 +11,12 @@
 #include <stddef.h>
 
 /*
- * The largest level q with sum(min(counts[i], q)) <= want: a user with
- * fewer than an equal split keeps all its own, and what it leaves is split
- * among the others.  SIZE_MAX when every count fits.  counts[0..n) is
- * sorted ascending in place.
+ * shares[i] = min(counts[i], q) for the largest level q with
+ * sum(min(counts[i], q)) <= want: a user with fewer than an equal split
+ * keeps all its own, and what it leaves is split among the others (the
+ * rounding may leave a few of want over).  counts is left as it is;
+ * shares (n entries) is also the scratch.
  */
-size_t rl_waterfill(size_t *counts, size_t n, size_t want);
+void rl_waterfill(const size_t *counts, size_t n, size_t want, size_t *shares);
 
 #endif

@@ -175,13 +175,6 @@ size_t learnt_forget_at(const sched *s)
 	return base + s->opt.learn_max / 8 + 1;
 }
 
-/* Per user (the profiles' last users, in order of first appearance): its
- * shapes, its share of those kept (rl_waterfill), and how many of them are
- * kept so far. */
-typedef struct user_share {
-	size_t n, share, kept;
-} user_share;
-
 /*
  * Keep the learn_max shapes used last (and every shape a segment the core
  * holds has, however many: a queued or running segment reads its profile)
@@ -209,10 +202,13 @@ void learnt_forget(sched *s)
 	unsigned char *keep = calloc(n ? n : 1, 1);
 	use_rank *rank = malloc((n ? n : 1) * sizeof *rank);
 	size_t *remap = malloc((n ? n : 1) * sizeof *remap);
+	/* per profile its user (in order of first appearance); per user its
+	 * shapes, its share of those kept and how many of them are kept */
 	size_t *uix = malloc((n ? n : 1) * sizeof *uix);
-	user_share *us = calloc(n ? n : 1, sizeof *us);
+	size_t *cnt = calloc(n ? n : 1, sizeof *cnt), *share = malloc((n ? n : 1) * sizeof *share);
+	size_t *ukept = calloc(n ? n : 1, sizeof *ukept);
 	sched_map gone = {0}, users = {0};
-	if (!keep || !rank || !remap || !uix || !us)
+	if (!keep || !rank || !remap || !uix || !cnt || !share || !ukept)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		size_t k = sched__map_get(&users, s->prof[i].user, 0);
@@ -222,24 +218,20 @@ void learnt_forget(sched *s)
 				goto out;
 		}
 		uix[i] = k;
-		us[k].n++;
+		cnt[k]++;
 	}
-	for (size_t k = 0; k < n_users; k++)
-		remap[k] = us[k].n; /* (scratch) */
-	size_t level = rl_waterfill(remap, n_users, want);
-	for (size_t k = 0; k < n_users; k++)
-		us[k].share = us[k].n < level ? us[k].n : level;
+	rl_waterfill(cnt, n_users, want, share);
 	kept = sched__held_profiles(s, keep);
 	for (size_t i = 0; i < n; i++)
-		us[uix[i]].kept += keep[i];
+		ukept[uix[i]] += keep[i];
 	for (size_t i = 0; i < n; i++)
 		rank[i] = (use_rank){s->prof[i].used, i};
 	qsort(rank, n, sizeof *rank, newest_first);
 	for (size_t r = 0; r < n && kept < want; r++) {
 		size_t pi = rank[r].pi;
-		if (!keep[pi] && us[uix[pi]].kept < us[uix[pi]].share) {
+		if (!keep[pi] && ukept[uix[pi]] < share[uix[pi]]) {
 			keep[pi] = 1;
-			us[uix[pi]].kept++;
+			ukept[uix[pi]]++;
 			kept++;
 		}
 	}
@@ -268,7 +260,9 @@ out:
 	sched__map_fini(&gone);
 	sched__map_fini(&users);
 	free(uix);
-	free(us);
+	free(cnt);
+	free(share);
+	free(ukept);
 	free(keep);
 	free(rank);
 	free(remap);

@@ -186,7 +186,7 @@ int store_profile_trim(store *s, size_t keep, rl_err *err)
 	if (rc < 0)
 		return rc;
 	sqlite3_value **uid = NULL;
-	size_t *cnt = NULL, *level = NULL, n = 0, cap = 0, total = 0;
+	size_t *cnt = NULL, *share = NULL, n = 0, cap = 0, total = 0;
 	int r = SQLITE_DONE;
 	while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -215,17 +215,16 @@ int store_profile_trim(store *s, size_t keep, rl_err *err)
 		rc = st_fail(s, err, "counting profiles");
 	sqlite3_reset(st);
 	if (rc == 0 && total > keep) {
-		level = malloc((n ? n : 1) * sizeof *level);
-		if (!level)
+		share = malloc((n ? n : 1) * sizeof *share);
+		if (!share)
 			rc = rl_err_set(err, RL_ENOMEM, "trimming profiles");
 	}
-	if (rc == 0 && level) {
-		memcpy(level, cnt, n * sizeof *cnt);
-		size_t q = rl_waterfill(level, n, keep);
+	if (rc == 0 && share) {
+		rl_waterfill(cnt, n, keep, share);
 		if ((rc = st_tx_write(s, err)) == 0) {
 			for (size_t i = 0; rc == 0 && i < n; i++)
-				if (cnt[i] > q)
-					rc = trim_user(s, uid[i], q, err);
+				if (cnt[i] > share[i])
+					rc = trim_user(s, uid[i], share[i], err);
 			rc = st_tx_end(s, rc, err);
 		}
 	}
@@ -233,7 +232,7 @@ int store_profile_trim(store *s, size_t keep, rl_err *err)
 		sqlite3_value_free(uid[i]);
 	free(uid);
 	free(cnt);
-	free(level);
+	free(share);
 	return rc;
 }
 
