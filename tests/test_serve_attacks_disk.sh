@@ -22,7 +22,9 @@
 #            segments and is paused, not stopped (it was stopped, failed,
 #            before); the admin cancels and deletes the attacker's
 #            experiment through the running service, which frees the
-#            inodes: the victim resumes by itself and completes
+#            inodes: the victim resumes by itself and completes; while it
+#            is paused the victim's --follow says so, and the attacker
+#            (read: own) cannot see the experiment or its pause
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/serve-lib.sh"
@@ -64,7 +66,8 @@ unmount_state() {
   : >"$work/serve.log"
 }
 printf 'host:\n  memory: 4GiB\n  cpus: 4\n' >"$work/devices.yaml"
-printf 'grace: 2s\n' >"$work/config.yaml"
+# read: own, so that the attacker's look at the victim's pause is refused too
+printf 'grace: 2s\nread: own\n' >"$work/config.yaml"
 start() { serve_start --devices "$work/devices.yaml" --config "$work/config.yaml"; }
 avail_kib() { df --output=avail -k "$work/state" | tail -1 | tr -d ' '; }
 ifree() { df --output=iavail "$work/state" | tail -1 | tr -d ' '; }
@@ -154,6 +157,15 @@ attack_inodes() {
   [ "$(status_of victim-inodes)" = running ] || fail "the victim's experiment was stopped: $(exp_json victim-inodes)"
   [ "$(paused_of victim-inodes)" = true ] || fail "the API does not say the victim is paused: $(exp_json victim-inodes)"
   wait_for 30 grep -q "^victim-inodes: paused for want of space on the service" "$work/follow.out"
+  # the attacker, another user of the machine, learns nothing of the
+  # victim's experiment or its pause (read: own): not found, not listed
+  local c
+  c=$(as "$U1" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/v1/experiments/victim-inodes?owner=$U2")
+  [ "${c: -3}" = 404 ] && ! printf '%s' "$c" | grep -q paused ||
+    fail "the attacker read the victim's paused experiment: $c"
+  as "$U1" curl -s --unix-socket "$sock" "http://relish/api/v1/experiments" | grep -q victim-inodes &&
+    fail "the attacker's list shows the victim's experiment"
+  as "$U1" "$R" status 2>&1 | grep -q victim-inodes && fail "the attacker's relish status shows the victim's experiment"
   kill -0 "$spid" || fail "relish serve exited without inodes"
   # The admin, through the running service: cancel, then delete (which
   # frees the inodes) once the cancelled segment has stopped.
