@@ -19,12 +19,14 @@ set -euo pipefail
 
 build_pkgs=(gcc libc6-dev make cmake pkg-config libsqlite3-dev libyaml-dev libjansson-dev
             libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev
-            libgsl-dev)   # the GP sampler's linear algebra (src/search/gp_model.c)
+            libgsl-dev    # the GP sampler's linear algebra (src/search/gp_model.c)
+            help2man)     # the manual pages, from the programs' --help (scripts/man.sh)
 test_pkgs=(libcmocka-dev sqlite3 podman runc catatonit gnuplot-nox python3 time curl
            clang libclang-rt-14-dev   # clang: libFuzzer for tests/test_fuzz.sh
            chromium prometheus        # the dashboard's browser tests, /metrics scraped
            python3-venv python3-pip python3-pandas   # the Python client's tests
            systemd    # systemd-analyze verify: test_install checks the unit
+           groff-base # test_install formats the manual pages as man would
            debhelper lintian build-essential)   # tests/test_deb.sh builds and checks the Debian package (dpkg-buildpackage checks build-essential)
 # The dashboard's build (npm ci at build time).  A machine with another
 # Node.js (NodeSource's nodejs ships its own npm) counts as having them.

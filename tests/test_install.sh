@@ -3,7 +3,7 @@
 # staged with DESTDIR into a temporary folder from this build: bin/relish
 # runs, bin/relish-runas beside it (a service started from the installed
 # tree starts; a relish without the helper says how to get it), the docs
-# are in share/doc/relish, the examples in share/relish/examples (an installed spec validates, the trial program
+# are in share/doc/relish, the manual pages in share/man/man1, the examples in share/relish/examples (an installed spec validates, the trial program
 # keeps its execute bit), and relish_trial.py sits where the prefix's
 # python3 imports it from (importable with that folder on the path).
 set -euo pipefail
@@ -21,6 +21,30 @@ root=$stage$prefix
 for f in README.md cli.md spec.md trials.md; do
   [ -f "$root/share/doc/relish/$f" ] || fail "share/doc/relish/$f missing"
 done
+# The manual pages (scripts/man.sh): relish(1), one relish-COMMAND(1) for
+# every command relish --help lists and relish-runas(1), each titled and
+# named for its command, its options from the command's own help, and
+# none with a warning from groff (the formatter man uses).
+man1=$root/share/man/man1
+command -v help2man >/dev/null || fail "help2man is missing, so no manual pages were made (scripts/deps.sh test)"
+cmds=$("$root/bin/relish" --help | awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on {print $1}')
+[ "$(echo "$cmds" | wc -l)" -ge 15 ] || fail "relish --help lists only: $cmds"
+for page in relish $(echo "$cmds" | sed 's/^/relish-/') relish-runas; do
+  f=$man1/$page.1
+  [ -f "$f" ] || fail "share/man/man1/$page.1 missing"
+  title=$(echo "$page" | tr '[:lower:]' '[:upper:]')
+  grep -q "^\.TH $title \"1\"" "$f" || fail "$page.1: its title is not $title(1): $(grep '^\.TH' "$f")"
+  grep -q "^$page \\\\- " "$f" || fail "$page.1: its NAME is not $page"
+  if command -v groff >/dev/null; then
+    warn=$(groff -man -Tutf8 -ww -z "$f" 2>&1) || fail "groff $page.1: $warn"
+    [ -z "$warn" ] || fail "groff warns about $page.1: $warn"
+  fi
+done
+[ "$(ls "$man1" | wc -l)" = "$(( $(echo "$cmds" | wc -l) + 2 ))" ] ||
+  fail "share/man/man1 holds pages of no command: $(ls "$man1")"
+grep -q -- '^\\fB\\-\\-max\\-concurrent\\fR N' "$man1/relish-run.1" || fail "relish-run.1 lacks run's options"
+grep -q 'root cannot be regained' "$man1/relish-runas.1" || fail "relish-runas.1 lacks what it does"
+command -v groff >/dev/null || echo "test_install: groff is missing: the pages were not formatted (scripts/deps.sh test)"
 ex=$root/share/relish/examples
 [ -f "$ex/digits/digits.yaml" ] || fail "share/relish/examples/digits/digits.yaml missing"
 [ -x "$ex/digits/train.py" ] || fail "train.py lost its execute bit"

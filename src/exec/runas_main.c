@@ -25,6 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/version.h"
+
 #define MAX_GROUPS 64
 #define ENV_MAX (2u << 20) /* RUNAS_ENV_MAX */
 #define ARG_FIRST 9        /* argv[9] is the program */
@@ -119,8 +121,38 @@ static void cloexec_rest(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* --help and --version (its manual page is made from them), on standard
+ * output; relish itself never passes either. */
+static int info(const char *arg)
+{
+	if (strcmp(arg, "--version") == 0) {
+		printf("relish-runas %s\n", RELISH_VERSION);
+		return 1;
+	}
+	if (strcmp(arg, "--help") != 0)
+		return 0;
+	printf("usage: relish-runas UID GID GROUPS NPROC CWD FD ENVFD -- PROGRAM [ARG...]\n"
+	       "\n"
+	       "Runs PROGRAM as a trial's owner.  relish serve, as root, starts it for\n"
+	       "each trial of each submitter; nobody else needs to.  In order it lowers\n"
+	       "the process limit to NPROC, sets the supplementary GROUPS (gids,\n"
+	       "comma-separated), GID and UID, checks that root cannot be regained,\n"
+	       "reads the trial's environment from descriptor ENVFD (NUL-separated\n"
+	       "NAME=VALUE) as the user, changes to the folder CWD as the user, marks\n"
+	       "every descriptor above 2 close-on-exec and executes PROGRAM.  A - for\n"
+	       "GROUPS, NPROC, CWD or ENVFD means none (no limit, no folder change).\n"
+	       "It starts with an empty environment: nothing of the submitter's\n"
+	       "reaches a program root runs.\n"
+	       "\n"
+	       "Exit status: PROGRAM's; 127 when a step fails, its errno then written\n"
+	       "to descriptor FD; 2 for a wrong command line.\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && info(argv[1]))
+		return 0;
 	if (argc <= ARG_FIRST || strcmp(argv[ARG_FIRST - 1], "--") != 0) {
 		fprintf(stderr, "usage: relish-runas UID GID GROUPS NPROC CWD FD ENVFD -- PROGRAM [ARG...]\n"
 				"(started by relish serve to run a trial as its owner)\n");
