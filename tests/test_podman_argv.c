@@ -205,6 +205,31 @@ static void test_gpu_devices(void **state)
 	assert_int_equal(container_build_argv(&o, &es, "c5", NULL, &got, &err), RL_EINVAL);
 }
 
+/* A transport is never handed to the engine, whatever let it through:
+ * the command line is refused (spec_image.c). */
+static void test_image_transport_refused(void **state)
+{
+	(void)state;
+	container_options o;
+	base_options(&o);
+	char *argv[] = {"/bin/true", NULL};
+	exec_spec es = {.argv = argv};
+	char **out = NULL;
+	rl_err err = {0};
+	static const char *const images[] = {"docker-archive:/root/x.tar", "oci:/l:t", "dir:/root",
+					     "--privileged"};
+	for (size_t i = 0; i < sizeof images / sizeof images[0]; i++) {
+		o.image = images[i];
+		assert_int_equal(container_build_argv(&o, &es, "n", NULL, &out, &err), RL_EINVAL);
+		assert_null(out);
+		assert_non_null(strstr(err.msg, "expected"));
+	}
+	o.image = "localhost/relish-host:latest";
+	assert_int_equal(container_build_argv(&o, &es, "n", NULL, &out, &err), 0);
+	assert_non_null(out);
+	contract_strv_free(out);
+}
+
 static void test_names_owner(void **state)
 {
 	(void)state;
@@ -426,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_cdi_mps_warm),
 		cmocka_unit_test(test_gpu_devices),
 		cmocka_unit_test(test_names_owner),
+		cmocka_unit_test(test_image_transport_refused),
 		cmocka_unit_test(test_parse_ps),
 		cmocka_unit_test(test_classify),
 	};

@@ -29,6 +29,10 @@
 #            announces itself by, with its own pid and with pid 1: $U2's
 #            `relish run` is not refused (who listens is checked: root or
 #            the caller only), $U1's own is (the caller itself counts)
+#   image    trial.image names a podman transport (docker-archive:PATH
+#            of a file only root may read, oci-archive:, dir:,
+#            containers-storage:[...]): answered 400 as a spec error,
+#            relish submit exits 2; no engine sees it
 #   longname a submission whose "name" is 5,000 bytes, its spec with two
 #            errors: answered 400, the service runs on (it wrote past the
 #            error message's buffer before; found by fuzz_api_routes)
@@ -268,7 +272,33 @@ attack_longname() {
   victim_ok
 }
 
-all="conns envleak oracle logforge state presence longname"
+# ---- image: a podman transport instead of an image ------------------------------
+# The engine runs as root: docker-archive:PATH (or oci-archive:, dir:, ...)
+# would have it read a file of $U1's choosing, even one only root may
+# read, import it and move the tags it carries onto images other users'
+# specs name.  Refused as a spec error, before any engine sees it.
+attack_image() {
+  victim_start
+  local img out rc
+  printf 'not an archive\n' >"$work/root-only.tar"
+  chmod 600 "$work/root-only.tar"
+  for img in "docker-archive:$work/root-only.tar" "oci-archive:root-only.tar" "dir:/root" \
+             "containers-storage:[overlay@/var/lib/containers/storage]x"; do
+    aspec "$work/img.yaml" attack-image 1 1 10 "  executor: podman
+  image: \"$img\""
+    out=$(post_spec "$U1" "$work/img.yaml" || true)
+    [ "${out##*$'\n'}" = 400 ] && printf '%s' "$out" | grep -q "trial.image: expected an image reference.*not a transport" ||
+      fail "image $img was not refused as a transport: $out"
+  done
+  set +e
+  out=$(as "$U1" "$R" submit img.yaml 2>&1); rc=$?
+  set -e
+  [ "$rc" = 2 ] && printf '%s' "$out" | grep -q "not a transport" || fail "relish submit of a transport: exit $rc: $out"
+  echo "image: 4 transports answered 400, relish submit exit 2: $(printf '%s' "$out" | head -1 | cut -c1-160)"
+  victim_ok
+}
+
+all="conns envleak oracle logforge state presence longname image"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

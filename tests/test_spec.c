@@ -803,6 +803,54 @@ static void test_docs_cover_schema(void **state)
 	spec_schema_foreach(note_key, doc);
 }
 
+/* trial.image takes plain references only (spec_image.c): every form a
+ * registry or an engine's local store names, and none of the transports
+ * through which a root engine would read a file the submitter chose. */
+static void test_image_references(void **state)
+{
+	(void)state;
+	static const char *const good[] = {
+		"busybox", "busybox:latest", "localhost/relish-host", "localhost/relish-host:latest",
+		"docker.io/library/python:3.11-slim", "ghcr.io/org/team/trainer:v1.2_rc-3",
+		"localhost:5000/x/y:z", "registry.example.com:443/a__b/c.d/e--f:T_1",
+		"quay.io/x/y@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"x:tag@sha256:0123456789abcdef0123456789abcdef",
+		"0123456789ab", /* an image id, which podman resolves in its store */
+	};
+	static const char *const bad[] = {
+		"", "-privileged", "--privileged",
+		"docker-archive:/tmp/evil.tar", "docker-archive:evil.tar", "oci-archive:/x.tar",
+		"oci:/srv/layout:tag", "dir:/root", "containers-storage:[overlay@/x]img",
+		"docker://busybox", "docker-daemon:busybox:latest", "tarball:/x.tar", "sif:/x.sif",
+		"ostree:x@/repo", "docker:latest", "Busybox", "a//b", "a/", "/a", "a:", "a:b:c",
+		"a:-tag", "a@sha256:12", "a@sha256:zz23456789abcdef0123456789abcdef", "a@:0123",
+		"a..b", "a-", "-a", "a/b c", "a\nb", "host:port/x", "my_host.com/x", "a/b:c/d",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		if (spec_image_problem(good[i]))
+			fail_msg("%s refused: %s", good[i], spec_image_problem(good[i]));
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (!spec_image_problem(bad[i]))
+			fail_msg("%s accepted", bad[i]);
+	char longref[300];
+	memset(longref, 'a', sizeof longref - 1);
+	longref[sizeof longref - 1] = 0;
+	assert_non_null(spec_image_problem(longref));
+	assert_non_null(spec_image_problem(NULL));
+	/* and the spec says so, with the path and what was expected */
+	const char *yaml = "name: t\nobjective: {metric: m, mode: max}\n"
+			   "search: {algorithm: random, max_trials: 1,\n"
+			   "         space: {x: {type: uniform, low: 0, high: 1}}}\n"
+			   "trial:\n  command: [a]\n  executor: podman\n"
+			   "  image: docker-archive:/root/secret.tar\n";
+	spec *sp = NULL;
+	rl_err err = {0};
+	assert_int_equal(spec_parse_text(yaml, strlen(yaml), "t.yaml", 0, &sp, &err), RL_ESPEC);
+	assert_null(sp);
+	assert_non_null(strstr(err.msg, "t.yaml:8:10: trial.image: expected an image reference"));
+	assert_non_null(strstr(err.msg, "not a transport"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -822,6 +870,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_input),
 		cmocka_unit_test(test_docs_cover_schema),
 		cmocka_unit_test(test_several_objectives),
+		cmocka_unit_test(test_image_references),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

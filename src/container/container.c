@@ -6,6 +6,7 @@
  * does, so everything here is tested without an engine.
  */
 #include "container/container.h"
+#include "spec/spec.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -306,6 +307,11 @@ int container_build_argv(const container_options *o, const exec_spec *es, const 
 		return rl_err_set(err, RL_EINVAL, "trial command is empty");
 	if (!o->image || !*o->image)
 		return rl_err_set(err, RL_EINVAL, "no container image given");
+	/* the spec refused it already; a stored spec from before that rule,
+	 * or a caller other than the spec, meets it here (spec_image.c) */
+	const char *why = spec_image_problem(o->image);
+	if (why)
+		return rl_err_set(err, RL_EINVAL, "container image %s: expected %s", o->image, why);
 	const char *lp = o->label_prefix ? o->label_prefix : "relish";
 	int docker = o->engine == CONTAINER_DOCKER;
 	const char *bin = o->binary ? o->binary : docker ? "docker" : "podman";

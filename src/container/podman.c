@@ -34,6 +34,7 @@
  * before the loop runs.
  */
 #include "container/container.h"
+#include "spec/spec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -910,6 +911,9 @@ int exec_podman_new(uv_loop_t *loop, const container_options *o, executor **out,
 {
 	if (!o->image || !*o->image)
 		return rl_err_set(err, RL_EINVAL, "container executor: no image given");
+	const char *why = spec_image_problem(o->image);
+	if (why) /* before the image check, which hands it to the engine too */
+		return rl_err_set(err, RL_EINVAL, "container image %s: expected %s", o->image, why);
 	if (!o->experiment || !*o->experiment)
 		return rl_err_set(err, RL_EINVAL, "container executor: no experiment name given");
 	if (!o->owner || !*o->owner)

@@ -191,6 +191,11 @@ void spec_free(spec *s);
 /* 1 when name may name an experiment: 1-64 of A-Z a-z 0-9 _ . -, not all
  * digits (those name experiments by id) */
 int spec_name_valid(const char *name);
+/* NULL when ref may be trial.image: a plain image reference,
+ * [registry/]name[:tag][@digest] (never a transport such as
+ * docker-archive:PATH, which a root engine would read); else what was
+ * expected, in words (spec_image.c). */
+const char *spec_image_problem(const char *ref);
 /* Give s another experiment name (relish submit --name); RL_ESPEC naming
  * the rule for one that may not be. */
 int spec_rename(spec *s, const char *name, rl_err *err);

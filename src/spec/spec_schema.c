@@ -1054,13 +1054,16 @@ static int spec_check(sx *x, const node *root, const char *dir, spec *s)
 				 spec_executor_name(s->trial.executor));
 		sx_pop(x, saved);
 	}
-	/* An image reference never starts with '-'; one that did would reach the
-	 * engine's command line, after relish's own options, as an option. */
+	/* A plain image reference only (spec_image.c): one beginning with '-'
+	 * would reach the engine's command line as an option, and a transport
+	 * (docker-archive:PATH) would have a root engine read a file of the
+	 * submitter's choosing. */
 	const node *img = at_path(root, "trial", "image");
-	if (img && s->trial.image && s->trial.image[0] == '-') {
+	const char *img_why = img && s->trial.image ? spec_image_problem(s->trial.image) : NULL;
+	if (img_why) {
 		saved = sx_push(x, "trial.image");
-		failed = sx_fail(x, img, "expected an image reference (it cannot begin with '-'), got %s",
-				 s->trial.image);
+		failed = sx_fail(x, img, "expected an image reference, [registry/]name[:tag][@digest]: "
+				 "%s, got %s", img_why, s->trial.image);
 		sx_pop(x, saved);
 	}
 	const node *prv = at_path(root, "trial", "privileges");
