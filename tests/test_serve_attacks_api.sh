@@ -33,6 +33,12 @@
 #            of a file only root may read, oci-archive:, dir:,
 #            containers-storage:[...]): answered 400 as a spec error,
 #            relish submit exits 2; no engine sees it
+#   fifo     $U1's trial prints a Python import error, swaps its script for
+#            a FIFO and fails: the failure is explained with the PATH only,
+#            nothing is opened as root, and the service answers at once
+#            (the hint read the script's "#!" line as root on the loop,
+#            which the FIFO held); with $U2's 0700 folder first on the
+#            PATH, the first line of $U2's program does not reach $U1
 #   longname a submission whose "name" is 5,000 bytes, its spec with two
 #            errors: answered 400, the service runs on (it wrote past the
 #            error message's buffer before; found by fuzz_api_routes)
@@ -298,7 +304,73 @@ attack_image() {
   victim_ok
 }
 
-all="conns envleak oracle logforge state presence longname image"
+# ---- fifo: a failure's explanation opens nothing a user chose -------------------
+# A trial that fails on a Python import gets a hint about which Python ran.
+# Finding it meant looking the program up on the spec's PATH and reading
+# its "#!" line, as root, on the service's one loop: a trial that swapped
+# its script for a FIFO before failing held the loop (every user's work,
+# /healthz, even SIGTERM) until someone wrote to it, and a PATH through
+# $U2's 0700 folder read the first line of $U2's program.
+fifo_spec() { # FILE NAME COMMAND-JSON [ENV-YAML]
+  cat >"$1" <<S
+name: $2
+objective: {metric: accuracy, mode: max}
+search: {algorithm: random, seed: 7, max_trials: 1, max_concurrent: 1,
+         space: {x: {type: uniform, low: 0.0, high: 1.0}}}
+schedule: {algorithm: none, resource: epoch, max: 1}
+trial:
+  command: $3
+  resources: {memory: 32MiB, cpus: 1}
+  retries: 0
+${4:-}
+S
+  chmod 644 "$1"
+}
+attack_fifo() {
+  victim_start
+  local d=$work/u1fifo secret out rc t0 t1
+  secret="secret-interp-$RANDOM$RANDOM"
+  mkdir -p "$d/bin" "$work/u2prog"
+  printf '#!/opt/%s/python9\nprint(1)\n' "$secret" >"$work/u2prog/trainer"
+  chmod 755 "$work/u2prog/trainer"
+  chown -R "$U2" "$work/u2prog"
+  chmod 700 "$work/u2prog"
+  # U1's programs: trainer fails on an import, fifo also leaves a FIFO
+  # where it was
+  printf '#!/bin/sh\necho "ModuleNotFoundError: No module named %s"\nexit 1\n' "'numpy'" >"$d/bin/trainer"
+  printf '#!/bin/sh\necho "ModuleNotFoundError: No module named %s"\nrm -f "$0" && mkfifo -m 644 "$0"\nexit 1\n' \
+    "'numpy'" >"$d/bin/fifo"
+  chmod 755 "$d/bin/trainer" "$d/bin/fifo"
+  chown -R "$U1" "$d"
+  # the leak: U2's program first on the PATH (U1 cannot search its
+  # folder, so U1's own runs)
+  fifo_spec "$work/leak2.yaml" attack-fifo-leak '["trainer"]' "  env: {PATH: \"$work/u2prog:$d/bin\"}"
+  set +e
+  out=$(as "$U1" timeout 60 "$R" submit leak2.yaml --follow 2>&1); rc=$?
+  set -e
+  echo "fifo (leak): exit $rc: $(printf '%s' "$out" | grep -m1 ModuleNotFoundError | cut -c1-240)"
+  case $out in *"$secret"*) fail "the first line of $U2's program reached $U1: $out" ;; esac
+  [ "$rc" = 1 ] && printf '%s' "$out" | grep -q 'ModuleNotFoundError.*found on PATH=' ||
+    fail "the import failure was not reported with its PATH: exit $rc: $out"
+  # the FIFO: the failure is explained, and the service answers meanwhile
+  fifo_spec "$work/fifo.yaml" attack-fifo "[\"$d/bin/fifo\"]"
+  set +e
+  out=$(as "$U1" timeout 60 "$R" submit fifo.yaml --follow 2>&1); rc=$?
+  set -e
+  [ -p "$d/bin/fifo" ] || fail "the trial did not leave its FIFO: $out"
+  t0=$(date +%s%N)
+  if ! curl -sf --max-time 5 --unix-socket "$sock" http://relish/healthz >/dev/null; then
+    (echo x >"$d/bin/fifo" &) # let the service go on for the cases after
+    fail "the service does not answer once the trial left a FIFO (submit exit $rc)"
+  fi
+  t1=$(date +%s%N)
+  [ "$rc" = 1 ] && printf '%s' "$out" | grep -q 'ModuleNotFoundError' ||
+    fail "the FIFO trial's failure was not reported: exit $rc: $out"
+  echo "fifo: the trial failed leaving a FIFO; /healthz answered in $(( (t1 - t0) / 1000000 )) ms"
+  victim_ok
+}
+
+all="conns envleak oracle logforge state presence longname image fifo"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

@@ -148,14 +148,17 @@ static int log_last_line(const live *d, const live_seg *g, char *buf, size_t n)
 	store_segment sg;
 	if (!g->store_id || store_segment_get(d->st, g->store_id, &sg, NULL) < 0)
 		return 0;
-	int fd = sg.log_path ? open(sg.log_path, O_RDONLY | O_CLOEXEC) : -1;
+	/* The log is relish's own file in a folder of relish's; still, a
+	 * regular file only, and nothing that could block or follow a link. */
+	int fd = sg.log_path ? open(sg.log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+			     : -1;
 	store_segment_fini(&sg);
 	if (fd < 0)
 		return 0;
 	struct stat st;
 	char text[TAIL_BYTES];
 	ssize_t got = -1;
-	if (fstat(fd, &st) == 0) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		off_t from = st.st_size > TAIL_BYTES ? st.st_size - TAIL_BYTES : 0;
 		got = pread(fd, text, sizeof text, from);
 	}
@@ -258,11 +261,24 @@ static void explain_import(const live *d, const live_seg *g, const char *line, c
 						      : getenv("PATH");
 	if (!path)
 		path = "/bin:/usr/bin";
+	size_t have = strlen(reason);
+	if (x->owner.run_as) {
+		/* The trial ran as its submitter; this is the service, root, on
+		 * its one loop.  Finding the interpreter means looking up and
+		 * opening paths the submitter chose: as root that tells what
+		 * exists in folders they may not search and the first line of
+		 * files they may not read, and a FIFO there holds the loop (and
+		 * every user's work) until someone writes to it.  The PATH is
+		 * the submitter's to look up. */
+		snprintf(reason + have, n - have, " (found on PATH=%.200s%s; `command -v` there "
+			 "names that Python; docs/trials.md, \"Which Python\")", path,
+			 strlen(path) > 200 ? "..." : "");
+		return;
+	}
 	char py[PATH_MAX];
 	if (!trial_interpreter(sp, path, py, sizeof py))
 		return;
 	(void)d;
-	size_t have = strlen(reason);
 	snprintf(reason + have, n - have, " (the Python that ran: %s; PATH=%.200s%s; "
 		 "docs/trials.md, \"Which Python\")", py, path, strlen(path) > 200 ? "..." : "");
 }

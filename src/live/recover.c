@@ -28,9 +28,12 @@
  *      floor) are recomputed from the segments.
  * Finished segments, metrics and decisions are never redone.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "exec/contract.h"
 #include "live/live_int.h"
@@ -74,9 +77,17 @@ static int salvage_metrics(live *d, const live_exp *x, const store_segment *g, s
 			   rl_err *err)
 {
 	*added = 0;
-	FILE *f = g->log_path ? fopen(g->log_path, "r") : NULL;
-	if (!f)
+	/* relish's own file in a folder of relish's; still, a regular file
+	 * only, opened without following a link or blocking */
+	int fd = g->log_path ? open(g->log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+			     : -1;
+	struct stat st;
+	FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0; /* no log (left, or never opened): nothing to take back */
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
