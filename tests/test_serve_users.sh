@@ -127,6 +127,22 @@ c=$(as "$U2" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/
 as "$U2" curl -s --unix-socket "$sock" http://relish/api/v1/experiments >"$work/list-u2"
 grep -q users-a1 "$work/list-u2" && fail "read: own lists $U1's experiment to $U2"
 grep -q users-b1 "$work/list-u2" || fail "read: own hides $U2's own experiment"
+# nor its trials, their metrics and segments, or a segment's log: each
+# answered exactly as a missing one (a 403 named the owner)
+t1=$(/usr/bin/python3 -c 'import sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+t, g = db.execute("SELECT t.id, s.id FROM trials t JOIN segments s ON s.trial_id = t.id WHERE t.experiment_id = ? LIMIT 1", (int(sys.argv[2]),)).fetchone()
+print(t, g)' "$work/state/relish.db" "$a1")
+g1=${t1#* } t1=${t1% *}
+for r in "trials/$t1" "trials/$t1/metrics" "trials/$t1/segments" "segments/$g1/log"; do
+  c=$(as "$U2" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/v1/$r")
+  m=$(as "$U2" curl -s -w '%{http_code}' --unix-socket "$sock" "http://relish/api/v1/$(echo "$r" | sed 's/[0-9][0-9]*/999999/')")
+  [ "${c: -3}" = 404 ] || fail "read: own let $U2 read $U1's /$r: $c"
+  [ "$(echo "$c" | sed "s/\b$t1\b/999999/; s/\b$g1\b/999999/")" = "$m" ] ||
+    fail "read: own tells $U1's /$r from a missing one: $c / $m"
+  case $c in *"$U1"*) fail "read: own names the owner of /$r to $U2: $c" ;; esac
+  as "$U1" curl -sf --unix-socket "$sock" "http://relish/api/v1/$r" >/dev/null || fail "the owner cannot read /$r"
+done
 as "$U1" curl -s --unix-socket "$sock" "http://relish/api/v1/experiments/$a1" | grep -q '"status":"done"' \
   || fail "the owner cannot read a1 under read: own"
 api /api/v1/experiments | grep -q users-b1 || fail "root cannot list everything under read: own"

@@ -30,7 +30,10 @@ static int parse_id(const char *s, const char *what, int64_t *out, rl_err *err)
 	return 0;
 }
 
-/* Trial {id} and its experiment, with the read rule applied. */
+/* Trial {id} and its experiment, with the read rule applied: under
+ * read: own another user's trial is "not found" in the store's own words
+ * for a missing one, as api_find_experiment answers for experiments (a
+ * 403 naming the owner told every user which ids ran, whose, and when). */
 static int find_trial(api_req *rq, const char *ref, store_trial *t, store_experiment *e,
 		      rl_err *err)
 {
@@ -39,8 +42,11 @@ static int find_trial(api_req *rq, const char *ref, store_trial *t, store_experi
 	if (rc < 0 || (rc = store_trial_get(rq->st, id, t, err)) < 0)
 		return rc;
 	if ((rc = store_experiment_get(rq->st, t->experiment_id, e, err)) == 0 &&
-	    (rc = api_may_read(rq, e, err)) < 0)
+	    (rc = api_may_read(rq, e, err)) < 0) {
 		store_experiment_fini(e);
+		if (rc == RL_EPERM)
+			rc = rl_err_set(err, RL_ENOTFOUND, "no trial with id %lld", (long long)id);
+	}
 	if (rc < 0)
 		store_trial_fini(t);
 	return rc;
@@ -129,6 +135,8 @@ int api_h_segment_log(api_req *rq, api_resp *rs, rl_err *err)
 	snprintf(ref, sizeof ref, "%lld", (long long)g.trial_id);
 	if ((rc = find_trial(rq, ref, &t, &e, err)) < 0) {
 		store_segment_fini(&g);
+		if (rc == RL_ENOTFOUND) /* hidden: as a missing segment */
+			rl_err_set(err, rc, "no segment with id %lld", (long long)id);
 		return rc;
 	}
 	store_trial_fini(&t);
@@ -136,7 +144,7 @@ int api_h_segment_log(api_req *rq, api_resp *rs, rl_err *err)
 	size_t size = 0, start = 0, n = 0;
 	char *buf = NULL;
 	if (g.log_path) {
-		int fd = open(g.log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		int fd = open(g.log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 			size = (size_t)st.st_size;
