@@ -39,6 +39,9 @@
 #            (the hint read the script's "#!" line as root on the loop,
 #            which the FIFO held); with $U2's 0700 folder first on the
 #            PATH, the first line of $U2's program does not reach $U1
+#   termesc  $U1's trial prints a line with a window title, a screen clear
+#            and a C1 CSI: relish status (as $U1 and as root) and submit
+#            --follow show it with those bytes escaped (\x1b), none raw
 #   longname a submission whose "name" is 5,000 bytes, its spec with two
 #            errors: answered 400, the service runs on (it wrote past the
 #            error message's buffer before; found by fuzz_api_routes)
@@ -311,7 +314,7 @@ attack_image() {
 # its script for a FIFO before failing held the loop (every user's work,
 # /healthz, even SIGTERM) until someone wrote to it, and a PATH through
 # $U2's 0700 folder read the first line of $U2's program.
-fifo_spec() { # FILE NAME COMMAND-JSON [ENV-YAML]
+one_trial_spec() { # FILE NAME COMMAND-JSON [ENV-YAML]
   cat >"$1" <<S
 name: $2
 objective: {metric: accuracy, mode: max}
@@ -344,7 +347,7 @@ attack_fifo() {
   chown -R "$U1" "$d"
   # the leak: U2's program first on the PATH (U1 cannot search its
   # folder, so U1's own runs)
-  fifo_spec "$work/leak2.yaml" attack-fifo-leak '["trainer"]' "  env: {PATH: \"$work/u2prog:$d/bin\"}"
+  one_trial_spec "$work/leak2.yaml" attack-fifo-leak '["trainer"]' "  env: {PATH: \"$work/u2prog:$d/bin\"}"
   set +e
   out=$(as "$U1" timeout 60 "$R" submit leak2.yaml --follow 2>&1); rc=$?
   set -e
@@ -353,7 +356,7 @@ attack_fifo() {
   [ "$rc" = 1 ] && printf '%s' "$out" | grep -q 'ModuleNotFoundError.*found on PATH=' ||
     fail "the import failure was not reported with its PATH: exit $rc: $out"
   # the FIFO: the failure is explained, and the service answers meanwhile
-  fifo_spec "$work/fifo.yaml" attack-fifo "[\"$d/bin/fifo\"]"
+  one_trial_spec "$work/fifo.yaml" attack-fifo "[\"$d/bin/fifo\"]"
   set +e
   out=$(as "$U1" timeout 60 "$R" submit fifo.yaml --follow 2>&1); rc=$?
   set -e
@@ -370,7 +373,37 @@ attack_fifo() {
   victim_ok
 }
 
-all="conns envleak oracle logforge state presence longname image fifo"
+# ---- termesc: escape sequences through a trial's output --------------------------
+# A line that misses the metric format is kept as the trial's warning,
+# which relish status and submit --follow show to its owner, to root and
+# (read: all) to everyone: as the trial printed it, it set the window title
+# and cleared the screen of whoever looked.
+attack_termesc() {
+  victim_start
+  local out
+  printf '#!/bin/sh\nprintf "RELISH \\033]0;PWNED\\007\\033[2J\\302\\233 epoch=zz\\n"\nexit 1\n' >"$work/esc.sh"
+  chmod 755 "$work/esc.sh"
+  one_trial_spec "$work/esc.yaml" attack-termesc "[\"$work/esc.sh\"]"
+  set +e
+  out=$(as "$U1" timeout 60 "$R" submit esc.yaml --follow 2>&1)
+  set -e
+  for who in "$U1" root; do
+    if [ "$who" = root ]; then
+      out=$out$(RELISH_SERVER="unix:$sock" "$R" status attack-termesc 2>&1 || true)
+    else
+      out=$out$(as "$who" "$R" status attack-termesc 2>&1 || true)
+    fi
+  done
+  printf '%s' "$out" | grep -q 'is not a metric line' || fail "the warning was not shown: $out"
+  ! printf '%s' "$out" | LC_ALL=C grep -q $'[\x1b\x07]\|\xc2\x9b' ||
+    fail "a control byte reached the terminal: $(printf '%s' "$out" | od -c | head -5)"
+  printf '%s' "$out" | grep -qF 'RELISH \x1b]0;PWNED\x07\x1b[2J\xc2\x9b epoch=zz' ||
+    fail "the line is not shown escaped: $out"
+  echo "termesc: shown as $(printf '%s' "$out" | grep -m1 -o 'RELISH .x1b[^"]*')"
+  victim_ok
+}
+
+all="conns envleak oracle logforge state presence longname image fifo termesc"
 for c in ${ATTACKS:-$all}; do run_case "$c"; done
 attack_summary || exit 1
 serve_stop

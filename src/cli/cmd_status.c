@@ -16,8 +16,7 @@
 #include "cli/cli_source.h"
 #include "cli/table.h"
 #include "api/encode.h"
-#include "cli/cli_source.h"
-#include "api/encode.h"
+#include "common/logtext.h"
 #include "common/units.h"
 
 static const char usage[] = "relish status [--db FILE | --server ADDR] [--json] [--wide] "
@@ -123,15 +122,20 @@ struct notes {
 	size_t len;
 };
 
+/* A note holds what a trial printed: shown without its control bytes
+ * (rl_term_text), so that no escape sequence reaches the terminal. */
 static int notes_add(struct notes *nt, const char *line, int k)
 {
 	size_t add = k < 0 ? 0 : (size_t)k;
-	char *t = realloc(nt->text, nt->len + add + 1);
-	if (!t)
+	char *raw = strndup(line, add);
+	char *t = raw ? realloc(nt->text, nt->len + 4 * add + 1) : NULL;
+	if (!t) {
+		free(raw);
 		return RL_ENOMEM;
-	memcpy(t + nt->len, line, add);
-	nt->len += add;
-	t[nt->len] = '\0';
+	}
+	rl_term_text(raw, t + nt->len, 4 * add + 1);
+	free(raw);
+	nt->len += strlen(t + nt->len);
 	nt->text = t;
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/cli_server.h"
+#include "common/logtext.h"
 #include "spec/spec.h"
 
 #define SPEC_MAX_BYTES (4u << 20)
@@ -226,12 +227,13 @@ static int follow_round(api_client *c, followed *f, rl_err *err)
 		const char *st = trial_status_name(t.status);
 		if (s && (strcmp(s->status, st) != 0 ||
 			  (!isnan(t.resource_done) && t.resource_done != s->resource))) {
-			char res[40], obj[40];
+			char res[40], obj[40], why[4096];
 			cli_format_real(t.resource_done, res, sizeof res);
 			cli_format_real(t.objective, obj, sizeof obj);
+			/* what the trial printed, without its control bytes */
+			rl_term_text(t.error, why, sizeof why);
 			printf("%s: trial %lld %s at resource %s, objective %s%s%s\n", f->name,
-			       (long long)t.id, st, res, obj, t.error ? ": " : "",
-			       t.error ? t.error : "");
+			       (long long)t.id, st, res, obj, t.error ? ": " : "", why);
 			snprintf(s->status, sizeof s->status, "%s", st);
 			s->resource = t.resource_done;
 		}
@@ -254,6 +256,8 @@ static int follow_round(api_client *c, followed *f, rl_err *err)
 		f->last_event = (long long)json_integer_value(json_object_get(ev, "id"));
 		if (!kind || !msg)
 			continue;
+		char shown[4096];
+		msg = rl_term_text(msg, shown, sizeof shown);
 		if (!strcmp(kind, "trial.warning"))
 			printf("%s: trial %lld: %s\n", f->name, tid, msg);
 		else if (!strcmp(kind, "experiment.failed"))

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/logtext.h"
 
 #define SEP 2 /* spaces between columns */
 
@@ -49,7 +50,13 @@ int cli_table_add(cli_table *t, const char *const *cells)
 	}
 	char **row = t->cells + t->n_rows * t->n_cols;
 	for (size_t c = 0; c < t->n_cols; c++) {
-		row[c] = strdup(cells[c] ? cells[c] : "-");
+		/* cells come from the store or a service: what a trial printed
+		 * among them, shown without its control bytes (rl_term_text) */
+		const char *v = cells[c] ? cells[c] : "-";
+		size_t cap = 4 * strlen(v) + 1;
+		row[c] = malloc(cap);
+		if (row[c])
+			rl_term_text(v, row[c], cap);
 		if (!row[c]) {
 			for (size_t k = 0; k < c; k++)
 				free(row[k]);

@@ -22,4 +22,13 @@ char *rl_log_text(const char *in, char *out, size_t n);
  * through rl_log_text.  Into out (n bytes); returns out. */
 char *rl_log_value(const char *in, char *out, size_t n);
 
+/* in as a terminal may show it (what a trial printed reaches `relish
+ * status` and `submit --follow` of its owner, root and, under read: all,
+ * everyone): control bytes (C0 but newline and tab, DEL, and the C1
+ * controls as UTF-8 encodes them, U+0080 to U+009F) as \xHH, so that no
+ * escape sequence sets a title, clears a screen or moves the cursor;
+ * everything else, UTF-8 included, as is.  Into out (n bytes, at least
+ * 1), cut at n - 1 bytes, never inside an escape.  Returns out. */
+char *rl_term_text(const char *in, char *out, size_t n);
+
 #endif

@@ -11,6 +11,7 @@
  * segment_end.c and the engine.
  */
 #include "live/live_int.h"
+#include "common/logtext.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -77,9 +78,14 @@ void live__explain_line(live *d, live_seg *g, const contract_line *l)
 		return;
 	t->warned_line = 1;
 	int len = l->text ? (int)(l->len < LINE_MAX_SHOWN ? l->len : LINE_MAX_SHOWN) : 0;
-	char msg[600];
-	snprintf(msg, sizeof msg, "\"%.*s\" is not a metric line: %s; the format is \"RELISH "
-		 "%s=3 %s=0.91\" (docs/trials.md; said once per trial)", len, l->text ? l->text : "",
+	/* the trial's own bytes, stored for terminals to show: no escape
+	 * sequence reaches them (rl_term_text) */
+	char raw[LINE_MAX_SHOWN + 1], shown[4 * LINE_MAX_SHOWN + 1];
+	snprintf(raw, sizeof raw, "%.*s", len, l->text ? l->text : "");
+	rl_term_text(raw, shown, sizeof shown);
+	char msg[1200];
+	snprintf(msg, sizeof msg, "\"%s\" is not a metric line: %s; the format is \"RELISH "
+		 "%s=3 %s=0.91\" (docs/trials.md; said once per trial)", shown,
 		 l->why ? l->why : "bad format", g->x->sp->schedule.resource,
 		 g->x->sp->objective.metric);
 	live__progress_line(d, "%s: trial %lld: %s", g->x->sp->name, (long long)t->store_id, msg);
