@@ -31,7 +31,10 @@
 #            last objective; 1,000,000 before, and the loop blocked), the
 #            rest are counted in an event (segment.metrics_dropped); a read
 #            of its metrics answers one page (20,000 rows, "more": true);
-#            the service's peak RSS grows by less than 64 MB
+#            the service's peak RSS grows by less than 64 MB; the
+#            learning curves of 40 such trials (2 million rows) are read
+#            as a stream and thinned to points_max a curve, its newest
+#            point kept: peak RSS grows by less than 64 MB (236 MB before)
 #   forever  a trial that names no memory and never ends (sleep 600): it
 #            reserves the service's trial_memory (256 MiB here), not the
 #            whole host (the victim runs beside it), and its segment ends
@@ -223,6 +226,38 @@ P2
   api "/api/v1/experiments/attack-metrics/events?owner=$U1" | grep -q '190000 metric lines past the 10000 one segment may store were dropped' ||
     fail "no event counts the dropped lines: $(api "/api/v1/experiments/attack-metrics/events?owner=$U1" | head -c 2000)"
   [ $((after - before)) -lt 131072 ] || fail "the metric lines grew the service's peak RSS by $(((after - before) / 1024)) MiB"
+  # The learning curves of 40 such trials (2 million rows, copied in the
+  # store as if they had run): read as a stream, each curve thinned to at
+  # most points_max (+ its newest point); reading them all took the
+  # service from 23 to 259 MB a request (450 MB with four at once).
+  $PY - "$work/state/relish.db" <<'P3'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=60)
+cols = [r[1] for r in db.execute("PRAGMA table_info(trials)") if r[1] not in ("id", "idx")]
+tid, = db.execute("SELECT t.id FROM trials t JOIN experiments e ON e.id = t.experiment_id"
+                  " WHERE e.name = 'attack-metrics'").fetchone()
+with db:
+    for k in range(39):
+        c = db.execute("INSERT INTO trials(idx, %s) SELECT ?, %s FROM trials WHERE id = ?"
+                       % (", ".join(cols), ", ".join(cols)), (1000 + k, tid))
+        db.execute("INSERT INTO metrics(trial_id, resource, name, value, at)"
+                   " SELECT ?, resource, name, value, at FROM metrics WHERE trial_id = ?",
+                   (c.lastrowid, tid))
+P3
+  before=$(hwm_kib)
+  local curves
+  curves=$(api "/api/v1/experiments/attack-metrics/curves?owner=$U1" | $PY -c '
+import json, sys
+j = json.load(sys.stdin)
+n = [len(t["points"]) for t in j["trials"]]
+last = {tuple(t["points"][-1]) for t in j["trials"]}
+print(len(n), max(n), j["points_max"], sorted(last))')
+  after=$(hwm_kib)
+  echo "metrics: curves of 40 trials of 50,000 rows: $curves; the service's peak RSS $((before / 1024)) -> $((after / 1024)) MiB"
+  set -- $curves
+  [ "$1" = 40 ] && [ "$2" -le $(($3 + 1)) ] || fail "the curves read: $curves"
+  case $curves in *"[(1, 0.5)]") ;; *) fail "a curve lost its newest point: $curves" ;; esac
+  [ $((after - before)) -lt 65536 ] || fail "reading the curves grew the service's peak RSS by $(((after - before) / 1024)) MiB"
   victim_ok
 }
 

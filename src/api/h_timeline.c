@@ -237,10 +237,24 @@ int api_h_timeline(api_req *rq, api_resp *rs, rl_err *err)
 
 /* ---- curves ---- */
 
+/* Points kept per curve: CURVES_POINTS shared among an experiment's
+ * trials, each between CURVE_MIN and CURVE_MAX.  A plot is a few hundred
+ * pixels wide, and a trial may report millions of values (10,000 lines a
+ * segment, segments without end): read as a stream, a curve keeps every
+ * stride-th point, doubling the stride and halving what it holds each
+ * time it is full, so a read holds a bounded number of points however
+ * many rows the store has (all of them, 2 million rows of one attacker,
+ * took the service from 23 to 259 MB a request). */
+#define CURVES_POINTS (1u << 18)
+#define CURVE_MIN 64
+#define CURVE_MAX 4096
+
 typedef struct curve {
 	const store_trial *t;
-	size_t n, cap;
-	double *r, *v;       /* points in report order */
+	size_t n, cap;       /* points kept, and at most */
+	double *r, *v;       /* kept points in report order: every stride-th */
+	size_t seen, stride; /* points read, and the stride kept */
+	double last_r, last_v; /* the newest point, kept or not */
 	double last_at;      /* newest point's time */
 	int selected;
 	int maximise;        /* the experiment's direction, for cmp_objective */
@@ -269,23 +283,47 @@ static int cmp_objective(const void *a, const void *b)
 
 static int add_point(curve *c, double r, double v, double at)
 {
+	if (!(at <= c->last_at))
+		c->last_at = at;
+	c->last_r = r;
+	c->last_v = v;
+	size_t j = c->seen++;
+	if (j % c->stride)
+		return 0;
 	if (c->n == c->cap) {
-		size_t nc = c->cap ? 2 * c->cap : 8;
-		double *nr = realloc(c->r, nc * sizeof *nr);
-		if (!nr)
-			return -1;
-		c->r = nr;
-		double *nv = realloc(c->v, nc * sizeof *nv);
-		if (!nv)
-			return -1;
-		c->v = nv;
-		c->cap = nc;
+		/* full: every other point goes, and the stride doubles */
+		for (size_t i = 0; 2 * i < c->n; i++) {
+			c->r[i] = c->r[2 * i];
+			c->v[i] = c->v[2 * i];
+		}
+		c->n = (c->n + 1) / 2;
+		c->stride *= 2;
+		if (j % c->stride)
+			return 0;
 	}
 	c->r[c->n] = r;
 	c->v[c->n] = v;
 	c->n++;
-	if (!(at <= c->last_at))
-		c->last_at = at;
+	return 0;
+}
+
+struct curves_read {
+	curve *cv;
+	size_t nt;
+	double cursor;
+};
+
+static int curve_row(const store_metric *m, void *ctx)
+{
+	struct curves_read *cr = ctx;
+	store_trial key = {.id = m->trial_id};
+	curve kc = {.t = &key};
+	curve *c = bsearch(&kc, cr->cv, cr->nt, sizeof *cr->cv, cmp_trial_id);
+	if (!c)
+		return 0;
+	add_point(c, m->resource, m->value, m->at);
+	if (isnan(cr->cursor) || m->at > cr->cursor)
+		cr->cursor = m->at;
 	return 0;
 }
 
@@ -307,43 +345,37 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 	if (!name || !*name)
 		name = e.objective_metric;
 	store_trial *tv = NULL;
-	store_metric *mv = NULL;
-	size_t nt = 0, nm = 0;
+	size_t nt = 0;
 	curve *cv = NULL;
 	curve **order = NULL;
 	json_t *arr = NULL, *sel = NULL;
-	if ((rc = store_trial_list(rq->st, e.id, 0, &tv, &nt, err)) < 0 ||
-	    (rc = store_metric_list(rq->st, e.id, 0, &mv, &nm, err)) < 0)
+	if ((rc = store_trial_list(rq->st, e.id, 0, &tv, &nt, err)) < 0)
 		goto out;
 	cv = calloc(nt ? nt : 1, sizeof *cv);
 	order = calloc(nt ? nt : 1, sizeof *order);
-	if (!cv || !order) {
-		rc = rl_err_set(err, RL_ENOMEM, "curves");
-		goto out;
-	}
+	size_t keep = nt ? CURVES_POINTS / nt : CURVE_MAX;
+	keep = keep < CURVE_MIN ? CURVE_MIN : keep > CURVE_MAX ? CURVE_MAX : keep;
+	int oom = !cv || !order;
 	int maximise = !e.mode || strcmp(e.mode, "min") != 0;
-	for (size_t i = 0; i < nt; i++) {
+	for (size_t i = 0; i < nt && !oom; i++) {
 		cv[i].t = &tv[i];
 		cv[i].last_at = -INFINITY;
 		cv[i].maximise = maximise;
+		cv[i].cap = keep;
+		cv[i].stride = 1;
+		cv[i].r = malloc(keep * sizeof *cv[i].r);
+		cv[i].v = malloc(keep * sizeof *cv[i].v);
+		oom = !cv[i].r || !cv[i].v;
+	}
+	if (oom) {
+		rc = rl_err_set(err, RL_ENOMEM, "curves");
+		goto out;
 	}
 	qsort(cv, nt, sizeof *cv, cmp_trial_id);
-	double cursor = NAN;
-	for (size_t i = 0; i < nm; i++) {
-		if (!mv[i].name || strcmp(mv[i].name, name) != 0)
-			continue;
-		store_trial key = {.id = mv[i].trial_id};
-		curve kc = {.t = &key};
-		curve *c = bsearch(&kc, cv, nt, sizeof *cv, cmp_trial_id);
-		if (!c)
-			continue;
-		if (add_point(c, mv[i].resource, mv[i].value, mv[i].at) < 0) {
-			rc = rl_err_set(err, RL_ENOMEM, "curves");
-			goto out;
-		}
-		if (isnan(cursor) || mv[i].at > cursor)
-			cursor = mv[i].at;
-	}
+	struct curves_read cr = {.cv = cv, .nt = nt, .cursor = NAN};
+	if ((rc = store_metric_each(rq->st, e.id, name, curve_row, &cr, err)) < 0)
+		goto out;
+	double cursor = cr.cursor;
 	/* Choose: every trial with points, or the best `limit` by objective
 	 * and every running one. */
 	size_t with = 0;
@@ -374,6 +406,9 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 		for (size_t k = 0; k < c->n; k++)
 			json_array_append_new(pts, json_pack("[o, o]", api_json_real(c->r[k]),
 							     api_json_real(c->v[k])));
+		if ((c->seen - 1) % c->stride) /* the newest point, thinned out */
+			json_array_append_new(pts, json_pack("[o, o]", api_json_real(c->last_r),
+							     api_json_real(c->last_v)));
 		json_array_append_new(arr, json_pack("{s:I, s:i, s:s, s:o, s:o}", "trial_id",
 						     (json_int_t)c->t->id, "index", c->t->idx,
 						     "status", trial_status_name(c->t->status),
@@ -382,10 +417,10 @@ int api_h_curves(api_req *rq, api_resp *rs, rl_err *err)
 	}
 	char cur[40];
 	snprintf(cur, sizeof cur, "%.17g", cursor);
-	rs->json = json_pack("{s:s, s:I, s:b, s:o, s:O, s:O}", "metric", name, "total",
+	rs->json = json_pack("{s:s, s:I, s:b, s:o, s:I, s:O, s:O}", "metric", name, "total",
 			     (json_int_t)with, "full", isnan(after), "cursor",
-			     isnan(cursor) ? json_null() : json_string(cur), "selected", sel,
-			     "trials", arr);
+			     isnan(cursor) ? json_null() : json_string(cur), "points_max",
+			     (json_int_t)keep, "selected", sel, "trials", arr);
 	if (!rs->json)
 		rc = rl_err_set(err, RL_ENOMEM, "curves");
 out:
@@ -397,7 +432,6 @@ out:
 	}
 	free(cv);
 	free(order);
-	store_metrics_free(mv, nm);
 	store_trials_free(tv, nt);
 	store_experiment_fini(&e);
 	return rc;

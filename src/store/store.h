@@ -522,6 +522,12 @@ int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_m
 int store_metric_page(store *s, int64_t experiment_id, int64_t trial_id, const char *name,
 		      size_t offset, size_t limit, store_metric **out, size_t *n, int *more,
 		      rl_err *err);
+/* Every value named name of an experiment's trials, by trial, then in
+ * report order, handed to fn one at a time (m and its fields only for the
+ * call): a read of any length holds one row.  fn returning < 0 (an
+ * RL_E* code) stops it with that code.  Returns 0 or < 0. */
+int store_metric_each(store *s, int64_t experiment_id, const char *name,
+		      int (*fn)(const store_metric *m, void *ctx), void *ctx, rl_err *err);
 void store_metrics_free(store_metric *v, size_t n);
 
 /* Ids 0 mean none.  Returns 0; *id (may be NULL) gets the event id. */

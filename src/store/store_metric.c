@@ -44,6 +44,13 @@ static const char SQL_METRIC_PAGE[] =
 	" WHERE t.experiment_id = ?1 AND (?2 = 0 OR m.trial_id = ?2)"
 	" AND (?3 IS NULL OR m.name = ?3)"
 	" ORDER BY t.idx, m.id LIMIT ?4 OFFSET ?5";
+/* by trial, then report order: the metrics_trial index's own order, so
+ * that rows stream without a sort */
+static const char SQL_METRIC_EACH[] =
+	"SELECT m.trial_id, m.segment_id, m.resource, m.value, m.at"
+	" FROM metrics m JOIN trials t ON t.id = m.trial_id"
+	" WHERE t.experiment_id = ?1 AND m.name = ?2"
+	" ORDER BY m.trial_id, m.id";
 static const char SQL_EVENT_INSERT[] =
 	"INSERT INTO events(at, experiment_id, trial_id, segment_id, kind, message)"
 	" VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
@@ -117,6 +124,33 @@ int store_metric_list(store *s, int64_t experiment_id, int64_t trial_id, store_m
 	sqlite3_bind_int64(st, 1, experiment_id);
 	sqlite3_bind_int64(st, 2, trial_id);
 	return metric_rows(s, st, 0, out, n, NULL, err);
+}
+
+int store_metric_each(store *s, int64_t experiment_id, const char *name,
+		      int (*fn)(const store_metric *m, void *ctx), void *ctx, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_METRIC_EACH, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		store_metric m = {
+			.trial_id = sqlite3_column_int64(st, 0), .segment_id = st_col_int(st, 1, 0),
+			.resource = st_col_real(st, 2), .name = (char *)name,
+			.value = st_col_real(st, 3), .at = st_col_real(st, 4),
+		};
+		if ((rc = fn(&m, ctx)) < 0) {
+			sqlite3_reset(st);
+			return rl_err_set(err, rc, "reading metrics");
+		}
+	}
+	if (r != SQLITE_DONE)
+		rc = st_fail(s, err, "reading metrics");
+	sqlite3_reset(st);
+	return rc < 0 ? rc : 0;
 }
 
 int store_metric_page(store *s, int64_t experiment_id, int64_t trial_id, const char *name,
