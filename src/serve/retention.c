@@ -94,6 +94,14 @@ static int export_one(store *st, const store_experiment *e, const char *archive,
 		      size_t n, size_t *n_out, rl_err *err)
 {
 	char dir[PATH_MAX];
+	/* names from the database, made paths: one component each, never
+	 * '..' (an owner "../../etc" wrote outside the archive) */
+	const char *parts[] = {e->owner ? e->owner : "unknown", e->name};
+	for (size_t i = 0; i < 2; i++)
+		if (!parts[i] || !parts[i][0] || strchr(parts[i], '/') || !strcmp(parts[i], ".") ||
+		    !strcmp(parts[i], ".."))
+			return rl_err_set(err, RL_EINVAL, "experiment %lld: '%s' cannot name a file "
+					  "in %s", (long long)e->id, parts[i] ? parts[i] : "", archive);
 	int rc = mkdir_one(archive, err);
 	if (rc < 0)
 		return rc;

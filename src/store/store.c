@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -919,6 +920,25 @@ int store_open(const char *path, unsigned flags, store **out, rl_err *err)
 		}
 		*out = s;
 		return 0;
+	}
+	/* Only its owner changes a database (as git refuses a repository of
+	 * another user's): what a database holds names folders relish
+	 * removes, archives it writes and commands it runs, so root's
+	 * `relish delete --db` on a user's file did what the user wrote
+	 * there (removed a folder of root's, wrote outside the archive).  A
+	 * file that does not exist yet becomes the caller's. */
+	struct stat own;
+	if (stat(path, &own) == 0 && (!S_ISREG(own.st_mode) || own.st_uid != geteuid())) {
+		struct passwd *pw = S_ISREG(own.st_mode) ? getpwuid(own.st_uid) : NULL;
+		rc = !S_ISREG(own.st_mode)
+			     ? rl_err_set(err, RL_EPERM, "%s is not a regular file", path)
+			     : rl_err_set(err, RL_EPERM, "%s belongs to %s (uid %u), not to you (uid %u): "
+					  "relish changes a database only as its owner (run it as %s, "
+					  "e.g. sudo -u %s relish ...; reading it works as anyone)",
+					  path, pw ? pw->pw_name : "another user", (unsigned)own.st_uid,
+					  (unsigned)geteuid(), pw ? pw->pw_name : "that user",
+					  pw ? pw->pw_name : "OWNER");
+		goto fail;
 	}
 	/* The driver lock comes first: a refused driver writes nothing. */
 	if ((flags & STORE_DRIVER) && (rc = st_lock_take(s, err)) < 0)

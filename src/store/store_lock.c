@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,10 +77,22 @@ int st_lock_take(store *s, rl_err *err)
 	char *lp = NULL;
 	if (asprintf(&lp, "%s-lock", s->path) < 0)
 		return rl_err_set(err, RL_ENOMEM, "opening %s", s->path);
-	int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* Never through a link, never a FIFO, and only our own: the lock is
+	 * truncated and written (a link there had root overwrite the file it
+	 * named). */
+	int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		close(fd);
+		int rc = rl_err_set(err, RL_EPERM, "%s: the driver lock %s is not a file of yours "
+				    "(uid %u): remove it, or run relish as its owner", s->path, lp,
+				    (unsigned)geteuid());
+		free(lp);
+		return rc;
+	}
 	if (fd < 0) {
-		int rc = rl_err_sys(err, RL_ESTORE, errno, "%s: opening the driver lock %s", s->path,
-				    lp);
+		int rc = rl_err_sys(err, errno == ELOOP ? RL_EPERM : RL_ESTORE, errno,
+				    "%s: opening the driver lock %s", s->path, lp);
 		free(lp);
 		return rc;
 	}
