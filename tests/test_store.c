@@ -110,6 +110,32 @@ static void test_migrate_fresh_and_reopen(void **state)
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type='table'"),
 			 13);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	/* What a delete looks up for each segment and trial it removes (the
+	 * foreign keys' SET NULL and CASCADE) goes through an index, not a
+	 * scan of every metric and event row (schema 14). */
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+					  "AND name IN ('metrics_segment', 'events_trial', "
+					  "'events_segment')"),
+			 3);
+	{
+		static const char *const lookups[] = {
+			"EXPLAIN QUERY PLAN SELECT 1 FROM metrics WHERE segment_id = 1",
+			"EXPLAIN QUERY PLAN SELECT 1 FROM events WHERE segment_id = 1",
+			"EXPLAIN QUERY PLAN SELECT 1 FROM events WHERE trial_id = 1",
+		};
+		sqlite3 *qdb;
+		assert_int_equal(sqlite3_open(f->path, &qdb), SQLITE_OK);
+		for (size_t i = 0; i < sizeof lookups / sizeof lookups[0]; i++) {
+			sqlite3_stmt *qp;
+			assert_int_equal(sqlite3_prepare_v2(qdb, lookups[i], -1, &qp, NULL), SQLITE_OK);
+			assert_int_equal(sqlite3_step(qp), SQLITE_ROW);
+			const char *plan = (const char *)sqlite3_column_text(qp, 3);
+			if (!strstr(plan, "USING COVERING INDEX") && !strstr(plan, "USING INDEX"))
+				fail_msg("%s: %s", lookups[i], plan);
+			sqlite3_finalize(qp);
+		}
+		sqlite3_close(qdb);
+	}
 	/* Re-opening applies nothing and keeps the data. */
 	s = open_ok(f->path, STORE_MUST_EXIST | STORE_SYNC_FULL);
 	assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);

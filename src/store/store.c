@@ -356,6 +356,14 @@ static const char *const migrations[] = {
 	"ALTER TABLE profiles_v13 RENAME TO profiles;"
 	"CREATE INDEX profiles_family ON profiles(family);"
 	"CREATE INDEX profiles_uid ON profiles(uid, updated_at);",
+	/* 14: the columns that point at a segment or a trial, indexed: each
+	 * segment and trial a delete removes sets or cascades into them, and
+	 * without an index SQLite read every user's metric and event rows
+	 * once per segment (relish serve's loop held for minutes by one
+	 * user's delete of a big experiment; retention and prune likewise). */
+	"CREATE INDEX IF NOT EXISTS metrics_segment ON metrics(segment_id);"
+	"CREATE INDEX IF NOT EXISTS events_trial ON events(trial_id);"
+	"CREATE INDEX IF NOT EXISTS events_segment ON events(segment_id);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -42,7 +42,7 @@
 typedef struct store store;
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 13
+#define STORE_SCHEMA_VERSION 14
 #define STORE_DEFAULT_PATH "relish.db"
 
 enum store_flags {
