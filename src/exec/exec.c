@@ -14,7 +14,7 @@ void exec_options_default(exec_options *o)
 	o->kill_grace_s = 5.0;
 	o->sample_interval_s = 0.2;
 	o->memory_margin = 0.1;
-	o->log_max_bytes = 64ull << 20;
+	o->log_max_bytes = EXEC_LOG_MAX;
 	o->idle_timeout_s = 300.0;
 	o->max_idle = 8;
 	o->confine = EXEC_CONFINE_AUTO;

@@ -186,11 +186,14 @@ typedef enum exec_confine {
 /* "auto", "cgroup2", "cgroup1", "proc", "group" (RELISH_CONFINE's words). */
 const char *exec_confine_name(exec_confine k);
 
+/* A segment's log is cut here by default (exec_options.log_max_bytes). */
+#define EXEC_LOG_MAX (64ull << 20)
+
 typedef struct exec_options {
 	double kill_grace_s;         /* SIGTERM, then SIGKILL after this; default 5 */
 	double sample_interval_s;    /* RSS sampling; default 0.2 */
 	double memory_margin;        /* kill when RSS > limit * (1 + margin); default 0.1 */
-	uint64_t log_max_bytes;      /* per segment log; default 64 MiB */
+	uint64_t log_max_bytes;      /* per segment log; default EXEC_LOG_MAX */
 	double idle_timeout_s;       /* parked processes stopped after; default 300 */
 	size_t max_idle;             /* parked processes kept at most; default 8 */
 	exec_confine confine;        /* default AUTO */

@@ -88,15 +88,35 @@ static int salvage_metrics(live *d, const live_exp *x, const store_segment *g, s
 			close(fd);
 		return 0; /* no log (left, or never opened): nothing to take back */
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	/* The log is the trial's output, and its owner may write to it while
+	 * no relish runs: read as live reads it, a line of at most
+	 * CONTRACT_LINE_MAX bytes in a fixed buffer (a longer one is skipped
+	 * whole, as live never parses one) and at most the log's size limit
+	 * in all (a 400 MB line took a restarting service's memory to
+	 * 852 MB before it listened). */
+	char *line = malloc(CONTRACT_LINE_MAX + 2);
+	if (!line) {
+		fclose(f);
+		return rl_err_set(err, RL_ENOMEM, "reading %s", g->log_path);
+	}
+	size_t n;
+	uint64_t read_total = 0, limit = EXEC_LOG_MAX;
 	double now = live__now(d);
 	int rc = store_begin(d->st, err);
 	size_t taken = 0;
 	/* As many lines as a live segment stores (LIVE_METRIC_LINES_MAX). */
-	while (rc == 0 && taken < LIVE_METRIC_LINES_MAX && (n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
+	while (rc == 0 && taken < LIVE_METRIC_LINES_MAX && read_total < limit &&
+	       fgets(line, CONTRACT_LINE_MAX + 2, f)) {
+		n = strlen(line);
+		read_total += n;
+		if (n && line[n - 1] != '\n' && !feof(f)) {
+			/* too long: the rest of it goes unread into nothing */
+			int c;
+			while ((c = getc(f)) != EOF && c != '\n' && read_total < limit)
+				read_total++;
+			continue;
+		}
+		if (n && line[n - 1] == '\n')
 			n--;
 		contract_line l;
 		if (contract_parse_line(line, (size_t)n, &l) != CONTRACT_METRICS || !l.n)
