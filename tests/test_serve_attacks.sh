@@ -34,7 +34,9 @@
 #            the service's peak RSS grows by less than 64 MB; the
 #            learning curves of 40 such trials (2 million rows) are read
 #            as a stream and thinned to points_max a curve, its newest
-#            point kept: peak RSS grows by less than 64 MB (236 MB before)
+#            point kept: peak RSS grows by less than 64 MB (236 MB before);
+#            200,000 of its events are answered 5,000 a read ("more": true,
+#            whatever ?limit= asks), read on with ?after=
 #   forever  a trial that names no memory and never ends (sleep 600): it
 #            reserves the service's trial_memory (256 MiB here), not the
 #            whole host (the victim runs beside it), and its segment ends
@@ -258,6 +260,37 @@ print(len(n), max(n), j["points_max"], sorted(last))')
   [ "$1" = 40 ] && [ "$2" -le $(($3 + 1)) ] || fail "the curves read: $curves"
   case $curves in *"[(1, 0.5)]") ;; *) fail "a curve lost its newest point: $curves" ;; esac
   [ $((after - before)) -lt 65536 ] || fail "reading the curves grew the service's peak RSS by $(((after - before) / 1024)) MiB"
+  # 200,000 events of the experiment (as its segments' would be): a read
+  # answers a page of 5,000 (more: true), whatever ?limit= asks, and the
+  # pages read on with ?after= add up to all of them
+  $PY - "$work/state/relish.db" <<'P4'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=60)
+eid, = db.execute("SELECT id FROM experiments WHERE name = 'attack-metrics'").fetchone()
+with db:
+    db.executemany("INSERT INTO events(at, experiment_id, kind, message) VALUES(1, ?, 'segment.note', ?)",
+                   ((eid, "x" * 1000) for _ in range(200000)))
+P4
+  local events
+  events=$(api "/api/v1/experiments/attack-metrics/events?owner=$U1&limit=1000000" | $PY -c '
+import json, sys
+j = json.load(sys.stdin)
+print(len(j["events"]), j["more"])')
+  [ "$events" = "5000 True" ] || fail "a read of 200,000 events answered: $events"
+  local total=0 last=0 page
+  while :; do
+    page=$(api "/api/v1/experiments/attack-metrics/events?owner=$U1&after=$last" | $PY -c '
+import json, sys
+j = json.load(sys.stdin)
+print(len(j["events"]), j["last_id"], j["more"])')
+    set -- $page
+    total=$((total + $1)); last=$2
+    [ "$3" = True ] || break
+  done
+  after=$(hwm_kib)
+  echo "metrics: 200,000 events read in pages of 5,000: $total in all; peak RSS $((after / 1024)) MiB"
+  [ "$total" -ge 200000 ] || fail "the pages held $total events"
+  [ $((after - before)) -lt 65536 ] || fail "reading the events grew the service's peak RSS by $(((after - before) / 1024)) MiB"
   victim_ok
 }
 

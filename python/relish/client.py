@@ -253,7 +253,14 @@ class Client:
         return self._get("experiments/%s/segments" % self._ref(ref))["segments"]
 
     def events(self, ref, after=None):
-        return self._get("experiments/%s/events" % self._ref(ref), after=after)["events"]
+        """Every event after id `after`, oldest first (read a page at a time)."""
+        out = []
+        while True:
+            page = self._get("experiments/%s/events" % self._ref(ref), after=after)
+            out += page["events"]
+            if not page.get("more") or not page["events"]:
+                return out
+            after = page["last_id"]
 
     def log(self, segment_id, tail=None):
         """A segment's log as text (tail: its last bytes only)."""

@@ -743,6 +743,11 @@ int api_h_exp_metrics(api_req *rq, api_resp *rs, rl_err *err)
 	return rc;
 }
 
+/* Events a read answers at most: a page, however many an experiment has
+ * (200,000 events answered at once took 224 MB and the service's memory
+ * past 1 GB); a client reads on with ?after= the page's last_id. */
+#define API_EVENTS_PAGE 5000
+
 int api_h_exp_events(api_req *rq, api_resp *rs, rl_err *err)
 {
 	store_experiment e;
@@ -750,11 +755,21 @@ int api_h_exp_events(api_req *rq, api_resp *rs, rl_err *err)
 	int rc = api_query_int(rq, "after", 0, &after, err);
 	if (rc == 0)
 		rc = api_query_int(rq, "limit", 0, &limit, err);
-	if (rc < 0 || (rc = api_find_experiment(rq, rq->param[0], &e, err)) < 0)
+	if (rc < 0)
+		return rc;
+	if (limit < 0)
+		return rl_err_set(err, RL_EINVAL, "?limit=: expected 0 (a page) or more, got %lld", limit);
+	if (limit == 0 || limit > API_EVENTS_PAGE)
+		limit = API_EVENTS_PAGE;
+	if ((rc = api_find_experiment(rq, rq->param[0], &e, err)) < 0)
 		return rc;
 	store_event *ev;
 	size_t n;
-	if ((rc = store_event_list(rq->st, e.id, after, (size_t)limit, &ev, &n, err)) == 0) {
+	/* one more than answered: whether more are left */
+	if ((rc = store_event_list(rq->st, e.id, after, (size_t)limit + 1, &ev, &n, err)) == 0) {
+		int more = n > (size_t)limit;
+		if (more)
+			n = (size_t)limit;
 		json_t *arr = json_array();
 		long long last = after;
 		for (size_t i = 0; i < n; i++) {
@@ -762,8 +777,9 @@ int api_h_exp_events(api_req *rq, api_resp *rs, rl_err *err)
 			if (ev[i].id > last)
 				last = ev[i].id;
 		}
-		store_events_free(ev, n);
-		rs->json = json_pack("{s:o, s:I}", "events", arr, "last_id", (json_int_t)last);
+		store_events_free(ev, n + (size_t)more);
+		rs->json = json_pack("{s:o, s:I, s:b}", "events", arr, "last_id", (json_int_t)last,
+				     "more", more);
 	}
 	store_experiment_fini(&e);
 	return rc;

@@ -243,29 +243,34 @@ static int follow_round(api_client *c, followed *f, rl_err *err)
 	/* What `relish run` prints beside the trials' lines, the service
 	 * stores as events: a line that missed the metric format, why the
 	 * experiment stopped, how it ended. */
-	snprintf(path, sizeof path, "/api/v1/experiments/%lld/events?after=%lld", (long long)f->id,
-		 f->last_event);
-	if ((rc = api_client_json(c, "GET", path, NULL, &ans, err)) < 0)
-		return rc;
-	json_t *ev;
-	json_array_foreach(json_object_get(ans, "events"), i, ev)
-	{
-		const char *kind = json_string_value(json_object_get(ev, "kind"));
-		const char *msg = json_string_value(json_object_get(ev, "message"));
-		long long tid = (long long)json_integer_value(json_object_get(ev, "trial_id"));
-		f->last_event = (long long)json_integer_value(json_object_get(ev, "id"));
-		if (!kind || !msg)
-			continue;
-		char shown[4096];
-		msg = rl_term_text(msg, shown, sizeof shown);
-		if (!strcmp(kind, "trial.warning"))
-			printf("%s: trial %lld: %s\n", f->name, tid, msg);
-		else if (!strcmp(kind, "experiment.failed"))
-			printf("%s: stopped: %s\n", f->name, msg);
-		else if (!strcmp(kind, "experiment.done"))
-			printf("%s: %s\n", f->name, msg);
-	}
-	json_decref(ans);
+	/* (a page at a time: the service answers at most a page) */
+	int more;
+	do {
+		snprintf(path, sizeof path, "/api/v1/experiments/%lld/events?after=%lld", (long long)f->id,
+			 f->last_event);
+		if ((rc = api_client_json(c, "GET", path, NULL, &ans, err)) < 0)
+			return rc;
+		more = json_is_true(json_object_get(ans, "more"));
+		json_t *ev;
+		json_array_foreach(json_object_get(ans, "events"), i, ev)
+		{
+			const char *kind = json_string_value(json_object_get(ev, "kind"));
+			const char *msg = json_string_value(json_object_get(ev, "message"));
+			long long tid = (long long)json_integer_value(json_object_get(ev, "trial_id"));
+			f->last_event = (long long)json_integer_value(json_object_get(ev, "id"));
+			if (!kind || !msg)
+				continue;
+			char shown[4096];
+			msg = rl_term_text(msg, shown, sizeof shown);
+			if (!strcmp(kind, "trial.warning"))
+				printf("%s: trial %lld: %s\n", f->name, tid, msg);
+			else if (!strcmp(kind, "experiment.failed"))
+				printf("%s: stopped: %s\n", f->name, msg);
+			else if (!strcmp(kind, "experiment.done"))
+				printf("%s: %s\n", f->name, msg);
+		}
+		json_decref(ans);
+	} while (more);
 	snprintf(path, sizeof path, "/api/v1/experiments/%lld", (long long)f->id);
 	if ((rc = api_client_json(c, "GET", path, NULL, &ans, err)) < 0)
 		return rc;
