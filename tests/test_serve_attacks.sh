@@ -36,7 +36,9 @@
 #            as a stream and thinned to points_max a curve, its newest
 #            point kept: peak RSS grows by less than 64 MB (236 MB before);
 #            200,000 of its events are answered 5,000 a read ("more": true,
-#            whatever ?limit= asks), read on with ?after=
+#            whatever ?limit= asks), read on with ?after=; 25,000 of its
+#            segments 10,000 a read; relish export through the service
+#            writes every metric row and segment (it wrote 20,000 rows)
 #   forever  a trial that names no memory and never ends (sleep 600): it
 #            reserves the service's trial_memory (256 MiB here), not the
 #            whole host (the victim runs beside it), and its segment ends
@@ -228,6 +230,12 @@ P2
   api "/api/v1/experiments/attack-metrics/events?owner=$U1" | grep -q '190000 metric lines past the 10000 one segment may store were dropped' ||
     fail "no event counts the dropped lines: $(api "/api/v1/experiments/attack-metrics/events?owner=$U1" | head -c 2000)"
   [ $((after - before)) -lt 131072 ] || fail "the metric lines grew the service's peak RSS by $(((after - before) / 1024)) MiB"
+  # relish export through the service reads every page (it took the
+  # first 20,000 rows alone)
+  local exported
+  exported=$(as "$U1" "$R" export --format csv --what metrics --experiment attack-metrics | tail -n +2 | wc -l)
+  [ "$exported" = "$rows" ] || fail "relish export through the service wrote $exported of $rows metric rows"
+  echo "metrics: relish export through the service: $exported rows"
   # The learning curves of 40 such trials (2 million rows, copied in the
   # store as if they had run): read as a stream, each curve thinned to at
   # most points_max (+ its newest point); reading them all took the
@@ -289,6 +297,30 @@ print(len(j["events"]), j["last_id"], j["more"])')
   done
   after=$(hwm_kib)
   echo "metrics: 200,000 events read in pages of 5,000: $total in all; peak RSS $((after / 1024)) MiB"
+  # 25,000 segments of the experiment: a read answers a page of 10,000,
+  # and relish export through the service reads all of them
+  $PY - "$work/state/relish.db" <<'P5'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=60)
+cols = [r[1] for r in db.execute("PRAGMA table_info(segments)") if r[1] not in ("id", "seq")]
+sid, = db.execute("SELECT g.id FROM segments g JOIN trials t ON t.id = g.trial_id"
+                  " JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'attack-metrics' LIMIT 1").fetchone()
+with db:
+    for k in range(25000):
+        db.execute("INSERT INTO segments(seq, %s) SELECT ?, %s FROM segments WHERE id = ?"
+                   % (", ".join(cols), ", ".join(cols)), (1000 + k, sid))
+P5
+  local segs nseg
+  segs=$(api "/api/v1/experiments/attack-metrics/segments?owner=$U1&limit=100000" | $PY -c '
+import json, sys
+j = json.load(sys.stdin)
+print(len(j["segments"]), j["more"], j["next_offset"])')
+  [ "$segs" = "10000 True 10000" ] || fail "a read of 25,000 segments answered: $segs"
+  nseg=$(sqlite3 "file:$work/state/relish.db?mode=ro" "SELECT count(*) FROM segments g JOIN trials t ON t.id = g.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'attack-metrics'")
+  exported=$(as "$U1" "$R" export --format csv --what segments --experiment attack-metrics | tail -n +2 | wc -l)
+  [ "$exported" = "$nseg" ] || fail "relish export through the service wrote $exported of $nseg segments"
+  after=$(hwm_kib)
+  echo "metrics: $nseg segments read 10,000 a page; relish export wrote $exported; peak RSS $((after / 1024)) MiB"
   [ "$total" -ge 200000 ] || fail "the pages held $total events"
   [ $((after - before)) -lt 65536 ] || fail "reading the events grew the service's peak RSS by $(((after - before) / 1024)) MiB"
   victim_ok

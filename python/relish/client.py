@@ -250,7 +250,14 @@ class Client:
             offset = page["next_offset"]
 
     def segments(self, ref):
-        return self._get("experiments/%s/segments" % self._ref(ref))["segments"]
+        """Every segment of an experiment (read a page at a time)."""
+        out, offset = [], 0
+        while True:
+            page = self._get("experiments/%s/segments" % self._ref(ref), offset=offset)
+            out += page["segments"]
+            if not page.get("more") or not page["segments"]:
+                return out
+            offset = page["next_offset"]
 
     def events(self, ref, after=None):
         """Every event after id `after`, oldest first (read a page at a time)."""

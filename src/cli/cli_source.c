@@ -72,6 +72,36 @@ static json_t *get_list(cli_src *src, const char *path, const char *key, json_t 
 	return arr;
 }
 
+/* GET path and every page after it (while the answer says "more", with
+ * ?offset= its next_offset): the pages' key lists in one array, in *doc
+ * (the first answer). */
+static json_t *get_pages(cli_src *src, const char *path, const char *key, json_t **doc,
+			 rl_err *err)
+{
+	json_t *arr = get_list(src, path, key, doc, err);
+	while (arr && json_is_true(json_object_get(*doc, "more"))) {
+		long long off = (long long)json_integer_value(json_object_get(*doc, "next_offset"));
+		char next[256];
+		snprintf(next, sizeof next, "%s%soffset=%lld", path, strchr(path, '?') ? "&" : "?", off);
+		json_t *page = NULL;
+		json_t *more = get_list(src, next, key, &page, err);
+		if (!more || !json_array_size(more)) {
+			json_decref(page);
+			json_decref(*doc);
+			*doc = NULL;
+			if (!more)
+				return NULL;
+			rl_err_set(err, RL_EPARSE, "GET %s: \"more\" with an empty page", next);
+			return NULL;
+		}
+		json_array_extend(arr, more);
+		json_object_set(*doc, "more", json_object_get(page, "more"));
+		json_object_set(*doc, "next_offset", json_object_get(page, "next_offset"));
+		json_decref(page);
+	}
+	return arr;
+}
+
 /* The service's next page after a list answer, 0 at the end. */
 static long long next_after(const json_t *doc)
 {
@@ -351,7 +381,7 @@ static int segments_from(cli_src *src, const char *path, store_segment **v, size
 			 rl_err *err)
 {
 	json_t *doc;
-	json_t *arr = get_list(src, path, "segments", &doc, err);
+	json_t *arr = get_pages(src, path, "segments", &doc, err);
 	if (!arr)
 		return err->code;
 	size_t cnt = json_array_size(arr);
@@ -399,7 +429,7 @@ int cli_src_metrics(cli_src *src, const store_experiment *e, store_metric **v, s
 	char path[128];
 	snprintf(path, sizeof path, "/api/v1/experiments/%lld/metrics", (long long)e->id);
 	json_t *doc;
-	json_t *arr = get_list(src, path, "metrics", &doc, err);
+	json_t *arr = get_pages(src, path, "metrics", &doc, err);
 	if (!arr)
 		return err->code;
 	size_t cnt = json_array_size(arr);

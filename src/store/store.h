@@ -442,6 +442,10 @@ int store_segment_list_running(store *s, int64_t experiment_id, store_segment **
 /* All segments of an experiment by trial idx then seq (export). */
 int store_segment_list_experiment(store *s, int64_t experiment_id, store_segment **out,
 				  size_t *n, rl_err *err);
+/* At most limit of them (>= 1), from the offset-th on; *more is set when
+ * others follow.  A read of one page holds one page. */
+int store_segment_page_experiment(store *s, int64_t experiment_id, size_t offset, size_t limit,
+				  store_segment **out, size_t *n, int *more, rl_err *err);
 /* The devices timeline (the API's GET /timeline): placed segments whose
  * run overlaps [from, to] (running ones count as running until now), the
  * most recent limit of them by start (0: all), oldest first; with each

@@ -45,6 +45,9 @@ static const char SQL_SEG_RUNNING[] =
 static const char SQL_SEG_OF_EXP[] =
 	"SELECT " SEG_COLS " FROM segments g JOIN trials t ON t.id = g.trial_id"
 	" WHERE t.experiment_id = ?1 ORDER BY t.idx, g.seq, g.id";
+static const char SQL_SEG_OF_EXP_PAGE[] =
+	"SELECT " SEG_COLS " FROM segments g JOIN trials t ON t.id = g.trial_id"
+	" WHERE t.experiment_id = ?1 ORDER BY t.idx, g.seq, g.id LIMIT ?2 OFFSET ?3";
 
 void store_segment_fini(store_segment *g)
 {
@@ -255,6 +258,8 @@ int store_segment_get(store *s, int64_t id, store_segment *out, rl_err *err)
 	return rc;
 }
 
+static int seg_rows(store *s, sqlite3_stmt *st, store_segment **out, size_t *n, rl_err *err);
+
 static int seg_list(store *s, const char *sql, int64_t key, store_segment **out, size_t *n,
 		    rl_err *err)
 {
@@ -263,6 +268,13 @@ static int seg_list(store *s, const char *sql, int64_t key, store_segment **out,
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int64(st, 1, key);
+	return seg_rows(s, st, out, n, err);
+}
+
+/* Step st (prepared and bound) into segments. */
+static int seg_rows(store *s, sqlite3_stmt *st, store_segment **out, size_t *n, rl_err *err)
+{
+	int rc = 0;
 	store_segment *v = NULL;
 	size_t nv = 0, cap = 0;
 	int r = SQLITE_DONE;
@@ -305,6 +317,27 @@ int store_segment_list_experiment(store *s, int64_t experiment_id, store_segment
 				  size_t *n, rl_err *err)
 {
 	return seg_list(s, SQL_SEG_OF_EXP, experiment_id, out, n, err);
+}
+
+int store_segment_page_experiment(store *s, int64_t experiment_id, size_t offset, size_t limit,
+				  store_segment **out, size_t *n, int *more, rl_err *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, SQL_SEG_OF_EXP_PAGE, &st, err);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, experiment_id);
+	/* one row more than asked: whether rows are left */
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit + 1);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+	if ((rc = seg_rows(s, st, out, n, err)) < 0)
+		return rc;
+	*more = *n > limit;
+	if (*more) {
+		store_segment_fini(&(*out)[limit]);
+		*n = limit;
+	}
+	return 0;
 }
 
 /* The timeline's rows: placed segments that overlap [from, to], the most
