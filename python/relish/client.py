@@ -235,39 +235,34 @@ class Client:
     def trial(self, trial_id):
         return self._get("trials/%d" % int(trial_id))
 
+    def _pages(self, path, key, param, next_key, start=None, **query):
+        """Every page of a list the service answers a page at a time: while
+        an answer says "more", read on with param = its next_key."""
+        rows, cur = [], start
+        while True:
+            page = self._get(path, **dict(query, **{param: cur}))
+            rows.extend(page[key])
+            if not page.get("more") or not page[key]:
+                return rows
+            cur = page[next_key]
+
     def metrics(self, ref, trial=None, name=None):
         """Metric rows: experiment, trial_id, segment_id, resource, name, value, at.
 
         The service answers a page of rows at a time (20,000 at most); every
         page is read here."""
-        rows, offset = [], 0
-        while True:
-            page = self._get("experiments/%s/metrics" % self._ref(ref), trial=trial,
-                             name=name, offset=offset or None)
-            rows.extend(page["metrics"])
-            if not page.get("more"):
-                return rows
-            offset = page["next_offset"]
+        return self._pages("experiments/%s/metrics" % self._ref(ref), "metrics", "offset",
+                           "next_offset", trial=trial, name=name)
 
     def segments(self, ref):
-        """Every segment of an experiment (read a page at a time)."""
-        out, offset = [], 0
-        while True:
-            page = self._get("experiments/%s/segments" % self._ref(ref), offset=offset)
-            out += page["segments"]
-            if not page.get("more") or not page["segments"]:
-                return out
-            offset = page["next_offset"]
+        """Every segment of an experiment (10,000 a page; every page is read)."""
+        return self._pages("experiments/%s/segments" % self._ref(ref), "segments", "offset",
+                           "next_offset")
 
     def events(self, ref, after=None):
-        """Every event after id `after`, oldest first (read a page at a time)."""
-        out = []
-        while True:
-            page = self._get("experiments/%s/events" % self._ref(ref), after=after)
-            out += page["events"]
-            if not page.get("more") or not page["events"]:
-                return out
-            after = page["last_id"]
+        """Every event after id `after`, oldest first (5,000 a page; every page is read)."""
+        return self._pages("experiments/%s/events" % self._ref(ref), "events", "after",
+                           "last_id", start=after)
 
     def log(self, segment_id, tail=None):
         """A segment's log as text (tail: its last bytes only)."""
