@@ -203,6 +203,21 @@ attack_grid() {
 }
 
 # ---- metrics: unbounded metric rows -------------------------------------------
+# copy_rows TABLE ID KEY FIRST N: N copies of TABLE's row ID in the
+# service's database, as if they had been written, with KEY = FIRST,
+# FIRST + 1, ...; prints the new ids
+copy_rows() {
+  $PY - "$work/state/relish.db" "$@" <<'P'
+import sqlite3, sys
+path, table, rid, key, first, n = sys.argv[1:7]
+db = sqlite3.connect(path, timeout=60)
+cols = ", ".join(r[1] for r in db.execute("PRAGMA table_info(%s)" % table) if r[1] not in ("id", key))
+with db:
+    for k in range(int(n)):
+        print(db.execute("INSERT INTO %s(%s, %s) SELECT ?, %s FROM %s WHERE id = ?"
+                         % (table, key, cols, cols, table), (int(first) + k, int(rid))).lastrowid)
+P
+}
 attack_metrics() {
   victim_start
   cat >"$work/spew.sh" <<'W'
@@ -240,20 +255,11 @@ P2
   # store as if they had run): read as a stream, each curve thinned to at
   # most points_max (+ its newest point); reading them all took the
   # service from 23 to 259 MB a request (450 MB with four at once).
-  $PY - "$work/state/relish.db" <<'P3'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], timeout=60)
-cols = [r[1] for r in db.execute("PRAGMA table_info(trials)") if r[1] not in ("id", "idx")]
-tid, = db.execute("SELECT t.id FROM trials t JOIN experiments e ON e.id = t.experiment_id"
-                  " WHERE e.name = 'attack-metrics'").fetchone()
-with db:
-    for k in range(39):
-        c = db.execute("INSERT INTO trials(idx, %s) SELECT ?, %s FROM trials WHERE id = ?"
-                       % (", ".join(cols), ", ".join(cols)), (1000 + k, tid))
-        db.execute("INSERT INTO metrics(trial_id, resource, name, value, at)"
-                   " SELECT ?, resource, name, value, at FROM metrics WHERE trial_id = ?",
-                   (c.lastrowid, tid))
-P3
+  local tid nid
+  tid=$(sqlite3 "$work/state/relish.db" "SELECT t.id FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'attack-metrics'")
+  for nid in $(copy_rows trials "$tid" idx 1000 39); do
+    sqlite3 "$work/state/relish.db" "INSERT INTO metrics(trial_id, resource, name, value, at) SELECT $nid, resource, name, value, at FROM metrics WHERE trial_id = $tid"
+  done
   before=$(hwm_kib)
   local curves
   curves=$(api "/api/v1/experiments/attack-metrics/curves?owner=$U1" | $PY -c '
@@ -299,17 +305,9 @@ print(len(j["events"]), j["last_id"], j["more"])')
   echo "metrics: 200,000 events read in pages of 5,000: $total in all; peak RSS $((after / 1024)) MiB"
   # 25,000 segments of the experiment: a read answers a page of 10,000,
   # and relish export through the service reads all of them
-  $PY - "$work/state/relish.db" <<'P5'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1], timeout=60)
-cols = [r[1] for r in db.execute("PRAGMA table_info(segments)") if r[1] not in ("id", "seq")]
-sid, = db.execute("SELECT g.id FROM segments g JOIN trials t ON t.id = g.trial_id"
-                  " JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'attack-metrics' LIMIT 1").fetchone()
-with db:
-    for k in range(25000):
-        db.execute("INSERT INTO segments(seq, %s) SELECT ?, %s FROM segments WHERE id = ?"
-                   % (", ".join(cols), ", ".join(cols)), (1000 + k, sid))
-P5
+  local sid
+  sid=$(sqlite3 "$work/state/relish.db" "SELECT g.id FROM segments g JOIN trials t ON t.id = g.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'attack-metrics' LIMIT 1")
+  copy_rows segments "$sid" seq 1000 25000 >/dev/null
   local segs nseg
   segs=$(api "/api/v1/experiments/attack-metrics/segments?owner=$U1&limit=100000" | $PY -c '
 import json, sys
